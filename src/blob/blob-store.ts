@@ -1,0 +1,198 @@
+import { createHash, randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
+
+export interface BlobStoreOptions {
+  /** fsync each new blob and its directory (survives power loss). @default false */
+  fsync?: boolean;
+}
+
+export interface PutResult {
+  hash: string;
+  ref: string;
+  path: string;
+  /** True when the blob was already stored (its mtime was refreshed instead). */
+  existed: boolean;
+}
+
+export interface GetOptions {
+  /** Re-hash the bytes and throw `BLOB_CORRUPT` on mismatch. */
+  verify?: boolean;
+}
+
+const TEMP_SUFFIX = ".tmp";
+
+/** True for a name in the blob directory that is an in-flight temp file. */
+export function isBlobTempName(name: string): boolean {
+  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
+}
+
+/**
+ * Global content-addressed store: `<dir>/<sha256 hex>`. Blobs are written to a temp file in the
+ * same directory and renamed into place, so a reader never sees a partial blob and a crash leaves
+ * at most an orphan temp file.
+ */
+export class BlobStore {
+  readonly dir: string;
+  private readonly fsync: boolean;
+  private dirReady = false;
+
+  constructor(dir: string, options: BlobStoreOptions = {}) {
+    if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "BlobStore needs a directory path");
+    this.dir = dir;
+    this.fsync = options.fsync === true;
+  }
+
+  /** The path a hash is stored at (the hash is validated first). */
+  pathOf(hashOrRef: string): string {
+    return join(this.dir, parseBlobRef(hashOrRef));
+  }
+
+  /** Stores bytes; idempotent. */
+  async put(bytes: Uint8Array): Promise<PutResult> {
+    return this.putSync(bytes);
+  }
+
+  putSync(bytes: Uint8Array): PutResult {
+    const hash = createHash("sha256").update(bytes).digest("hex");
+    return this.putHashedSync(hash, bytes);
+  }
+
+  /**
+   * Stores bytes whose sha256 the caller has just computed from these very bytes (the prepare
+   * pipeline hashes while it externalizes; hashing twice on the hot path would be waste).
+   * @internal
+   */
+  putHashedSync(hash: string, bytes: Uint8Array): PutResult {
+    const path = join(this.dir, hash);
+    const ref = toBlobRef(hash);
+    if (this.touchExisting(path)) return { hash, ref, path, existed: true };
+    this.ensureDir();
+    const temp = join(this.dir, `.${hash}.${process.pid}.${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
+    let fd: number | undefined;
+    try {
+      fd = io.openSync(temp, "wx", FILE_MODE);
+      writeFully(fd, bytes, 0);
+      if (this.fsync) io.fsyncSync(fd);
+      io.closeSync(fd);
+      fd = undefined;
+      io.renameSync(temp, path);
+      if (this.fsync) fsyncDir(this.dir);
+    } catch (err) {
+      if (fd !== undefined) {
+        try {
+          io.closeSync(fd);
+        } catch {
+          // already failing; the original error is what matters
+        }
+      }
+      try {
+        io.unlinkSync(temp);
+      } catch {
+        // the temp file may never have been created
+      }
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not store blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+    }
+    return { hash, ref, path, existed: false };
+  }
+
+  /** Refreshes an existing blob's mtime so a concurrent GC's grace period protects it. */
+  private touchExisting(path: string): boolean {
+    try {
+      const now = new Date();
+      io.utimesSync(path, now, now);
+      return true;
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return false;
+      // Cannot touch (read-only store?) but it exists: still usable.
+      if (io.existsSync(path)) return true;
+      return false;
+    }
+  }
+
+  private ensureDir(): void {
+    if (this.dirReady) return;
+    try {
+      ensureDir(this.dir);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create blob directory: ${(err as Error).message}`, { path: this.dir, cause: err });
+    }
+    this.dirReady = true;
+  }
+
+  async get(hashOrRef: string, options: GetOptions = {}): Promise<Buffer | null> {
+    const path = this.pathOf(hashOrRef);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return null;
+      throw err;
+    }
+    if (options.verify) this.check(path, bytes);
+    return bytes;
+  }
+
+  getSync(hashOrRef: string, options: GetOptions = {}): Buffer | null {
+    const path = this.pathOf(hashOrRef);
+    let bytes: Buffer;
+    try {
+      bytes = io.readFileSync(path);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return null;
+      throw err;
+    }
+    if (options.verify) this.check(path, bytes);
+    return bytes;
+  }
+
+  private check(path: string, bytes: Buffer): void {
+    const expected = path.slice(path.length - 64);
+    const actual = createHash("sha256").update(bytes).digest("hex");
+    if (actual !== expected) throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (its bytes hash to ${actual})`, { path });
+  }
+
+  async has(hashOrRef: string): Promise<boolean> {
+    return io.existsSync(this.pathOf(hashOrRef));
+  }
+
+  hasSync(hashOrRef: string): boolean {
+    return io.existsSync(this.pathOf(hashOrRef));
+  }
+
+  /** Re-hashes a stored blob: true when intact, false when corrupt or missing. */
+  async verify(hashOrRef: string): Promise<boolean> {
+    try {
+      return (await this.get(hashOrRef, { verify: true })) !== null;
+    } catch (err) {
+      if (err instanceof TranscriptStoreError && err.code === "BLOB_CORRUPT") return false;
+      throw err;
+    }
+  }
+
+  /** Every stored hash (temp files and foreign names excluded). */
+  async *list(): AsyncIterable<string> {
+    let names: string[];
+    try {
+      names = io.readdirSync(this.dir);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return;
+      throw err;
+    }
+    for (const name of names) if (isBlobHash(name)) yield name;
+  }
+
+  /** Removes a blob (for GC). Returns false when it was already absent. */
+  async delete(hashOrRef: string): Promise<boolean> {
+    try {
+      io.unlinkSync(this.pathOf(hashOrRef));
+      return true;
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return false;
+      throw err;
+    }
+  }
+}

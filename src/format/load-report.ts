@@ -1,0 +1,31 @@
+/** A line that could not be read as an entry. Its raw bytes are preserved, never dropped. */
+export interface MalformedLine {
+  /** 1-based line number in the file. */
+  line: number;
+  /** Byte offset of the line's first byte. */
+  offset: number;
+  reason: string;
+  /** The line's exact bytes, without the trailing LF. */
+  bytes: Buffer;
+}
+
+/** What loading a session file found (SPEC §6). */
+export interface LoadReport {
+  /** Lines read, including the header and blank lines. */
+  linesRead: number;
+  /** Entries loaded (header excluded). */
+  entries: number;
+  malformed: Array<Omit<MalformedLine, "bytes">>;
+  /** True when the file ended in an unterminated line that did not parse. */
+  tornTail: boolean;
+  /** Runs of NUL bytes that were skipped. */
+  nulRuns: number;
+  /** The file's version before migration, or null when it was already current (or new). */
+  migratedFrom: number | null;
+  /** Bytes scanned. */
+  bytesRead: number;
+}
+
+export function emptyLoadReport(): LoadReport {
+  return { linesRead: 0, entries: 0, malformed: [], tornTail: false, nulRuns: 0, migratedFrom: null, bytesRead: 0 };
+}

@@ -1,0 +1,171 @@
+import { decodeLine, stripBom } from "./decode-line.ts";
+import type { MalformedLine } from "./load-report.ts";
+import type { ScannedLine } from "./line-splitter.ts";
+import { isRecord, type RawRecord, type SessionHeader } from "./types.ts";
+
+/** An entry record with its position: `lineIndex` counts lines from the header (header = 0). */
+export interface PositionedRecord {
+  record: RawRecord;
+  lineIndex: number;
+}
+
+/** The fragment of an unterminated final line that did not parse. */
+export interface TornTail {
+  offset: number;
+  bytes: Buffer;
+}
+
+/** Everything a scan of a session file found, before migration. */
+export interface ParsedSession {
+  header: SessionHeader | null;
+  /** Why the header is unusable, when it is; the file must then never be overwritten. */
+  headerProblem: string | null;
+  records: PositionedRecord[];
+  malformed: MalformedLine[];
+  tornTail: TornTail | null;
+  /** The last line parsed but had no `\n`: append one before writing more. */
+  missingFinalNewline: boolean;
+  /** Byte length up to and including the last complete line. */
+  completeLength: number;
+  linesRead: number;
+  nulRuns: number;
+  bytesRead: number;
+}
+
+export interface SessionParserOptions {
+  /** Transforms each entry record as it is read (lazy loads externalize images here). */
+  mapRecord?: (record: RawRecord) => RawRecord;
+}
+
+function isTitleLine(value: RawRecord): boolean {
+  return value.type === "title";
+}
+
+/**
+ * Turns scanned lines into a header, entry records and a list of problems. Pure: it never touches
+ * the disk, and every problem (malformed line, torn tail, duplicate id) is returned as a value
+ * with the raw bytes needed to preserve it.
+ */
+export class SessionParser {
+  private header: SessionHeader | null = null;
+  private headerProblem: string | null = null;
+  private title: string | undefined;
+  private parsedCount = 0;
+  private records: PositionedRecord[] = [];
+  private malformed: MalformedLine[] = [];
+  private tornTail: TornTail | null = null;
+  private missingFinalNewline = false;
+  private completeLength = 0;
+  private linesRead = 0;
+  private nulRuns = 0;
+  private bytesRead = 0;
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly options: SessionParserOptions = {}) {}
+
+  line(scanned: ScannedLine): void {
+    this.linesRead++;
+    const end = scanned.offset + scanned.bytes.length + (scanned.terminated ? 1 : 0);
+    this.bytesRead = end;
+    const bytes = scanned.lineNumber === 1 ? stripBom(scanned.bytes) : scanned.bytes;
+    const decoded = decodeLine(bytes);
+    if (decoded.nulBytes > 0) this.nulRuns++;
+
+    if (!scanned.terminated) {
+      if (decoded.kind === "malformed" || (decoded.kind === "blank" && decoded.nulBytes > 0)) {
+        this.tornTail = { offset: scanned.offset, bytes: Buffer.from(scanned.bytes) };
+        if (this.header === null && this.headerProblem === null) this.headerProblem = "header line is incomplete";
+        return;
+      }
+      if (decoded.kind === "record") this.missingFinalNewline = true;
+    }
+    this.completeLength = end;
+
+    if (decoded.kind === "blank") return;
+
+    if (this.header === null && this.headerProblem === null) {
+      this.takeHeader(decoded);
+      return;
+    }
+    if (this.header === null) return; // lines after a bad header are not interpreted
+
+    if (decoded.kind === "malformed") {
+      this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: decoded.reason, bytes: Buffer.from(scanned.bytes) });
+      return;
+    }
+    const record = decoded.value;
+    const version = typeof this.header.version === "number" ? this.header.version : 1;
+    if (version >= 2) {
+      const id = record.id;
+      if (typeof id !== "string" || id.length === 0) {
+        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: "entry has no id", bytes: Buffer.from(scanned.bytes) });
+        return;
+      }
+      if (this.ids.has(id)) {
+        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: `duplicate entry id ${id}`, bytes: Buffer.from(scanned.bytes) });
+        return;
+      }
+      this.ids.add(id);
+    }
+    const mapped = this.options.mapRecord ? this.options.mapRecord(record) : record;
+    // pi counts v1 positions over the parsed objects of the file, the header being 0.
+    this.records.push({ record: mapped, lineIndex: ++this.parsedCount });
+  }
+
+  private takeHeader(decoded: ReturnType<typeof decodeLine>): void {
+    if (decoded.kind !== "record") {
+      this.headerProblem = decoded.kind === "malformed" ? `header: ${decoded.reason}` : "header missing";
+      return;
+    }
+    const value = decoded.value;
+    if (isTitleLine(value) && this.title === undefined) {
+      // omp reserves a fixed-width first line for the title; the real header follows.
+      this.title = typeof value.title === "string" ? value.title.trimEnd() : "";
+      return;
+    }
+    if (value.type !== "session" || typeof value.id !== "string" || value.id.length === 0) {
+      this.headerProblem = `first line is not a session header (type ${JSON.stringify(value.type)})`;
+      return;
+    }
+    const header = { ...value } as SessionHeader;
+    if (typeof header.cwd !== "string") header.cwd = "";
+    if (typeof header.timestamp !== "string") header.timestamp = "";
+    if (this.title !== undefined && this.title.length > 0 && header.title === undefined) header.title = this.title;
+    this.header = header;
+  }
+
+  finish(): ParsedSession {
+    if (this.header === null && this.headerProblem === null && this.title !== undefined) {
+      this.headerProblem = "title line without a session header";
+    }
+    return {
+      header: this.header,
+      headerProblem: this.headerProblem,
+      records: this.records,
+      malformed: this.malformed,
+      tornTail: this.tornTail,
+      missingFinalNewline: this.missingFinalNewline,
+      completeLength: this.completeLength,
+      linesRead: this.linesRead,
+      nulRuns: this.nulRuns,
+      bytesRead: this.bytesRead,
+    };
+  }
+}
+
+/** Parses a whole in-memory buffer (tests, small inputs). Loading files goes through the chunked reader. */
+export function parseSessionBytes(bytes: Buffer, options?: SessionParserOptions): ParsedSession {
+  const parser = new SessionParser(options);
+  let offset = 0;
+  let lineNumber = 0;
+  while (offset < bytes.length) {
+    const nl = bytes.indexOf(0x0a, offset);
+    const terminated = nl !== -1;
+    const endIdx = terminated ? nl : bytes.length;
+    parser.line({ bytes: bytes.subarray(offset, endIdx), offset, lineNumber: ++lineNumber, terminated });
+    offset = endIdx + 1;
+  }
+  return parser.finish();
+}
+
+export { isRecord };

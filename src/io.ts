@@ -1,0 +1,64 @@
+import * as fs from "node:fs";
+
+/**
+ * The one narrow I/O seam of the library. Every module that touches the disk calls through this
+ * object, so tests can wrap a single function (fail the Nth `writeSync` with ENOSPC, count bytes
+ * read) while everything else still hits the real file system.
+ */
+export const io = {
+  openSync: fs.openSync,
+  closeSync: fs.closeSync,
+  readSync: fs.readSync,
+  writeSync: fs.writeSync as (fd: number, buffer: Uint8Array, offset?: number, length?: number, position?: number | null) => number,
+  fsyncSync: fs.fsyncSync,
+  fdatasyncSync: fs.fdatasyncSync,
+  ftruncateSync: fs.ftruncateSync,
+  fstatSync: fs.fstatSync,
+  statSync: fs.statSync,
+  lstatSync: fs.lstatSync,
+  readdirSync: fs.readdirSync,
+  mkdirSync: fs.mkdirSync,
+  renameSync: fs.renameSync,
+  linkSync: fs.linkSync,
+  unlinkSync: fs.unlinkSync,
+  rmSync: fs.rmSync,
+  rmdirSync: fs.rmdirSync,
+  copyFileSync: fs.copyFileSync,
+  utimesSync: fs.utimesSync,
+  existsSync: fs.existsSync,
+  readFileSync: fs.readFileSync,
+};
+
+export type Io = typeof io;
+
+/** Private modes of SPEC §2: transcripts are nobody else's business. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+/** Creates a directory (and parents) with the private mode. */
+export function ensureDir(dir: string): void {
+  io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+}
+
+/** Writes all of `data` at the fd's position, looping over short writes. */
+export function writeFully(fd: number, data: Uint8Array, position: number | null = null): void {
+  let off = 0;
+  while (off < data.length) {
+    const n = io.writeSync(fd, data, off, data.length - off, position === null ? null : position + off);
+    if (n <= 0) throw Object.assign(new Error("short write"), { code: "EIO" });
+    off += n;
+  }
+}
+
+/** fsyncs a directory so a rename or create inside it survives power loss. */
+export function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = io.openSync(dir, "r");
+    io.fsyncSync(fd);
+  } catch {
+    // Some file systems refuse fsync on directories; durability there is best effort.
+  } finally {
+    if (fd !== undefined) io.closeSync(fd);
+  }
+}

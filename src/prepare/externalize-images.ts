@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+import { isBlobRef, looksLikeBlobRef, toBlobRef } from "../blob/blob-ref.ts";
+import { mapImagePayloads, type PayloadKind } from "./image-shapes.ts";
+
+/** Shortest base64 image payload that is moved to the blob store. @default 1024 */
+export const DEFAULT_BLOB_THRESHOLD = 1024;
+
+/** Bytes a stage wants stored before the line that references them is written. */
+export interface BlobWrite {
+  hash: string;
+  bytes: Buffer;
+}
+
+/** Decodes base64 only when re-encoding would give back the very same string. */
+export function decodeCanonicalBase64(text: string): Buffer | null {
+  if (text.length === 0 || text.length % 4 !== 0) return null;
+  if (text.includes("-") || text.includes("_")) return null;
+  const bytes = Buffer.from(text, "base64");
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  if (bytes.length !== (text.length / 4) * 3 - pad) return null;
+  // Same length proves every character was a base64 digit; the last quantum proves zero pad bits.
+  const tailBytes = 3 - pad;
+  if (bytes.subarray(bytes.length - tailBytes).toString("base64") !== text.slice(-4)) return null;
+  return bytes;
+}
+
+/** The blob bytes for one payload, or null when the payload is not to be externalized. */
+export function payloadBytes(payload: string, kind: PayloadKind, threshold: number): Buffer | null {
+  if (looksLikeBlobRef(payload)) return null;
+  if (kind === "dataUrl") return Buffer.from(payload, "utf8");
+  if (payload.length < threshold) return null;
+  return decodeCanonicalBase64(payload);
+}
+
+/**
+ * Replaces image payloads with `blob:sha256:` refs and returns the blob writes they need; the
+ * stage hashes but never writes. Payloads that are already refs are left untouched.
+ */
+export function externalizeImages<T>(value: T, threshold: number): { value: T; blobs: BlobWrite[] } {
+  const blobs: BlobWrite[] = [];
+  const next = mapImagePayloads(value, (payload, kind) => {
+    const bytes = payloadBytes(payload, kind, threshold);
+    if (bytes === null) return payload;
+    const hash = createHash("sha256").update(bytes).digest("hex");
+    blobs.push({ hash, bytes });
+    return toBlobRef(hash);
+  });
+  return { value: next, blobs };
+}
+
+export { isBlobRef };

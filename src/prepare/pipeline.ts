@@ -1,0 +1,97 @@
+import { TranscriptStoreError } from "../errors.ts";
+import type { SessionEntry } from "../format/types.ts";
+import { DEFAULT_BLOB_THRESHOLD, externalizeImages, type BlobWrite } from "./externalize-images.ts";
+import { DEFAULT_TRANSIENT_KEYS, stripTransientFields } from "./strip-transient-fields.ts";
+import { DEFAULT_MAX_STRING_CHARS, truncateStrings } from "./truncate-strings.ts";
+
+/** A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing. */
+export type PrepareStage = (entry: SessionEntry) => SessionEntry;
+
+export interface PrepareOptions {
+  /** Keys removed at any depth. @default ["partialJson", "jsonlEvents"] */
+  transientKeys?: readonly string[];
+  /** Shortest base64 image payload moved to the blob store. @default 1024 */
+  blobThreshold?: number;
+  /** Longest string kept, in UTF-16 units. @default 500000 */
+  maxStringChars?: number;
+  /** Extra stages run after the built-in ones, in order. */
+  stages?: readonly PrepareStage[];
+}
+
+export interface ResolvedPrepareOptions {
+  transientKeys: ReadonlySet<string>;
+  blobThreshold: number;
+  maxStringChars: number;
+  stages: readonly PrepareStage[];
+  /** `"key"` strings whose absence from a serialized line proves no transient key is present. */
+  transientMarkers: readonly string[];
+}
+
+function positiveInt(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw new TranscriptStoreError("INVALID_OPTION", `${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Validates prepare options once and applies defaults. */
+export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPrepareOptions {
+  const keys = options.transientKeys ?? DEFAULT_TRANSIENT_KEYS;
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== "string")) {
+    throw new TranscriptStoreError("INVALID_OPTION", "transientKeys must be an array of strings");
+  }
+  const stages = options.stages ?? [];
+  if (!Array.isArray(stages) || stages.some((s) => typeof s !== "function")) {
+    throw new TranscriptStoreError("INVALID_OPTION", "stages must be an array of functions");
+  }
+  const maxStringChars = positiveInt("maxStringChars", options.maxStringChars, DEFAULT_MAX_STRING_CHARS, 100);
+  return {
+    transientKeys: new Set(keys),
+    blobThreshold: positiveInt("blobThreshold", options.blobThreshold, DEFAULT_BLOB_THRESHOLD, 0),
+    maxStringChars,
+    stages,
+    transientMarkers: keys.map((k) => JSON.stringify(k) + ":"),
+  };
+}
+
+export interface PreparedEntry {
+  entry: SessionEntry;
+  blobs: BlobWrite[];
+}
+
+/**
+ * SPEC §4: transient-field stripping, image externalization, string truncation, then user stages.
+ * Returns the same entry object when nothing changed; the input is never mutated. Blob writes are
+ * returned, not performed: the caller stores them before writing the line.
+ */
+export function prepareEntryForPersistence(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedEntry {
+  let next = stripTransientFields(entry, options.transientKeys);
+  const images = externalizeImages(next, options.blobThreshold);
+  next = truncateStrings(images.value, options.maxStringChars);
+  for (const stage of options.stages) next = stage(next);
+  return { entry: next, blobs: images.blobs };
+}
+
+export interface PreparedLine extends PreparedEntry {
+  /** The JSON line, without its trailing `\n`. */
+  line: string;
+}
+
+/**
+ * Serializes an entry for disk. The common entry (no image, no transient key, no giant string)
+ * is serialized once and proven clean by substring checks on the JSON, without walking it.
+ */
+export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedLine {
+  const line = JSON.stringify(entry);
+  if (options.stages.length === 0 && line.length <= options.maxStringChars && !mayHoldImage(line, options) && !options.transientMarkers.some((m) => line.includes(m))) {
+    return { line, entry, blobs: [] };
+  }
+  const prepared = prepareEntryForPersistence(entry, options);
+  return { ...prepared, line: prepared.entry === entry ? line : JSON.stringify(prepared.entry) };
+}
+
+function mayHoldImage(line: string, options: ResolvedPrepareOptions): boolean {
+  // Every image shape carries the word "image" (type, mimeType, image_url, media type).
+  return line.includes("image") && (line.includes("data:image/") || line.length >= options.blobThreshold);
+}

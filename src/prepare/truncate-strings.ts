@@ -1,0 +1,64 @@
+/** Longest string persisted, in UTF-16 units, suffix included. @default 500000 */
+export const DEFAULT_MAX_STRING_CHARS = 500_000;
+
+/** Appended to every cut string. */
+export const TRUNCATION_SUFFIX = "\n\n[Session persistence truncated large content]";
+
+/** Opaque values that must never be cut: when too long they are cleared to "". */
+export const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoughtSignature", "textSignature", "signature", "encrypted_content"]);
+
+/** Cuts `text` to at most `max` units including the suffix, never splitting a surrogate pair. */
+export function truncateString(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = Math.max(0, max - TRUNCATION_SUFFIX.length);
+  const last = text.charCodeAt(cut - 1);
+  if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut--;
+  return text.slice(0, cut) + TRUNCATION_SUFFIX;
+}
+
+function countLines(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * Cuts every string longer than `max`; clears signature keys instead of cutting them; recomputes
+ * a sibling numeric `lineCount` when its `content` string was cut. Same object back when nothing
+ * is too long; the input is never mutated.
+ */
+export function truncateStrings<T>(value: T, max: number): T {
+  return cut(value, max) as T;
+}
+
+function cut(value: unknown, max: number): unknown {
+  if (typeof value === "string") return value.length > max ? truncateString(value, max) : value;
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const next = cut(value[i], max);
+      if (next !== value[i]) {
+        out ??= value.slice();
+        out[i] = next;
+      }
+    }
+    return out ?? value;
+  }
+  const obj = value as Record<string, unknown>;
+  let out: Record<string, unknown> | null = null;
+  for (const key in obj) {
+    const child = obj[key];
+    let next: unknown;
+    if (typeof child === "string" && child.length > max && SIGNATURE_KEYS.has(key)) next = "";
+    else next = cut(child, max);
+    if (next !== child) {
+      out ??= { ...obj };
+      out[key] = next;
+    }
+  }
+  if (out !== null && typeof obj.lineCount === "number" && typeof obj.content === "string" && out.content !== obj.content) {
+    out.lineCount = countLines(out.content as string);
+  }
+  return out ?? obj;
+}
