@@ -6,7 +6,7 @@ export const BLOB_REF_PREFIX = "blob:sha256:";
 const HASH_RE = /^[0-9a-f]{64}$/;
 
 /** True for a well-formed `blob:sha256:<64 lowercase hex>` string. */
-export function isBlobRef(value: unknown): value is string {
+export function isBlobRef(value: unknown): boolean {
   return typeof value === "string" && value.length === BLOB_REF_PREFIX.length + 64 && value.startsWith(BLOB_REF_PREFIX) && HASH_RE.test(value.slice(BLOB_REF_PREFIX.length));
 }
 

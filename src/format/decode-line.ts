@@ -4,7 +4,7 @@ const fatalDecoder = new TextDecoder("utf-8", { fatal: true });
 
 /** What a line turned out to be. Problems are values, not exceptions. */
 export type DecodedLine =
-  | { kind: "record"; value: RawRecord; nulBytes: number }
+  | { kind: "record"; value: RawRecord; text: string; nulBytes: number }
   | { kind: "blank"; nulBytes: number }
   | { kind: "malformed"; reason: string; nulBytes: number };
 
@@ -41,7 +41,7 @@ export function decodeLine(bytes: Buffer): DecodedLine {
   }
   if (!isRecord(value)) return { kind: "malformed", reason: "line is not a JSON object", nulBytes };
   if (typeof value.type !== "string") return { kind: "malformed", reason: "object has no string \"type\"", nulBytes };
-  return { kind: "record", value, nulBytes };
+  return { kind: "record", value, text, nulBytes };
 }
 
 /** Strips a UTF-8 byte order mark from the first line. */

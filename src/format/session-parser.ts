@@ -33,8 +33,11 @@ export interface ParsedSession {
 }
 
 export interface SessionParserOptions {
-  /** Transforms each entry record as it is read (lazy loads externalize images here). */
-  mapRecord?: (record: RawRecord) => RawRecord;
+  /**
+   * Transforms each entry record as it is read, given the line's JSON text so cheap substring
+   * checks can skip records that need nothing (loads rehydrate or externalize images here).
+   */
+  mapRecord?: (record: RawRecord, text: string) => RawRecord;
 }
 
 function isTitleLine(value: RawRecord): boolean {
@@ -107,7 +110,7 @@ export class SessionParser {
       }
       this.ids.add(id);
     }
-    const mapped = this.options.mapRecord ? this.options.mapRecord(record) : record;
+    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text) : record;
     // pi counts v1 positions over the parsed objects of the file, the header being 0.
     this.records.push({ record: mapped, lineIndex: ++this.parsedCount });
   }

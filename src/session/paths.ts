@@ -1,0 +1,75 @@
+import { homedir, tmpdir } from "node:os";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+
+/** Store root: `$TRANSCRIPT_STORE_HOME`, else `~/.transcript-store`. */
+export function defaultRoot(): string {
+  const env = process.env.TRANSCRIPT_STORE_HOME;
+  return env && env.length > 0 ? resolve(env) : join(homedir(), ".transcript-store");
+}
+
+export interface StoreDirs {
+  sessionsDir: string;
+  blobsDir: string;
+}
+
+/** Applies SPEC §2: `<root>/sessions` and `<root>/blobs`, each overridable on its own. */
+export function resolveStoreDirs(options: { root?: string; sessionsDir?: string; blobsDir?: string }): StoreDirs {
+  const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
+  return {
+    sessionsDir: options.sessionsDir !== undefined ? resolve(options.sessionsDir) : join(root, "sessions"),
+    blobsDir: options.blobsDir !== undefined ? resolve(options.blobsDir) : join(root, "blobs"),
+  };
+}
+
+function inside(parent: string, child: string): string | null {
+  const rel = relative(parent, child);
+  if (rel === "") return "";
+  if (rel.startsWith("..") || isAbsolute(rel)) return null;
+  return rel;
+}
+
+function flatten(path: string): string {
+  return path.replace(/[/\\:]/g, "-");
+}
+
+/**
+ * The cwd bucket directory name, encoded as pi/omp do so their trees can be read in place:
+ * inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
+ */
+export function cwdBucket(cwd: string): string {
+  const abs = resolve(cwd);
+  const home = inside(resolve(homedir()), abs);
+  if (home !== null) return home === "" ? "-" : `-${flatten(home)}`;
+  const tmp = inside(resolve(tmpdir()), abs);
+  if (tmp !== null) return `-tmp-${flatten(tmp)}`;
+  return `--${flatten(abs.replace(/^[/\\]+/, ""))}--`;
+}
+
+/** `<ISO time with : and . as ->_<id>.jsonl` */
+export function sessionFileName(created: Date, sessionId: string): string {
+  return `${created.toISOString().replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
+}
+
+/** The artifacts directory of a session file: its path without `.jsonl`. */
+export function artifactsDirOf(sessionFile: string): string {
+  return sessionFile.endsWith(".jsonl") ? sessionFile.slice(0, -".jsonl".length) : `${sessionFile}.artifacts`;
+}
+
+/** `<stem>.quarantine.jsonl` beside the session. */
+export function quarantinePathOf(sessionFile: string): string {
+  return `${artifactsDirOf(sessionFile)}.quarantine.jsonl`;
+}
+
+/** True for files that sit beside sessions but are not sessions. */
+export function isAuxiliarySessionName(name: string): boolean {
+  return name.endsWith(".quarantine.jsonl") || name.endsWith(".bak") || name.startsWith(".");
+}
+
+/** The id part of `<timestamp>_<id>.jsonl`, or null. */
+export function idFromFileName(path: string): string | null {
+  const name = basename(path);
+  const m = /_([0-9a-fA-F-]{8,})\.jsonl$/.exec(name);
+  return m ? m[1]! : null;
+}
+
+export { sep };

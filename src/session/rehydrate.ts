@@ -1,0 +1,31 @@
+import type { BlobStore } from "../blob/blob-store.ts";
+import { isBlobRef, looksLikeBlobRef } from "../blob/blob-ref.ts";
+import type { StoreWarning } from "../errors.ts";
+import { mapImagePayloads } from "../prepare/image-shapes.ts";
+
+/**
+ * Resolves blob refs in the image shapes of SPEC §4 back to their original strings (base64 of the
+ * bytes, or the data URL). A missing or malformed ref stays as it is and is reported as a warning;
+ * rehydration never throws for bad data. Same object back when there is nothing to resolve.
+ */
+export function rehydrateValue<T>(value: T, blobs: BlobStore, warn: (warning: StoreWarning) => void): T {
+  return mapImagePayloads(value, (payload, kind) => {
+    if (!looksLikeBlobRef(payload)) return payload;
+    if (!isBlobRef(payload)) {
+      warn({ code: "INVALID_BLOB_REF", message: `Ignoring malformed blob ref ${JSON.stringify(payload.slice(0, 100))}` });
+      return payload;
+    }
+    let bytes: Buffer | null;
+    try {
+      bytes = blobs.getSync(payload);
+    } catch (err) {
+      warn({ code: "BLOB_MISSING", message: `Blob ${payload} unreadable: ${(err as Error).message}`, path: blobs.pathOf(payload) });
+      return payload;
+    }
+    if (bytes === null) {
+      warn({ code: "BLOB_MISSING", message: `Blob ${payload} is missing; the ref is kept`, path: blobs.pathOf(payload) });
+      return payload;
+    }
+    return kind === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
+  });
+}

@@ -1,0 +1,238 @@
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join } from "node:path";
+import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { LineSplitter } from "../format/line-splitter.ts";
+import type { MalformedLine } from "../format/load-report.ts";
+import { SessionParser, type ParsedSession, type SessionParserOptions, type TornTail } from "../format/session-parser.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { quarantinePathOf } from "./paths.ts";
+
+/** Bytes read per chunk when scanning a session. @default 1 MiB */
+export const DEFAULT_CHUNK_SIZE = 1 << 20;
+
+/**
+ * Streams a session file through the chunked line scanner. Never holds the file as one string.
+ * Returns null when the file does not exist.
+ */
+export function scanSessionFile(path: string, parserOptions: SessionParserOptions = {}, chunkSize = DEFAULT_CHUNK_SIZE): ParsedSession | null {
+  let fd: number;
+  try {
+    fd = io.openSync(path, "r");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read session ${path}: ${(err as Error).message}`, { path, cause: err });
+  }
+  const parser = new SessionParser(parserOptions);
+  const splitter = new LineSplitter((line) => parser.line(line));
+  const buffer = Buffer.allocUnsafe(chunkSize);
+  try {
+    for (;;) {
+      const n = io.readSync(fd, buffer, 0, chunkSize, null);
+      if (n === 0) break;
+      splitter.push(buffer.subarray(0, n));
+    }
+    splitter.end();
+  } finally {
+    io.closeSync(fd);
+  }
+  return parser.finish();
+}
+
+/** One quarantined item as written to `<stem>.quarantine.jsonl`. */
+function quarantineRecord(source: string, item: { line?: number; offset: number; reason: string; bytes: Buffer }, at: string): string {
+  const record: Record<string, unknown> = { type: "quarantine", source, line: item.line ?? null, offset: item.offset, reason: item.reason, quarantinedAt: at };
+  const text = item.bytes.toString("utf8");
+  if (Buffer.from(text, "utf8").equals(item.bytes)) record.text = text;
+  else record.base64 = item.bytes.toString("base64");
+  return `${JSON.stringify(record)}\n`;
+}
+
+export interface SessionFileOptions {
+  /** Data-sync every append and fsync rewrites (survives power loss). */
+  fsync: boolean;
+  /** Clock for quarantine timestamps. */
+  now: () => Date;
+}
+
+/**
+ * The only owner of a session file's bytes: appends whole lines (never leaving a partial one),
+ * repairs a torn tail into quarantine, and rewrites the file atomically (temp file + rename).
+ */
+export class SessionFile {
+  private fd: number | null = null;
+  private size = 0;
+  /** A failed append could not be rolled back yet: roll back before the next write. */
+  private needsRollback = false;
+
+  constructor(
+    public path: string,
+    private readonly options: SessionFileOptions,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.fd !== null;
+  }
+
+  /** Current length in bytes of the file as this writer knows it. */
+  get byteLength(): number {
+    return this.size;
+  }
+
+  /** Opens for appending; the file is created (0600) when absent. */
+  openForAppend(): void {
+    if (this.fd !== null) return;
+    try {
+      ensureDir(dirname(this.path));
+      const fd = io.openSync(this.path, "a", FILE_MODE);
+      this.size = io.fstatSync(fd).size;
+      this.fd = fd;
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot open session for writing: ${(err as Error).message}`, { path: this.path, cause: err });
+    }
+  }
+
+  /**
+   * Makes the file safe to append to: a torn final fragment goes to quarantine and is cut off;
+   * a final line that parsed but lacks its `\n` gets one. Returns true when anything changed.
+   */
+  repairTail(parsed: ParsedSession): boolean {
+    if (parsed.tornTail === null && !parsed.missingFinalNewline) return false;
+    this.openForAppend();
+    const fd = this.fd!;
+    try {
+      if (parsed.tornTail !== null) {
+        this.quarantine([{ offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes }]);
+        io.ftruncateSync(fd, parsed.completeLength);
+        this.size = parsed.completeLength;
+      }
+      if (parsed.missingFinalNewline) {
+        writeFully(fd, Buffer.from("\n"));
+        this.size += 1;
+      }
+      if (this.options.fsync) io.fdatasyncSync(fd);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw err;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot repair torn tail: ${(err as Error).message}`, { path: this.path, cause: err });
+    }
+    return true;
+  }
+
+  /** Appends lines' raw bytes to the quarantine file beside the session. */
+  quarantine(items: ReadonlyArray<Pick<MalformedLine, "offset" | "reason" | "bytes"> & { line?: number }>): void {
+    if (items.length === 0) return;
+    const at = this.options.now().toISOString();
+    const source = basename(this.path);
+    const data = Buffer.from(items.map((item) => quarantineRecord(source, item, at)).join(""));
+    const qpath = quarantinePathOf(this.path);
+    let fd: number | undefined;
+    try {
+      fd = io.openSync(qpath, "a", FILE_MODE);
+      writeFully(fd, data);
+      io.fsyncSync(fd);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${(err as Error).message}`, { path: qpath, cause: err });
+    } finally {
+      if (fd !== undefined) io.closeSync(fd);
+    }
+  }
+
+  /**
+   * Appends one or more complete lines (each already ending in `\n`). Either every byte lands or
+   * the file is cut back to its previous length and `PERSISTENCE_FAILED` is thrown.
+   */
+  append(data: Buffer): void {
+    this.openForAppend();
+    const fd = this.fd!;
+    try {
+      if (this.needsRollback) {
+        io.ftruncateSync(fd, this.size);
+        this.needsRollback = false;
+      }
+      writeFully(fd, data);
+      if (this.options.fsync) io.fdatasyncSync(fd);
+    } catch (err) {
+      this.rollback(fd);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Append failed: ${(err as Error).message}`, { path: this.path, cause: err });
+    }
+    this.size += data.length;
+  }
+
+  private rollback(fd: number): void {
+    try {
+      io.ftruncateSync(fd, this.size);
+      this.needsRollback = false;
+    } catch {
+      this.needsRollback = true;
+    }
+  }
+
+  /**
+   * Replaces the whole file: the content is written to a temp file beside it and renamed over it,
+   * so the previous content stays intact until the rename. `write` is called with a function that
+   * appends bytes to the temp file.
+   */
+  rewrite(write: (emit: (data: Buffer) => void) => void): void {
+    const dir = dirname(this.path);
+    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    let fd: number | undefined;
+    let size = 0;
+    try {
+      ensureDir(dir);
+      fd = io.openSync(temp, "wx", FILE_MODE);
+      const out = fd;
+      write((data) => {
+        writeFully(out, data);
+        size += data.length;
+      });
+      if (this.options.fsync) io.fsyncSync(fd);
+      io.closeSync(fd);
+      fd = undefined;
+      io.renameSync(temp, this.path);
+      if (this.options.fsync) fsyncDir(dir);
+    } catch (err) {
+      if (fd !== undefined) {
+        try {
+          io.closeSync(fd);
+        } catch {
+          // the write already failed
+        }
+      }
+      try {
+        io.unlinkSync(temp);
+      } catch {
+        // nothing to clean
+      }
+      if (err instanceof TranscriptStoreError) throw err;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
+    }
+    this.closeFd();
+    this.openForAppend();
+    this.size = size;
+  }
+
+  /** Data-syncs what was appended. */
+  sync(): void {
+    if (this.fd === null) return;
+    try {
+      io.fdatasyncSync(this.fd);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `fsync failed: ${(err as Error).message}`, { path: this.path, cause: err });
+    }
+  }
+
+  private closeFd(): void {
+    if (this.fd === null) return;
+    try {
+      io.closeSync(this.fd);
+    } catch {
+      // closing a broken descriptor cannot lose data that was already written
+    }
+    this.fd = null;
+  }
+
+  close(): void {
+    this.closeFd();
+  }
+}
+
+export type { TornTail };

@@ -1,0 +1,73 @@
+import type { BlobStore } from "../blob/blob-store.ts";
+import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import type { LoadReport } from "../format/load-report.ts";
+import { migrateSession } from "../format/migrate.ts";
+import type { ParsedSession } from "../format/session-parser.ts";
+import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
+import { externalizeImages } from "../prepare/externalize-images.ts";
+import { rehydrateValue } from "./rehydrate.ts";
+import { scanSessionFile } from "./session-file.ts";
+import type { RehydrateMode } from "./session-options.ts";
+
+export interface LoadedSession {
+  header: SessionHeader;
+  entries: SessionEntry[];
+  parsed: ParsedSession;
+  report: LoadReport;
+}
+
+export interface LoadSessionOptions {
+  rehydrate: RehydrateMode;
+  blobThreshold: number;
+  chunkSize: number;
+  blobs: BlobStore;
+  warn: (warning: StoreWarning) => void;
+}
+
+/**
+ * Reads a session file: chunked scan, per-record image handling (eager: refs resolved back;
+ * lazy: inline images externalized on the fly so memory follows the text, not the images),
+ * then migration to the current version. Returns null for an absent or empty file; throws
+ * `BAD_HEADER` for a file whose first line is not a session header.
+ */
+export function loadSessionFile(path: string, options: LoadSessionOptions): LoadedSession | null {
+  const { blobs, warn } = options;
+  const mapRecord =
+    options.rehydrate === "eager"
+      ? (record: RawRecord, text: string) => (text.includes(BLOB_REF_PREFIX) ? rehydrateValue(record, blobs, warn) : record)
+      : (record: RawRecord, text: string) => (text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, options) : record);
+  const parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+  if (parsed === null) return null;
+  if (parsed.header === null) {
+    if (parsed.headerProblem === null && parsed.records.length === 0 && parsed.malformed.length === 0 && parsed.tornTail === null) return null;
+    throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem ?? "no header"}); it is left untouched`, { path });
+  }
+  const migrated = migrateSession(parsed.header, parsed.records);
+  const report: LoadReport = {
+    linesRead: parsed.linesRead,
+    entries: migrated.entries.length,
+    malformed: parsed.malformed.map(({ line, offset, reason }) => ({ line, offset, reason })),
+    tornTail: parsed.tornTail !== null,
+    nulRuns: parsed.nulRuns,
+    migratedFrom: migrated.migratedFrom,
+    bytesRead: parsed.bytesRead,
+  };
+  if (report.malformed.length > 0) {
+    warn({ code: "MALFORMED_LINES", message: `${report.malformed.length} malformed line(s) preserved (first at line ${report.malformed[0]!.line}: ${report.malformed[0]!.reason})`, path });
+  }
+  if (parsed.nulRuns > 0) warn({ code: "NUL_BYTES_SKIPPED", message: `${parsed.nulRuns} run(s) of NUL bytes skipped`, path });
+  return { header: migrated.header, entries: migrated.entries, parsed, report };
+}
+
+function externalizeOnLoad(record: RawRecord, options: LoadSessionOptions): RawRecord {
+  const { value, blobs } = externalizeImages(record, options.blobThreshold);
+  if (blobs.length === 0) return record;
+  try {
+    for (const blob of blobs) options.blobs.putHashedSync(blob.hash, blob.bytes);
+  } catch (err) {
+    options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `Image kept inline: ${(err as Error).message}` });
+    return record;
+  }
+  return value;
+}

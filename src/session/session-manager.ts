@@ -1,0 +1,409 @@
+import { dirname, join, resolve } from "node:path";
+import { ArtifactStore } from "../artifacts/artifact-store.ts";
+import { BlobStore } from "../blob/blob-store.ts";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
+import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { ensureDir } from "../io.ts";
+import { prepareLine } from "../prepare/pipeline.ts";
+import { newEntryId, uuidv7 } from "./ids.ts";
+import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
+import { rehydrateValue } from "./rehydrate.ts";
+import { SessionFile } from "./session-file.ts";
+import { loadSessionFile, type LoadedSession } from "./session-loader.ts";
+import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
+import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
+import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
+
+export interface BuildContextOptions {
+  /** Resolve blob refs in the returned messages (for sessions opened with `rehydrate: "lazy"`). */
+  rehydrate?: boolean;
+}
+
+interface ManagerInit {
+  options: ResolvedSessionManagerOptions;
+  header: SessionHeader;
+  entries: SessionEntry[];
+  file: SessionFile | null;
+  lock: SessionLock | null;
+  readOnly: boolean;
+  headerWritten: boolean;
+  loadReport: LoadReport;
+}
+
+/**
+ * A session: its entries in memory, its JSONL file on disk (appended synchronously through the
+ * prepare pipeline), its single-writer lock, its blob store and its artifacts directory.
+ */
+export class SessionManager {
+  /** @internal */ readonly options: ResolvedSessionManagerOptions;
+  readonly blobs: BlobStore;
+  readonly loadReport: LoadReport;
+  private _header: SessionHeader;
+  private readonly entries: SessionEntry[];
+  private readonly byId = new Map<string, SessionEntry>();
+  private leafId: string | null;
+  /** @internal */ file: SessionFile | null;
+  /** @internal */ lock: SessionLock | null;
+  private readOnly: boolean;
+  private closed = false;
+  private headerWritten: boolean;
+  /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
+  private readonly deferred: SessionEntry[] = [];
+  private artifactStore: ArtifactStore | null = null;
+
+  private constructor(init: ManagerInit) {
+    this.options = init.options;
+    this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
+    this._header = init.header;
+    this.entries = init.entries;
+    for (const entry of init.entries) this.byId.set(entry.id, entry);
+    this.leafId = init.entries.length > 0 ? init.entries[init.entries.length - 1]!.id : null;
+    this.file = init.file;
+    this.lock = init.lock;
+    this.readOnly = init.readOnly;
+    this.headerWritten = init.headerWritten;
+    this.loadReport = init.loadReport;
+  }
+
+  // ---------------------------------------------------------------- factories
+
+  /** A new session for `cwd` in the store's bucket of that cwd. */
+  static async create(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const resolved = resolveSessionManagerOptions(options);
+    const created = resolved.now();
+    const id = uuidv7(created.getTime());
+    const path = join(resolved.sessionsDir, cwdBucket(cwd), sessionFileName(created, id));
+    const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
+    return SessionManager.startNew(path, header, resolved, null);
+  }
+
+  /** @internal Starts a brand-new session file at `path` (locks it, writes the header unless deferred). */
+  static async startNew(path: string, header: SessionHeader, resolved: ResolvedSessionManagerOptions, entries: SessionEntry[] | null): Promise<SessionManager> {
+    SessionManager.ensureParent(path);
+    const manager = new SessionManager({ options: resolved, header, entries: [], file: new SessionFile(path, { fsync: resolved.fsync, now: resolved.now }), lock: null, readOnly: false, headerWritten: false, loadReport: emptyLoadReport() });
+    manager.lock = await acquireSessionLock(path, { staleMs: resolved.lockStaleMs, onCompromised: (err) => manager.onLockCompromised(err) });
+    try {
+      if (entries !== null) {
+        manager.writeWhole(entries);
+        for (const entry of entries) manager.remember(entry);
+      } else if (!resolved.deferUntilAssistant) {
+        manager.writeHeader();
+      }
+    } catch (err) {
+      await manager.close();
+      throw err;
+    }
+    return manager;
+  }
+
+  /**
+   * Opens a session file: scans it, migrates it, and (unless `readOnly`) takes its lock, repairs a
+   * torn tail into quarantine and rewrites a legacy file as v3. An absent or empty file becomes a
+   * new session; a file without a valid header is never overwritten (`BAD_HEADER`).
+   */
+  static async open(path: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const resolved = resolveSessionManagerOptions(options);
+    const abs = resolve(path);
+    const readOnly = resolved.readOnly;
+    let lock: SessionLock | null = null;
+    let manager: SessionManager | null = null;
+    const holder: { manager: SessionManager | null } = { manager: null };
+    if (!readOnly) {
+      SessionManager.ensureParent(abs);
+      lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
+    }
+    try {
+      const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
+      const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
+      const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn });
+      const file = new SessionFile(abs, { fsync: resolved.fsync, now: resolved.now });
+      if (loaded === null) {
+        const created = resolved.now();
+        const id = idFromFileName(abs) ?? uuidv7(created.getTime());
+        const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(resolved.cwd ?? process.cwd()) };
+        manager = new SessionManager({ options: resolved, header, entries: [], file, lock, readOnly, headerWritten: false, loadReport: emptyLoadReport() });
+        holder.manager = manager;
+        if (!readOnly && !resolved.deferUntilAssistant) manager.writeWhole([]);
+        return manager;
+      }
+      manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report });
+      holder.manager = manager;
+      if (!readOnly) manager.repairOnOpen(loaded);
+      return manager;
+    } catch (err) {
+      if (manager !== null) await manager.close();
+      else await lock?.release();
+      throw err;
+    }
+  }
+
+  /** A session that lives only in memory: appends work, nothing is written. */
+  static inMemory(cwd: string = process.cwd(), options: SessionManagerOptions = {}): SessionManager {
+    const resolved = resolveSessionManagerOptions(options);
+    const created = resolved.now();
+    const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id: uuidv7(created.getTime()), timestamp: created.toISOString(), cwd: resolve(cwd) };
+    return new SessionManager({ options: resolved, header, entries: [], file: null, lock: null, readOnly: false, headerWritten: true, loadReport: emptyLoadReport() });
+  }
+
+  private static ensureParent(path: string): void {
+    try {
+      ensureDir(dirname(path));
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create session directory: ${(err as Error).message}`, { path, cause: err });
+    }
+  }
+
+  // ---------------------------------------------------------------- identity
+
+  get header(): SessionHeader {
+    return this._header;
+  }
+  get sessionId(): string {
+    return this._header.id;
+  }
+  get cwd(): string {
+    return this._header.cwd;
+  }
+  /** The session file path, or null for an in-memory session. */
+  get sessionFile(): string | null {
+    return this.file?.path ?? null;
+  }
+  /** The artifacts directory (the session path without `.jsonl`), or null in memory. */
+  get artifactsDir(): string | null {
+    const path = this.sessionFile;
+    return path === null ? null : artifactsDirOf(path);
+  }
+  /** The session's ArtifactStore, or null for an in-memory session. */
+  get artifacts(): ArtifactStore | null {
+    const dir = this.artifactsDir;
+    if (dir === null) return null;
+    if (this.artifactStore === null || this.artifactStore.dir !== dir) this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning });
+    return this.artifactStore;
+  }
+  /** True when appends are refused (opened read-only, lock lost, or closed). */
+  get isReadOnly(): boolean {
+    return this.readOnly || this.closed;
+  }
+
+  // ---------------------------------------------------------------- appends
+
+  /** Appends a chat message; returns the new entry id. */
+  appendMessage(message: AgentMessage): string {
+    if (!isRecord(message) || typeof message.role !== "string") throw new TranscriptStoreError("INVALID_OPTION", "message must be an object with a string role");
+    return this.appendEntry({ type: "message", message });
+  }
+
+  /** Appends any entry type (custom ones included). `id` and `parentId` are assigned here. */
+  appendEntry(fields: { type: string; [key: string]: unknown }): string {
+    if (!isRecord(fields) || typeof fields.type !== "string" || fields.type.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "entry fields need a non-empty string type");
+    if (fields.type === "session") throw new TranscriptStoreError("INVALID_OPTION", 'entry type "session" is reserved for the header');
+    this.assertWritable();
+    const { type, id: _id, parentId: _parentId, timestamp, ...rest } = fields;
+    const entry: SessionEntry = {
+      type,
+      id: newEntryId(this.byId),
+      parentId: this.leafId,
+      timestamp: typeof timestamp === "string" ? timestamp : this.options.now().toISOString(),
+      ...rest,
+    };
+    const kept = this.persist(entry);
+    this.remember(kept);
+    return entry.id;
+  }
+
+  appendModelChange(model: unknown, role?: string): string {
+    return this.appendEntry(role === undefined ? { type: "model_change", model } : { type: "model_change", model, role });
+  }
+
+  appendThinkingLevelChange(level: string): string {
+    return this.appendEntry({ type: "thinking_level_change", thinkingLevel: level });
+  }
+
+  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown): string {
+    this.requireEntry(firstKeptEntryId);
+    const fields: { type: string; [key: string]: unknown } = { type: "compaction", summary, firstKeptEntryId, tokensBefore };
+    if (details !== undefined) fields.details = details;
+    return this.appendEntry(fields);
+  }
+
+  appendCustomEntry(customType: string, data?: unknown): string {
+    const fields: { type: string; [key: string]: unknown } = { type: "custom", customType };
+    if (data !== undefined) fields.data = data;
+    return this.appendEntry(fields);
+  }
+
+  appendLabelChange(targetId: string, label: string | undefined): string {
+    this.requireEntry(targetId);
+    return this.appendEntry({ type: "label", targetId, label });
+  }
+
+  /** Moves the leaf to `fromId` (null: before the root) and records a summary of the abandoned branch. */
+  branchWithSummary(fromId: string | null, summary: string): string {
+    if (fromId !== null) this.requireEntry(fromId);
+    this.assertWritable();
+    const previousLeaf = this.leafId;
+    this.leafId = fromId;
+    try {
+      return this.appendEntry({ type: "branch_summary", fromId: fromId ?? "root", summary });
+    } catch (err) {
+      this.leafId = previousLeaf;
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------- tree
+
+  /** All entries in file order. */
+  getEntries(): readonly SessionEntry[] {
+    return this.entries;
+  }
+  getEntry(id: string): SessionEntry | undefined {
+    return this.byId.get(id);
+  }
+  getLeafId(): string | null {
+    return this.leafId;
+  }
+  /** Makes `id` the leaf: the next append becomes its child. */
+  branch(id: string): void {
+    this.requireEntry(id);
+    this.leafId = id;
+  }
+  /** Moves the leaf before the root: the next append starts a new root. */
+  resetLeaf(): void {
+    this.leafId = null;
+  }
+  /** Entries from the root to `fromId` (default: the leaf). */
+  getBranch(fromId?: string): SessionEntry[] {
+    if (fromId !== undefined) this.requireEntry(fromId);
+    return pathToEntry(this.byId, fromId ?? this.leafId);
+  }
+  getTree(): SessionTreeNode[] {
+    return buildTree(this.entries, this.byId);
+  }
+  /** The messages, model and thinking level at the leaf, honouring the latest compaction. */
+  buildContext(options: BuildContextOptions = {}): SessionContext {
+    const context = buildSessionContext(this.getBranch(), this._header);
+    if (!options.rehydrate) return context;
+    return { ...context, messages: context.messages.map((m) => this.rehydrate(m)) };
+  }
+  /** Resolves blob refs in any value back to their original strings (missing blobs warn). */
+  rehydrate<T>(value: T): T {
+    return rehydrateValue(value, this.blobs, (w) => this.warn(w));
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Data-syncs everything appended so far. */
+  async flush(): Promise<void> {
+    if (this.file !== null && this.file.isOpen) this.file.sync();
+  }
+
+  /** Closes the file and releases the lock. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.file?.close();
+    const lock = this.lock;
+    this.lock = null;
+    await lock?.release();
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private warn(warning: StoreWarning): void {
+    const path = warning.path ?? this.sessionFile ?? undefined;
+    this.options.onWarning(path === undefined ? warning : { ...warning, path });
+  }
+
+  private onLockCompromised(err: Error): void {
+    this.readOnly = true;
+    this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); the session is now read-only` });
+  }
+
+  private requireEntry(id: string): SessionEntry {
+    const entry = this.byId.get(id);
+    if (entry === undefined) throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry with id ${JSON.stringify(id)} in session ${this.sessionId}`);
+    return entry;
+  }
+
+  private assertWritable(): void {
+    if (this.closed) throw new TranscriptStoreError("READ_ONLY", "Session is closed", { path: this.sessionFile ?? undefined });
+    if (this.readOnly) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.sessionFile ?? undefined });
+  }
+
+  private remember(entry: SessionEntry): void {
+    this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+    this.leafId = entry.id;
+  }
+
+  /** Serializes through the pipeline, stores its blobs, then appends its line. Returns what memory keeps. */
+  private persist(entry: SessionEntry): SessionEntry {
+    if (this.file === null) return entry;
+    if (!this.headerWritten) {
+      this.deferred.push(entry);
+      const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
+      if (!isAssistant) return entry;
+      try {
+        this.writeWhole(this.deferred.slice(0, -1).concat(entry));
+      } catch (err) {
+        this.deferred.pop();
+        throw err;
+      }
+      this.deferred.length = 0;
+      return entry;
+    }
+    const { line, entry: prepared } = this.prepare(entry);
+    this.file.append(Buffer.from(`${line}\n`));
+    return this.options.rehydrate === "lazy" ? prepared : entry;
+  }
+
+  private prepare(entry: SessionEntry): { line: string; entry: SessionEntry } {
+    let prepared;
+    try {
+      prepared = prepareLine(entry, this.options.prepare);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw err;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
+    }
+    // Order invariant: every referenced blob is in place before the line that references it.
+    for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
+    return prepared;
+  }
+
+  private headerLine(): Buffer {
+    return Buffer.from(`${JSON.stringify(this._header)}\n`);
+  }
+
+  private writeHeader(): void {
+    this.file!.append(this.headerLine());
+    this.headerWritten = true;
+  }
+
+  /** Writes header + entries as a fresh file (atomic replace). */
+  private writeWhole(entries: readonly SessionEntry[]): void {
+    const file = this.file!;
+    file.rewrite((emit) => {
+      emit(this.headerLine());
+      for (const entry of entries) emit(Buffer.from(`${this.prepare(entry).line}\n`));
+    });
+    this.headerWritten = true;
+  }
+
+  /** Before the first write: quarantine what cannot be kept, repair the tail, upgrade legacy files. */
+  private repairOnOpen(loaded: LoadedSession): void {
+    const file = this.file!;
+    const { parsed } = loaded;
+    if (loaded.report.migratedFrom !== null) {
+      const lost = [...parsed.malformed];
+      if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
+      file.quarantine(lost);
+      this.writeWhole(this.entries);
+      return;
+    }
+    if (file.repairTail(parsed)) {
+      this.warn({ code: "TORN_TAIL_REPAIRED", message: parsed.tornTail !== null ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine` : "Final line was missing its newline" });
+    }
+  }
+}

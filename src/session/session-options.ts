@@ -1,0 +1,92 @@
+import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import { resolveStoreDirs } from "./paths.ts";
+import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
+import { DEFAULT_CHUNK_SIZE } from "./session-file.ts";
+
+export type RehydrateMode = "eager" | "lazy";
+
+/** Options of every SessionManager factory. */
+export interface SessionManagerOptions extends PrepareOptions {
+  /** Store root. @default $TRANSCRIPT_STORE_HOME, else ~/.transcript-store */
+  root?: string;
+  /** @default <root>/sessions */
+  sessionsDir?: string;
+  /** @default <root>/blobs */
+  blobsDir?: string;
+  /** Data-sync every append and fsync rewrites and blobs. @default false */
+  fsync?: boolean;
+  /** Resolve blob refs while loading (`eager`) or on demand (`lazy`). @default "eager" */
+  rehydrate?: RehydrateMode;
+  /** Write nothing until the first assistant message, like pi. @default false */
+  deferUntilAssistant?: boolean;
+  /** Receives non-fatal problems. @default ignore */
+  onWarning?: WarningHandler;
+  /** Open without the lock and refuse writes (`open` only). @default false */
+  readOnly?: boolean;
+  /** Age after which a dead writer's lock is taken over (min 2000). @default 10000 */
+  lockStaleMs?: number;
+  /** Bytes per read while scanning. @default 1 MiB */
+  chunkSize?: number;
+  /** cwd recorded for a session created by `open` on an absent file. @default process.cwd() */
+  cwd?: string;
+  /** Clock for timestamps. @default () => new Date() */
+  now?: () => Date;
+}
+
+export interface ResolvedSessionManagerOptions {
+  sessionsDir: string;
+  blobsDir: string;
+  fsync: boolean;
+  rehydrate: RehydrateMode;
+  deferUntilAssistant: boolean;
+  onWarning: WarningHandler;
+  readOnly: boolean;
+  lockStaleMs: number;
+  chunkSize: number;
+  cwd: string | undefined;
+  now: () => Date;
+  prepare: ResolvedPrepareOptions;
+  /** The options as given, for managers derived from this one (fork, move). */
+  original: SessionManagerOptions;
+}
+
+function bool(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a boolean, got ${String(value)}`);
+  return value;
+}
+
+/** Validates options once, one message per bad value, and applies defaults. */
+export function resolveSessionManagerOptions(options: SessionManagerOptions = {}): ResolvedSessionManagerOptions {
+  if (typeof options !== "object" || options === null) throw new TranscriptStoreError("INVALID_OPTION", "options must be an object");
+  for (const key of ["root", "sessionsDir", "blobsDir", "cwd"] as const) {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== "string" || value.length === 0)) {
+      throw new TranscriptStoreError("INVALID_OPTION", `${key} must be a non-empty string`);
+    }
+  }
+  const rehydrate = options.rehydrate ?? "eager";
+  if (rehydrate !== "eager" && rehydrate !== "lazy") throw new TranscriptStoreError("INVALID_OPTION", `rehydrate must be "eager" or "lazy", got ${String(rehydrate)}`);
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
+  if (options.now !== undefined && typeof options.now !== "function") throw new TranscriptStoreError("INVALID_OPTION", "now must be a function");
+  const lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
+  if (typeof lockStaleMs !== "number" || !(lockStaleMs >= 2000)) throw new TranscriptStoreError("INVALID_OPTION", "lockStaleMs must be a number >= 2000");
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+  if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
+  const dirs = resolveStoreDirs(options);
+  return {
+    ...dirs,
+    fsync: bool("fsync", options.fsync, false),
+    rehydrate,
+    deferUntilAssistant: bool("deferUntilAssistant", options.deferUntilAssistant, false),
+    onWarning: options.onWarning ?? (() => {}),
+    readOnly: bool("readOnly", options.readOnly, false),
+    lockStaleMs,
+    chunkSize,
+    cwd: options.cwd,
+    now: options.now ?? (() => new Date()),
+    prepare: resolvePrepareOptions(options),
+    original: options,
+  };
+}
