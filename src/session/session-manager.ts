@@ -254,9 +254,9 @@ export class SessionManager {
 
   // ---------------------------------------------------------------- tree
 
-  /** All entries in file order. */
-  getEntries(): readonly SessionEntry[] {
-    return this.entries;
+  /** All entries in file order (a snapshot: later appends do not change the returned array). */
+  getEntries(): SessionEntry[] {
+    return this.entries.slice();
   }
   getEntry(id: string): SessionEntry | undefined {
     return this.byId.get(id);
