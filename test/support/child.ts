@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+export const REPO_ROOT = join(import.meta.dirname, "../..");
+
+/** Spawns a TypeScript script in a real Node child process (through tsx). */
+export function spawnTs(script: string, args: string[], nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, "--import", "tsx", script, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** Runs a script to completion and returns its exit code and output. */
+export function runTs(script: string, args: string[], nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnTs(script, args, nodeArgs);
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Calls `onLine` for each stdout line of a child. */
+export function onLines(child: ChildProcess, onLine: (line: string) => void): void {
+  let buffer = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buffer += d.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) !== -1) {
+      onLine(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+    }
+  });
+}
+
+/** A small seeded PRNG (mulberry32) so random rounds are reproducible. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
