@@ -1,0 +1,22 @@
+/** Settings every scenario receives from the runner. */
+export interface BenchContext {
+  /** Bytes for size-driven workloads (open, migrate). */
+  sizeBytes: number;
+  /** Measured repetitions (medians are reported). */
+  repeats: number;
+  quick: boolean;
+}
+
+/** One line of the results table. */
+export interface BenchRow {
+  scenario: string;
+  unit: string;
+  ours: number;
+  baseline: number | null;
+  baselineName: string;
+  /** ours relative to the baseline, in the direction of the target (time ratio or throughput ratio). */
+  ratio: number | null;
+  target: string;
+  met: boolean | null;
+  extra?: Record<string, number | string>;
+}

@@ -1,0 +1,69 @@
+import { closeSync, openSync, writeSync } from "node:fs";
+
+/** mulberry32: a tiny seeded PRNG so every workload is reproducible. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = "the agent reads file src index ts and runs npm test then fixes the failing assertion in session manager because the torn tail was merged into the next append".split(" ");
+
+function text(random: () => number, chars: number): string {
+  let out = "";
+  while (out.length < chars) out += WORDS[Math.floor(random() * WORDS.length)]! + (random() < 0.1 ? "\n" : " ");
+  return out.slice(0, chars);
+}
+
+/** One coding-agent message of roughly `size` bytes: user text, assistant with thinking + tool call, or tool result. */
+export function agentMessage(random: () => number, i: number, size = 2048): Record<string, unknown> {
+  switch (i % 3) {
+    case 0:
+      return { role: "user", content: [{ type: "text", text: text(random, size) }], timestamp: 1_750_000_000_000 + i };
+    case 1:
+      return {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: text(random, Math.floor(size / 2)), thinkingSignature: text(random, 300) },
+          { type: "toolCall", id: `toolu_${i}`, name: "bash", arguments: { command: text(random, 80) } },
+        ],
+        model: "claude-sonnet-4-5",
+        usage: { input: 1200, output: 300 },
+        stopReason: "toolUse",
+        timestamp: 1_750_000_000_000 + i,
+      };
+    default:
+      return { role: "toolResult", toolCallId: `toolu_${i - 1}`, toolName: "bash", content: [{ type: "text", text: text(random, size) }], isError: false, timestamp: 1_750_000_000_000 + i };
+  }
+}
+
+/** Writes a v3 text session of about `bytes` bytes with tool results of 1–50 KB. Returns the entry count. */
+export function writeTextSession(path: string, bytes: number, seed = 1): number {
+  const random = prng(seed);
+  const fd = openSync(path, "w");
+  let written = 0;
+  let count = 0;
+  let parent: string | null = null;
+  try {
+    const header = `${JSON.stringify({ type: "session", version: 3, id: "0190a000-0000-7000-8000-00000000bench", timestamp: "2025-06-01T00:00:00.000Z", cwd: "/home/u/project" })}\n`;
+    writeSync(fd, header);
+    written += header.length;
+    while (written < bytes) {
+      const id = (0x10000000 + count).toString(16);
+      const size = count % 3 === 2 ? 1024 + Math.floor(random() * 49 * 1024) : 2048;
+      const line = `${JSON.stringify({ type: "message", id, parentId: parent, timestamp: "2025-06-01T00:00:01.000Z", message: agentMessage(random, count, size) })}\n`;
+      writeSync(fd, line);
+      written += Buffer.byteLength(line);
+      parent = id;
+      count++;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return count;
+}
