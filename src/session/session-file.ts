@@ -210,6 +210,13 @@ export class SessionFile {
     this.size = size;
   }
 
+  /** Points this writer at a new path (after a move); the next append reopens there. */
+  relocate(path: string): void {
+    this.closeFd();
+    this.path = path;
+    this.needsRollback = false;
+  }
+
   /** Data-syncs what was appended. */
   sync(): void {
     if (this.fd === null) return;
@@ -236,3 +243,45 @@ export class SessionFile {
 }
 
 export type { TornTail };
+
+/**
+ * Byte offset just past the header line (and an omp title line before it), found by reading the
+ * head of the file. Returns null when no header line is found.
+ */
+export function headerEndOffset(path: string): number | null {
+  const fd = io.openSync(path, "r");
+  try {
+    let size = 4096;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(size);
+      const n = io.readSync(fd, buf, 0, size, 0);
+      let start = 0;
+      for (let nl = buf.indexOf(0x0a, start); nl !== -1 && nl < n; nl = buf.indexOf(0x0a, start)) {
+        const text = buf.toString("utf8", start, nl);
+        if (/"type"\s*:\s*"session"/.test(text)) return nl + 1;
+        start = nl + 1;
+      }
+      if (n < size || size >= 1 << 24) return null;
+      size *= 4;
+    }
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** Streams the bytes of `path` from `offset` to its end through `emit`. */
+export function copyFileFrom(path: string, offset: number, emit: (data: Buffer) => void, chunkSize = DEFAULT_CHUNK_SIZE): void {
+  const fd = io.openSync(path, "r");
+  const buffer = Buffer.allocUnsafe(chunkSize);
+  try {
+    let position = offset;
+    for (;;) {
+      const n = io.readSync(fd, buffer, 0, chunkSize, position);
+      if (n === 0) break;
+      emit(buffer.subarray(0, n));
+      position += n;
+    }
+  } finally {
+    io.closeSync(fd);
+  }
+}

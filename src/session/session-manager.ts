@@ -1,4 +1,5 @@
-import { dirname, join, resolve } from "node:path";
+import { rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
@@ -9,11 +10,22 @@ import { prepareLine } from "../prepare/pipeline.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
-import { SessionFile } from "./session-file.ts";
+import { copyFileFrom, headerEndOffset, SessionFile } from "./session-file.ts";
 import { loadSessionFile, type LoadedSession } from "./session-loader.ts";
 import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
+import { linkTree } from "./artifact-dir-copy.ts";
+import { listAllSessions, listSessions, resolveSession, type DiscoveryOptions } from "./discovery.ts";
+import type { SessionInfo } from "./session-info.ts";
+import { moveSessionFiles } from "./session-move.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
+
+export interface ForkOptions {
+  /** Keep only the path root → this entry. @default the whole session */
+  atEntryId?: string;
+  /** cwd of the fork (its bucket and header). @default the source's cwd */
+  cwd?: string;
+}
 
 export interface BuildContextOptions {
   /** Resolve blob refs in the returned messages (for sessions opened with `rehydrate: "lazy"`). */
@@ -144,6 +156,54 @@ export class SessionManager {
     const created = resolved.now();
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id: uuidv7(created.getTime()), timestamp: created.toISOString(), cwd: resolve(cwd) };
     return new SessionManager({ options: resolved, header, entries: [], file: null, lock: null, readOnly: false, headerWritten: true, loadReport: emptyLoadReport() });
+  }
+
+  /** The most recent session of `cwd`, or a new one when there is none. */
+  static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const resolved = resolveSessionManagerOptions(options);
+    const sessions = await listSessions(cwd, { sessionsDir: resolved.sessionsDir, onWarning: resolved.onWarning });
+    for (const info of sessions) {
+      try {
+        return await SessionManager.open(info.path, options);
+      } catch (err) {
+        // A file that turned out unreadable is skipped; a live writer's session is not ours to take.
+        if (err instanceof TranscriptStoreError && err.code === "BAD_HEADER") continue;
+        throw err;
+      }
+    }
+    return SessionManager.create(cwd, options);
+  }
+
+  /**
+   * Forks the session stored at `sourcePath` into `cwd`. The source is only read (never locked or
+   * written), so this works while another process is appending to it.
+   */
+  static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
+    const { atEntryId, cwd: _ignored, ...rest } = options;
+    const source = await SessionManager.open(sourcePath, { ...rest, readOnly: true });
+    try {
+      return await source.forkWith({ atEntryId, cwd }, resolveSessionManagerOptions({ ...rest, readOnly: false }));
+    } finally {
+      await source.close();
+    }
+  }
+
+  /** Sessions of `cwd`, newest first, read from each file's head and tail. */
+  static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
+    const resolved = resolveSessionManagerOptions(options);
+    return listSessions(cwd, { sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
+  }
+
+  /** Every session of the store (and of `roots`), newest first. */
+  static async listAll(options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
+    const resolved = resolveSessionManagerOptions(options);
+    return listAllSessions({ sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
+  }
+
+  /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
+  static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
+    const resolved = resolveSessionManagerOptions(options);
+    return resolveSession(arg, cwd, { sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
   }
 
   private static ensureParent(path: string): void {
@@ -292,6 +352,84 @@ export class SessionManager {
     return rehydrateValue(value, this.blobs, (w) => this.warn(w));
   }
 
+  // ---------------------------------------------------------------- fork and move
+
+  /**
+   * A new session (new id, header `parentSession` = this id) with the same entries and ids, or
+   * only root → `atEntryId`; its artifacts directory is a hard-linked copy of this one's. This
+   * manager is unchanged.
+   */
+  async fork(options: ForkOptions = {}): Promise<SessionManager> {
+    return this.forkWith(options, { ...this.options, readOnly: false });
+  }
+
+  private async forkWith(options: ForkOptions, resolved: ResolvedSessionManagerOptions): Promise<SessionManager> {
+    const entries = options.atEntryId !== undefined ? this.getBranch(options.atEntryId) : this.entries.slice();
+    const created = resolved.now();
+    const id = uuidv7(created.getTime());
+    const cwd = resolve(options.cwd ?? this.cwd);
+    const { type: _t, version: _v, id: _id, timestamp: _ts, cwd: _c, parentSession: _p, ...extra } = this._header;
+    const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd, parentSession: this.sessionId, ...extra };
+    const path = join(resolved.sessionsDir, cwdBucket(cwd), sessionFileName(created, id));
+    const sourceArtifacts = this.artifactsDir;
+    if (sourceArtifacts !== null) {
+      SessionManager.ensureParent(path);
+      linkTree(sourceArtifacts, artifactsDirOf(path), (w) => resolved.onWarning(w));
+    }
+    try {
+      return await SessionManager.startNew(path, header, resolved, entries);
+    } catch (err) {
+      ensureRemoved(artifactsDirOf(path));
+      throw err;
+    }
+  }
+
+  /**
+   * Moves the session file and its artifacts directory into `newCwd`'s bucket and records the new
+   * cwd in the header, all or nothing. The lock of the new path is taken before anything moves
+   * and the old one released only after, so no other writer can slip in.
+   */
+  async moveTo(newCwd: string): Promise<void> {
+    this.assertWritable();
+    const file = this.file;
+    if (file === null) throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");
+    const cwd = resolve(newCwd);
+    const to = join(this.options.sessionsDir, cwdBucket(cwd), basename(file.path));
+    const header: SessionHeader = { ...this._header, cwd };
+    if (!this.headerWritten) {
+      // Nothing on disk yet (deferUntilAssistant): only the destination changes.
+      const lock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
+      await this.lock?.release();
+      this.lock = lock;
+      file.relocate(to);
+      this._header = header;
+      return;
+    }
+    if (to === file.path) {
+      file.rewrite((emit) => {
+        emit(Buffer.from(`${JSON.stringify(header)}\n`));
+        copyBodyOf(file.path, emit);
+      });
+      this._header = header;
+      return;
+    }
+    SessionManager.ensureParent(to);
+    const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
+    try {
+      file.close();
+      moveSessionFiles({ from: file.path, to, headerLine: Buffer.from(`${JSON.stringify(header)}\n`), fsync: this.options.fsync, warn: (w) => this.warn(w) });
+    } catch (err) {
+      await newLock.release();
+      throw err;
+    }
+    const oldLock = this.lock;
+    this.lock = newLock;
+    file.relocate(to);
+    this._header = header;
+    this.artifactStore = null;
+    await oldLock?.release();
+  }
+
   // ---------------------------------------------------------------- lifecycle
 
   /** Data-syncs everything appended so far. */
@@ -406,4 +544,18 @@ export class SessionManager {
       this.warn({ code: "TORN_TAIL_REPAIRED", message: parsed.tornTail !== null ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine` : "Final line was missing its newline" });
     }
   }
+}
+
+function ensureRemoved(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // best effort: a leftover copy of artifacts is harmless
+  }
+}
+
+function copyBodyOf(path: string, emit: (data: Buffer) => void): void {
+  const start = headerEndOffset(path);
+  if (start === null) throw new TranscriptStoreError("BAD_HEADER", "Session file lost its header", { path });
+  copyFileFrom(path, start, emit);
 }

@@ -1,0 +1,77 @@
+import { basename, join, resolve as resolvePath } from "node:path";
+import fg from "fast-glob";
+import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { cwdBucket, idFromFileName, isAuxiliarySessionName, resolveStoreDirs } from "./paths.ts";
+import { readSessionInfo, type SessionInfo } from "./session-info.ts";
+
+export interface DiscoveryOptions {
+  root?: string;
+  sessionsDir?: string;
+  /** More session roots to search (e.g. pi's and omp's trees), after `sessionsDir`. */
+  roots?: string[];
+  onWarning?: WarningHandler;
+}
+
+function sessionRoots(options: DiscoveryOptions): string[] {
+  const { sessionsDir } = resolveStoreDirs(options);
+  return [sessionsDir, ...(options.roots ?? []).map((r) => resolvePath(r))];
+}
+
+/** Session files directly inside the bucket directories of a root (symlinks are not followed). */
+async function sessionFiles(root: string, pattern: string): Promise<string[]> {
+  const found = await fg(pattern, { cwd: root, absolute: true, onlyFiles: true, followSymbolicLinks: false, dot: false, suppressErrors: true });
+  return found.filter((p) => !isAuxiliarySessionName(basename(p)));
+}
+
+function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
+  const out: SessionInfo[] = [];
+  for (const path of paths) {
+    const info = readSessionInfo(path);
+    if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
+    else out.push(info);
+  }
+  return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/** Sessions recorded for `cwd` (its bucket, header `cwd` equal), newest first. */
+export async function listSessions(cwd: string, options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
+  const abs = resolvePath(cwd);
+  const bucket = cwdBucket(abs);
+  const paths: string[] = [];
+  for (const root of sessionRoots(options)) paths.push(...(await sessionFiles(join(root, bucket), "*.jsonl")));
+  return infos(paths, options.onWarning).filter((info) => info.cwd === abs || info.cwd === "");
+}
+
+/** Every session under every root, newest first. */
+export async function listAllSessions(options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
+  const paths: string[] = [];
+  for (const root of sessionRoots(options)) paths.push(...(await sessionFiles(root, "*/*.jsonl")));
+  return infos(paths, options.onWarning);
+}
+
+function matches(info: SessionInfo, arg: string): boolean {
+  const name = basename(info.path);
+  const fileId = idFromFileName(info.path);
+  return info.id.startsWith(arg) || name.startsWith(arg) || (fileId !== null && fileId.startsWith(arg));
+}
+
+/**
+ * Finds one session by id prefix, file-name prefix or the id part of its file name: the local
+ * bucket first, then every root. None → `SESSION_NOT_FOUND`; several → `SESSION_AMBIGUOUS`.
+ */
+export async function resolveSession(arg: string, cwd: string, options: DiscoveryOptions = {}): Promise<SessionInfo> {
+  if (typeof arg !== "string" || arg.trim().length === 0) throw new TranscriptStoreError("SESSION_NOT_FOUND", "No session id given");
+  const needle = arg.trim();
+  for (const pool of [() => listSessions(cwd, options), () => listAllSessions(options)]) {
+    const candidates = (await pool()).filter((info) => matches(info, needle));
+    const unique = [...new Map(candidates.map((c) => [c.path, c])).values()];
+    if (unique.length === 1) return unique[0]!;
+    if (unique.length > 1) {
+      const exact = unique.filter((c) => c.id === needle);
+      if (exact.length === 1) return exact[0]!;
+      const names = unique.map((c) => `${c.id} (${c.path})`);
+      throw new TranscriptStoreError("SESSION_AMBIGUOUS", `"${needle}" matches ${unique.length} sessions:\n  ${names.join("\n  ")}`);
+    }
+  }
+  throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches "${needle}"`);
+}
