@@ -30,7 +30,7 @@ function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
     if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
     else out.push(info);
   }
-  return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  return out.sort((a, b) => b.modified.getTime() - a.modified.getTime() || b.created.getTime() - a.created.getTime());
 }
 
 /** Sessions recorded for `cwd` (its bucket, header `cwd` equal), newest first. */
