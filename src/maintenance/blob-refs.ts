@@ -1,0 +1,52 @@
+import { BLOB_REF_PREFIX, isBlobHash } from "../blob/blob-ref.ts";
+import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { LineSplitter } from "../format/line-splitter.ts";
+import { io } from "../io.ts";
+import { DEFAULT_CHUNK_SIZE } from "../session/session-file.ts";
+
+const PREFIX = Buffer.from(BLOB_REF_PREFIX);
+
+/** Adds every well-formed `blob:sha256:<hex>` found in `bytes` (raw text) to `into`. */
+export function collectRefs(bytes: Buffer, into: Set<string>): void {
+  for (let at = bytes.indexOf(PREFIX); at !== -1; at = bytes.indexOf(PREFIX, at + 1)) {
+    const hash = bytes.toString("latin1", at + PREFIX.length, at + PREFIX.length + 64);
+    if (isBlobHash(hash)) into.add(hash);
+  }
+}
+
+/**
+ * Every blob hash a file references, read raw line by line, so refs inside malformed lines,
+ * quarantine records (also their base64 form) and backups count too. Throws
+ * `PERSISTENCE_FAILED` when the file cannot be read: a collector must never guess.
+ */
+export function blobRefsOfFile(path: string, into: Set<string> = new Set()): Set<string> {
+  let fd: number;
+  try {
+    fd = io.openSync(path, "r");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return into;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
+  }
+  const quarantine = path.endsWith(".quarantine.jsonl");
+  const splitter = new LineSplitter(({ bytes }) => {
+    collectRefs(bytes, into);
+    if (quarantine && bytes.includes('"base64":"')) {
+      try {
+        const record = JSON.parse(bytes.toString("utf8")) as { base64?: unknown };
+        if (typeof record.base64 === "string") collectRefs(Buffer.from(record.base64, "base64"), into);
+      } catch {
+        // a damaged quarantine line still had its raw refs collected above
+      }
+    }
+  });
+  const buf = Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE);
+  try {
+    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) splitter.push(buf.subarray(0, n));
+    splitter.end();
+  } catch (err) {
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
+  } finally {
+    io.closeSync(fd);
+  }
+  return into;
+}
