@@ -1,29 +1,69 @@
-import type { Readable } from "node:stream";
-import { runDemo } from "./demo.ts";
+import { TranscriptStoreError } from "../errors.ts";
+import { buildContext, UsageError, type CliIo, type Command } from "./context.ts";
+import { demoCommand } from "./commands/demo.ts";
+import { gcCommand } from "./commands/gc.ts";
+import { migrateCommand } from "./commands/migrate.ts";
+import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
+import { statsCommand } from "./commands/stats.ts";
+import { exportCommand, importCommand } from "./commands/transfer.ts";
+import { verifyCommand } from "./commands/verify.ts";
 
-/** Where the CLI reads and writes; tests pass their own. */
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  stdin: Readable;
-  isTTY: boolean;
-  env: NodeJS.ProcessEnv;
-}
+export type { CliIo };
 
-const HELP = `transcript-store <command> [options]
+const COMMANDS: Command[] = [migrateCommand, verifyCommand, gcCommand, lsCommand, showCommand, exportCommand, importCommand, forkCommand, mvCommand, statsCommand, demoCommand];
+
+/** The one help text. */
+export const HELP = `transcript-store — keep coding-agent sessions small, safe and movable
+
+Usage: transcript-store <command> [options]
 
 Commands:
-  demo        migrate the bundled legacy fixtures in a temporary store and print a before/after table
+${COMMANDS.map((c) => `  ${c.usage.padEnd(58)} ${c.summary}`).join("\n")}
+
+Global options:
+  --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or ~/.transcript-store)
+  --sessions-dir <dir>  sessions directory (default <root>/sessions), e.g. ~/.pi/agent/sessions
+  --blobs-dir <dir>     blob directory (default <root>/blobs)
+  --json                machine output on stdout (one JSON object per line)
+  -h, --help            this help
+
+Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error.
 `;
 
-/** The CLI: returns the exit code (0 ok, 1 problems, 2 usage). */
+/** Runs one CLI invocation and returns its exit code (0 ok, 1 problems/failure, 2 usage). */
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-    io.stdout(HELP);
-    return command === undefined ? 2 : 0;
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.stderr(HELP);
+    return 2;
   }
-  if (command === "demo") return runDemo(rest, io);
-  io.stderr(`transcript-store: unknown command ${JSON.stringify(command)} (see --help)\n`);
-  return 2;
+  if (name === "--help" || name === "-h" || name === "help") {
+    io.stdout(HELP);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    io.stderr(`transcript-store: unknown command ${JSON.stringify(name)} (try --help)\n`);
+    return 2;
+  }
+  try {
+    const ctx = buildContext(command, rest, io);
+    if (ctx.values.help) {
+      io.stdout(`Usage: transcript-store ${command.usage}\n\n${command.summary}\n`);
+      return 0;
+    }
+    return await command.run(ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`transcript-store: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof TranscriptStoreError) {
+      io.stderr(`transcript-store: ${err.code}: ${err.message}\n`);
+      return 1;
+    }
+    io.stderr(`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
+    if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);
+    return 1;
+  }
 }

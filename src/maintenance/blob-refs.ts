@@ -7,10 +7,18 @@ import { DEFAULT_CHUNK_SIZE } from "../session/session-file.ts";
 const PREFIX = Buffer.from(BLOB_REF_PREFIX);
 
 /** Adds every well-formed `blob:sha256:<hex>` found in `bytes` (raw text) to `into`. */
-export function collectRefs(bytes: Buffer, into: Set<string>): void {
+export function collectRefs(bytes: Buffer, into: { add(hash: string): unknown }): void {
   for (let at = bytes.indexOf(PREFIX); at !== -1; at = bytes.indexOf(PREFIX, at + 1)) {
     const hash = bytes.toString("latin1", at + PREFIX.length, at + PREFIX.length + 64);
     if (isBlobHash(hash)) into.add(hash);
+  }
+}
+
+/** Counts references with multiplicity (for dedup statistics). */
+export class RefCounter {
+  readonly counts = new Map<string, number>();
+  add(hash: string): void {
+    this.counts.set(hash, (this.counts.get(hash) ?? 0) + 1);
   }
 }
 
@@ -19,7 +27,7 @@ export function collectRefs(bytes: Buffer, into: Set<string>): void {
  * quarantine records (also their base64 form) and backups count too. Throws
  * `PERSISTENCE_FAILED` when the file cannot be read: a collector must never guess.
  */
-export function blobRefsOfFile(path: string, into: Set<string> = new Set()): Set<string> {
+export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: string, into: T): T {
   let fd: number;
   try {
     fd = io.openSync(path, "r");

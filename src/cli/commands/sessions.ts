@@ -1,0 +1,99 @@
+import { resolve } from "node:path";
+import { SessionManager } from "../../session/session-manager.ts";
+import type { SessionInfo } from "../../session/session-info.ts";
+import { formatBytes, formatTable, type Command, type CommandContext } from "../context.ts";
+
+function storeOptions(ctx: CommandContext) {
+  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir };
+}
+
+function infoRecord(info: SessionInfo) {
+  return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
+}
+
+/** Resolves a session argument against the store (id prefix, file-name prefix, or a path). */
+export async function resolveArg(ctx: CommandContext, arg: string): Promise<SessionInfo> {
+  return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
+}
+
+export const lsCommand: Command = {
+  name: "ls",
+  summary: "list sessions of a cwd (default: the current directory), or --all",
+  usage: "ls [cwd] [--all]",
+  options: { all: { type: "boolean", default: false } },
+  maxArgs: 1,
+  async run(ctx) {
+    const warn = (w: { message: string; path?: string }) => ctx.io.stderr(`warning: ${w.message}${w.path ? ` (${w.path})` : ""}\n`);
+    const list = ctx.values.all ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn }) : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
+    if (ctx.json) {
+      for (const info of list) ctx.io.stdout(`${JSON.stringify(infoRecord(info))}\n`);
+      return 0;
+    }
+    const rows = list.map((s) => [s.id, s.modified.toISOString().slice(0, 16).replace("T", " "), formatBytes(s.size), `${s.messageCountExact ? "" : "~"}${s.messageCount}`, s.cwd, (s.title ?? s.firstMessage ?? "").slice(0, 60)]);
+    ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows)}\n`);
+    return 0;
+  },
+};
+
+export const showCommand: Command = {
+  name: "show",
+  summary: "show a session's header, load report and entries",
+  usage: "show <id>",
+  options: {},
+  minArgs: 1,
+  maxArgs: 1,
+  async run(ctx) {
+    const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    if (ctx.json) {
+      ctx.io.stdout(`${JSON.stringify({ type: "session", path: info.path, header: m.header, loadReport: m.loadReport, leafId: m.getLeafId(), entries: m.getEntries().length })}\n`);
+      return 0;
+    }
+    ctx.io.stdout(`${info.path}\n${JSON.stringify(m.header)}\n`);
+    const r = m.loadReport;
+    ctx.io.stdout(`${r.entries} entries, ${r.malformed.length} malformed line(s), torn tail: ${r.tornTail ? "yes" : "no"}${r.migratedFrom !== null ? `, v${r.migratedFrom} (migrates on write)` : ""}\n\n`);
+    for (const e of m.getEntries()) {
+      const msg = e.message as { role?: string; content?: unknown } | undefined;
+      const text = typeof msg?.content === "string" ? msg.content : Array.isArray(msg?.content) ? (msg.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join(" ") : "";
+      ctx.io.stdout(`${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""} ${text.replace(/\s+/g, " ").slice(0, 100)}\n`);
+    }
+    return 0;
+  },
+};
+
+export const forkCommand: Command = {
+  name: "fork",
+  summary: "fork a session (with its artifacts) into a new one",
+  usage: "fork <id> [--at <entryId>] [--cwd <dir>]",
+  options: { at: { type: "string" }, cwd: { type: "string" } },
+  minArgs: 1,
+  maxArgs: 1,
+  async run(ctx) {
+    const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const cwd = typeof ctx.values.cwd === "string" ? resolve(ctx.io.cwd, ctx.values.cwd) : info.cwd || ctx.io.cwd;
+    const fork = await SessionManager.forkFrom(info.path, cwd, { ...storeOptions(ctx), rehydrate: "lazy", atEntryId: ctx.values.at as string | undefined, onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`) });
+    await fork.close();
+    ctx.emit({ type: "fork", id: fork.sessionId, path: fork.sessionFile, parentSession: info.id, entries: fork.getEntries().length }, `forked ${info.id} → ${fork.sessionId}\n${fork.sessionFile}`);
+    return 0;
+  },
+};
+
+export const mvCommand: Command = {
+  name: "mv",
+  summary: "move a session and its artifacts to another cwd",
+  usage: "mv <id> <new-cwd>",
+  options: {},
+  minArgs: 2,
+  maxArgs: 2,
+  async run(ctx) {
+    const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), rehydrate: "lazy" });
+    try {
+      await m.moveTo(resolve(ctx.io.cwd, ctx.positionals[1]!));
+    } finally {
+      await m.close();
+    }
+    ctx.emit({ type: "moved", id: m.sessionId, from: info.path, to: m.sessionFile, cwd: m.cwd }, `moved ${m.sessionId} to ${m.cwd}\n${m.sessionFile}`);
+    return 0;
+  },
+};

@@ -1,0 +1,34 @@
+import { verifySessionFile, findOrphanedArtifactDirs, bucketDirsOf, type Finding } from "../../maintenance/verify.ts";
+import type { Command } from "../context.ts";
+import { bucketDirs, findSessionFiles } from "../find-files.ts";
+import { startProgress } from "../progress.ts";
+import { basename, resolve } from "node:path";
+
+export const verifyCommand: Command = {
+  name: "verify",
+  summary: "check headers, lines, tails, parent links, blobs and artifact directories",
+  usage: "verify [paths…] [--no-rehash]",
+  options: { "no-rehash": { type: "boolean", default: false } },
+  async run(ctx) {
+    const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
+    const files = await findSessionFiles(paths, ctx.io.cwd);
+    const findings: Finding[] = [];
+    const checked = new Map();
+    const progress = startProgress(ctx.io, files.length, "verifying", ctx.json);
+    let entries = 0;
+    try {
+      for (const file of files) {
+        const result = verifySessionFile(file, { blobsDir: ctx.dirs.blobsDir, rehash: ctx.values["no-rehash"] !== true }, checked);
+        entries += result.entries;
+        findings.push(...result.findings);
+        progress.tick(basename(file));
+      }
+    } finally {
+      progress.stop();
+    }
+    findings.push(...findOrphanedArtifactDirs(files, [...new Set([...bucketDirsOf(files), ...bucketDirs(paths.map((p) => resolve(ctx.io.cwd, p)))])]));
+    for (const f of findings) ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
+    ctx.emit({ type: "summary", files: files.length, entries, findings: findings.length }, `${files.length} file(s), ${entries} entries, ${findings.length} finding(s)`);
+    return findings.length > 0 ? 1 : 0;
+  },
+};

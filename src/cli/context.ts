@@ -1,0 +1,103 @@
+import { parseArgs } from "node:util";
+import type { Readable } from "node:stream";
+import { TranscriptStoreError } from "../errors.ts";
+import { resolveStoreDirs, type StoreDirs } from "../session/paths.ts";
+
+/** Where the CLI reads and writes; tests pass their own. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stdin: Readable;
+  /** stderr is a terminal: progress bars instead of one line per file. */
+  isTTY: boolean;
+  env: NodeJS.ProcessEnv;
+  /** Working directory for relative paths and default cwd. */
+  cwd: string;
+}
+
+/** A usage problem: one line to stderr and exit code 2. */
+export class UsageError extends Error {}
+
+export type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }>;
+
+export const GLOBAL_OPTIONS: OptionSpec = {
+  root: { type: "string" },
+  "sessions-dir": { type: "string" },
+  "blobs-dir": { type: "string" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+};
+
+/** What every command receives once arguments are parsed. */
+export interface CommandContext {
+  io: CliIo;
+  dirs: StoreDirs;
+  root: string | undefined;
+  json: boolean;
+  values: Record<string, string | boolean | Array<string | boolean> | undefined>;
+  positionals: string[];
+  /** Writes one JSON record (NDJSON) or a text line. */
+  emit: (record: unknown, text: string) => void;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  options: OptionSpec;
+  minArgs?: number;
+  maxArgs?: number;
+  run: (ctx: CommandContext) => Promise<number>;
+}
+
+/** Parses a command's arguments strictly: unknown flags and wrong arity are usage errors. */
+export function buildContext(command: Command, argv: string[], io: CliIo): CommandContext {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.split("\n")[0]!);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, root: undefined, json: false, values, positionals, emit: () => {} };
+  if (command.minArgs !== undefined && positionals.length < command.minArgs) throw new UsageError(`${command.name}: missing argument (usage: transcript-store ${command.usage})`);
+  if (command.maxArgs !== undefined && positionals.length > command.maxArgs) throw new UsageError(`${command.name}: too many arguments (usage: transcript-store ${command.usage})`);
+  const root = (values.root as string | undefined) ?? io.env.TRANSCRIPT_STORE_HOME;
+  let dirs: StoreDirs;
+  try {
+    dirs = resolveStoreDirs({ root, sessionsDir: values["sessions-dir"] as string | undefined, blobsDir: values["blobs-dir"] as string | undefined });
+  } catch (err) {
+    if (err instanceof TranscriptStoreError) throw new UsageError(err.message);
+    throw err;
+  }
+  const json = values.json === true;
+  return {
+    io,
+    dirs,
+    root,
+    json,
+    values,
+    positionals,
+    emit: (record, text) => io.stdout(json ? `${JSON.stringify(record)}\n` : `${text}\n`),
+  };
+}
+
+/** Human byte sizes. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1024;
+    i++;
+  } while (v >= 1024 && i < units.length - 1);
+  return `${v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
+}
+
+/** A plain text table. */
+export function formatTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
