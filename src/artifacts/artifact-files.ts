@@ -1,0 +1,178 @@
+import { randomBytes } from "node:crypto";
+import { constants, type Dirent } from "node:fs";
+import { join } from "node:path";
+import { errnoCode } from "../errors.ts";
+import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+
+/**
+ * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
+ * a symlink or block on a FIFO planted in the directory; writes go to a temp file that is renamed
+ * into place, so a finished name never holds half a file and a hard-linked copy (fork) of a
+ * finished file is never changed behind its back.
+ */
+
+const TEMP_SUFFIX = ".tmp";
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** Result of a guarded read: the bytes, `null` when absent, `"unsafe"` for a symlink or non-file. */
+export type GuardedRead = Buffer | null | "unsafe";
+
+/**
+ * Temp names start with `.` and end with `.tmp`: the session's fork copier treats such names as
+ * in-flight (copies instead of hard-linking) and every scan here skips them.
+ */
+export function tempNameFor(finalName: string): string {
+  return `.${finalName}.${process.pid}-${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`;
+}
+
+/** True for a temp file written by this module (or by the blob store's convention). */
+export function isTempName(name: string): boolean {
+  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
+}
+
+/** Lists a directory's entries; a missing directory is empty. */
+export function listEntries(dir: string): Dirent[] {
+  try {
+    return io.readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return [];
+    throw err;
+  }
+}
+
+function openGuarded(path: string): number | null | "unsafe" {
+  let fd: number;
+  try {
+    fd = io.openSync(path, READ_FLAGS);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    // ELOOP is what O_NOFOLLOW reports for a symlink; EMLINK on some BSDs.
+    if (code === "ELOOP" || code === "EMLINK") return "unsafe";
+    throw err;
+  }
+  try {
+    if (!io.fstatSync(fd).isFile()) {
+      io.closeSync(fd);
+      return "unsafe";
+    }
+  } catch (err) {
+    io.closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
+/** Reads a whole regular file without following symlinks. */
+export function readGuarded(path: string): GuardedRead {
+  const fd = openGuarded(path);
+  if (fd === null || fd === "unsafe") return fd;
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.max(65536, Math.min(total, 16 << 20)));
+      const n = io.readSync(fd, chunk, 0, chunk.length, null);
+      if (n <= 0) break;
+      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+      total += n;
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** Reads at most `maxBytes` from the start of a regular file (for summaries of streamed files). */
+export function readHeadGuarded(path: string, maxBytes: number): GuardedRead {
+  const fd = openGuarded(path);
+  if (fd === null || fd === "unsafe") return fd;
+  try {
+    const buf = Buffer.alloc(maxBytes);
+    let off = 0;
+    while (off < maxBytes) {
+      const n = io.readSync(fd, buf, off, maxBytes - off, off);
+      if (n <= 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** Size of a regular file (not following symlinks), or null when absent or not a regular file. */
+export function regularFileSize(path: string): number | null {
+  try {
+    const st = io.lstatSync(path);
+    return st.isFile() ? st.size : null;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return null;
+    throw err;
+  }
+}
+
+/** Closes an fd on an error path, where a second error must not hide the first. */
+export function closeQuietly(fd: number | undefined): void {
+  if (fd === undefined) return;
+  try {
+    io.closeSync(fd);
+  } catch {
+    // already failing; the original error is what matters
+  }
+}
+
+/** Unlinks a file, ignoring every error (cleanup after a failure). */
+export function unlinkQuietly(path: string): void {
+  try {
+    io.unlinkSync(path);
+  } catch {
+    // it may never have been created
+  }
+}
+
+/** Unlinks a file; true when something was removed, false when it was already gone. */
+export function removeFile(path: string): boolean {
+  try {
+    io.unlinkSync(path);
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  }
+}
+
+/**
+ * Creates an empty file only if the name is free (`wx`): the cross-process way to claim an id.
+ * A planted symlink counts as taken, since `O_EXCL` never follows it.
+ */
+export function claimName(dir: string, name: string): boolean {
+  try {
+    io.closeSync(io.openSync(join(dir, name), "wx", FILE_MODE));
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "EEXIST") return false;
+    throw err;
+  }
+}
+
+/** Writes `data` to a temp file beside `finalName` and renames it over; returns the final path. */
+export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
+  const temp = join(dir, tempNameFor(finalName));
+  const target = join(dir, finalName);
+  let fd: number | undefined;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    writeFully(fd, data, 0);
+    if (fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+    io.renameSync(temp, target);
+  } catch (err) {
+    closeQuietly(fd);
+    unlinkQuietly(temp);
+    throw err;
+  }
+  if (fsync) fsyncDir(dir);
+  return target;
+}
