@@ -83,6 +83,15 @@ export interface PreparedLine extends PreparedEntry {
  * is serialized once and proven clean by substring checks on the JSON, without walking it.
  */
 export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedLine {
+  try {
+    return prepareLineUnguarded(entry, options);
+  } catch (err) {
+    if (err instanceof RangeError) throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry ${String(entry.id)} is nested too deeply to serialize (${err.message})`, { cause: err });
+    throw err;
+  }
+}
+
+function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedLine {
   const line = JSON.stringify(entry);
   if (options.stages.length === 0 && line.length <= options.maxStringChars && !mayHoldImage(line, options) && !options.transientMarkers.some((m) => line.includes(m))) {
     return { line, entry, blobs: [] };

@@ -33,10 +33,20 @@ export interface LoadSessionOptions {
  */
 export function loadSessionFile(path: string, options: LoadSessionOptions): LoadedSession | null {
   const { blobs, warn } = options;
-  const mapRecord =
+  const transform =
     options.rehydrate === "eager"
       ? (record: RawRecord, text: string) => (text.includes(BLOB_REF_PREFIX) ? rehydrateValue(record, blobs, warn) : record)
       : (record: RawRecord, text: string) => (text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, options) : record);
+  const mapRecord = (record: RawRecord, text: string) => {
+    try {
+      return transform(record, text);
+    } catch (err) {
+      // A pathologically deep value overflows the walkers: keep it exactly as read.
+      if (!(err instanceof RangeError)) throw err;
+      warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `Entry left as read: ${err.message}`, path });
+      return record;
+    }
+  };
   const parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
   if (parsed === null) return null;
   if (parsed.header === null) {
