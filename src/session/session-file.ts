@@ -205,8 +205,8 @@ export class SessionFile {
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }
+    // The rename committed the rewrite; the next append reopens the new file.
     this.closeFd();
-    this.openForAppend();
     this.size = size;
   }
 
