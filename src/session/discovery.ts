@@ -3,6 +3,8 @@ import fg from "fast-glob";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, idFromFileName, isAuxiliarySessionName, resolveStoreDirs } from "./paths.ts";
 import { readSessionInfo, type SessionInfo } from "./session-info.ts";
+import { readMoveJournal } from "./session-move.ts";
+import { io } from "../io.ts";
 
 export interface DiscoveryOptions {
   root?: string;
@@ -26,6 +28,8 @@ async function sessionFiles(root: string, pattern: string): Promise<string[]> {
 function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
   const out: SessionInfo[] = [];
   for (const path of paths) {
+    const journal = readMoveJournal(path);
+    if (journal !== null && io.existsSync(journal.to)) continue; // an interrupted move already committed elsewhere
     const info = readSessionInfo(path);
     if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
     else out.push(info);

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -16,7 +16,7 @@ import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
 import { linkTree } from "./artifact-dir-copy.ts";
 import { listAllSessions, listSessions, resolveSession, type DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
-import { moveSessionFiles } from "./session-move.ts";
+import { moveSessionFiles, readMoveJournal, recoverInterruptedMove } from "./session-move.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
@@ -126,6 +126,8 @@ export class SessionManager {
       lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
     }
     try {
+      const movedTo = readOnly ? movedAway(abs) : recoverInterruptedMove(abs);
+      if (movedTo !== null && movedTo !== abs) throw new TranscriptStoreError("SESSION_NOT_FOUND", `The session was moved to ${movedTo}`, { path: abs });
       const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
       const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
       const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn });
@@ -558,4 +560,10 @@ function copyBodyOf(path: string, emit: (data: Buffer) => void): void {
   const start = headerEndOffset(path);
   if (start === null) throw new TranscriptStoreError("BAD_HEADER", "Session file lost its header", { path });
   copyFileFrom(path, start, emit);
+}
+
+/** Where an interrupted move left a session, as seen without repairing anything (read-only). */
+function movedAway(path: string): string | null {
+  const journal = readMoveJournal(path);
+  return journal !== null && existsSync(journal.to) ? journal.to : null;
 }

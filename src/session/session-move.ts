@@ -43,6 +43,12 @@ export function moveSessionFiles(plan: MovePlan): void {
   if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
   const temp = join(dirname(to), `.${basename(to)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 
+  // The journal lets a later open finish or undo a move that a crash interrupted.
+  step("write move journal", () => {
+    writeJournal(from, { to, temp });
+    undo.push(() => io.rmSync(journalPathOf(from), { force: true }));
+  });
+
   step("write new file", () => {
     undo.push(() => io.rmSync(temp, { force: true }));
     const bodyStart = headerEndOffset(from);
@@ -93,6 +99,12 @@ export function moveSessionFiles(plan: MovePlan): void {
     if (plan.fsync) fsyncDir(dirname(from));
   });
 
+  try {
+    io.unlinkSync(journalPathOf(from));
+  } catch {
+    // a leftover journal whose destination exists only rolls forward again: harmless
+  }
+
   for (const cleanup of afterCommit) {
     try {
       cleanup();
@@ -100,4 +112,64 @@ export function moveSessionFiles(plan: MovePlan): void {
       plan.warn({ code: "MOVE_FAILED", message: `Moved, but the old copy could not be removed: ${(err as Error).message}`, path: from });
     }
   }
+}
+
+interface MoveJournal {
+  to: string;
+  temp: string;
+}
+
+/** `<stem>.move.json` beside the session being moved. */
+export function journalPathOf(sessionFile: string): string {
+  return `${artifactsDirOf(sessionFile)}.move.json`;
+}
+
+function writeJournal(from: string, journal: MoveJournal): void {
+  const path = journalPathOf(from);
+  const fd = io.openSync(path, "w", FILE_MODE);
+  try {
+    writeFully(fd, Buffer.from(JSON.stringify(journal)));
+    io.fsyncSync(fd);
+  } finally {
+    io.closeSync(fd);
+  }
+  fsyncDir(dirname(path));
+}
+
+/** Reads a move journal left beside `sessionFile`, or null. */
+export function readMoveJournal(sessionFile: string): MoveJournal | null {
+  try {
+    const value = JSON.parse(io.readFileSync(journalPathOf(sessionFile), "utf8")) as Partial<MoveJournal>;
+    return typeof value.to === "string" && typeof value.temp === "string" ? { to: value.to, temp: value.temp } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Finishes or undoes a move a crash interrupted (the caller holds the lock of `from`). The rename
+ * of the new file into place is the commit point: if the destination exists the move rolls
+ * forward (old file removed, artifacts and quarantine brought over), otherwise it rolls back.
+ * Returns where the session now lives, or null when there was nothing to recover.
+ */
+export function recoverInterruptedMove(from: string): string | null {
+  const journal = readMoveJournal(from);
+  if (journal === null) return null;
+  const { to, temp } = journal;
+  const committed = io.existsSync(to);
+  const pairs: Array<[string, string]> = [
+    [artifactsDirOf(from), artifactsDirOf(to)],
+    [quarantinePathOf(from), quarantinePathOf(to)],
+  ];
+  for (const [src, dst] of pairs) {
+    // Forward: bring what is still at the old place over. Back: return it, dropping a partial copy.
+    const [here, there] = committed ? [src, dst] : [dst, src];
+    if (!io.existsSync(here)) continue;
+    if (io.existsSync(there)) io.rmSync(here, { recursive: true, force: true });
+    else io.renameSync(here, there);
+  }
+  if (committed) io.rmSync(from, { force: true });
+  io.rmSync(temp, { force: true });
+  io.rmSync(journalPathOf(from), { force: true });
+  return committed ? to : from;
 }
