@@ -6,7 +6,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { ensureDir } from "../io.ts";
-import { prepareLine } from "../prepare/pipeline.ts";
+import { prepareLine, type PreparedLine } from "../prepare/pipeline.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
@@ -494,12 +494,15 @@ export class SessionManager {
       this.deferred.length = 0;
       return entry;
     }
-    const { line, entry: prepared } = this.prepare(entry);
+    const { line, entry: prepared, blobs } = this.prepare(entry);
     this.file.append(Buffer.from(`${line}\n`));
+    // A concurrent gc (with a short grace period) may have collected a blob that existed before
+    // this line referenced it: put it back before the append is acknowledged.
+    for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
     return this.options.rehydrate === "lazy" ? prepared : entry;
   }
 
-  private prepare(entry: SessionEntry): { line: string; entry: SessionEntry } {
+  private prepare(entry: SessionEntry): PreparedLine {
     let prepared;
     try {
       prepared = prepareLine(entry, this.options.prepare);

@@ -1,0 +1,19 @@
+// `racer.ts <move|fork> <sessionPath> <root> <tag>`: prints "ok" or the error code.
+import { join } from "node:path";
+import { SessionManager } from "../../../src/session/session-manager.ts";
+
+const [op, path, root, tag] = process.argv.slice(2) as [string, string, string, string];
+try {
+  if (op === "move") {
+    const m = await SessionManager.open(path, { root });
+    await new Promise((r) => setTimeout(r, 300)); // hold the lock while the other racer tries
+    await m.moveTo(join(root, `moved-${tag}`));
+    await m.close();
+  } else {
+    const f = await SessionManager.forkFrom(path, join(root, `fork-${tag}`), { root });
+    await f.close();
+  }
+  process.stdout.write("ok\n");
+} catch (err) {
+  process.stdout.write(`${(err as { code?: string }).code ?? String(err)}\n`);
+}
