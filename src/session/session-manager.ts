@@ -133,12 +133,13 @@ export class SessionManager {
       const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn });
       const file = new SessionFile(abs, { fsync: resolved.fsync, now: resolved.now });
       if (loaded === null) {
+        if (readOnly) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });
         const created = resolved.now();
         const id = idFromFileName(abs) ?? uuidv7(created.getTime());
         const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(resolved.cwd ?? process.cwd()) };
         manager = new SessionManager({ options: resolved, header, entries: [], file, lock, readOnly, headerWritten: false, loadReport: emptyLoadReport() });
         holder.manager = manager;
-        if (!readOnly && !resolved.deferUntilAssistant) manager.writeWhole([]);
+        if (!resolved.deferUntilAssistant) manager.writeWhole([]);
         return manager;
       }
       manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report });

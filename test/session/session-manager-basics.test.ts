@@ -168,6 +168,14 @@ describe("SessionManager basics", () => {
     expect(lines(path)[0]!.cwd).toBe("/work/x");
   });
 
+  it("a read-only open or forkFrom of a missing file is SESSION_NOT_FOUND, and creates nothing", async () => {
+    const dir = tempDir();
+    const missing = join(dir, "nope.jsonl");
+    await expect(SessionManager.open(missing, { root: dir, readOnly: true })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    await expect(SessionManager.forkFrom(missing, dir, { root: dir })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("keeps unknown entry types and fields through load and migration rewrite", async () => {
     const dir = tempDir();
     const path = join(dir, "v2.jsonl");
