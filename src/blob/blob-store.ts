@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
@@ -24,6 +24,32 @@ export interface GetOptions {
 }
 
 const TEMP_SUFFIX = ".tmp";
+
+/** Reads a blob without following a symlink planted under its name (that is corruption, not data). */
+function readNoFollow(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = io.openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT") return null;
+    if (code === "ELOOP") throw new TranscriptStoreError("BLOB_CORRUPT", "Blob path is a symlink; refusing to follow it", { path, cause: err });
+    throw err;
+  }
+  try {
+    const size = io.fstatSync(fd).size;
+    const bytes = Buffer.allocUnsafe(size);
+    let off = 0;
+    while (off < size) {
+      const n = io.readSync(fd, bytes, off, size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return off === size ? bytes : bytes.subarray(0, off);
+  } finally {
+    io.closeSync(fd);
+  }
+}
 
 /** True for a name in the blob directory that is an in-flight temp file. */
 export function isBlobTempName(name: string): boolean {
@@ -102,6 +128,11 @@ export class BlobStore {
   /** Refreshes an existing blob's mtime so a concurrent GC's grace period protects it. */
   private touchExisting(path: string): boolean {
     try {
+      if (io.lstatSync(path).isSymbolicLink()) {
+        // A planted symlink is never a blob: replace it with the real bytes.
+        io.unlinkSync(path);
+        return false;
+      }
       const now = new Date();
       io.utimesSync(path, now, now);
       return true;
@@ -124,28 +155,13 @@ export class BlobStore {
   }
 
   async get(hashOrRef: string, options: GetOptions = {}): Promise<Buffer | null> {
-    const path = this.pathOf(hashOrRef);
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(path);
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return null;
-      throw err;
-    }
-    if (options.verify) this.check(path, bytes);
-    return bytes;
+    return this.getSync(hashOrRef, options);
   }
 
   getSync(hashOrRef: string, options: GetOptions = {}): Buffer | null {
     const path = this.pathOf(hashOrRef);
-    let bytes: Buffer;
-    try {
-      bytes = io.readFileSync(path);
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return null;
-      throw err;
-    }
-    if (options.verify) this.check(path, bytes);
+    const bytes = readNoFollow(path);
+    if (bytes !== null && options.verify) this.check(path, bytes);
     return bytes;
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -39,10 +40,22 @@ function flatten(path: string): string {
 export function cwdBucket(cwd: string): string {
   const abs = resolve(cwd);
   const home = inside(resolve(homedir()), abs);
-  if (home !== null) return home === "" ? "-" : `-${flatten(home)}`;
+  if (home !== null) return fitName(home === "" ? "-" : `-${flatten(home)}`);
   const tmp = inside(resolve(tmpdir()), abs);
-  if (tmp !== null) return `-tmp-${flatten(tmp)}`;
-  return `--${flatten(abs.replace(/^[/\\]+/, ""))}--`;
+  if (tmp !== null) return fitName(`-tmp-${flatten(tmp)}`);
+  return fitName(`--${flatten(abs.replace(/^[/\\]+/, ""))}--`);
+}
+
+/** Longest bucket name in bytes; file systems cap a name at 255. */
+const MAX_BUCKET_BYTES = 200;
+
+/** Keeps a bucket name within the limit: a long one keeps its start plus a hash of the whole. */
+function fitName(bucket: string): string {
+  if (Buffer.byteLength(bucket) <= MAX_BUCKET_BYTES) return bucket;
+  const hash = createHash("sha256").update(bucket).digest("hex").slice(0, 16);
+  let head = bucket.slice(0, MAX_BUCKET_BYTES - 20);
+  while (Buffer.byteLength(head) > MAX_BUCKET_BYTES - 20) head = head.slice(0, -1);
+  return `${head}--${hash}`;
 }
 
 /** `<ISO time with : and . as ->_<id>.jsonl` */
