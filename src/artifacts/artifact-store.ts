@@ -1,14 +1,348 @@
-// Placeholder from the lead so the session module can import it; the artifacts helper replaces this file entirely.
-import type { WarningHandler } from "../errors.ts";
+import { join } from "node:path";
+import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
+import { ensureDir, io } from "../io.ts";
+import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
+import { claimName, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
+import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
+import { decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
+import { ArtifactWriter } from "./artifact-writer.ts";
+import { pageLines, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import { defaultContentType, encodeMeta, encodeTombstone, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
+import { spillValue, type SpillOptions, type SpillResult } from "./pointer.ts";
+import { validateSaveOptions, type SaveOptions, type WriterOptions } from "./save-options.ts";
 
+export type { SaveOptions, WriterOptions } from "./save-options.ts";
+
+/** Options of `new ArtifactStore(dir, options)`. */
 export interface ArtifactStoreOptions {
+  /** Clock in epoch milliseconds, for `createdAt` and expiry. @default Date.now */
   now?: () => number;
+  /** Receives non-fatal problems (a symlink planted in the directory, unreadable metadata). */
   onWarning?: WarningHandler;
+  /** fsync each finished file and the directory (survives power loss). @default false */
+  fsync?: boolean;
 }
 
+/** An id reserved for a writer that produces the content file itself (`allocate`). */
+export interface AllocatedArtifact {
+  id: string;
+  uri: string;
+  /** Where the content belongs; write a temp file beside it and rename it here. */
+  path: string;
+  toolType: string;
+}
+
+/** What `stats()` returns: the live artifacts only, as `list()` sees them. */
+export interface ArtifactStats {
+  artifactCount: number;
+  totalBytes: number;
+}
+
+/** Age after which a temp file in the directory is taken for a crash leftover. */
+const TEMP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * The artifacts of one session: `<id>.<toolType>.log` content files with `<id>.meta.json`
+ * metadata beside them, plus `<id>.md` agent outputs, all in one private directory that is
+ * created on the first write. Every read goes to the directory, so several processes (or a
+ * parent and its subagents) can share one; ids are claimed with an exclusive create.
+ */
 export class ArtifactStore {
   readonly dir: string;
-  constructor(dir: string, _options: ArtifactStoreOptions = {}) {
+  private readonly now: () => number;
+  private readonly onWarning: WarningHandler | undefined;
+  /** @internal */
+  readonly fsync: boolean;
+  /** Lowest id this store may try next; only ever grows, so an id is never handed out twice. */
+  private nextId = -1;
+  private readonly index: ArtifactIndex;
+  private readonly agentOutputs: AgentOutputs;
+
+  constructor(dir: string, options: ArtifactStoreOptions = {}) {
+    if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "ArtifactStore needs a directory path");
+    if (options.now !== undefined && typeof options.now !== "function") throw new TranscriptStoreError("INVALID_OPTION", "now must be a function returning epoch milliseconds");
+    if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
     this.dir = dir;
+    this.now = options.now ?? Date.now;
+    this.onWarning = options.onWarning;
+    this.fsync = options.fsync === true;
+    this.index = new ArtifactIndex(dir, (w) => this.warn(w));
+    this.agentOutputs = new AgentOutputs(this);
+  }
+
+  /** Stores content (a string, bytes, or any JSON value) as a new artifact. */
+  save(content: unknown, options: SaveOptions): ArtifactRef {
+    return this.saveSerialized(serializeValue(content), options);
+  }
+
+  /** @internal `save` for a value already serialized (spill measured it; serializing twice would be waste). */
+  saveSerialized(value: SerializedValue, options: SaveOptions): ArtifactRef {
+    const opts = validateSaveOptions(options);
+    const toolType = sanitizeToolType(opts.toolType);
+    const id = this.claimId();
+    const createdAt = this.now();
+    const meta: ArtifactMeta = {
+      v: 1,
+      id,
+      toolType,
+      summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
+      sizeBytes: value.bytes.length,
+      createdAt,
+      contentType: opts.contentType ?? defaultContentType(value.encoding),
+      encoding: value.encoding,
+    };
+    if (opts.name !== undefined) meta.name = opts.name;
+    if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
+    try {
+      // Metadata first: a reader that sees the content file always finds finished metadata.
+      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+      writeAtomic(this.dir, logNameOf(meta), value.bytes, this.fsync);
+    } catch (err) {
+      this.releaseId(id);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
+    }
+    this.index.remember(meta);
+    return this.toRef(meta, value.bytes.length);
+  }
+
+  /**
+   * Reserves an id for a writer that produces the content itself. The artifact exists once a
+   * file appears at `path`; its size and summary are then read from the file.
+   */
+  allocate(toolType: string): AllocatedArtifact {
+    const type = sanitizeToolType(toolType);
+    const id = this.claimId();
+    const meta: ArtifactMeta = { v: 1, id, toolType: type, createdAt: this.now(), contentType: defaultContentType("text"), encoding: "text" };
+    try {
+      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+    } catch (err) {
+      this.releaseId(id);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not allocate artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
+    }
+    this.index.remember(meta);
+    return { id, uri: `artifact://${id}`, path: join(this.dir, logFileName(id, type)), toolType: type };
+  }
+
+  /**
+   * Opens a streaming writer: chunks go to a temp file that becomes the artifact on `finish()`,
+   * so a crash mid-stream never leaves a partial file under an artifact name.
+   */
+  createWriter(toolType: string, options: WriterOptions = {}): ArtifactWriter {
+    return new ArtifactWriter(this, sanitizeToolType(toolType), options);
+  }
+
+  /**
+   * The saved value by id, name or `artifact://` URI: a string for text, the original value for
+   * JSON (objects come back as objects), a Buffer for bytes; `null` when missing or expired.
+   */
+  get(idOrNameOrUri: string): unknown {
+    const found = this.findLive(idOrNameOrUri);
+    if (found === null) return null;
+    const bytes = this.index.readContent(found.meta);
+    if (bytes === null) return null;
+    try {
+      return decodeValue(bytes, found.meta.encoding);
+    } catch (err) {
+      this.warn({ code: "MALFORMED_LINES", message: `Artifact ${found.meta.id} is not valid JSON, returned as text: ${(err as Error).message}`, path: this.index.logPath(found.meta) });
+      return bytes.toString("utf8");
+    }
+  }
+
+  /** The stored content as text (JSON values as their JSON text); `null` when missing or expired. */
+  getText(idOrNameOrUri: string): string | null {
+    const found = this.findLive(idOrNameOrUri);
+    if (found === null) return null;
+    return this.index.readContent(found.meta)?.toString("utf8") ?? null;
+  }
+
+  /** The reference without the content; `null` when missing or expired. */
+  getRef(idOrNameOrUri: string): ArtifactRef | null {
+    const found = this.findLive(idOrNameOrUri);
+    return found === null ? null : this.toRef(found.meta, found.size!);
+  }
+
+  /** A page of the content's lines (1-based `offset`, `limit` lines); `null` when missing or expired. */
+  read(idOrNameOrUri: string, options: LinePageOptions = {}): LinePage | null {
+    const text = this.getText(idOrNameOrUri);
+    return text === null ? null : pageLines(text, options);
+  }
+
+  /** Every live (present, unexpired) artifact, by ascending id; an alias never lists twice. */
+  list(): ArtifactRef[] {
+    const now = this.now();
+    return this.index.scan()
+      .filter((f) => f.size !== null && !isExpired(f.meta, now))
+      .map((f) => this.toRef(f.meta, f.size!));
+  }
+
+  /** Count and content bytes of the live artifacts (exactly what `list()` returns). */
+  stats(): ArtifactStats {
+    let totalBytes = 0;
+    const live = this.list();
+    for (const ref of live) totalBytes += ref.sizeBytes;
+    return { artifactCount: live.length, totalBytes };
+  }
+
+  /** Deletes the files of expired artifacts; returns how many were removed. */
+  cleanupExpired(): number {
+    const now = this.now();
+    return this.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
+  }
+
+  /**
+   * Deletes every artifact (agent outputs stay) and temp files left by crashed writers; returns
+   * how many artifacts were removed. A temp file younger than an hour may belong to a writer that
+   * is still streaming in another process, so it is spared.
+   */
+  clear(): number {
+    const removed = this.remove(this.index.scan().filter((f) => f.size !== null));
+    const cutoff = this.now() - TEMP_GRACE_MS;
+    for (const entry of listEntries(this.dir)) {
+      if (!entry.isFile() || !isTempName(entry.name)) continue;
+      const path = join(this.dir, entry.name);
+      try {
+        if (io.lstatSync(path).mtimeMs <= cutoff) unlinkQuietly(path);
+      } catch {
+        // gone already: its writer finished or gave up
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * Pointer envelope (SPEC §8): returns `value` itself when its serialized UTF-8 size is below
+   * `maxInlineBytes`, else stores it and returns `{ pointer, preview, sizeBytes, note }`.
+   */
+  spill<T>(value: T, options: SpillOptions): SpillResult<T> {
+    return spillValue(this, value, options);
+  }
+
+  /** Reserves the next free agent output id: `name`, `name-2`, … (after `parentPrefix.` when given). */
+  allocateAgentOutputId(name: string, options: AllocateAgentOutputOptions = {}): string {
+    return this.agentOutputs.allocate(name, options);
+  }
+
+  /** Writes `<id>.md` (replacing any earlier output of that id by rename). */
+  saveAgentOutput(id: string, markdown: string): AgentOutputRef {
+    return this.agentOutputs.save(id, markdown);
+  }
+
+  /** An agent output's markdown, or `null` when absent. */
+  getAgentOutput(id: string): string | null {
+    return this.agentOutputs.read(id);
+  }
+
+  /** Ids of the stored agent outputs, sorted. */
+  listAgentOutputs(): string[] {
+    return this.agentOutputs.list();
+  }
+
+  // ---- internals shared with the writer, agent outputs and pointers ----
+
+  /** @internal Creates the directory (0700) on the first write. */
+  prepareDir(): void {
+    try {
+      ensureDir(this.dir);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, { path: this.dir, cause: err });
+    }
+  }
+
+  /** @internal The store's clock. */
+  clock(): number {
+    return this.now();
+  }
+
+  /** @internal */
+  warn(warning: StoreWarning): void {
+    this.onWarning?.(warning);
+  }
+
+  /**
+   * @internal Claims the next id by creating `<id>.meta.json` exclusively. Starts above every
+   * id-prefixed name in the directory (content, metadata, tombstones, files of other tools), and
+   * on a collision with another process rescans rather than stepping one by one.
+   */
+  claimId(): string {
+    this.prepareDir();
+    let candidate = Math.max(this.nextId, this.index.scanMaxId() + 1);
+    for (;;) {
+      const id = String(candidate);
+      let claimed: boolean;
+      try {
+        claimed = claimName(this.dir, metaFileName(id));
+      } catch (err) {
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
+      }
+      if (claimed) {
+        this.nextId = candidate + 1;
+        return id;
+      }
+      candidate = Math.max(candidate + 1, this.index.scanMaxId() + 1);
+    }
+  }
+
+  /** @internal Gives up a claimed id after a failed write (its files are removed; the id is not reused here). */
+  releaseId(id: string): void {
+    unlinkQuietly(join(this.dir, metaFileName(id)));
+    this.index.forget(id);
+  }
+
+  /** @internal Records metadata written by a writer. */
+  remember(meta: ArtifactMeta): void {
+    this.index.remember(meta);
+  }
+
+  /** @internal */
+  toRef(meta: ArtifactMeta, size: number): ArtifactRef {
+    const ref: ArtifactRef = {
+      id: meta.id,
+      uri: `artifact://${meta.id}`,
+      path: this.index.logPath(meta),
+      toolType: meta.toolType,
+      summary: meta.summary ?? this.index.summaryFromFile(meta),
+      sizeBytes: size,
+      createdAt: meta.createdAt,
+      contentType: meta.contentType,
+    };
+    if (meta.name !== undefined) ref.name = meta.name;
+    if (meta.expiresAt !== undefined) ref.expiresAt = meta.expiresAt;
+    return ref;
+  }
+
+  /** Resolves an id, a name or an `artifact://` URI to a present, unexpired artifact. */
+  private findLive(key: string): Found | null {
+    if (typeof key !== "string") throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Artifact id must be a string, got: ${typeof key}`);
+    let found: Found | null;
+    if (key.startsWith("artifact://")) found = this.index.findById(parseArtifactId(key.slice("artifact://".length)));
+    else if (isArtifactId(key)) found = this.index.findById(String(Number(key)));
+    else found = this.index.findByName(key);
+    if (found === null || found.size === null || isExpired(found.meta, this.now())) return null;
+    return found;
+  }
+
+  /**
+   * Removes artifacts. The highest id ever used keeps a tombstone, so ids are not reused after a
+   * restart: a transcript that still says `artifact://7` must never reach a different artifact.
+   */
+  private remove(targets: Found[]): number {
+    if (targets.length === 0) return 0;
+    const maxBefore = this.index.scanMaxId();
+    let removed = 0;
+    try {
+      for (const { meta } of targets) {
+        if (removeFile(this.index.logPath(meta))) removed++;
+        removeFile(join(this.dir, metaFileName(meta.id)));
+        this.index.forget(meta.id);
+      }
+      if (maxBefore >= 0 && this.index.scanMaxId() < maxBefore) {
+        writeAtomic(this.dir, metaFileName(String(maxBefore)), encodeTombstone(String(maxBefore)), this.fsync);
+      }
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, { path: this.dir, cause: err });
+    }
+    this.nextId = Math.max(this.nextId, maxBefore + 1);
+    return removed;
   }
 }

@@ -1,0 +1,113 @@
+import { join } from "node:path";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import { claimName, listEntries, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { AGENT_OUTPUT_FILE, agentOutputFileName, assertAgentOutputId, MAX_AGENT_OUTPUT_ID, sanitizeAgentName } from "./artifact-names.ts";
+
+/** Options of `allocateAgentOutputId`. */
+export interface AllocateAgentOutputOptions {
+  /** Id of the parent agent's output: the new id becomes `<parentPrefix>.<name>`. */
+  parentPrefix?: string;
+}
+
+/** What `saveAgentOutput` returns. */
+export interface AgentOutputRef {
+  id: string;
+  /** `agent://<id>`. */
+  uri: string;
+  path: string;
+  sizeBytes: number;
+}
+
+/** The parts of the store agent outputs need. */
+interface AgentOutputHost {
+  readonly dir: string;
+  readonly fsync: boolean;
+  prepareDir(): void;
+  warn(warning: StoreWarning): void;
+}
+
+/**
+ * Subagent outputs, `<id>.md` in the artifacts directory (`agent://<id>`). Ids are readable
+ * (`reviewer`, `reviewer-2`, `planner.reviewer`) and claimed with an exclusive create of the
+ * empty `.md` file, so two processes never get the same id and a resumed session continues after
+ * the outputs already on disk.
+ */
+export class AgentOutputs {
+  private readonly host: AgentOutputHost;
+
+  constructor(host: AgentOutputHost) {
+    this.host = host;
+  }
+
+  /** Reserves `name`, else `name-2`, `name-3`… (one past the highest on disk), under `parentPrefix.` when given. */
+  allocate(name: string, options: AllocateAgentOutputOptions = {}): string {
+    const base = sanitizeAgentName(name);
+    const prefix = options.parentPrefix === undefined ? undefined : assertAgentOutputId(options.parentPrefix);
+    const stem = prefix === undefined ? base : `${prefix}.${base}`;
+    if (stem.length > MAX_AGENT_OUTPUT_ID) throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Agent output id would exceed ${MAX_AGENT_OUTPUT_ID} characters (parentPrefix too deep)`);
+    this.host.prepareDir();
+    let n = this.highestSuffix(stem) + 1;
+    for (;;) {
+      const id = n === 1 ? stem : `${stem}-${n}`;
+      try {
+        if (claimName(this.host.dir, agentOutputFileName(id))) return id;
+      } catch (err) {
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
+      }
+      n++;
+    }
+  }
+
+  /** Writes the markdown to a temp file and renames it to `<id>.md`. */
+  save(id: string, markdown: string): AgentOutputRef {
+    assertAgentOutputId(id);
+    if (typeof markdown !== "string") throw new TranscriptStoreError("INVALID_OPTION", "Agent output must be a markdown string");
+    this.host.prepareDir();
+    const bytes = Buffer.from(markdown, "utf8");
+    let path: string;
+    try {
+      path = writeAtomic(this.host.dir, agentOutputFileName(id), bytes, this.host.fsync);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
+    }
+    return { id, uri: `agent://${id}`, path, sizeBytes: bytes.length };
+  }
+
+  /** The markdown of an output, or null when absent (a symlink in its place reads as absent). */
+  read(id: string): string | null {
+    assertAgentOutputId(id);
+    const path = join(this.host.dir, agentOutputFileName(id));
+    const bytes = readGuarded(path);
+    if (bytes === "unsafe") {
+      this.host.warn({ code: "ARTIFACT_NOT_FOUND", message: "Agent output is not a regular file; ignored", path });
+      return null;
+    }
+    return bytes === null ? null : bytes.toString("utf8");
+  }
+
+  /** Ids of the outputs on disk, sorted. */
+  list(): string[] {
+    const ids: string[] = [];
+    for (const entry of listEntries(this.host.dir)) {
+      const m = AGENT_OUTPUT_FILE.exec(entry.name);
+      if (m && entry.isFile()) ids.push(m[1]!);
+    }
+    return ids.sort();
+  }
+
+  /** 0 when `stem` is free, 1 when only `stem` exists, N for `stem-N`. */
+  private highestSuffix(stem: string): number {
+    let max = 0;
+    for (const entry of listEntries(this.host.dir)) {
+      const m = AGENT_OUTPUT_FILE.exec(entry.name);
+      if (!m) continue;
+      const id = m[1]!;
+      if (id === stem) max = Math.max(max, 1);
+      else if (id.startsWith(`${stem}-`)) {
+        const rest = id.slice(stem.length + 1);
+        if (/^\d{1,9}$/.test(rest) && Number(rest) >= 2) max = Math.max(max, Number(rest));
+      }
+    }
+    return max;
+  }
+}

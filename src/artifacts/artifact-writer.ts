@@ -1,0 +1,113 @@
+import { join } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
+import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import type { ArtifactStore } from "./artifact-store.ts";
+import { closeQuietly, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { logFileName, metaFileName } from "./artifact-names.ts";
+import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
+import { validateSaveOptions, type WriterOptions } from "./save-options.ts";
+
+/** Bytes of the stream's start kept for the summary (enough for 200 characters of any script). */
+const HEAD_BYTES = SUMMARY_CHARS * 6;
+
+/**
+ * A streaming artifact: its id is claimed at once (so a caller can mention `artifact://<id>`
+ * while output still flows), chunks go to a temp file, and `finish()` writes the metadata and
+ * renames the file into place. Until then the artifact does not exist for readers; a crash
+ * leaves only a temp file and a pending claim, never a half artifact.
+ */
+export class ArtifactWriter {
+  readonly id: string;
+  readonly uri: string;
+  readonly toolType: string;
+  private readonly store: ArtifactStore;
+  private readonly options: WriterOptions;
+  private readonly createdAt: number;
+  private readonly tempPath: string;
+  private fd: number | undefined;
+  private bytes = 0;
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private state: "open" | "finished" | "aborted" = "open";
+
+  /** Use `ArtifactStore.createWriter`. */
+  constructor(store: ArtifactStore, toolType: string, options: WriterOptions) {
+    this.options = validateSaveOptions({ ...options });
+    this.store = store;
+    this.toolType = toolType;
+    this.id = store.claimId();
+    this.uri = `artifact://${this.id}`;
+    this.createdAt = store.clock();
+    this.tempPath = join(store.dir, tempNameFor(logFileName(this.id, toolType)));
+    try {
+      this.fd = io.openSync(this.tempPath, "wx", FILE_MODE);
+    } catch (err) {
+      store.releaseId(this.id);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not open artifact ${this.id} for writing: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+    }
+  }
+
+  /** Bytes written so far. */
+  get size(): number {
+    return this.bytes;
+  }
+
+  /** Appends a chunk (strings as UTF-8). A failed write throws `PERSISTENCE_FAILED`; call `abort()` then. */
+  write(chunk: string | Uint8Array): void {
+    if (this.state !== "open" || this.fd === undefined) throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    const data = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    try {
+      writeFully(this.fd, data);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not write artifact ${this.id}: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+    }
+    this.bytes += data.length;
+    if (this.headBytes < HEAD_BYTES) {
+      const take = Buffer.from(data.subarray(0, HEAD_BYTES - this.headBytes));
+      this.head.push(take);
+      this.headBytes += take.length;
+    }
+  }
+
+  /** Publishes the artifact: metadata first, then the content file by rename. */
+  finish(): ArtifactRef {
+    if (this.state !== "open" || this.fd === undefined) throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    const store = this.store;
+    const meta: ArtifactMeta = {
+      v: 1,
+      id: this.id,
+      toolType: this.toolType,
+      summary: this.options.summary ?? summarize(Buffer.concat(this.head).toString("utf8")),
+      sizeBytes: this.bytes,
+      createdAt: this.createdAt,
+      contentType: this.options.contentType ?? defaultContentType("text"),
+      encoding: "text",
+    };
+    if (this.options.name !== undefined) meta.name = this.options.name;
+    if (this.options.ttlMs !== undefined) meta.expiresAt = this.createdAt + this.options.ttlMs;
+    try {
+      if (store.fsync) io.fsyncSync(this.fd);
+      io.closeSync(this.fd);
+      this.fd = undefined;
+      writeAtomic(store.dir, metaFileName(this.id), encodeMeta(meta), store.fsync);
+      io.renameSync(this.tempPath, join(store.dir, logFileName(this.id, this.toolType)));
+      if (store.fsync) fsyncDir(store.dir);
+    } catch (err) {
+      this.abort();
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+    }
+    this.state = "finished";
+    store.remember(meta);
+    return store.toRef(meta, this.bytes);
+  }
+
+  /** Drops the stream: removes the temp file and gives up the id. Safe to call twice. */
+  abort(): void {
+    if (this.state === "finished") return;
+    this.state = "aborted";
+    closeQuietly(this.fd);
+    this.fd = undefined;
+    unlinkQuietly(this.tempPath);
+    this.store.releaseId(this.id);
+  }
+}

@@ -1,0 +1,117 @@
+import { TranscriptStoreError } from "../errors.ts";
+import type { ArtifactStore } from "./artifact-store.ts";
+import { assertAgentOutputId, parseArtifactId } from "./artifact-names.ts";
+import { extractJson, parseJsonQuery, type JsonStep } from "./json-query.ts";
+import { pageLines, validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
+
+/** The caller's session: anything with an `artifacts` store (a SessionManager qualifies). */
+export interface InternalUrlSession {
+  readonly artifacts: ArtifactStore | null;
+}
+
+/** The caller's session plus line pagination for plain (non-extraction) reads. */
+export interface ResolveInternalUrlOptions extends LinePageOptions {
+  /** Only this session's artifacts directory is ever consulted; null or absent is `NO_SESSION`. */
+  session: InternalUrlSession | null | undefined;
+}
+
+/** What an internal URL resolves to. */
+export interface ResolvedInternalUrl {
+  url: string;
+  scheme: "artifact" | "agent";
+  /** The artifact id or agent output id. */
+  id: string;
+  /** The text (or the page of it), or the extracted JSON, pretty-printed. */
+  content: string;
+  contentType: string;
+  /** Line pagination details for plain reads; absent for JSON extraction. */
+  page?: Omit<LinePage, "content">;
+}
+
+const ARTIFACT_SCHEME = "artifact://";
+const AGENT_SCHEME = "agent://";
+const NO_SESSION_MESSAGE = "No session - artifacts unavailable";
+
+/**
+ * Resolves `artifact://<id>`, `agent://<id>`, `agent://<id>/<json/path>` and
+ * `agent://<id>?q=<query>` against the caller's session only (SPEC §8). The URL is parsed by
+ * hand, not with `new URL`, because WHATWG parsing would quietly normalize `..` segments away
+ * instead of letting them be refused.
+ */
+export function resolveInternalUrl(url: string, options: ResolveInternalUrlOptions): ResolvedInternalUrl {
+  if (typeof url !== "string") throw new TranscriptStoreError("INVALID_ARTIFACT_ID", "Internal URL must be a string");
+  const store = options?.session?.artifacts ?? null;
+  if (url.startsWith(ARTIFACT_SCHEME)) {
+    if (store === null) throw new TranscriptStoreError("NO_SESSION", NO_SESSION_MESSAGE);
+    return resolveArtifact(url, store, options);
+  }
+  if (url.startsWith(AGENT_SCHEME)) {
+    if (store === null) throw new TranscriptStoreError("NO_SESSION", NO_SESSION_MESSAGE);
+    return resolveAgent(url, store, options);
+  }
+  throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Unsupported internal URL (expected artifact:// or agent://): ${url.slice(0, 200)}`);
+}
+
+function resolveArtifact(url: string, store: ArtifactStore, options: LinePageOptions): ResolvedInternalUrl {
+  const id = parseArtifactId(url.slice(ARTIFACT_SCHEME.length));
+  validatePageOptions(options);
+  const ref = store.getRef(id);
+  const text = ref === null ? null : store.getText(id);
+  if (ref === null || text === null) {
+    const ids = store.list().map((r) => r.id);
+    throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Artifact ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+  }
+  return paged(url, "artifact", id, text, ref.contentType, options);
+}
+
+function resolveAgent(url: string, store: ArtifactStore, options: LinePageOptions): ResolvedInternalUrl {
+  const rest = url.slice(AGENT_SCHEME.length);
+  const queryAt = rest.indexOf("?");
+  const target = queryAt === -1 ? rest : rest.slice(0, queryAt);
+  const query = queryAt === -1 ? null : new URLSearchParams(rest.slice(queryAt + 1)).get("q");
+  // Split before decoding: an encoded `%2F` must stay inside its segment, never become a separator.
+  const segments = target.split("/").map((s) => decodeSegment(s, url));
+  const id = segments[0]!;
+  try {
+    assertAgentOutputId(id);
+  } catch {
+    throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `agent:// ID must be an agent output id, got: ${id.slice(0, 200)}`);
+  }
+  const path = segments.slice(1);
+  if (path.length > 0 && path[path.length - 1] === "") path.pop();
+  if (path.some((s) => s.length === 0)) throw new TranscriptStoreError("INVALID_QUERY", `Empty path segment in ${url}`);
+  if (path.length > 0 && query !== null) throw new TranscriptStoreError("INVALID_QUERY", "agent:// URL cannot combine path extraction with ?q=");
+  const extracting = path.length > 0 || query !== null;
+  if (extracting && (options.offset !== undefined || options.limit !== undefined)) {
+    throw new TranscriptStoreError("INVALID_OPTION", "offset/limit cannot be combined with agent:// JSON extraction");
+  }
+  const steps: JsonStep[] | null = query !== null ? parseJsonQuery(query) : path.length > 0 ? path : null;
+  validatePageOptions(options);
+  const markdown = store.getAgentOutput(id);
+  if (markdown === null) {
+    const ids = store.listAgentOutputs();
+    throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+  }
+  if (steps === null) return paged(url, "agent", id, markdown, "text/markdown", options);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(markdown);
+  } catch (err) {
+    throw new TranscriptStoreError("INVALID_QUERY", `Output ${id} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const value = extractJson(parsed, steps, url);
+  return { url, scheme: "agent", id, content: JSON.stringify(value, null, 2) ?? "null", contentType: "application/json" };
+}
+
+function decodeSegment(segment: string, url: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Malformed percent-encoding in ${url.slice(0, 200)}`);
+  }
+}
+
+function paged(url: string, scheme: "artifact" | "agent", id: string, text: string, contentType: string, options: LinePageOptions): ResolvedInternalUrl {
+  const { content, ...page } = pageLines(text, { offset: options.offset, limit: options.limit });
+  return { url, scheme, id, content, contentType, page };
+}
