@@ -28,3 +28,29 @@ export type { SessionContext, SessionTreeNode } from "./session/session-tree.ts"
 export { cwdBucket, defaultRoot } from "./session/paths.ts";
 
 export { ArtifactStore } from "./artifacts/artifact-store.ts";
+export type { ArtifactStoreOptions, SaveOptions, WriterOptions, AllocatedArtifact, ArtifactStats } from "./artifacts/artifact-store.ts";
+export type { ArtifactRef } from "./artifacts/metadata.ts";
+export type { ArtifactWriter } from "./artifacts/artifact-writer.ts";
+export type { AgentOutputRef, AllocateAgentOutputOptions } from "./artifacts/agent-outputs.ts";
+export { isPointer, toModelHint, DEFAULT_MAX_INLINE_BYTES, DEFAULT_PREVIEW_CHARS } from "./artifacts/pointer.ts";
+export type { ArtifactPointer, SpillOptions, ModelHint } from "./artifacts/pointer.ts";
+export { resolveInternalUrl } from "./artifacts/internal-urls.ts";
+export type { ResolveInternalUrlOptions, ResolvedInternalUrl, InternalUrlSession } from "./artifacts/internal-urls.ts";
+export { renderArtifactReference, expandArtifactReferences, extractArtifactBlocks } from "./artifacts/reveal.ts";
+export type { RevealPolicy, ExtractedArtifacts } from "./artifacts/reveal.ts";
+export { artifactTools } from "./artifacts/artifact-tools.ts";
+export type { ArtifactTool } from "./artifacts/artifact-tools.ts";
+export { OutputSink, DEFAULT_SPILL_THRESHOLD } from "./artifacts/output-sink.ts";
+export type { OutputSinkOptions, OutputSummary } from "./artifacts/output-sink.ts";
+export type { LinePage } from "./artifacts/line-pages.ts";
+
+export type { SessionInfo } from "./session/session-info.ts";
+export type { ForkOptions } from "./session/session-manager.ts";
+export { migrateFile } from "./maintenance/migrate-file.ts";
+export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";
+export { verifySessionFile } from "./maintenance/verify.ts";
+export type { Finding, VerifyFileResult } from "./maintenance/verify.ts";
+export { collectGarbage, DEFAULT_GC_GRACE_MS } from "./maintenance/gc.ts";
+export type { GcOptions, GcReport } from "./maintenance/gc.ts";
+export { main } from "./cli/main.ts";
+export type { CliIo } from "./cli/context.ts";

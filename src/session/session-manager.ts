@@ -241,7 +241,7 @@ export class SessionManager {
   get artifacts(): ArtifactStore | null {
     const dir = this.artifactsDir;
     if (dir === null) return null;
-    if (this.artifactStore === null || this.artifactStore.dir !== dir) this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning });
+    if (this.artifactStore === null || this.artifactStore.dir !== dir) this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning, fsync: this.options.fsync });
     return this.artifactStore;
   }
   /** True when appends are refused (opened read-only, lock lost, or closed). */

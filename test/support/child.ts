@@ -14,6 +14,9 @@ export function runTs(script: string, args: string[], nodeArgs: string[] = []): 
     const child = spawnTs(script, args, nodeArgs);
     let stdout = "";
     let stderr = "";
+    // decode as a stream: a multi-byte character may straddle two pipe reads
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
     child.stdout!.on("data", (d) => (stdout += d));
     child.stderr!.on("data", (d) => (stderr += d));
     child.on("error", reject);
@@ -24,8 +27,9 @@ export function runTs(script: string, args: string[], nodeArgs: string[] = []): 
 /** Calls `onLine` for each stdout line of a child. */
 export function onLines(child: ChildProcess, onLine: (line: string) => void): void {
   let buffer = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buffer += d.toString();
+  child.stdout!.setEncoding("utf8");
+  child.stdout!.on("data", (d: string) => {
+    buffer += d;
     let nl: number;
     while ((nl = buffer.indexOf("\n")) !== -1) {
       onLine(buffer.slice(0, nl));
