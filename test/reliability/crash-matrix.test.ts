@@ -2,6 +2,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
 import { TranscriptStoreError } from "../../src/errors.ts";
 import { cwdBucket, quarantinePathOf } from "../../src/session/paths.ts";
@@ -161,6 +163,34 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
     }
     summary.push(`move: ${ROUNDS} rounds, ${kills} kills, lost = 0`);
   }, 600_000);
+
+  for (const op of ["artifact-save", "sink-spill"] as const) {
+    it(`${op}: acknowledged artifacts read back exactly; nothing is half-written under its final name`, async () => {
+      let kills = 0;
+      let checked = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const root = tempDir();
+        const dir = join(root, "artifacts");
+        const { acks, killed } = await runAndKill(op, dir, root, 300 + Math.floor(random() * 500));
+        if (killed) kills++;
+        const store = new ArtifactStore(dir);
+        for (const ack of acks) {
+          const [, id, sha] = ack.split(" ");
+          const content = store.getText(id!);
+          expect(content, `${op} ${id}`).not.toBeNull();
+          expect(createHash("sha256").update(content!).digest("hex")).toBe(sha);
+          checked++;
+        }
+        for (const ref of store.list()) {
+          const text = store.getText(ref.id)!;
+          expect(Buffer.byteLength(text), `artifact ${ref.id}`).toBe(ref.sizeBytes);
+        }
+        const next = store.save("next write", { toolType: "bash" });
+        expect(store.getText(next.id)).toBe("next write");
+      }
+      summary.push(`${op}: ${ROUNDS} rounds, ${kills} kills, ${checked} acknowledged artifacts checked, lost = 0`);
+    }, 600_000);
+  }
 
   it("gc: a kill never costs a referenced blob", async () => {
     let kills = 0;

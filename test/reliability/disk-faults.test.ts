@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
 import { TranscriptStoreError } from "../../src/errors.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
@@ -99,6 +100,27 @@ describe("disk faults at every write step", () => {
         expect(existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".tmp")) : []).toEqual([]);
         expect(store.putSync(bytes).hash).toHaveLength(64);
         expect(store.getSync(store.putSync(bytes).hash)!.equals(bytes)).toBe(true);
+      }
+    }
+  });
+
+  it("artifact save: a failing step leaves no artifact (or a complete one) and a retry succeeds", async () => {
+    const content = "artifact body ✓ ".repeat(5000);
+    const { steps } = await withWriteFault(null, "EIO", () => new ArtifactStore(join(tempDir(), "a"), { fsync: true }).save(content, { toolType: "bash" }));
+    expect(steps).toBeGreaterThan(2);
+    for (const code of CODES) {
+      for (let k = 0; k < steps; k++) {
+        const dir = join(tempDir(), "a");
+        const store = new ArtifactStore(dir, { fsync: true });
+        store.save("earlier", { toolType: "bash" });
+        const outcome = await withWriteFault(k, code, () => store.save(content, { toolType: "bash" }));
+        if (outcome.error !== undefined) {
+          expectCoded(outcome.error);
+          expect(store.list().map((r) => store.getText(r.id))).toEqual(["earlier"]);
+        }
+        for (const ref of store.list()) expect(Buffer.byteLength(store.getText(ref.id)!)).toBe(ref.sizeBytes);
+        const retry = store.save(content, { toolType: "bash" });
+        expect(store.getText(retry.id)).toBe(content);
       }
     }
   });

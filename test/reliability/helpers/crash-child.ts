@@ -2,6 +2,9 @@
 // acknowledged step, and loops until the parent SIGKILLs it.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { ArtifactStore } from "../../../src/artifacts/artifact-store.ts";
+import { OutputSink } from "../../../src/artifacts/output-sink.ts";
 import { collectGarbage } from "../../../src/maintenance/gc.ts";
 import { migrateFile } from "../../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
@@ -48,6 +51,28 @@ switch (op) {
     for (;;) {
       const r = await collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 });
       say(`gc ${r.deleted.length}`);
+    }
+  }
+  case "artifact-save": {
+    const store = new ArtifactStore(work);
+    for (let i = 0; ; i++) {
+      const content = `artifact ${i} `.repeat(((i * 7919) % 50) * 400 + 1);
+      const ref = store.save(content, { toolType: "bash" });
+      say(`saved ${ref.id} ${createHash("sha256").update(content).digest("hex")}`);
+    }
+  }
+  case "sink-spill": {
+    const store = new ArtifactStore(work);
+    for (let i = 0; ; i++) {
+      const sink = new OutputSink({ artifacts: store, toolType: "stream", spillThreshold: 4096 });
+      const hash = createHash("sha256");
+      for (let c = 0; c < 40; c++) {
+        const chunk = `run ${i} chunk ${c} ünïcødé ✓ ${"=".repeat(c * 37)}\n`;
+        hash.update(chunk);
+        sink.push(chunk);
+      }
+      const summary = sink.dump();
+      say(`sink ${summary.artifactId} ${hash.digest("hex")}`);
     }
   }
   default:
