@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import { basename, dirname, join } from "node:path";
 
 /**
  * The one narrow I/O seam of the library. Every module that touches the disk calls through this
@@ -61,4 +63,48 @@ export function fsyncDir(dir: string): void {
   } finally {
     if (fd !== undefined) io.closeSync(fd);
   }
+}
+
+/** The temp name used beside `target` while it is being written: a dot file ending in `.tmp`. */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/**
+ * Writes a whole file atomically: `write` emits its bytes into a temp file beside `target`
+ * (created exclusively, 0600), which is (fsynced and) renamed over `target`. On any failure the
+ * temp file is removed and `target` is as it was. Returns the bytes written.
+ */
+export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array) => void) => void, options: { fsync: boolean }): number {
+  const temp = tempPathFor(target);
+  let fd: number | undefined;
+  let size = 0;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    const out = fd;
+    write((data) => {
+      writeFully(out, data);
+      size += data.length;
+    });
+    if (options.fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+    io.renameSync(temp, target);
+  } catch (err) {
+    if (fd !== undefined) {
+      try {
+        io.closeSync(fd);
+      } catch {
+        // already failing: the first error is the one to report
+      }
+    }
+    try {
+      io.unlinkSync(temp);
+    } catch {
+      // the temp file may never have been created
+    }
+    throw err;
+  }
+  if (options.fsync) fsyncDir(dirname(target));
+  return size;
 }

@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { ensureDir, io, writeFileAtomic } from "../io.ts";
 import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
 
 export interface BlobStoreOptions {
@@ -97,29 +97,9 @@ export class BlobStore {
     const ref = toBlobRef(hash);
     if (this.touchExisting(path)) return { hash, ref, path, existed: true };
     this.ensureDir();
-    const temp = join(this.dir, `.${hash}.${process.pid}.${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`);
-    let fd: number | undefined;
     try {
-      fd = io.openSync(temp, "wx", FILE_MODE);
-      writeFully(fd, bytes, 0);
-      if (this.fsync) io.fsyncSync(fd);
-      io.closeSync(fd);
-      fd = undefined;
-      io.renameSync(temp, path);
-      if (this.fsync) fsyncDir(this.dir);
+      writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
     } catch (err) {
-      if (fd !== undefined) {
-        try {
-          io.closeSync(fd);
-        } catch {
-          // already failing; the original error is what matters
-        }
-      }
-      try {
-        io.unlinkSync(temp);
-      } catch {
-        // the temp file may never have been created
-      }
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not store blob ${hash}: ${(err as Error).message}`, { path, cause: err });
     }
     return { hash, ref, path, existed: false };

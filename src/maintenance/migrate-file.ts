@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
@@ -7,7 +7,7 @@ import { migrateSession } from "../format/migrate.ts";
 import { migrateV2ToV3 } from "../format/migrate-v2-to-v3.ts";
 import type { ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../session/paths.ts";
 import { DEFAULT_CHUNK_SIZE, scanSessionFile, SessionFile } from "../session/session-file.ts";
@@ -172,7 +172,7 @@ function writeMigrated(
   chunkSize: number,
 ): "written" | "current" {
   const dir = dirname(report.target);
-  const temp = join(dir, `.${basename(report.target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempPathFor(report.target);
   const written = createHash("sha256");
   const seenBlobs = new Set<string>();
   let changed = fromVersion < 3 || pass1.tornTail !== null || pass1.missingFinalNewline || pass1.malformed.length > 0;

@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { SessionParser, type ParsedSession, type SessionParserOptions, type TornTail } from "../format/session-parser.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
 import { quarantinePathOf } from "./paths.ts";
 
 /** Bytes read per chunk when scanning a session. @default 1 MiB */
@@ -172,36 +171,11 @@ export class SessionFile {
    * appends bytes to the temp file.
    */
   rewrite(write: (emit: (data: Buffer) => void) => void): void {
-    const dir = dirname(this.path);
-    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-    let fd: number | undefined;
-    let size = 0;
+    let size: number;
     try {
-      ensureDir(dir);
-      fd = io.openSync(temp, "wx", FILE_MODE);
-      const out = fd;
-      write((data) => {
-        writeFully(out, data);
-        size += data.length;
-      });
-      if (this.options.fsync) io.fsyncSync(fd);
-      io.closeSync(fd);
-      fd = undefined;
-      io.renameSync(temp, this.path);
-      if (this.options.fsync) fsyncDir(dir);
+      ensureDir(dirname(this.path));
+      size = writeFileAtomic(this.path, write as (emit: (data: Uint8Array) => void) => void, { fsync: this.options.fsync });
     } catch (err) {
-      if (fd !== undefined) {
-        try {
-          io.closeSync(fd);
-        } catch {
-          // the write already failed
-        }
-      }
-      try {
-        io.unlinkSync(temp);
-      } catch {
-        // nothing to clean
-      }
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }

@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
 import { artifactsDirOf, quarantinePathOf } from "./paths.ts";
 import { copyFileFrom, headerEndOffset } from "./session-file.ts";
@@ -41,7 +40,7 @@ export function moveSessionFiles(plan: MovePlan): void {
   };
 
   if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
-  const temp = join(dirname(to), `.${basename(to)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempPathFor(to);
 
   // The journal lets a later open finish or undo a move that a crash interrupted.
   step("write move journal", () => {
