@@ -3,12 +3,22 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
+import { benchExternalize } from "./scenarios/externalize.ts";
+import { benchFork } from "./scenarios/fork.ts";
+import { benchList } from "./scenarios/list.ts";
+import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
+import { benchOpenLazy } from "./scenarios/open-lazy.ts";
 import type { BenchContext, BenchRow } from "./types.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   append: benchAppend,
   open: benchOpen,
+  "open-lazy": benchOpenLazy,
+  externalize: benchExternalize,
+  migrate: benchMigrate,
+  list: benchList,
+  fork: benchFork,
 };
 
 function parseSize(text: string): number {

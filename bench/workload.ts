@@ -67,3 +67,43 @@ export function writeTextSession(path: string, bytes: number, seed = 1): number 
   }
   return count;
 }
+
+/** Deterministic image-like bytes (a PNG signature, then a seeded keystream). */
+export function imageBytes(seed: number, size: number): Buffer {
+  const random = prng(seed);
+  const out = Buffer.allocUnsafe(size);
+  for (let i = 0; i < size; i += 4) out.writeUInt32LE(Math.floor(random() * 0x100000000) >>> 0, Math.min(i, size - 4));
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(out);
+  return out;
+}
+
+/**
+ * Writes a pi v1 session shaped like pi#9613: user messages each carrying one inline base64 image
+ * of 1–2.5 MB, with assistant replies between them, until the file holds about `bytes` bytes.
+ */
+export function writeImageHeavyLegacy(path: string, bytes: number, seed = 1): { images: number; imageBytes: number } {
+  const random = prng(seed);
+  const fd = openSync(path, "w");
+  let written = 0;
+  let images = 0;
+  let total = 0;
+  try {
+    const header = `${JSON.stringify({ type: "session", id: `bench-legacy-${seed}`, timestamp: "2025-06-01T00:00:00.000Z", cwd: "/home/u/screens" })}\n`;
+    writeSync(fd, header);
+    written += header.length;
+    while (written < bytes) {
+      const size = 750_000 + Math.floor(random() * 1_125_000); // 1–2.5 MB of base64
+      const data = imageBytes(seed * 100_000 + images, size).toString("base64");
+      const user = `${JSON.stringify({ type: "message", timestamp: "2025-06-01T00:00:01.000Z", message: { role: "user", content: [{ type: "text", text: `screenshot ${images}` }, { type: "image", data, mimeType: "image/png" }] } })}\n`;
+      const reply = `${JSON.stringify({ type: "message", timestamp: "2025-06-01T00:00:02.000Z", message: agentMessage(random, 1, 1024) })}\n`;
+      writeSync(fd, user);
+      writeSync(fd, reply);
+      written += user.length + reply.length;
+      images++;
+      total += size;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { images, imageBytes: total };
+}

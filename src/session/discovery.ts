@@ -19,17 +19,24 @@ function sessionRoots(options: DiscoveryOptions): string[] {
   return [sessionsDir, ...(options.roots ?? []).map((r) => resolvePath(r))];
 }
 
-/** Session files directly inside the bucket directories of a root (symlinks are not followed). */
+/**
+ * Session files directly inside the bucket directories of a root (symlinks are not followed),
+ * minus those an interrupted move has already committed elsewhere.
+ */
 async function sessionFiles(root: string, pattern: string): Promise<string[]> {
-  const found = await fg(pattern, { cwd: root, absolute: true, onlyFiles: true, followSymbolicLinks: false, dot: false, suppressErrors: true });
-  return found.filter((p) => !isAuxiliarySessionName(basename(p)));
+  const found = await fg([pattern, pattern.replace(/\.jsonl$/, ".move.json")], { cwd: root, absolute: true, onlyFiles: true, followSymbolicLinks: false, dot: false, suppressErrors: true });
+  const moving = new Set(found.filter((p) => p.endsWith(".move.json")).map((p) => `${p.slice(0, -".move.json".length)}.jsonl`));
+  return found.filter((p) => p.endsWith(".jsonl") && !isAuxiliarySessionName(basename(p)) && !(moving.has(p) && movedAway(p)));
+}
+
+function movedAway(path: string): boolean {
+  const journal = readMoveJournal(path);
+  return journal !== null && io.existsSync(journal.to);
 }
 
 function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
   const out: SessionInfo[] = [];
   for (const path of paths) {
-    const journal = readMoveJournal(path);
-    if (journal !== null && io.existsSync(journal.to)) continue; // an interrupted move already committed elsewhere
     const info = readSessionInfo(path);
     if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
     else out.push(info);

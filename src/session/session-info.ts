@@ -39,7 +39,8 @@ function messageText(message: unknown): string | null {
 }
 
 function preview(text: string): string {
-  return text.replace(/\s+/g, " ").trim().slice(0, 200);
+  // Collapse whitespace only in the part that can show: a long first message costs no more.
+  return text.slice(0, 400).replace(/\s+/g, " ").trim().slice(0, 200);
 }
 
 /** Complete lines of a window; `skipFirst` drops a partial first line (tail windows). */
@@ -59,6 +60,8 @@ function windowLines(buf: Buffer, skipFirst: boolean): Buffer[] {
 }
 
 const MESSAGE_MARK = Buffer.from('"type":"message"');
+const TITLE_MARK = Buffer.from('"type":"title"');
+const USER_MARK = Buffer.from('"role":"user"');
 
 /**
  * Reads a session's head (and, for larger files, its tail) and returns its listing info, or null
@@ -74,12 +77,13 @@ export function readSessionInfo(path: string): SessionInfo | null {
   try {
     const stat = io.fstatSync(fd);
     const size = stat.size;
-    let headLen = Math.min(size, INFO_WINDOW);
+    // A file that fits in both windows is read whole, in one call, and counted exactly.
+    let headLen = size <= 2 * INFO_WINDOW ? size : INFO_WINDOW;
     let head = Buffer.allocUnsafe(headLen);
     let got = io.readSync(fd, head, 0, headLen, 0);
     head = head.subarray(0, got);
     // An omp title slot or a long header can push the header past the first window.
-    while (head.indexOf(0x0a) === -1 || (head.subarray(0, 40).includes(Buffer.from('"type":"title"')) && head.indexOf(0x0a, head.indexOf(0x0a) + 1) === -1)) {
+    while (head.indexOf(0x0a) === -1 || (head.subarray(0, 40).includes(TITLE_MARK) && head.indexOf(0x0a, head.indexOf(0x0a) + 1) === -1)) {
       if (headLen >= Math.min(size, MAX_HEAD)) break;
       headLen = Math.min(size, MAX_HEAD);
       head = Buffer.allocUnsafe(headLen);
@@ -113,7 +117,7 @@ export function readSessionInfo(path: string): SessionInfo | null {
       const line = lines[index]!;
       if (line.indexOf(MESSAGE_MARK) === -1) continue;
       messages++;
-      if (firstMessage !== null) continue;
+      if (firstMessage !== null || line.indexOf(USER_MARK) === -1) continue;
       const decoded = decodeLine(line);
       if (decoded.kind === "record" && isRecord(decoded.value.message) && decoded.value.message.role === "user") {
         const text = messageText(decoded.value.message);
