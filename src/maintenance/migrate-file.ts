@@ -187,9 +187,9 @@ function writeMigrated(
     const pass2 = scanSessionFile(
       report.source,
       {
-        mapRecord: (record) => {
+        mapRecord: (record, text) => {
           const entry = applySkeleton(record, skeletons[index++]!, fromVersion);
-          const prepared = prepareLine(entry, prepare);
+          const prepared = prepareLine(entry, prepare, text);
           if (prepared.entry !== entry) changed = true;
           for (const blob of prepared.blobs) {
             report.imagesExternalized++;

@@ -82,22 +82,24 @@ export interface PreparedLine extends PreparedEntry {
  * Serializes an entry for disk. The common entry (no image, no transient key, no giant string)
  * is serialized once and proven clean by substring checks on the JSON, without walking it.
  */
-export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedLine {
+export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
   try {
-    return prepareLineUnguarded(entry, options);
+    return prepareLineUnguarded(entry, options, sourceText);
   } catch (err) {
     if (err instanceof RangeError) throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry ${String(entry.id)} is nested too deeply to serialize (${err.message})`, { cause: err });
     throw err;
   }
 }
 
-function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedLine {
-  const line = JSON.stringify(entry);
-  if (options.stages.length === 0 && line.length <= options.maxStringChars && !mayHoldImage(line, options) && !options.transientMarkers.some((m) => line.includes(m))) {
-    return { line, entry, blobs: [] };
+function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
+  // A caller that just parsed the entry passes its text: the checks run on it, and an image-heavy
+  // entry is serialized once, after externalization, instead of twice.
+  const probe = sourceText ?? JSON.stringify(entry);
+  if (options.stages.length === 0 && probe.length <= options.maxStringChars && !mayHoldImage(probe, options) && !options.transientMarkers.some((m) => probe.includes(m))) {
+    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [] };
   }
   const prepared = prepareEntryForPersistence(entry, options);
-  return { ...prepared, line: prepared.entry === entry ? line : JSON.stringify(prepared.entry) };
+  return { ...prepared, line: prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry) };
 }
 
 function mayHoldImage(line: string, options: ResolvedPrepareOptions): boolean {
