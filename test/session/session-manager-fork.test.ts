@@ -1,9 +1,10 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { onLines, spawnTs } from "../support/child.ts";
+import { injectFault } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const CHILD = join(import.meta.dirname, "helpers/writer-child.ts");
@@ -58,23 +59,40 @@ describe("fork", () => {
     await m.close();
   });
 
-  it("an unreadable artifact and a planted symlink are warnings; the fork completes", async () => {
+  it("an unreadable artifact is one warning and the fork completes; temp files are copied, not linked", async () => {
     const root = tempDir();
     const warnings: StoreWarning[] = [];
     const { m } = await sessionWithArtifacts(root, (w) => warnings.push(w));
     writeFileSync(join(m.artifactsDir!, ".partial.tmp"), "in flight");
     writeFileSync(join(m.artifactsDir!, "secret.log"), "s");
-    symlinkSync("/etc/passwd", join(m.artifactsDir!, "1.evil.log"));
-    chmodSync(join(m.artifactsDir!, "secret.log"), 0o000);
-    const isRoot = process.getuid?.() === 0;
-    const fork = await m.fork();
+    // EACCES for that one file, whoever runs the test (root reads anything, so inject it)
+    const denied = (_c: number, args: unknown[]) => (String(args[0]).endsWith("secret.log") ? "EACCES" : undefined);
+    const restoreLink = injectFault("linkSync", denied);
+    const restoreCopy = injectFault("copyFileSync", denied);
+    let fork;
+    try {
+      fork = await m.fork();
+    } finally {
+      restoreLink();
+      restoreCopy();
+    }
     const names = readdirSync(fork.artifactsDir!).sort();
-    expect(names).not.toContain("1.evil.log");
-    expect(names).toContain("0.bash.log");
+    expect(names).toEqual([".partial.tmp", "0.bash.log"]);
     expect(statSync(join(fork.artifactsDir!, ".partial.tmp")).ino).not.toBe(statSync(join(m.artifactsDir!, ".partial.tmp")).ino);
-    // root can link an unreadable file, so only the symlink warns there
-    expect(warnings.filter((w) => w.code === "ARTIFACT_COPY_FAILED").length).toBeGreaterThanOrEqual(1);
-    if (!isRoot) expect(names).not.toContain("secret.log");
+    expect(warnings.map((w) => [w.code, w.path])).toEqual([["ARTIFACT_COPY_FAILED", join(m.artifactsDir!, "secret.log")]]);
+    expect(fork.getEntries()).toEqual(m.getEntries());
+    await fork.close();
+    await m.close();
+  });
+
+  it("a symlink planted in the artifacts directory is never followed into the fork", async () => {
+    const root = tempDir();
+    const warnings: StoreWarning[] = [];
+    const { m } = await sessionWithArtifacts(root, (w) => warnings.push(w));
+    symlinkSync("/etc/passwd", join(m.artifactsDir!, "1.evil.log"));
+    const fork = await m.fork();
+    expect(readdirSync(fork.artifactsDir!)).toEqual(["0.bash.log"]);
+    expect(warnings.map((w) => w.code)).toEqual(["ARTIFACT_COPY_FAILED"]);
     await fork.close();
     await m.close();
   });
