@@ -6,12 +6,12 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { ensureDir } from "../io.ts";
-import { prepareLine, type PreparedLine } from "../prepare/pipeline.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { copyFileFrom, headerEndOffset, SessionFile } from "./session-file.ts";
-import { loadSessionFile, type LoadedSession } from "./session-loader.ts";
+import { loadSessionFile } from "./session-loader.ts";
+import { SessionWriter } from "./session-writer.ts";
 import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
 import { linkTree } from "./artifact-dir-copy.ts";
 import { listAllSessions, listSessions, resolveSession, type DiscoveryOptions } from "./discovery.ts";
@@ -55,13 +55,10 @@ export class SessionManager {
   private readonly entries: SessionEntry[];
   private readonly byId = new Map<string, SessionEntry>();
   private leafId: string | null;
-  /** @internal */ file: SessionFile | null;
+  /** @internal */ readonly writer: SessionWriter | null;
   /** @internal */ lock: SessionLock | null;
   private readOnly: boolean;
   private closed = false;
-  private headerWritten: boolean;
-  /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
-  private readonly deferred: SessionEntry[] = [];
   private artifactStore: ArtifactStore | null = null;
 
   private constructor(init: ManagerInit) {
@@ -71,10 +68,9 @@ export class SessionManager {
     this.entries = init.entries;
     for (const entry of init.entries) this.byId.set(entry.id, entry);
     this.leafId = init.entries.length > 0 ? init.entries[init.entries.length - 1]!.id : null;
-    this.file = init.file;
+    this.writer = init.file === null ? null : new SessionWriter(init.file, this.blobs, { prepare: init.options.prepare, rehydrate: init.options.rehydrate }, () => this._header, init.headerWritten);
     this.lock = init.lock;
     this.readOnly = init.readOnly;
-    this.headerWritten = init.headerWritten;
     this.loadReport = init.loadReport;
   }
 
@@ -97,10 +93,10 @@ export class SessionManager {
     manager.lock = await acquireSessionLock(path, { staleMs: resolved.lockStaleMs, onCompromised: (err) => manager.onLockCompromised(err) });
     try {
       if (entries !== null) {
-        manager.writeWhole(entries);
+        manager.writer!.writeWhole(entries);
         for (const entry of entries) manager.remember(entry);
       } else if (!resolved.deferUntilAssistant) {
-        manager.writeHeader();
+        manager.writer!.writeHeader();
       }
     } catch (err) {
       await manager.close();
@@ -139,12 +135,12 @@ export class SessionManager {
         const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(resolved.cwd ?? process.cwd()) };
         manager = new SessionManager({ options: resolved, header, entries: [], file, lock, readOnly, headerWritten: false, loadReport: emptyLoadReport() });
         holder.manager = manager;
-        if (!resolved.deferUntilAssistant) manager.writeWhole([]);
+        if (!resolved.deferUntilAssistant) manager.writer!.writeWhole([]);
         return manager;
       }
       manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report });
       holder.manager = manager;
-      if (!readOnly) manager.repairOnOpen(loaded);
+      if (!readOnly) manager.writer!.repairOnOpen(loaded, loaded.entries, (w) => manager!.warn(w));
       return manager;
     } catch (err) {
       if (manager !== null) await manager.close();
@@ -230,7 +226,7 @@ export class SessionManager {
   }
   /** The session file path, or null for an in-memory session. */
   get sessionFile(): string | null {
-    return this.file?.path ?? null;
+    return this.writer?.file.path ?? null;
   }
   /** The artifacts directory (the session path without `.jsonl`), or null in memory. */
   get artifactsDir(): string | null {
@@ -270,7 +266,7 @@ export class SessionManager {
       timestamp: typeof timestamp === "string" ? timestamp : this.options.now().toISOString(),
       ...rest,
     };
-    const kept = this.persist(entry);
+    const kept = this.writer === null ? entry : this.writer.persist(entry);
     this.remember(kept);
     return entry.id;
   }
@@ -394,12 +390,12 @@ export class SessionManager {
    */
   async moveTo(newCwd: string): Promise<void> {
     this.assertWritable();
-    const file = this.file;
+    const file = this.writer?.file ?? null;
     if (file === null) throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");
     const cwd = resolve(newCwd);
     const to = join(this.options.sessionsDir, cwdBucket(cwd), basename(file.path));
     const header: SessionHeader = { ...this._header, cwd };
-    if (!this.headerWritten) {
+    if (!this.writer!.hasHeader) {
       // Nothing on disk yet (deferUntilAssistant): only the destination changes.
       const lock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
       await this.lock?.release();
@@ -437,14 +433,14 @@ export class SessionManager {
 
   /** Data-syncs everything appended so far. */
   async flush(): Promise<void> {
-    if (this.file !== null && this.file.isOpen) this.file.sync();
+    if (this.writer !== null && this.writer.file.isOpen) this.writer.file.sync();
   }
 
   /** Closes the file and releases the lock. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.file?.close();
+    this.writer?.file.close();
     const lock = this.lock;
     this.lock = null;
     await lock?.release();
@@ -477,78 +473,6 @@ export class SessionManager {
     this.entries.push(entry);
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
-  }
-
-  /** Serializes through the pipeline, stores its blobs, then appends its line. Returns what memory keeps. */
-  private persist(entry: SessionEntry): SessionEntry {
-    if (this.file === null) return entry;
-    if (!this.headerWritten) {
-      this.deferred.push(entry);
-      const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
-      if (!isAssistant) return entry;
-      try {
-        this.writeWhole(this.deferred.slice(0, -1).concat(entry));
-      } catch (err) {
-        this.deferred.pop();
-        throw err;
-      }
-      this.deferred.length = 0;
-      return entry;
-    }
-    const { line, entry: prepared, blobs } = this.prepare(entry);
-    this.file.append(Buffer.from(`${line}\n`));
-    // A concurrent gc (with a short grace period) may have collected a blob that existed before
-    // this line referenced it: put it back before the append is acknowledged.
-    for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
-    return this.options.rehydrate === "lazy" ? prepared : entry;
-  }
-
-  private prepare(entry: SessionEntry): PreparedLine {
-    let prepared;
-    try {
-      prepared = prepareLine(entry, this.options.prepare);
-    } catch (err) {
-      if (err instanceof TranscriptStoreError) throw err;
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
-    }
-    // Order invariant: every referenced blob is in place before the line that references it.
-    for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
-    return prepared;
-  }
-
-  private headerLine(): Buffer {
-    return Buffer.from(`${JSON.stringify(this._header)}\n`);
-  }
-
-  private writeHeader(): void {
-    this.file!.append(this.headerLine());
-    this.headerWritten = true;
-  }
-
-  /** Writes header + entries as a fresh file (atomic replace). */
-  private writeWhole(entries: readonly SessionEntry[]): void {
-    const file = this.file!;
-    file.rewrite((emit) => {
-      emit(this.headerLine());
-      for (const entry of entries) emit(Buffer.from(`${this.prepare(entry).line}\n`));
-    });
-    this.headerWritten = true;
-  }
-
-  /** Before the first write: quarantine what cannot be kept, repair the tail, upgrade legacy files. */
-  private repairOnOpen(loaded: LoadedSession): void {
-    const file = this.file!;
-    const { parsed } = loaded;
-    if (loaded.report.migratedFrom !== null) {
-      const lost = [...parsed.malformed];
-      if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
-      file.quarantine(lost);
-      this.writeWhole(this.entries);
-      return;
-    }
-    if (file.repairTail(parsed)) {
-      this.warn({ code: "TORN_TAIL_REPAIRED", message: parsed.tornTail !== null ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine` : "Final line was missing its newline" });
-    }
   }
 }
 

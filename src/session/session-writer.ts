@@ -1,0 +1,109 @@
+import type { BlobStore } from "../blob/blob-store.ts";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import type { SessionFile } from "./session-file.ts";
+import type { LoadedSession } from "./session-loader.ts";
+import type { RehydrateMode } from "./session-options.ts";
+
+export interface SessionWriterOptions {
+  prepare: ResolvedPrepareOptions;
+  rehydrate: RehydrateMode;
+}
+
+/**
+ * Turns entries into lines on disk for one session: runs the prepare pipeline, stores the blobs a
+ * line references before the line, keeps pi's deferred mode (no file before the first assistant
+ * message), and upgrades or repairs a file before its first append. The bytes themselves belong to
+ * `SessionFile`.
+ */
+export class SessionWriter {
+  /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
+  private readonly deferred: SessionEntry[] = [];
+
+  constructor(
+    readonly file: SessionFile,
+    private readonly blobs: BlobStore,
+    private readonly options: SessionWriterOptions,
+    private readonly header: () => SessionHeader,
+    private headerWritten: boolean,
+  ) {}
+
+  /** True once the file holds at least its header. */
+  get hasHeader(): boolean {
+    return this.headerWritten;
+  }
+
+  /**
+   * Persists one entry (or defers it) and returns what memory keeps: the entry as given, or in lazy
+   * mode its prepared form with blob refs. Throws `PERSISTENCE_FAILED` with nothing written.
+   */
+  persist(entry: SessionEntry): SessionEntry {
+    if (!this.headerWritten) {
+      this.deferred.push(entry);
+      const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
+      if (!isAssistant) return entry;
+      try {
+        this.writeWhole(this.deferred);
+      } catch (err) {
+        this.deferred.pop();
+        throw err;
+      }
+      this.deferred.length = 0;
+      return entry;
+    }
+    const { line, entry: prepared, blobs } = this.prepare(entry);
+    this.file.append(Buffer.from(`${line}\n`));
+    // A concurrent gc (with a short grace period) may have collected a blob that existed before
+    // this line referenced it: put it back before the append is acknowledged.
+    for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
+    return this.options.rehydrate === "lazy" ? prepared : entry;
+  }
+
+  /** Appends the header line to a new, empty file. */
+  writeHeader(): void {
+    this.file.append(this.headerLine());
+    this.headerWritten = true;
+  }
+
+  /** Writes header + entries as a fresh file (atomic replace). */
+  writeWhole(entries: readonly SessionEntry[]): void {
+    this.file.rewrite((emit) => {
+      emit(this.headerLine());
+      for (const entry of entries) emit(Buffer.from(`${this.prepare(entry).line}\n`));
+    });
+    this.headerWritten = true;
+  }
+
+  /** Before the first write: quarantine what cannot be kept, repair the tail, upgrade legacy files. */
+  repairOnOpen(loaded: LoadedSession, entries: readonly SessionEntry[], warn: (w: StoreWarning) => void): void {
+    const { parsed } = loaded;
+    if (loaded.report.migratedFrom !== null) {
+      const lost = [...parsed.malformed];
+      if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
+      this.file.quarantine(lost);
+      this.writeWhole(entries);
+      return;
+    }
+    if (this.file.repairTail(parsed)) {
+      warn({ code: "TORN_TAIL_REPAIRED", message: parsed.tornTail !== null ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine` : "Final line was missing its newline" });
+    }
+  }
+
+  private headerLine(): Buffer {
+    return Buffer.from(`${JSON.stringify(this.header())}\n`);
+  }
+
+  private prepare(entry: SessionEntry): PreparedLine {
+    let prepared;
+    try {
+      prepared = prepareLine(entry, this.options.prepare);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw err;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
+    }
+    // Order invariant: every referenced blob is in place before the line that references it.
+    for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
+    return prepared;
+  }
+}
