@@ -15,6 +15,54 @@ function deriveId(sessionId: string, lineIndex: number, taken: Set<string>): str
 }
 
 /**
+ * The v1 → v2 rules applied one record at a time, in file order: each record gets its derived id
+ * and the previous record as parent. Used whole by `migrateV1ToV2` and streaming by `migrateFile`.
+ */
+export class V1ToV2Chain {
+  private readonly idByIndex = new Map<number, string>();
+  private previous: string | null = null;
+
+  /** `taken`: ids already present in the file (they are kept and never derived again). */
+  constructor(
+    private readonly sessionId: string,
+    private readonly taken: Set<string>,
+  ) {}
+
+  /** The record with its `id` and `parentId`; `firstKeptEntryIndex` is left for `keptId`. */
+  assign(record: RawRecord, lineIndex: number): RawRecord {
+    const id = typeof record.id === "string" ? record.id : deriveId(this.sessionId, lineIndex, this.taken);
+    const parentId = "parentId" in record ? (record.parentId as string | null) : this.previous;
+    const next: RawRecord = { type: record.type, id, parentId, ...record };
+    next.id = id;
+    next.parentId = parentId;
+    this.idByIndex.set(lineIndex, id);
+    this.previous = id;
+    return next;
+  }
+
+  /**
+   * The id a `firstKeptEntryIndex` names, among the records assigned so far: that index, or when
+   * it names the header or a lost line, the next record that exists. Undefined when no assigned
+   * record is at or after it.
+   */
+  keptId(target: number): string | undefined {
+    for (const [index, id] of this.idByIndex) if (index >= target && index >= 1) return id;
+    return undefined;
+  }
+}
+
+/** Replaces a compaction's `firstKeptEntryIndex` with `firstKeptEntryId`. */
+export function withKeptId(record: RawRecord, keptId: string): RawRecord {
+  const { firstKeptEntryIndex: _dropped, ...rest } = record;
+  return { ...rest, firstKeptEntryId: keptId };
+}
+
+/** True for a v1 compaction that still names its kept entry by index. */
+export function hasKeptIndex(record: RawRecord): record is RawRecord & { firstKeptEntryIndex: number } {
+  return record.type === "compaction" && typeof record.firstKeptEntryIndex === "number";
+}
+
+/**
  * v1 → v2: every entry gets an `id` and a `parentId` chaining it to the previous entry in file
  * order; a compaction's `firstKeptEntryIndex` (counting the header as 0) becomes
  * `firstKeptEntryId`. Ids derive from the session id and position, so two loads of one v1 file
@@ -23,28 +71,10 @@ function deriveId(sessionId: string, lineIndex: number, taken: Set<string>): str
 export function migrateV1ToV2(header: SessionHeader, records: readonly PositionedRecord[]): PositionedRecord[] {
   const taken = new Set<string>();
   for (const { record } of records) if (typeof record.id === "string") taken.add(record.id);
-  const idByIndex = new Map<number, string>();
-  const out: PositionedRecord[] = [];
-  let previous: string | null = null;
-  for (const { record, lineIndex } of records) {
-    const id = typeof record.id === "string" ? record.id : deriveId(header.id, lineIndex, taken);
-    const parentId = "parentId" in record ? (record.parentId as string | null) : previous;
-    const next: RawRecord = { type: record.type, id, parentId, ...record };
-    next.id = id;
-    next.parentId = parentId;
-    idByIndex.set(lineIndex, id);
-    out.push({ record: next, lineIndex });
-    previous = id;
-  }
-  const sortedIndexes = [...idByIndex.keys()];
+  const chain = new V1ToV2Chain(header.id, taken);
+  const out = records.map(({ record, lineIndex }) => ({ record: chain.assign(record, lineIndex), lineIndex }));
   for (const item of out) {
-    const record = item.record;
-    if (record.type !== "compaction" || typeof record.firstKeptEntryIndex !== "number") continue;
-    const target = record.firstKeptEntryIndex;
-    // A kept index that points at the header or a lost line moves to the next entry that exists.
-    const index = sortedIndexes.find((i) => i >= target && i >= 1);
-    const { firstKeptEntryIndex: _dropped, ...rest } = record;
-    item.record = { ...rest, firstKeptEntryId: index === undefined ? (record.id as string) : idByIndex.get(index)! };
+    if (hasKeptIndex(item.record)) item.record = withKeptId(item.record, chain.keptId(item.record.firstKeptEntryIndex) ?? (item.record.id as string));
   }
   return out;
 }

@@ -37,7 +37,7 @@ export interface SessionParserOptions {
    * Transforms each entry record as it is read, given the line's JSON text so cheap substring
    * checks can skip records that need nothing (loads rehydrate or externalize images here).
    */
-  mapRecord?: (record: RawRecord, text: string) => RawRecord;
+  mapRecord?: (record: RawRecord, text: string, lineIndex: number) => RawRecord;
 }
 
 function isTitleLine(value: RawRecord): boolean {
@@ -110,9 +110,10 @@ export class SessionParser {
       }
       this.ids.add(id);
     }
-    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text) : record;
     // pi counts v1 positions over the parsed objects of the file, the header being 0.
-    this.records.push({ record: mapped, lineIndex: ++this.parsedCount });
+    const lineIndex = ++this.parsedCount;
+    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text, lineIndex) : record;
+    this.records.push({ record: mapped, lineIndex });
   }
 
   private takeHeader(decoded: ReturnType<typeof decodeLine>): void {

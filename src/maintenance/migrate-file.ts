@@ -3,14 +3,15 @@ import { basename, dirname, join, resolve } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { migrateSession } from "../format/migrate.ts";
+import { headerVersion, migrateSession } from "../format/migrate.ts";
+import { hasKeptIndex, V1ToV2Chain, withKeptId } from "../format/migrate-v1-to-v2.ts";
 import { migrateV2ToV3 } from "../format/migrate-v2-to-v3.ts";
-import type { ParsedSession } from "../format/session-parser.ts";
+import { parseSessionBytes, type ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../session/paths.ts";
-import { DEFAULT_CHUNK_SIZE, scanSessionFile, SessionFile } from "../session/session-file.ts";
+import { DEFAULT_CHUNK_SIZE, headerEndOffset, scanSessionFile, SessionFile } from "../session/session-file.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 
 export interface MigrateFileOptions extends PrepareOptions {
@@ -47,11 +48,11 @@ export interface MigrateFileReport {
   error?: { code: string; message: string };
 }
 
-interface Skeleton {
-  id: string;
-  parentId: string | null;
-  firstKeptEntryId?: string;
-}
+/** The v1/v2 → v3 rules for one record, in file order, as `writeMigrated` streams it. */
+type Transform = (record: RawRecord, lineIndex: number) => SessionEntry;
+
+/** Thrown by a one-pass transform that met what only two passes can migrate exactly. */
+class NeedsTwoPasses extends Error {}
 
 /** Keeps only what migration rules look at, so pass 1 holds ids, not content. */
 function skeletonOf(record: RawRecord): RawRecord {
@@ -62,20 +63,57 @@ function skeletonOf(record: RawRecord): RawRecord {
   return out;
 }
 
-/** Applies pass-1 migration results (ids, parents, kept id) to a full record, then v2→v3 rules. */
-function applySkeleton(record: RawRecord, skeleton: Skeleton, fromVersion: number): SessionEntry {
-  if (fromVersion >= 3) return record as SessionEntry;
-  let out: RawRecord = record;
-  if (fromVersion < 2) {
-    out = { type: record.type, id: skeleton.id, parentId: skeleton.parentId, ...record };
-    out.id = skeleton.id;
-    out.parentId = skeleton.parentId;
-    if (skeleton.firstKeptEntryId !== undefined) {
-      delete out.firstKeptEntryIndex;
-      out.firstKeptEntryId = skeleton.firstKeptEntryId;
+const toV3 = (record: RawRecord) => migrateV2ToV3([{ record, lineIndex: 0 }])[0]!.record as SessionEntry;
+
+/**
+ * One pass: v3 records as they are, v2 records through v2→v3, v1 records through the v1 chain as
+ * they stream by. A v1 file whose records already carry ids, or whose compaction keeps an entry
+ * that comes after it, needs the whole file's ids first: `NeedsTwoPasses`.
+ */
+function onePassTransform(header: SessionHeader, fromVersion: number): Transform {
+  if (fromVersion >= 3) return (record) => record as SessionEntry;
+  if (fromVersion === 2) return toV3;
+  const chain = new V1ToV2Chain(header.id, new Set());
+  return (record, lineIndex) => {
+    if ("id" in record) throw new NeedsTwoPasses();
+    let next = chain.assign(record, lineIndex);
+    if (hasKeptIndex(next)) {
+      const kept = chain.keptId(next.firstKeptEntryIndex);
+      if (kept === undefined) throw new NeedsTwoPasses();
+      next = withKeptId(next, kept);
     }
+    return toV3(next);
+  };
+}
+
+/** Two passes: ids, parents and kept ids come from a first pass over the whole file (skeletons only). */
+function twoPassTransform(migrated: SessionEntry[]): Transform {
+  let index = 0;
+  return (record) => {
+    const done = migrated[index++]!;
+    const out: RawRecord = { type: record.type, id: done.id, parentId: done.parentId, ...record };
+    out.id = done.id;
+    out.parentId = done.parentId;
+    if ("firstKeptEntryIndex" in record && typeof done.firstKeptEntryId === "string") {
+      delete out.firstKeptEntryIndex;
+      out.firstKeptEntryId = done.firstKeptEntryId;
+    }
+    return toV3(out);
+  };
+}
+
+/** The header (BOM and omp title slot handled), read from the head of the file only. */
+function readHeader(path: string): SessionHeader | null {
+  const end = headerEndOffset(path);
+  if (end === null) return null;
+  const fd = io.openSync(path, "r");
+  try {
+    const head = Buffer.allocUnsafe(end);
+    const n = io.readSync(fd, head, 0, end, 0);
+    return parseSessionBytes(head.subarray(0, n)).header;
+  } finally {
+    io.closeSync(fd);
   }
-  return migrateV2ToV3([{ record: out, lineIndex: 0 }])[0]!.record as SessionEntry;
 }
 
 function targetPathFor(source: string, header: SessionHeader, options: MigrateFileOptions): string {
@@ -121,36 +159,39 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
     const prepare = resolvePrepareOptions(options);
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     report.bytesBefore = io.statSync(report.source).size;
-    const pass1 = scanSessionFile(report.source, { mapRecord: skeletonOf }, chunkSize);
-    if (pass1 === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", "File vanished", { path: report.source });
-    if (pass1.header === null) throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${pass1.headerProblem ?? "no header"})`, { path: report.source });
-    const migrated = migrateSession(pass1.header, pass1.records);
-    const fromVersion = migrated.migratedFrom ?? 3;
+    const header = options.dryRun ? null : readHeader(report.source);
+    if (header === null) {
+      // Dry runs, and files whose header needs a closer look, take the careful two-pass road.
+      const pass1 = firstPass(report.source, chunkSize);
+      const migrated = migrateSession(pass1.header, pass1.records);
+      report.fromVersion = migrated.migratedFrom ?? 3;
+      report.entries = migrated.entries.length;
+      report.malformed = pass1.malformed.length;
+      report.tornTail = pass1.tornTail !== null;
+      report.target = targetPathFor(report.source, migrated.header, options);
+      if (options.dryRun) {
+        report.status = "planned";
+        return report;
+      }
+      await lockFor(report, options, locks);
+      return finish(report, options, writeMigrated(report, migrated.header, twoPassTransform(migrated.entries), report.fromVersion, prepare, new BlobStore(options.blobsDir, { fsync: options.fsync }), options, chunkSize));
+    }
+    const fromVersion = headerVersion(header);
+    const newHeader = migrateSession(header, []).header;
     report.fromVersion = fromVersion;
-    report.entries = migrated.entries.length;
-    report.malformed = pass1.malformed.length;
-    report.tornTail = pass1.tornTail !== null;
-    report.target = targetPathFor(report.source, migrated.header, options);
-    if (options.dryRun) {
-      report.status = "planned";
-      return report;
-    }
-    if (!options.inPlace) ensureDir(dirname(report.target));
-    const lockOptions = { onCompromised: () => {} };
-    try {
-      locks.push(await acquireSessionLock(report.source, lockOptions));
-    } catch (err) {
-      // An import only reads its source: a read-only source tree cannot be locked, nor written.
-      if (options.inPlace || !(err instanceof TranscriptStoreError) || err.code !== "PERSISTENCE_FAILED") throw err;
-    }
-    if (report.target !== report.source) locks.push(await acquireSessionLock(report.target, lockOptions));
-
-    const skeletons: Skeleton[] = migrated.entries.map((e) => ({ id: e.id, parentId: e.parentId, ...(typeof e.firstKeptEntryId === "string" && e.type === "compaction" && fromVersion < 2 ? { firstKeptEntryId: e.firstKeptEntryId } : {}) }));
+    report.target = targetPathFor(report.source, newHeader, options);
+    await lockFor(report, options, locks);
     const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
-    const result = writeMigrated(report, pass1, migrated.header, skeletons, fromVersion, prepare, blobs, options, chunkSize);
-    report.status = result === "current" ? "current" : options.inPlace ? "migrated" : "imported";
-    report.bytesAfter = io.statSync(report.target).size;
-    return report;
+    let outcome;
+    try {
+      outcome = writeMigrated(report, newHeader, onePassTransform(header, fromVersion), fromVersion, prepare, blobs, options, chunkSize);
+    } catch (err) {
+      if (!(err instanceof NeedsTwoPasses)) throw err;
+      const pass1 = firstPass(report.source, chunkSize);
+      const migrated = migrateSession(pass1.header, pass1.records);
+      outcome = writeMigrated(report, migrated.header, twoPassTransform(migrated.entries), fromVersion, prepare, blobs, options, chunkSize);
+    }
+    return finish(report, options, outcome);
   } catch (err) {
     report.status = "failed";
     report.error = { code: err instanceof TranscriptStoreError ? err.code : (errnoCode(err) ?? "ERROR"), message: (err as Error).message };
@@ -160,22 +201,65 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
   }
 }
 
+/** Pass 1 of the two-pass road: skeleton records only. Throws for a file that is not a session. */
+function firstPass(source: string, chunkSize: number): ParsedSession & { header: SessionHeader } {
+  const pass1 = scanSessionFile(source, { mapRecord: skeletonOf }, chunkSize);
+  if (pass1 === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", "File vanished", { path: source });
+  if (pass1.header === null) throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${pass1.headerProblem ?? "no header"})`, { path: source });
+  return pass1 as ParsedSession & { header: SessionHeader };
+}
+
+/** Takes the source's lock (and the target's, for an import). */
+async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, locks: SessionLock[]): Promise<void> {
+  if (!options.inPlace) ensureDir(dirname(report.target));
+  const lockOptions = { onCompromised: () => {} };
+  try {
+    locks.push(await acquireSessionLock(report.source, lockOptions));
+  } catch (err) {
+    // An import only reads its source: a read-only source tree cannot be locked, nor written.
+    if (options.inPlace || !(err instanceof TranscriptStoreError) || err.code !== "PERSISTENCE_FAILED") throw err;
+  }
+  if (report.target !== report.source) locks.push(await acquireSessionLock(report.target, lockOptions));
+}
+
+interface WriteOutcome {
+  result: "written" | "current";
+  parsed: ParsedSession;
+  counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated">;
+}
+
+function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
+  Object.assign(report, outcome.counts);
+  report.entries = outcome.parsed.records.length;
+  report.malformed = outcome.parsed.malformed.length;
+  report.tornTail = outcome.parsed.tornTail !== null;
+  report.status = outcome.result === "current" ? "current" : options.inPlace ? "migrated" : "imported";
+  report.bytesAfter = io.statSync(report.target).size;
+  return report;
+}
+
+/**
+ * Streams the source through `transform` and the pipeline into a temp file beside the target,
+ * storing blobs as it goes; then (unless nothing changed) verifies the temp file, quarantines what
+ * could not be kept, and renames it into place.
+ */
 function writeMigrated(
   report: MigrateFileReport,
-  pass1: ParsedSession,
   header: SessionHeader,
-  skeletons: Skeleton[],
+  transform: Transform,
   fromVersion: number,
   prepare: ResolvedPrepareOptions,
   blobs: BlobStore,
   options: MigrateFileOptions,
   chunkSize: number,
-): "written" | "current" {
+): WriteOutcome {
   const dir = dirname(report.target);
   const temp = tempPathFor(report.target);
   const written = createHash("sha256");
   const seenBlobs = new Set<string>();
-  let changed = fromVersion < 3 || pass1.tornTail !== null || pass1.missingFinalNewline || pass1.malformed.length > 0;
+  const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0 };
+  let changed = fromVersion < 3;
+  let parsed: ParsedSession | null;
   const fd = io.openSync(temp, "wx", FILE_MODE);
   try {
     const emit = (data: Buffer) => {
@@ -183,22 +267,19 @@ function writeMigrated(
       written.update(data);
     };
     emit(Buffer.from(`${JSON.stringify(header)}\n`));
-    let index = 0;
-    const pass2 = scanSessionFile(
+    parsed = scanSessionFile(
       report.source,
       {
-        mapRecord: (record, text) => {
-          const entry = applySkeleton(record, skeletons[index++]!, fromVersion);
+        mapRecord: (record, text, lineIndex) => {
+          const entry = transform(record, lineIndex);
           const prepared = prepareLine(entry, prepare, text);
           if (prepared.entry !== entry) changed = true;
           for (const blob of prepared.blobs) {
-            report.imagesExternalized++;
+            counts.imagesExternalized++;
             const put = blobs.putHashedSync(blob.hash, blob.bytes);
-            if (!seenBlobs.has(blob.hash)) {
-              seenBlobs.add(blob.hash);
-              if (put.existed) report.blobsDeduplicated++;
-              else report.blobsNew++;
-            } else report.blobsDeduplicated++;
+            if (!seenBlobs.has(blob.hash) && !put.existed) counts.blobsNew++;
+            else counts.blobsDeduplicated++;
+            seenBlobs.add(blob.hash);
           }
           emit(Buffer.from(`${prepared.line}\n`));
           return {};
@@ -206,7 +287,7 @@ function writeMigrated(
       },
       chunkSize,
     );
-    if (pass2 === null || pass2.records.length !== skeletons.length) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
+    if (parsed === null || parsed.header === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
     io.fsyncSync(fd);
   } catch (err) {
     io.closeSync(fd);
@@ -215,13 +296,15 @@ function writeMigrated(
   }
   io.closeSync(fd);
   const digest = written.digest("hex");
+  const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
   try {
-    if (!changed && report.target === report.source) return "current";
-    if (report.target !== report.source && hashFile(report.target) === digest) return "current";
-    verifyWritten(temp, digest, skeletons.length, blobs, chunkSize);
-    const lost = [...pass1.malformed];
-    if (pass1.tornTail !== null) lost.push({ line: pass1.linesRead, offset: pass1.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: pass1.tornTail.bytes });
-    if (lost.length > 0) new SessionFile(report.target === report.source ? report.source : report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
+    if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0) changed = true;
+    if (!changed && report.target === report.source) return outcome("current");
+    if (report.target !== report.source && hashFile(report.target) === digest) return outcome("current");
+    verifyWritten(temp, digest, parsed.records.length, blobs, chunkSize);
+    const lost = [...parsed.malformed];
+    if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
+    if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
     if (options.backup && options.inPlace) {
       const bak = `${report.source}.bak`;
       io.rmSync(bak, { force: true });
@@ -229,7 +312,7 @@ function writeMigrated(
     }
     io.renameSync(temp, report.target);
     fsyncDir(dir);
-    return "written";
+    return outcome("written");
   } finally {
     io.rmSync(temp, { force: true });
   }

@@ -1,0 +1,42 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { migrateFile } from "../../src/maintenance/migrate-file.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const header = { type: "session", id: "mig-v1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/m" };
+const msg = (t: string) => ({ type: "message", timestamp: "t", message: { role: "user", content: t } });
+
+/** migrateFile (streaming) must give exactly the entries the in-memory migration gives. */
+async function expectSameAsLoad(records: object[]): Promise<void> {
+  const dir = tempDir();
+  const path = join(dir, "s.jsonl");
+  writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const expected = (await SessionManager.open(path, { root: dir, readOnly: true })).getEntries();
+  const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs") });
+  expect(report.status).toBe("imported");
+  expect(report.entries).toBe(expected.length);
+  const migrated = await SessionManager.open(report.target, { root: dir, readOnly: true });
+  expect(migrated.loadReport.migratedFrom).toBeNull();
+  expect(migrated.getEntries()).toEqual(expected);
+}
+
+describe("migrateFile agrees with the in-memory migration", () => {
+  it("v1 with a backward compaction (one pass)", async () => {
+    await expectSameAsLoad([header, msg("a"), msg("b"), msg("c"), { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 2, tokensBefore: 1 }, msg("d")]);
+  });
+
+  it("v1 whose compaction keeps an entry after itself (falls back to two passes)", async () => {
+    await expectSameAsLoad([header, msg("a"), { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 4, tokensBefore: 1 }, msg("b"), msg("c")]);
+  });
+
+  it("v1 whose records already carry some ids (falls back to two passes)", async () => {
+    await expectSameAsLoad([header, msg("a"), { ...msg("b"), id: "abcdef01" }, msg("c")]);
+  });
+
+  it("v2 with a hookMessage and v3 untouched", async () => {
+    await expectSameAsLoad([{ ...header, version: 2 }, { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "hookMessage", content: "h" } }]);
+    await expectSameAsLoad([{ ...header, version: 3 }, { type: "x", id: "aaaaaaaa", parentId: null, timestamp: "t", keep: { me: 1 } }]);
+  });
+});
