@@ -1,6 +1,5 @@
+import { isUtf8 } from "node:buffer";
 import { isRecord, type RawRecord } from "./types.ts";
-
-const fatalDecoder = new TextDecoder("utf-8", { fatal: true });
 
 /** What a line turned out to be. Problems are values, not exceptions. */
 export type DecodedLine =
@@ -23,16 +22,11 @@ function leadingNuls(bytes: Buffer): number {
 export function decodeLine(bytes: Buffer): DecodedLine {
   const nulBytes = leadingNuls(bytes);
   const body = nulBytes > 0 ? bytes.subarray(nulBytes) : bytes;
+  // One native pass validates the bytes; a replacement character would hide invalid input.
+  if (!isUtf8(body)) return { kind: "malformed", reason: "invalid UTF-8", nulBytes };
   let text = body.toString("utf8");
   if (text.length > 0 && text.charCodeAt(text.length - 1) === 0x0d) text = text.slice(0, -1);
-  if (text.trim().length === 0) return { kind: "blank", nulBytes };
-  if (text.includes("\uFFFD")) {
-    try {
-      fatalDecoder.decode(body);
-    } catch {
-      return { kind: "malformed", reason: "invalid UTF-8", nulBytes };
-    }
-  }
+  if (text.charCodeAt(0) !== 0x7b && text.trim().length === 0) return { kind: "blank", nulBytes };
   let value: unknown;
   try {
     value = JSON.parse(text);
