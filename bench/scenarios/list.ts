@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { clearSessionInfoCache } from "../../src/session/discovery.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { median } from "../stats.ts";
 import type { BenchContext, BenchRow } from "../types.ts";
@@ -41,21 +42,31 @@ export async function benchList(ctx: BenchContext): Promise<BenchRow[]> {
       }
       return n;
     };
-    const ours: number[] = [];
+    const cold: number[] = [];
+    const warm: number[] = [];
     const base: number[] = [];
     baseline();
     await SessionManager.listAll({ root });
+    const listAll = async () => {
+      const t = performance.now();
+      if ((await SessionManager.listAll({ root })).length !== count) throw new Error("listAll miscounted");
+      return performance.now() - t;
+    };
     for (let i = 0; i < ctx.repeats; i++) {
-      let t = performance.now();
+      const t = performance.now();
       if (baseline() !== count) throw new Error("baseline miscounted");
       base.push(performance.now() - t);
-      t = performance.now();
-      if ((await SessionManager.listAll({ root })).length !== count) throw new Error("listAll miscounted");
-      ours.push(performance.now() - t);
+      clearSessionInfoCache();
+      cold.push(await listAll()); // every file opened and parsed
+      warm.push(await listAll()); // files unchanged since: one stat each
     }
-    const o = median(ours);
     const b = median(base);
-    return [{ scenario: `list ${count} sessions`, unit: "ms", ours: o, baseline: b, baselineName: "readdir + 4 KB heads", ratio: o / b, target: "≤ 1.5×", met: o / b <= 1.5 }];
+    const c = median(cold);
+    const w = median(warm);
+    return [
+      { scenario: `list ${count} sessions (first listing)`, unit: "ms", ours: c, baseline: b, baselineName: "readdir + 4 KB heads", ratio: c / b, target: "≤ 1.5×", met: c / b <= 1.5 },
+      { scenario: `list ${count} sessions (repeat, in-process cache)`, unit: "ms", ours: w, baseline: b, baselineName: "readdir + 4 KB heads", ratio: w / b, target: "≤ 1.5×", met: w / b <= 1.5 },
+    ];
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -34,10 +34,42 @@ function movedAway(path: string): boolean {
   return journal !== null && io.existsSync(journal.to);
 }
 
+/** Listing info of files seen before in this process, valid while their size and mtime hold. */
+const infoCache = new Map<string, { size: number; mtimeMs: number; info: SessionInfo | null }>();
+/** Entries kept in the cache before it starts over (≈ a few MB). */
+const INFO_CACHE_LIMIT = 50_000;
+
+/**
+ * A file's listing info: from the in-process cache when the file's size and mtime are unchanged
+ * (one stat instead of open + reads + parse), else read from its head and tail. Nothing is ever
+ * written next to the sessions: listing someone's pi tree leaves it as it was.
+ */
+function sessionInfoOf(path: string): SessionInfo | null {
+  let stat;
+  try {
+    stat = io.statSync(path);
+  } catch {
+    infoCache.delete(path);
+    return null;
+  }
+  const hit = infoCache.get(path);
+  if (hit !== undefined && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.info && { ...hit.info };
+  const info = readSessionInfo(path);
+  if (infoCache.size >= INFO_CACHE_LIMIT) infoCache.clear();
+  // Keyed by what was stat'ed before reading: a write racing the read invalidates the entry.
+  infoCache.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, info });
+  return info;
+}
+
+/** Forgets every cached listing entry (the next listing reads every file again). */
+export function clearSessionInfoCache(): void {
+  infoCache.clear();
+}
+
 function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
   const out: SessionInfo[] = [];
   for (const path of paths) {
-    const info = readSessionInfo(path);
+    const info = sessionInfoOf(path);
     if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
     else out.push(info);
   }

@@ -95,6 +95,21 @@ describe("discovery", () => {
     expect(warnings.map((w) => [w.code, basename(w.path!)])).toEqual([["BAD_HEADER", "2024-01-01T00-00-00-000Z_garbage.jsonl"]]);
   });
 
+  it("a repeat listing sees every change to a session (the in-process cache follows size and mtime)", async () => {
+    const root = tempDir();
+    const cwd = join(root, "p");
+    const m = await SessionManager.create(cwd, { root });
+    m.appendMessage({ role: "user", content: "one" });
+    expect((await SessionManager.list(cwd, { root }))[0]!.messageCount).toBe(1);
+    expect((await SessionManager.list(cwd, { root }))[0]!.messageCount).toBe(1);
+    m.appendMessage({ role: "assistant", content: "two" });
+    expect((await SessionManager.list(cwd, { root }))[0]!.messageCount).toBe(2);
+    const listed = await SessionManager.list(cwd, { root });
+    listed[0]!.messageCount = 99; // callers get copies
+    expect((await SessionManager.list(cwd, { root }))[0]!.messageCount).toBe(2);
+    await m.close();
+  });
+
   it("continueRecent returns the newest session of the cwd, or a new one", async () => {
     const root = tempDir();
     const cwd = join(root, "p");
