@@ -63,6 +63,18 @@ const MESSAGE_MARK = Buffer.from('"type":"message"');
 const TITLE_MARK = Buffer.from('"type":"title"');
 const USER_MARK = Buffer.from('"role":"user"');
 
+function readAt(fd: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  return buf.subarray(0, io.readSync(fd, buf, 0, length, 0));
+}
+
+/** True when the window holds the whole header line (after an omp title slot, if any). */
+function holdsHeaderLine(head: Buffer): boolean {
+  const first = head.indexOf(0x0a);
+  if (first === -1) return false;
+  return !head.subarray(0, 40).includes(TITLE_MARK) || head.indexOf(0x0a, first + 1) !== -1;
+}
+
 /**
  * Reads a session's head (and, for larger files, its tail) and returns its listing info, or null
  * when the file has no valid header (such files are skipped by listings, never rewritten).
@@ -78,18 +90,9 @@ export function readSessionInfo(path: string): SessionInfo | null {
     const stat = io.fstatSync(fd);
     const size = stat.size;
     // A file that fits in both windows is read whole, in one call, and counted exactly.
-    let headLen = size <= 2 * INFO_WINDOW ? size : INFO_WINDOW;
-    let head = Buffer.allocUnsafe(headLen);
-    let got = io.readSync(fd, head, 0, headLen, 0);
-    head = head.subarray(0, got);
+    let head = readAt(fd, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW);
     // An omp title slot or a long header can push the header past the first window.
-    while (head.indexOf(0x0a) === -1 || (head.subarray(0, 40).includes(TITLE_MARK) && head.indexOf(0x0a, head.indexOf(0x0a) + 1) === -1)) {
-      if (headLen >= Math.min(size, MAX_HEAD)) break;
-      headLen = Math.min(size, MAX_HEAD);
-      head = Buffer.allocUnsafe(headLen);
-      got = io.readSync(fd, head, 0, headLen, 0);
-      head = head.subarray(0, got);
-    }
+    if (!holdsHeaderLine(head) && size > head.length) head = readAt(fd, Math.min(size, MAX_HEAD));
     const whole = head.length >= size;
     const lines = windowLines(head, false);
     if (whole && head.length > 0 && head[head.length - 1] !== 0x0a) {

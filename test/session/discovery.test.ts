@@ -1,4 +1,4 @@
-import { closeSync, ftruncateSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -93,6 +93,18 @@ describe("discovery", () => {
     expect(list.map((s) => s.id).sort()).toEqual([m.sessionId, "torn-id"].sort());
     expect(list.find((s) => s.id === "torn-id")!.tornTail).toBe(true);
     expect(warnings.map((w) => [w.code, basename(w.path!)])).toEqual([["BAD_HEADER", "2024-01-01T00-00-00-000Z_garbage.jsonl"]]);
+  });
+
+  it("lists omp files whose header follows a wide title slot, with their title", async () => {
+    const root = tempDir();
+    const cwd = join(root, "omp");
+    const dir = join(root, "sessions", cwdBucket(cwd));
+    mkdirSync(dir, { recursive: true });
+    const slot = JSON.stringify({ type: "title", v: 1, title: "Refactor the CLI" }).padEnd(6000, " ");
+    const header = JSON.stringify({ type: "session", version: 3, id: "omp-1", timestamp: "2025-01-01T00:00:00.000Z", cwd });
+    writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_omp-1.jsonl"), `${slot}\n${header}\n${JSON.stringify({ type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "user", content: "hi" } })}\n`);
+    const [info] = await SessionManager.list(cwd, { root });
+    expect(info).toMatchObject({ id: "omp-1", title: "Refactor the CLI", messageCount: 1, firstMessage: "hi" });
   });
 
   it("a repeat listing sees every change to a session (the in-process cache follows size and mtime)", async () => {
