@@ -108,7 +108,10 @@ export class BlobStore {
   /** Refreshes an existing blob's mtime so a concurrent GC's grace period protects it. */
   private touchExisting(path: string): boolean {
     try {
-      if (io.lstatSync(path).isSymbolicLink()) {
+      // The common case is a new blob: ask without paying for an ENOENT exception.
+      const stat = io.lstatSync(path, { throwIfNoEntry: false });
+      if (stat === undefined) return false;
+      if (stat.isSymbolicLink()) {
         // A planted symlink is never a blob: replace it with the real bytes.
         io.unlinkSync(path);
         return false;
