@@ -172,4 +172,3 @@ export function parseSessionBytes(bytes: Buffer, options?: SessionParserOptions)
   return parser.finish();
 }
 
-export { isRecord };

@@ -1,6 +1,5 @@
 import { basename, dirname, join } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
-import { isBlobHash } from "../blob/blob-ref.ts";
 import { errnoCode } from "../errors.ts";
 import type { RawRecord } from "../format/types.ts";
 import { io } from "../io.ts";
@@ -110,4 +109,3 @@ export function bucketDirsOf(files: readonly string[]): string[] {
   return [...new Set(files.map((f) => dirname(f)))];
 }
 
-export { isBlobHash };

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { isBlobRef, looksLikeBlobRef, toBlobRef } from "../blob/blob-ref.ts";
+import { looksLikeBlobRef, toBlobRef } from "../blob/blob-ref.ts";
 import { mapImagePayloads, type PayloadKind } from "./image-shapes.ts";
 
 /** Shortest base64 image payload that is moved to the blob store. @default 1024 */
@@ -48,4 +48,3 @@ export function externalizeImages<T>(value: T, threshold: number): { value: T; b
   return { value: next, blobs };
 }
 
-export { isBlobRef };

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
-import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
 
 /** Store root: `$TRANSCRIPT_STORE_HOME`, else `~/.transcript-store`. */
 export function defaultRoot(): string {
@@ -85,4 +85,3 @@ export function idFromFileName(path: string): string | null {
   return m ? m[1]! : null;
 }
 
-export { sep };

@@ -2,7 +2,7 @@ import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
-import { SessionParser, type ParsedSession, type SessionParserOptions, type TornTail } from "../format/session-parser.ts";
+import { SessionParser, type ParsedSession, type SessionParserOptions } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
 import { quarantinePathOf } from "./paths.ts";
 
@@ -216,7 +216,6 @@ export class SessionFile {
   }
 }
 
-export type { TornTail };
 
 /**
  * Byte offset just past the header line (and an omp title line before it), found by reading the

@@ -56,8 +56,3 @@ export async function acquireSessionLock(path: string, options: SessionLockOptio
     },
   };
 }
-
-/** True while a live writer holds the session's lock (a stale lock counts as free). */
-export async function isSessionLocked(path: string, staleMs = DEFAULT_LOCK_STALE_MS): Promise<boolean> {
-  return lockfile.check(path, { stale: Math.max(2000, staleMs), realpath: false });
-}
