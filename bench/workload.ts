@@ -1,16 +1,8 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { prng } from "../fixtures/seeded.ts";
 
-/** mulberry32: a tiny seeded PRNG so every workload is reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 const WORDS = "the agent reads file src index ts and runs npm test then fixes the failing assertion in session manager because the torn tail was merged into the next append".split(" ");
 
@@ -106,4 +98,29 @@ export function writeImageHeavyLegacy(path: string, bytes: number, seed = 1): { 
     closeSync(fd);
   }
   return { images, imageBytes: total };
+}
+
+/**
+ * Writes `perBucket` small sessions (header + 6 messages) into each of `cwds`' buckets under
+ * `sessionsDir`, pi/omp layout (cwd `/home/u/x` → bucket `-home-u-x` style via `bucketOf`).
+ */
+export function writeSessionTree(sessionsDir: string, cwds: string[], perBucket: number, bucketOf: (cwd: string) => string, seed = 5): number {
+  const random = prng(seed);
+  let n = 0;
+  for (const cwd of cwds) {
+    const bucket = join(sessionsDir, bucketOf(cwd));
+    mkdirSync(bucket, { recursive: true });
+    for (let i = 0; i < perBucket; i++, n++) {
+      const id = `0197b000-0000-7000-8000-${String(n).padStart(12, "0")}`;
+      const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: new Date(Date.UTC(2025, 0, 1) + n * 1000).toISOString(), cwd })];
+      let parent: string | null = null;
+      for (let k = 0; k < 6; k++) {
+        const eid = (0x10000000 + k).toString(16);
+        lines.push(JSON.stringify({ type: "message", id: eid, parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: agentMessage(random, k, 600) }));
+        parent = eid;
+      }
+      writeFileSync(join(bucket, `2025-01-01T00-00-00-000Z_${id}.jsonl`), `${lines.join("\n")}\n`);
+    }
+  }
+  return n;
 }

@@ -1,12 +1,13 @@
 // `npm run bench:peers`: the same workloads through our SessionManager and pi's, side by side.
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { clearSessionInfoCache } from "../../src/session/discovery.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { median } from "../stats.ts";
-import { agentMessage, prng, writeImageHeavyLegacy, writeTextSession } from "../workload.ts";
+import { cwdBucket } from "../../src/session/paths.ts";
+import { agentMessage, prng, writeImageHeavyLegacy, writeSessionTree, writeTextSession } from "../workload.ts";
 import { PI_MODULE, PI_VERSION } from "./pi-module.ts";
 
 const { SessionManager: Pi } = (await import(PI_MODULE)) as { SessionManager: any };
@@ -84,19 +85,8 @@ try {
 
   // list 2,000 sessions of one cwd
   const cwd = "/home/u/listing";
-  const bucket = join(work, "list", "sessions", "--home-u-listing--");
-  mkdirSync(bucket, { recursive: true });
-  for (let i = 0; i < 2000; i++) {
-    const id = `0197c000-0000-7000-8000-${String(i).padStart(12, "0")}`;
-    const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-01-01T00:00:00.000Z", cwd })];
-    let parent: string | null = null;
-    for (let k = 0; k < 6; k++) {
-      const eid = (0x10000000 + k).toString(16);
-      lines.push(JSON.stringify({ type: "message", id: eid, parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: agentMessage(random, k, 600) }));
-      parent = eid;
-    }
-    writeFileSync(join(bucket, `2025-01-01T00-00-00-000Z_${id}.jsonl`), `${lines.join("\n")}\n`);
-  }
+  writeSessionTree(join(work, "list", "sessions"), [cwd], 2000, cwdBucket);
+  const bucket = join(work, "list", "sessions", cwdBucket(cwd));
   const ol: number[] = [];
   const pl: number[] = [];
   for (let r = 0; r < REPEATS; r++) {

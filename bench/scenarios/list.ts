@@ -1,11 +1,12 @@
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clearSessionInfoCache } from "../../src/session/discovery.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { median } from "../stats.ts";
 import type { BenchContext, BenchRow } from "../types.ts";
-import { agentMessage, prng } from "../workload.ts";
+import { writeSessionTree } from "../workload.ts";
+import { cwdBucket } from "../../src/session/paths.ts";
 
 /** Listing 10,000 sessions against readdir + a 4 KB head read per file. */
 export async function benchList(ctx: BenchContext): Promise<BenchRow[]> {
@@ -13,22 +14,8 @@ export async function benchList(ctx: BenchContext): Promise<BenchRow[]> {
   const root = mkdtempSync(join(tmpdir(), "ts-bench-list-"));
   try {
     const sessions = join(root, "sessions");
-    const random = prng(5);
-    for (let b = 0; b < 100; b++) {
-      const bucket = join(sessions, `--home-u-project-${b}--`);
-      mkdirSync(bucket, { recursive: true });
-      for (let i = 0; i < count / 100; i++) {
-        const id = `0197b000-0000-7000-8000-${String(b * 1000 + i).padStart(12, "0")}`;
-        const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: new Date(Date.UTC(2025, 0, 1, 0, 0, b * 100 + i)).toISOString(), cwd: `/home/u/project-${b}` })];
-        let parent: string | null = null;
-        for (let k = 0; k < 6; k++) {
-          const eid = (0x10000000 + k).toString(16);
-          lines.push(JSON.stringify({ type: "message", id: eid, parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: agentMessage(random, k, 600) }));
-          parent = eid;
-        }
-        writeFileSync(join(bucket, `2025-01-01T00-00-00-000Z_${id}.jsonl`), `${lines.join("\n")}\n`);
-      }
-    }
+    const cwds = Array.from({ length: 100 }, (_, b) => `/home/u/project-${b}`);
+    writeSessionTree(sessions, cwds, count / 100, cwdBucket);
     const baseline = () => {
       const buf = Buffer.allocUnsafe(4096);
       let n = 0;
