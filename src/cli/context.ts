@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
 import { resolveStoreDirs, type StoreDirs } from "../session/paths.ts";
@@ -36,8 +37,10 @@ export interface CommandContext {
   json: boolean;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
-  /** Writes one JSON record (NDJSON) or a text line. */
+  /** Writes one record: an NDJSON line with `--json` (through `ndjson`), else the text line. */
   emit: (record: unknown, text: string) => void;
+  /** Flushes the record stream; `main` awaits it after the command. */
+  close: () => Promise<void>;
 }
 
 export interface Command {
@@ -59,7 +62,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     throw new UsageError((err as Error).message.split("\n")[0]!);
   }
   const { values, positionals } = parsed;
-  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, root: undefined, json: false, values, positionals, emit: () => {} };
+  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, root: undefined, json: false, values, positionals, emit: () => {}, close: async () => {} };
   if (command.minArgs !== undefined && positionals.length < command.minArgs) throw new UsageError(`${command.name}: missing argument (usage: transcript-store ${command.usage})`);
   if (command.maxArgs !== undefined && positionals.length > command.maxArgs) throw new UsageError(`${command.name}: too many arguments (usage: transcript-store ${command.usage})`);
   const root = (values.root as string | undefined) ?? io.env.TRANSCRIPT_STORE_HOME;
@@ -71,6 +74,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     throw err;
   }
   const json = values.json === true;
+  const records = json ? recordStream(io) : null;
   return {
     io,
     dirs,
@@ -78,7 +82,25 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     json,
     values,
     positionals,
-    emit: (record, text) => io.stdout(json ? `${JSON.stringify(record)}\n` : `${text}\n`),
+    emit: (record, text) => (records ? records.write(record) : io.stdout(`${text}\n`)),
+    close: () => records?.close() ?? Promise.resolve(),
+  };
+}
+
+/** An `ndjson` stringify stream into the CLI's stdout. */
+function recordStream(io: CliIo): { write: (record: unknown) => void; close: () => Promise<void> } {
+  const stream = ndjson.stringify();
+  stream.on("data", (line: string) => io.stdout(line));
+  const ended = new Promise<void>((resolve, reject) => {
+    stream.on("end", resolve);
+    stream.on("error", reject);
+  });
+  return {
+    write: (record) => void stream.write(record),
+    close: () => {
+      stream.end();
+      return ended;
+    },
   };
 }
 

@@ -52,7 +52,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`Usage: transcript-store ${command.usage}\n\n${command.summary}\n`);
       return 0;
     }
-    return await command.run(ctx);
+    try {
+      return await command.run(ctx);
+    } finally {
+      await ctx.close();
+    }
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(`transcript-store: ${err.message}\n`);

@@ -72,7 +72,7 @@ export const demoCommand: Command = {
       const gc = await collectGarbage({ sessionRoots: [sessionsDir], blobsDir, graceMs: 0, dryRun: true });
       say(`5. gc --dry-run: ${gc.referenced} of ${gc.blobs} blob(s) referenced, ${gc.deleted.length} would be deleted`);
       say(`\ndone in ${((performance.now() - started) / 1000).toFixed(1)} s${ctx.values.keep ? `; store kept at ${root}` : ""}`);
-      if (ctx.json) ctx.io.stdout(`${JSON.stringify({ type: "demo", files: reports, findingsBefore: before.reduce((a, r) => a + r.findings.length, 0), findingsAfter, fork: forkId, movedTo, gc: { ...gc, deleted: gc.deleted.length } })}\n`);
+      if (ctx.json) ctx.emit({ type: "demo", files: reports, findingsBefore: before.reduce((a, r) => a + r.findings.length, 0), findingsAfter, fork: forkId, movedTo, gc: { ...gc, deleted: gc.deleted.length } }, "");
       return failed === 0 && findingsAfter === 0 ? 0 : 1;
     } finally {
       if (!ctx.values.keep) rmSync(root, { recursive: true, force: true });

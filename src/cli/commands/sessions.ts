@@ -26,7 +26,7 @@ export const lsCommand: Command = {
     const warn = (w: { message: string; path?: string }) => ctx.io.stderr(`warning: ${w.message}${w.path ? ` (${w.path})` : ""}\n`);
     const list = ctx.values.all ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn }) : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
     if (ctx.json) {
-      for (const info of list) ctx.io.stdout(`${JSON.stringify(infoRecord(info))}\n`);
+      for (const info of list) ctx.emit(infoRecord(info), "");
       return 0;
     }
     const rows = list.map((s) => [s.id, s.modified.toISOString().slice(0, 16).replace("T", " "), formatBytes(s.size), `${s.messageCountExact ? "" : "~"}${s.messageCount}`, s.cwd, (s.title ?? s.firstMessage ?? "").slice(0, 60)]);
@@ -46,7 +46,7 @@ export const showCommand: Command = {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
     if (ctx.json) {
-      ctx.io.stdout(`${JSON.stringify({ type: "session", path: info.path, header: m.header, loadReport: m.loadReport, leafId: m.getLeafId(), entries: m.getEntries().length })}\n`);
+      ctx.emit({ type: "session", path: info.path, header: m.header, loadReport: m.loadReport, leafId: m.getLeafId(), entries: m.getEntries().length }, "");
       return 0;
     }
     ctx.io.stdout(`${info.path}\n${JSON.stringify(m.header)}\n`);
