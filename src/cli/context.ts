@@ -26,6 +26,7 @@ export const GLOBAL_OPTIONS: OptionSpec = {
   "sessions-dir": { type: "string" },
   "blobs-dir": { type: "string" },
   json: { type: "boolean", default: false },
+  ndjson: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 };
 
@@ -73,7 +74,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     if (err instanceof TranscriptStoreError) throw new UsageError(err.message);
     throw err;
   }
-  const json = values.json === true;
+  const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
   return {
     io,

@@ -24,7 +24,7 @@ Global options:
   --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or ~/.transcript-store)
   --sessions-dir <dir>  sessions directory (default <root>/sessions), e.g. ~/.pi/agent/sessions
   --blobs-dir <dir>     blob directory (default <root>/blobs)
-  --json                machine output on stdout (one JSON object per line)
+  --json, --ndjson      machine output on stdout (one JSON object per line)
   -h, --help            this help
 
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error.

@@ -54,7 +54,7 @@ describe("transcript-store session commands", () => {
     expect((await cli(["show", m.sessionId, "--root", root])).stdout).toContain("message/assistant nice");
     const fork = await cli(["fork", m.sessionId, "--root", root, "--json"]);
     expect(fork.records[0]).toMatchObject({ parentSession: m.sessionId, entries: 2 });
-    const all = await cli(["ls", "--all", "--root", root, "--json"]);
+    const all = await cli(["ls", "--all", "--root", root, "--ndjson"]);
     expect(all.records).toHaveLength(2);
     const mv = await cli(["mv", fork.records[0]!.id, join(root, "elsewhere"), "--root", root, "--json"]);
     expect(mv.code).toBe(0);

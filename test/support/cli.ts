@@ -13,6 +13,6 @@ export async function cli(argv: string[], options: { cwd?: string; stdin?: strin
     env: options.env ?? {},
     cwd: options.cwd ?? process.cwd(),
   });
-  const records = argv.includes("--json") ? stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  const records = (argv.includes("--json") || argv.includes("--ndjson")) ? stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
   return { code, stdout, stderr, records };
 }
