@@ -54,7 +54,7 @@ function sessionInfoOf(path: string): SessionInfo | null {
   }
   const hit = infoCache.get(path);
   if (hit !== undefined && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.info && { ...hit.info };
-  const info = readSessionInfo(path);
+  const info = readSessionInfo(path, stat);
   if (infoCache.size >= INFO_CACHE_LIMIT) infoCache.clear();
   // Keyed by what was stat'ed before reading: a write racing the read invalidates the entry.
   infoCache.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, info });

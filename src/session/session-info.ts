@@ -79,7 +79,7 @@ function holdsHeaderLine(head: Buffer): boolean {
  * Reads a session's head (and, for larger files, its tail) and returns its listing info, or null
  * when the file has no valid header (such files are skipped by listings, never rewritten).
  */
-export function readSessionInfo(path: string): SessionInfo | null {
+export function readSessionInfo(path: string, knownStat?: { size: number; mtime: Date; birthtime: Date }): SessionInfo | null {
   let fd: number;
   try {
     fd = io.openSync(path, "r");
@@ -87,7 +87,7 @@ export function readSessionInfo(path: string): SessionInfo | null {
     return null;
   }
   try {
-    const stat = io.fstatSync(fd);
+    const stat = knownStat ?? io.fstatSync(fd);
     const size = stat.size;
     // A file that fits in both windows is read whole, in one call, and counted exactly.
     let head = readAt(fd, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW);
