@@ -105,6 +105,30 @@ export class BlobStore {
     return { hash, ref, path, existed: false };
   }
 
+  /**
+   * Re-hashes the stored copy of `hash` and, when it does not match, replaces it with `bytes`
+   * (whose sha256 the caller computed): a corrupt blob is healed by anyone who holds the original.
+   * Returns true when it had to repair.
+   */
+  repairSync(hash: string, bytes: Uint8Array): boolean {
+    const path = join(this.dir, hash);
+    let intact: boolean;
+    try {
+      intact = this.getSync(hash, { verify: true }) !== null;
+    } catch (err) {
+      if (!(err instanceof TranscriptStoreError) || err.code !== "BLOB_CORRUPT") throw err;
+      intact = false;
+    }
+    if (intact) return false;
+    try {
+      if (io.lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) io.unlinkSync(path);
+      writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not repair blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+    }
+    return true;
+  }
+
   /** Refreshes an existing blob's mtime so a concurrent GC's grace period protects it. */
   private touchExisting(path: string): boolean {
     try {

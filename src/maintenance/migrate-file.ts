@@ -43,6 +43,8 @@ export interface MigrateFileReport {
   imagesExternalized: number;
   blobsNew: number;
   blobsDeduplicated: number;
+  /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
+  blobsRepaired: number;
   malformed: number;
   tornTail: boolean;
   error?: { code: string; message: string };
@@ -124,7 +126,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
 }
 
 function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, malformed: 0, tornTail: false };
+  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, tornTail: false };
 }
 
 /** sha256 of a file's bytes, streamed. */
@@ -225,7 +227,7 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 interface WriteOutcome {
   result: "written" | "current";
   parsed: ParsedSession;
-  counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated">;
+  counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
@@ -257,7 +259,9 @@ function writeMigrated(
   const temp = tempPathFor(report.target);
   const written = createHash("sha256");
   const seenBlobs = new Set<string>();
-  const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0 };
+  /** Blobs this run wrote or re-hashed, with their sizes. */
+  const fresh = new Map<string, number>();
+  const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
   const fd = io.openSync(temp, "wx", FILE_MODE);
@@ -277,6 +281,9 @@ function writeMigrated(
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
             const put = blobs.putHashedSync(blob.hash, blob.bytes);
+            // A blob that was already there is re-hashed once, and healed if it went bad.
+            if (put.existed && !fresh.has(blob.hash) && blobs.repairSync(blob.hash, blob.bytes)) counts.blobsRepaired++;
+            fresh.set(blob.hash, blob.bytes.length);
             if (!seenBlobs.has(blob.hash) && !put.existed) counts.blobsNew++;
             else counts.blobsDeduplicated++;
             seenBlobs.add(blob.hash);
@@ -301,7 +308,7 @@ function writeMigrated(
     if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
     if (report.target !== report.source && hashFile(report.target) === digest) return outcome("current");
-    verifyWritten(temp, digest, parsed.records.length, blobs, chunkSize);
+    verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
     const lost = [...parsed.malformed];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
@@ -318,8 +325,12 @@ function writeMigrated(
   }
 }
 
-/** Pass 3: the bytes on disk are the bytes written, every line parses, every blob re-hashes. */
-function verifyWritten(temp: string, digest: string, entries: number, blobs: BlobStore, chunkSize: number): void {
+/**
+ * Pass 3: the bytes on disk are the bytes written, every line parses, and every referenced blob is
+ * right. Blobs this run wrote (hashed from the very bytes, temp + rename) or re-hashed while
+ * writing are checked by presence and size; any other referenced blob is read back and re-hashed.
+ */
+function verifyWritten(temp: string, digest: string, entries: number, blobs: BlobStore, fresh: ReadonlyMap<string, number>, chunkSize: number): void {
   if (hashFile(temp) !== digest) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not read back identically", { path: temp });
   const checked = new Set<string>();
   const parsed = scanSessionFile(
@@ -330,7 +341,14 @@ function verifyWritten(temp: string, digest: string, entries: number, blobs: Blo
           const ref = text.slice(at, at + BLOB_REF_PREFIX.length + 64);
           if (!isBlobRef(ref) || checked.has(ref)) continue;
           checked.add(ref);
-          if (blobs.getSync(ref, { verify: true }) === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing after write`, { path: blobs.pathOf(ref) });
+          const path = blobs.pathOf(ref);
+          const size = fresh.get(ref.slice(BLOB_REF_PREFIX.length));
+          if (size !== undefined) {
+            const stat = io.lstatSync(path, { throwIfNoEntry: false });
+            if (stat === undefined || !stat.isFile() || stat.size !== size) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing or short after write`, { path });
+          } else if (blobs.getSync(ref, { verify: true }) === null) {
+            throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing after write`, { path });
+          }
         }
         return {};
       },

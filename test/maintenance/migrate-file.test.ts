@@ -40,3 +40,23 @@ describe("migrateFile agrees with the in-memory migration", () => {
     await expectSameAsLoad([{ ...header, version: 3 }, { type: "x", id: "aaaaaaaa", parentId: null, timestamp: "t", keep: { me: 1 } }]);
   });
 });
+
+describe("migrateFile verification", () => {
+  it("heals a blob that is already in the store but corrupt, from the file's own image bytes", async () => {
+    const { createHash } = await import("node:crypto");
+    const { mkdirSync, readFileSync } = await import("node:fs");
+    const { makePng } = await import("../support/png.ts");
+    const dir = tempDir();
+    const png = makePng(30, 30, 8);
+    const hash = createHash("sha256").update(png).digest("hex");
+    mkdirSync(join(dir, "blobs"));
+    writeFileSync(join(dir, "blobs", hash), "not the image"); // corrupt, left by an earlier crash or disk
+    const path = join(dir, "s.jsonl");
+    const text = [header, { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] } }].map((r) => JSON.stringify(r)).join("\n") + "\n";
+    writeFileSync(path, text);
+    const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs"), inPlace: true });
+    expect(report).toMatchObject({ status: "migrated", blobsRepaired: 1, blobsDeduplicated: 1, blobsNew: 0 });
+    expect(readFileSync(join(dir, "blobs", hash)).equals(png)).toBe(true);
+    expect(readFileSync(path, "utf8")).toContain(`blob:sha256:${hash}`);
+  });
+});
