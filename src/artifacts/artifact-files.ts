@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { FILE_MODE, io, writeFileAtomic } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -158,21 +158,7 @@ export function claimName(dir: string, name: string): boolean {
 
 /** Writes `data` to a temp file beside `finalName` and renames it over; returns the final path. */
 export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
-  const temp = join(dir, tempNameFor(finalName));
   const target = join(dir, finalName);
-  let fd: number | undefined;
-  try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
-    writeFully(fd, data, 0);
-    if (fsync) io.fsyncSync(fd);
-    io.closeSync(fd);
-    fd = undefined;
-    io.renameSync(temp, target);
-  } catch (err) {
-    closeQuietly(fd);
-    unlinkQuietly(temp);
-    throw err;
-  }
-  if (fsync) fsyncDir(dir);
+  writeFileAtomic(target, (emit) => emit(data), { fsync });
   return target;
 }
