@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// Thin stub: load the TypeScript sources through tsx and hand over to main(argv, io).
-import { register } from "tsx/esm/api";
+// Thin stub: run the compiled CLI (built by `npm run build`, run by `npm ci`), or the TypeScript
+// sources through tsx in a checkout that has not been built.
+import { existsSync } from "node:fs";
 
-register();
-const { runCli } = await import("../src/cli/run.ts");
+const compiled = new URL("../dist/cli/run.js", import.meta.url);
+let runCli;
+if (existsSync(compiled)) {
+  ({ runCli } = await import(compiled.href));
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ runCli } = await import("../src/cli/run.ts"));
+}
 process.exitCode = await runCli(process.argv.slice(2));
