@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomFillSync } from "node:crypto";
 
 /** A UUIDv7: 48-bit millisecond time, version 7, variant 10, random rest. Sorts by creation. */
 export function uuidv7(now: number = Date.now()): string {
@@ -14,10 +14,19 @@ export function uuidv7(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** Random bytes drawn in blocks: one `randomFillSync` serves 1,024 entry ids on the append path. */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
 /** A fresh 8-lowercase-hex entry id not in `taken`. */
 export function newEntryId(taken: { has(id: string): boolean }): string {
   for (;;) {
-    const id = randomBytes(4).toString("hex");
+    if (poolOffset === pool.length) {
+      randomFillSync(pool);
+      poolOffset = 0;
+    }
+    const id = pool.toString("hex", poolOffset, poolOffset + 4);
+    poolOffset += 4;
     if (!taken.has(id)) return id;
   }
 }
