@@ -66,11 +66,25 @@ export interface PreparedEntry {
  * returned, not performed: the caller stores them before writing the line.
  */
 export function prepareEntryForPersistence(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedEntry {
-  let next = stripTransientFields(entry, options.transientKeys);
-  const images = externalizeImages(next, options.blobThreshold);
-  next = truncateStrings(images.value, options.maxStringChars);
+  return runStages(entry, options, ALL_STAGES);
+}
+
+/** Which built-in stages can change an entry; a stage that cannot is not run at all. */
+interface StageNeeds {
+  strip: boolean;
+  images: boolean;
+  cut: boolean;
+}
+
+const ALL_STAGES: StageNeeds = { strip: true, images: true, cut: true };
+
+function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: StageNeeds): PreparedEntry {
+  let next = needs.strip ? stripTransientFields(entry, options.transientKeys) : entry;
+  let blobs: BlobWrite[] = [];
+  if (needs.images) ({ value: next, blobs } = externalizeImages(next, options.blobThreshold));
+  if (needs.cut) next = truncateStrings(next, options.maxStringChars);
   for (const stage of options.stages) next = stage(next);
-  return { entry: next, blobs: images.blobs };
+  return { entry: next, blobs };
 }
 
 export interface PreparedLine extends PreparedEntry {
@@ -95,10 +109,12 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
   // A caller that just parsed the entry passes its text: the checks run on it, and an image-heavy
   // entry is serialized once, after externalization, instead of twice.
   const probe = sourceText ?? JSON.stringify(entry);
-  if (options.stages.length === 0 && probe.length <= options.maxStringChars && !mayHoldImage(probe, options) && !options.transientMarkers.some((m) => probe.includes(m))) {
+  // Substring checks on the JSON prove which stages have nothing to do; those are not walked.
+  const needs: StageNeeds = { strip: options.transientMarkers.some((m) => probe.includes(m)), images: mayHoldImage(probe, options), cut: probe.length > options.maxStringChars };
+  if (options.stages.length === 0 && !needs.strip && !needs.images && !needs.cut) {
     return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [] };
   }
-  const prepared = prepareEntryForPersistence(entry, options);
+  const prepared = runStages(entry, options, needs);
   return { ...prepared, line: prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry) };
 }
 
