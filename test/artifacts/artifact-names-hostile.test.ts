@@ -5,17 +5,10 @@ import { sanitizeAgentName, sanitizeToolType } from "../../src/artifacts/artifac
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { resolveInternalUrl } from "../../src/artifacts/internal-urls.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { codeOf } from "../support/error-code.ts";
 
 const HOSTILE = ["../../etc/passwd", "a/b", "..", ".", "%2e%2e%2f", "a\\b", "x\0y", "", " ", "C:evil", "a".repeat(300), "../".repeat(100)];
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-}
 
 /** Every file below `root`, relative, with directories marked. */
 function tree(root: string): string[] {

@@ -6,19 +6,12 @@ import type { StoreWarning } from "../../src/errors.ts";
 import { linkTree } from "../../src/session/artifact-dir-copy.ts";
 import { injectFault } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { codeOf } from "../support/error-code.ts";
 
 function storeIn(root: string, options: ConstructorParameters<typeof ArtifactStore>[1] = {}) {
   return new ArtifactStore(join(root, "2026-01-01T00-00-00-000Z_abc"), { now: () => 1_000, ...options });
 }
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-}
 
 describe("ArtifactStore ids and files", () => {
   it("creates no directory until the first write, then 0700 with 0600 files", () => {

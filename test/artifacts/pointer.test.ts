@@ -5,19 +5,12 @@ import { artifactTools } from "../../src/artifacts/artifact-tools.ts";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { approxByteSize, isPointer, toModelHint, type ArtifactPointer } from "../../src/artifacts/pointer.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { codeOf } from "../support/error-code.ts";
 
 function newStore() {
   return new ArtifactStore(join(tempDir("ts-art-"), "s"), { now: () => 42 });
 }
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-}
 
 describe("spill (acceptance 5)", () => {
   it("returns a value below the threshold by identity and stores nothing", () => {
