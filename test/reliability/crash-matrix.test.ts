@@ -31,20 +31,26 @@ function refsResolve(path: string, blobsDir: string): void {
   for (const m of readFileSync(path, "utf8").matchAll(/blob:sha256:([0-9a-f]{64})/g)) expect(existsSync(join(blobsDir, m[1]!)), `dangling ${m[1]}`).toBe(true);
 }
 
-/** Spawns the child for `op`, SIGKILLs it after a seeded delay, returns its acknowledged lines. */
-async function runAndKill(op: string, work: string, root: string, delayMs: number): Promise<{ acks: string[]; killed: boolean }> {
+/**
+ * Spawns the child for `op` and SIGKILLs it at a seeded moment: `delayMs` after its first
+ * acknowledged step (so the kill lands while it works, not while Node starts), or after spawn
+ * when `fromSpawn` is set. Returns its acknowledged lines.
+ */
+async function runAndKill(op: string, work: string, root: string, delayMs: number, fromSpawn = false): Promise<{ acks: string[]; killed: boolean }> {
   const child = spawnTs(CHILD, [op, work, root]);
   const acks: string[] = [];
   let buffer = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buffer += d.toString();
+  let timer: NodeJS.Timeout | undefined = fromSpawn ? setTimeout(() => child.kill("SIGKILL"), delayMs) : undefined;
+  child.stdout!.setEncoding("utf8");
+  child.stdout!.on("data", (d: string) => {
+    buffer += d;
     const parts = buffer.split("\n");
     buffer = parts.pop()!;
     acks.push(...parts);
+    if (timer === undefined && acks.length > 0) timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
   });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
   const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_c, s) => resolve(s)));
   clearTimeout(timer);
   if (signal !== "SIGKILL" && stderr.trim()) throw new Error(`child ${op} failed: ${stderr}`);
@@ -69,7 +75,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
         const work = join(root, "work");
         mkdirSync(work);
         for (let i = 0; i < 4; i++) copyFileSync(legacy, join(work, `s${i}.jsonl`));
-        const { killed } = await runAndKill(op, work, root, 250 + Math.floor(random() * 450));
+        const { killed } = await runAndKill(op, work, root, Math.floor(random() * 25));
         if (killed) kills++;
         ageLocks(work);
         for (const name of readdirSync(work).filter((n) => n.endsWith(".jsonl"))) {
@@ -88,6 +94,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
           await m.close();
         }
       }
+      expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
       summary.push(`${op}: ${ROUNDS} rounds, ${kills} kills, ${checked} files checked, lost = 0`);
     }, 600_000);
   }
@@ -104,7 +111,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       await src.close();
       const sourceBytes = readFileSync(src.sessionFile!);
       const work = join(root, "sessions", cwdBucket(join(root, "proj")));
-      const { acks, killed } = await runAndKill("fork", work, root, 300 + Math.floor(random() * 700));
+      const { acks, killed } = await runAndKill("fork", work, root, 300 + Math.floor(random() * 700), true);
       if (killed) kills++;
       expect(readFileSync(src.sessionFile!).equals(sourceBytes)).toBe(true);
       for (const ack of acks) expect(existsSync(ack.slice("fork ".length))).toBe(true);
@@ -122,6 +129,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       next.appendMessage({ role: "user", content: "next write" });
       await next.close();
     }
+    expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
     summary.push(`fork: ${ROUNDS} rounds, ${kills} kills, ${forks} forks checked, lost = 0`);
   }, 600_000);
 
@@ -137,7 +145,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       await m.close();
       const name = basename(m.sessionFile!);
       const candidates = ["cwd-0", "cwd-a", "cwd-b"].map((c) => join(root, "sessions", cwdBucket(join(root, c)), name));
-      const { killed } = await runAndKill("move", join(root, "sessions", cwdBucket(join(root, "cwd-0"))), root, 300 + Math.floor(random() * 700));
+      const { killed } = await runAndKill("move", join(root, "sessions", cwdBucket(join(root, "cwd-0"))), root, Math.floor(random() * 40));
       if (killed) kills++;
       ageLocks(join(root, "sessions"));
       for (const p of candidates) {
@@ -161,6 +169,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       s.appendMessage({ role: "user", content: "next write" });
       await s.close();
     }
+    expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
     summary.push(`move: ${ROUNDS} rounds, ${kills} kills, lost = 0`);
   }, 600_000);
 
@@ -171,7 +180,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       for (let round = 0; round < ROUNDS; round++) {
         const root = tempDir();
         const dir = join(root, "artifacts");
-        const { acks, killed } = await runAndKill(op, dir, root, 300 + Math.floor(random() * 500));
+        const { acks, killed } = await runAndKill(op, dir, root, Math.floor(random() * 60));
         if (killed) kills++;
         const store = new ArtifactStore(dir);
         for (const ack of acks) {
@@ -188,6 +197,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
         const next = store.save("next write", { toolType: "bash" });
         expect(store.getText(next.id)).toBe("next write");
       }
+      expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
       summary.push(`${op}: ${ROUNDS} rounds, ${kills} kills, ${checked} acknowledged artifacts checked, lost = 0`);
     }, 600_000);
   }
@@ -201,7 +211,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       await m.close();
       const store = new BlobStore(join(root, "blobs"));
       for (let i = 0; i < 30; i++) store.putSync(Buffer.from(`orphan ${round} ${i}`));
-      const { killed } = await runAndKill("gc", join(root, "sessions"), root, 300 + Math.floor(random() * 500));
+      const { killed } = await runAndKill("gc", join(root, "sessions"), root, Math.floor(random() * 40));
       if (killed) kills++;
       refsResolve(m.sessionFile!, join(root, "blobs"));
       for await (const hash of store.list()) expect(await store.verify(hash)).toBe(true);
@@ -211,6 +221,7 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
       await again.close();
       expect(statSync(join(root, "blobs")).isDirectory()).toBe(true);
     }
+    expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
     summary.push(`gc: ${ROUNDS} rounds, ${kills} kills, lost = 0`);
     console.log(summary.join("\n"));
   }, 600_000);
