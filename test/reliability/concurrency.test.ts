@@ -55,7 +55,19 @@ describe("concurrency across processes", () => {
     expect(s.getEntries()).toHaveLength(1);
   }, 60_000);
 
-  it("two processes racing to fork the same session both succeed without touching the source", async () => {
+  it("two writers racing to fork the same session: one wins, the other gets SESSION_LOCKED", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "start"), { root });
+    m.appendMessage({ role: "user", content: "fork me" });
+    await m.close();
+    const before = readFileSync(m.sessionFile!);
+    const outs = await Promise.all(["a", "b"].map((tag) => runTs(RACER, ["fork-writer", m.sessionFile!, root, tag])));
+    expect(outs.map((o) => o.stdout.trim()).sort()).toEqual(["SESSION_LOCKED", "ok"]);
+    expect(readFileSync(m.sessionFile!).equals(before)).toBe(true);
+    expect(await SessionManager.listAll({ root })).toHaveLength(2);
+  }, 60_000);
+
+  it("two processes racing to fork with the lock-free forkFrom both succeed without touching the source", async () => {
     const root = tempDir();
     const m = await SessionManager.create(join(root, "start"), { root });
     m.appendMessage({ role: "user", content: "fork me" });

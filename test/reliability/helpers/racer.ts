@@ -1,4 +1,5 @@
-// `racer.ts <move|fork> <sessionPath> <root> <tag>`: prints "ok" or the error code.
+// `racer.ts <move|fork-writer|fork> <sessionPath> <root> <tag>`: prints "ok" or the error code.
+// fork-writer forks through a manager that holds the write lock; fork uses the lock-free forkFrom.
 import { join } from "node:path";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 
@@ -8,6 +9,12 @@ try {
     const m = await SessionManager.open(path, { root });
     await new Promise((r) => setTimeout(r, 300)); // hold the lock while the other racer tries
     await m.moveTo(join(root, `moved-${tag}`));
+    await m.close();
+  } else if (op === "fork-writer") {
+    const m = await SessionManager.open(path, { root });
+    await new Promise((r) => setTimeout(r, 300));
+    const f = await m.fork({ cwd: join(root, `fork-${tag}`) });
+    await f.close();
     await m.close();
   } else {
     const f = await SessionManager.forkFrom(path, join(root, `fork-${tag}`), { root });
