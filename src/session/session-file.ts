@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
@@ -60,8 +61,8 @@ export interface SessionFileOptions {
 export class SessionFile {
   private fd: number | null = null;
   private size = 0;
-  /** A failed append could not be rolled back yet: roll back before the next write. */
-  private needsRollback = false;
+  /** A failed append's line that could not be rolled back yet: roll back before the next write. */
+  private pendingRollback: Buffer | null = null;
 
   constructor(
     public path: string,
@@ -82,7 +83,9 @@ export class SessionFile {
     if (this.fd !== null) return;
     try {
       ensureDir(dirname(this.path));
-      const fd = io.openSync(this.path, "a", FILE_MODE);
+      // Readable too (a rollback checks what it cuts); a link planted at the path is not followed.
+      const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+      const fd = io.openSync(this.path, flags, FILE_MODE);
       this.size = io.fstatSync(fd).size;
       this.fd = fd;
     } catch (err) {
@@ -143,26 +146,51 @@ export class SessionFile {
     this.openForAppend();
     const fd = this.fd!;
     try {
-      if (this.needsRollback) {
-        io.ftruncateSync(fd, this.size);
-        this.needsRollback = false;
-      }
+      if (this.pendingRollback !== null) this.cutBackTo(fd, this.size, this.pendingRollback);
       writeFully(fd, data);
       if (this.options.fsync) io.fdatasyncSync(fd);
     } catch (err) {
-      this.rollback(fd);
+      if (err instanceof TranscriptStoreError) throw err;
+      this.rollback(fd, data);
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Append failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }
     this.size += data.length;
   }
 
-  private rollback(fd: number): void {
+  private rollback(fd: number, attempted: Buffer): void {
     try {
-      io.ftruncateSync(fd, this.size);
-      this.needsRollback = false;
-    } catch {
-      this.needsRollback = true;
+      this.cutBackTo(fd, this.size, attempted);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw err;
+      this.pendingRollback = attempted;
     }
+  }
+
+  /**
+   * Cuts the file back to `size`, but only when what lies past it is a prefix of our own failed
+   * line: anything else was written by someone else, and cutting would destroy their lines, so
+   * nothing is cut, the failure is reported, and every later append refuses the same way.
+   */
+  private cutBackTo(fd: number, size: number, attempted: Buffer): void {
+    const actual = io.fstatSync(fd).size;
+    if (actual !== size) {
+      const extra = actual - size;
+      let ours = extra > 0 && extra <= attempted.length;
+      if (ours) {
+        const tail = Buffer.allocUnsafe(extra);
+        ours = io.readSync(fd, tail, 0, extra, size) === extra && tail.equals(attempted.subarray(0, extra));
+      }
+      if (!ours) {
+        this.pendingRollback = attempted;
+        throw new TranscriptStoreError(
+          "PERSISTENCE_FAILED",
+          `Session file changed under this writer (${actual} bytes, ${size} expected); nothing was cut`,
+          { path: this.path },
+        );
+      }
+      io.ftruncateSync(fd, size);
+    }
+    this.pendingRollback = null;
   }
 
   /**
@@ -188,7 +216,7 @@ export class SessionFile {
   relocate(path: string): void {
     this.closeFd();
     this.path = path;
-    this.needsRollback = false;
+    this.pendingRollback = null;
   }
 
   /** Data-syncs what was appended. */

@@ -1,8 +1,20 @@
+import * as fs from "node:fs";
+import { resolve } from "node:path";
 import lockfile from "proper-lockfile";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { FILE_MODE, io, tempPathFor } from "../io.ts";
 
 /** Lock age after which a lock whose holder stopped refreshing it is taken over. @default 10000 */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
+
+/** proper-lockfile's floor for `stale`. */
+const MIN_STALE_MS = 2000;
+
+/**
+ * Share of the stale period after the last refresh during which an append trusts the lock without
+ * looking at it. Past it, the append checks (one stat) that the lock is still ours and fresh.
+ */
+const TRUST_SHARE = 0.5;
 
 export interface SessionLockOptions {
   staleMs?: number;
@@ -13,29 +25,181 @@ export interface SessionLockOptions {
 /** A held single-writer lock on one session path. */
 export interface SessionLock {
   readonly path: string;
+  /**
+   * Throws `SESSION_LOCKED` when the lock may no longer be ours (taken over, removed, or so old
+   * that a taker could take it). Costs a clock read while the heartbeat is recent, a stat after.
+   */
+  assertHeld(): void;
   release(): Promise<void>;
+}
+
+/** What a holder declares beside its lock: its own stale period is the one takers must use. */
+interface LockDeclaration {
+  pid: number;
+  staleMs: number;
+}
+
+/** `<file>.lock.json`: the holder's declaration, read by anyone about to take the lock over. */
+export function lockDeclarationPathOf(path: string): string {
+  return `${path}.lock.json`;
+}
+
+function readDeclaration(path: string): LockDeclaration | null {
+  let fd: number | undefined;
+  try {
+    fd = io.openSync(lockDeclarationPathOf(path), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const buf = Buffer.alloc(256);
+    const n = io.readSync(fd, buf, 0, buf.length, 0);
+    const value = JSON.parse(buf.toString("utf8", 0, n)) as Partial<LockDeclaration>;
+    if (typeof value.staleMs !== "number" || !(value.staleMs >= MIN_STALE_MS)) return null;
+    return { pid: typeof value.pid === "number" ? value.pid : 0, staleMs: value.staleMs };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) io.closeSync(fd);
+  }
+}
+
+function writeDeclaration(path: string, declaration: LockDeclaration): void {
+  const target = lockDeclarationPathOf(path);
+  const temp = tempPathFor(target);
+  try {
+    const fd = io.openSync(temp, "wx", FILE_MODE);
+    try {
+      io.writeSync(fd, Buffer.from(JSON.stringify(declaration)));
+    } finally {
+      io.closeSync(fd);
+    }
+    // rename replaces a link planted at the target instead of writing through it
+    io.renameSync(temp, target);
+  } catch {
+    try {
+      io.unlinkSync(temp);
+    } catch {
+      // never created
+    }
+    // Without a declaration takers fall back to their own stale period: the lock still works.
+  }
+}
+
+function removeDeclaration(path: string): void {
+  try {
+    io.unlinkSync(lockDeclarationPathOf(path));
+  } catch {
+    // absent
+  }
+}
+
+/**
+ * Tracks what the lock directory's mtime is while we hold it. proper-lockfile refreshes the mtime
+ * on a timer and treats any other mtime as a takeover; when an append finds the heartbeat late
+ * (a blocked event loop), it refreshes the mtime itself, and this view makes the library's next
+ * heartbeat see that refresh as its own instead of declaring the lock compromised.
+ */
+class LockHeartbeat {
+  /** mtime (ms) last written by the library, as the library remembers it. */
+  private libraryMtime: Date | null = null;
+  /** mtime (ms) actually on disk after our last refresh of either kind. */
+  mtimeMs = 0;
+  /** Wall clock of the last refresh of either kind. */
+  refreshedAt = Date.now();
+
+  constructor(readonly lockDir: string) {}
+
+  /** The `fs` handed to proper-lockfile: real calls, with the lock directory's mtimes observed. */
+  fs(): typeof fs {
+    const utimes = (p: fs.PathLike, a: fs.TimeLike, m: fs.TimeLike, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      fs.utimes(p, a, m, (err) => {
+        if (!err && p === this.lockDir) this.recordLibraryRefresh(m as Date);
+        cb(err);
+      });
+    };
+    const stat = (p: fs.PathLike, cb: (err: NodeJS.ErrnoException | null, st?: fs.Stats) => void) => {
+      fs.stat(p, (err, st) => {
+        if (err || p !== this.lockDir || this.libraryMtime === null) return cb(err, st);
+        // Our own out-of-band refresh: show the library the mtime it last wrote.
+        if (st.mtimeMs === this.mtimeMs && st.mtimeMs !== this.libraryMtime.getTime()) {
+          const view = Object.create(st) as fs.Stats;
+          Object.defineProperty(view, "mtime", { value: this.libraryMtime });
+          return cb(null, view);
+        }
+        cb(null, st);
+      });
+    };
+    return { ...fs, utimes, stat } as unknown as typeof fs;
+  }
+
+  private recordLibraryRefresh(m: Date): void {
+    this.libraryMtime = new Date(m.getTime());
+    try {
+      this.mtimeMs = io.statSync(this.lockDir).mtimeMs;
+    } catch {
+      this.mtimeMs = m.getTime();
+    }
+    this.refreshedAt = Date.now();
+  }
+
+  /** After acquisition: the mtime the library probed is ours. */
+  acquired(): void {
+    try {
+      const st = io.statSync(this.lockDir);
+      this.mtimeMs = st.mtimeMs;
+      this.libraryMtime ??= st.mtime;
+    } catch {
+      // checked again before the first late append
+    }
+    this.refreshedAt = Date.now();
+  }
+
+  /** Refreshes the lock now if it is still ours; false when it is not. */
+  refreshIfOurs(): boolean {
+    let st: fs.Stats;
+    try {
+      st = io.lstatSync(this.lockDir);
+    } catch {
+      return false;
+    }
+    if (!st.isDirectory() || st.mtimeMs !== this.mtimeMs) return false;
+    const now = new Date();
+    try {
+      io.utimesSync(this.lockDir, now, now);
+      const after = io.statSync(this.lockDir);
+      // A taker that replaced the directory between the two stats gives another inode.
+      if (after.ino !== st.ino) return false;
+      this.mtimeMs = after.mtimeMs;
+    } catch {
+      return false;
+    }
+    this.refreshedAt = Date.now();
+    return true;
+  }
 }
 
 /**
  * Takes the single-writer lock of a session file (a `<file>.lock` directory refreshed as a
  * heartbeat). Fails at once with `SESSION_LOCKED` when another live writer, in this process or
- * another, holds it; a lock whose holder died is taken over once stale.
+ * another, holds it. A lock is taken over only once it is older than its *holder's* stale period
+ * (declared in `<file>.lock.json`), never by a taker's shorter one.
  */
 export async function acquireSessionLock(path: string, options: SessionLockOptions): Promise<SessionLock> {
-  const stale = Math.max(2000, options.staleMs ?? DEFAULT_LOCK_STALE_MS);
+  const stale = Math.max(MIN_STALE_MS, options.staleMs ?? DEFAULT_LOCK_STALE_MS);
+  const holderStale = readDeclaration(path)?.staleMs ?? stale;
+  const heartbeat = new LockHeartbeat(`${resolve(path)}.lock`);
   let released = false;
   let release: () => Promise<void>;
+  const compromise = (err: Error) => {
+    if (released) return;
+    released = true;
+    options.onCompromised(err);
+  };
   try {
     release = await lockfile.lock(path, {
-      stale,
-      update: Math.max(1000, Math.floor(stale / 2)),
+      stale: holderStale,
+      update: Math.max(1000, Math.floor(Math.min(stale, holderStale) / 2)),
       retries: 0,
       realpath: false,
-      onCompromised: (err) => {
-        if (released) return;
-        released = true;
-        options.onCompromised(err);
-      },
+      fs: heartbeat.fs(),
+      onCompromised: compromise,
     });
   } catch (err) {
     if (errnoCode(err) === "ELOCKED") {
@@ -43,11 +207,24 @@ export async function acquireSessionLock(path: string, options: SessionLockOptio
     }
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not lock session ${path}: ${(err as Error).message}`, { path, cause: err });
   }
+  heartbeat.acquired();
+  writeDeclaration(path, { pid: process.pid, staleMs: stale });
   return {
     path,
+    assertHeld() {
+      const lost = (why: string) => {
+        const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, { path });
+        compromise(err);
+        throw err;
+      };
+      if (released) lost("released");
+      if (Date.now() - heartbeat.refreshedAt < stale * TRUST_SHARE) return;
+      if (!heartbeat.refreshIfOurs()) lost("taken over or removed");
+    },
     async release() {
       if (released) return;
       released = true;
+      removeDeclaration(path);
       try {
         await release();
       } catch {

@@ -258,6 +258,7 @@ export class SessionManager {
     if (!isRecord(fields) || typeof fields.type !== "string" || fields.type.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "entry fields need a non-empty string type");
     if (fields.type === "session") throw new TranscriptStoreError("INVALID_OPTION", 'entry type "session" is reserved for the header');
     this.assertWritable();
+    this.lock?.assertHeld();
     const { type, id: _id, parentId: _parentId, timestamp, ...rest } = fields;
     const entry: SessionEntry = {
       type,
@@ -390,6 +391,7 @@ export class SessionManager {
    */
   async moveTo(newCwd: string): Promise<void> {
     this.assertWritable();
+    this.lock?.assertHeld();
     const file = this.writer?.file ?? null;
     if (file === null) throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");
     const cwd = resolve(newCwd);
