@@ -35,9 +35,10 @@ export interface ParsedSession {
 export interface SessionParserOptions {
   /**
    * Transforms each entry record as it is read, given the line's JSON text so cheap substring
-   * checks can skip records that need nothing (loads rehydrate or externalize images here).
+   * checks can skip records that need nothing (loads rehydrate or externalize images here), and
+   * the line's byte offset and length in the file.
    */
-  mapRecord?: (record: RawRecord, text: string, lineIndex: number) => RawRecord;
+  mapRecord?: (record: RawRecord, text: string, lineIndex: number, offset: number, byteLength: number) => RawRecord;
 }
 
 function isTitleLine(value: RawRecord): boolean {
@@ -112,7 +113,7 @@ export class SessionParser {
     }
     // pi counts v1 positions over the parsed objects of the file, the header being 0.
     const lineIndex = ++this.parsedCount;
-    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text, lineIndex) : record;
+    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text, lineIndex, scanned.offset, scanned.bytes.length) : record;
     this.records.push({ record: mapped, lineIndex });
   }
 

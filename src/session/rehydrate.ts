@@ -8,7 +8,7 @@ import { mapImagePayloads } from "../prepare/image-shapes.ts";
  * bytes, or the data URL). A missing or malformed ref stays as it is and is reported as a warning;
  * rehydration never throws for bad data. Same object back when there is nothing to resolve.
  */
-export function rehydrateValue<T>(value: T, blobs: BlobStore, warn: (warning: StoreWarning) => void): T {
+export function rehydrateValue<T>(value: T, blobs: Pick<BlobStore, "getSync" | "pathOf">, warn: (warning: StoreWarning) => void): T {
   return mapImagePayloads(value, (payload, kind) => {
     if (!looksLikeBlobRef(payload)) return payload;
     if (!isBlobRef(payload)) {

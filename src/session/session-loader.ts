@@ -6,6 +6,7 @@ import { migrateSession } from "../format/migrate.ts";
 import type { ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { externalizeImages } from "../prepare/externalize-images.ts";
+import type { InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { scanSessionFile } from "./session-file.ts";
 import type { RehydrateMode } from "./session-options.ts";
@@ -22,12 +23,15 @@ export interface LoadSessionOptions {
   blobThreshold: number;
   chunkSize: number;
   blobs: BlobStore;
+  /** Lazy opens record here which file line still holds each image they left out of memory. */
+  sources: InlineImageSources;
   warn: (warning: StoreWarning) => void;
 }
 
 /**
  * Reads a session file: chunked scan, per-record image handling (eager: refs resolved back;
- * lazy: inline images externalized on the fly so memory follows the text, not the images),
+ * lazy: inline images replaced by refs in memory so memory follows the text, not the images;
+ * nothing is written: the refs are resolved from the file's own line until a write stores them),
  * then migration to the current version. Returns null for an absent or empty file; throws
  * `BAD_HEADER` for a file whose first line is not a session header.
  */
@@ -36,10 +40,11 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   const transform =
     options.rehydrate === "eager"
       ? (record: RawRecord, text: string) => (text.includes(BLOB_REF_PREFIX) ? rehydrateValue(record, blobs, warn) : record)
-      : (record: RawRecord, text: string) => (text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, options) : record);
-  const mapRecord = (record: RawRecord, text: string) => {
+      : (record: RawRecord, text: string, offset: number, length: number) =>
+          text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, offset, length, options) : record;
+  const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number) => {
     try {
-      return transform(record, text);
+      return transform(record, text, offset, length);
     } catch (err) {
       // A pathologically deep value overflows the walkers: keep it exactly as read.
       if (!(err instanceof RangeError)) throw err;
@@ -70,14 +75,8 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   return { header: migrated.header, entries: migrated.entries, parsed, report };
 }
 
-function externalizeOnLoad(record: RawRecord, options: LoadSessionOptions): RawRecord {
+function externalizeOnLoad(record: RawRecord, offset: number, length: number, options: LoadSessionOptions): RawRecord {
   const { value, blobs } = externalizeImages(record, options.blobThreshold);
-  if (blobs.length === 0) return record;
-  try {
-    for (const blob of blobs) options.blobs.putHashedSync(blob.hash, blob.bytes);
-  } catch (err) {
-    options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `Image kept inline: ${(err as Error).message}` });
-    return record;
-  }
+  for (const blob of blobs) options.sources.add(blob.hash, offset, length);
   return value;
 }

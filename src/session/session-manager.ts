@@ -8,6 +8,7 @@ import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type S
 import { ensureDir } from "../io.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
+import { blobReader, InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { copyFileFrom, headerEndOffset, SessionFile } from "./session-file.ts";
 import { loadSessionFile } from "./session-loader.ts";
@@ -41,6 +42,10 @@ interface ManagerInit {
   readOnly: boolean;
   headerWritten: boolean;
   loadReport: LoadReport;
+  /** Images a lazy open left inline in the file (refs in memory). @default none */
+  sources?: InlineImageSources;
+  /** Where blobs referenced by given entries come from when the store lacks them (a fork's source). */
+  missingBlob?: (hash: string) => Buffer | null;
 }
 
 /**
@@ -60,15 +65,24 @@ export class SessionManager {
   private readOnly: boolean;
   private closed = false;
   private artifactStore: ArtifactStore | null = null;
+  /** @internal */ readonly sources: InlineImageSources;
 
   private constructor(init: ManagerInit) {
+    this.sources = init.sources ?? new InlineImageSources(() => this.sessionFile);
     this.options = init.options;
     this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
     this._header = init.header;
     this.entries = init.entries;
     for (const entry of init.entries) this.byId.set(entry.id, entry);
     this.leafId = init.entries.length > 0 ? init.entries[init.entries.length - 1]!.id : null;
-    this.writer = init.file === null ? null : new SessionWriter(init.file, this.blobs, { prepare: init.options.prepare, rehydrate: init.options.rehydrate }, () => this._header, init.headerWritten);
+    const writerOptions = {
+      prepare: init.options.prepare,
+      rehydrate: init.options.rehydrate,
+      missingBlob: init.missingBlob ?? ((hash: string) => this.sources.bytesOf(hash)),
+      rewritten: () => this.sources.clear(),
+      warn: (w: StoreWarning) => this.warn(w),
+    };
+    this.writer = init.file === null ? null : new SessionWriter(init.file, this.blobs, writerOptions, () => this._header, init.headerWritten);
     this.lock = init.lock;
     this.readOnly = init.readOnly;
     this.loadReport = init.loadReport;
@@ -87,9 +101,17 @@ export class SessionManager {
   }
 
   /** @internal Starts a brand-new session file at `path` (locks it, writes the header unless deferred). */
-  static async startNew(path: string, header: SessionHeader, resolved: ResolvedSessionManagerOptions, entries: SessionEntry[] | null): Promise<SessionManager> {
+  static async startNew(
+    path: string,
+    header: SessionHeader,
+    resolved: ResolvedSessionManagerOptions,
+    entries: SessionEntry[] | null,
+    missingBlob?: (hash: string) => Buffer | null,
+  ): Promise<SessionManager> {
     SessionManager.ensureParent(path);
-    const manager = new SessionManager({ options: resolved, header, entries: [], file: new SessionFile(path, { fsync: resolved.fsync, now: resolved.now }), lock: null, readOnly: false, headerWritten: false, loadReport: emptyLoadReport() });
+    const file = new SessionFile(path, { fsync: resolved.fsync, now: resolved.now });
+    const init = { options: resolved, header, entries: [], file, lock: null, readOnly: false, headerWritten: false, loadReport: emptyLoadReport() };
+    const manager = new SessionManager({ ...init, missingBlob });
     manager.lock = await acquireSessionLock(path, { staleMs: resolved.lockStaleMs, onCompromised: (err) => manager.onLockCompromised(err) });
     try {
       if (entries !== null) {
@@ -126,7 +148,9 @@ export class SessionManager {
       if (movedTo !== null && movedTo !== abs) throw new TranscriptStoreError("SESSION_NOT_FOUND", `The session was moved to ${movedTo}`, { path: abs });
       const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
       const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
-      const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn });
+      const sources = new InlineImageSources(() => holder.manager?.sessionFile ?? abs);
+      const loadOptions = { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, sources, warn };
+      const loaded = loadSessionFile(abs, loadOptions);
       const file = new SessionFile(abs, { fsync: resolved.fsync, now: resolved.now });
       if (loaded === null) {
         if (readOnly) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });
@@ -138,7 +162,7 @@ export class SessionManager {
         if (!resolved.deferUntilAssistant) manager.writer!.writeWhole([]);
         return manager;
       }
-      manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report });
+      manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report, sources });
       holder.manager = manager;
       if (!readOnly) manager.writer!.repairOnOpen(loaded, loaded.entries, (w) => manager!.warn(w));
       return manager;
@@ -349,7 +373,7 @@ export class SessionManager {
   }
   /** Resolves blob refs in any value back to their original strings (missing blobs warn). */
   rehydrate<T>(value: T): T {
-    return rehydrateValue(value, this.blobs, (w) => this.warn(w));
+    return rehydrateValue(value, blobReader(this.blobs, this.sources), (w) => this.warn(w));
   }
 
   // ---------------------------------------------------------------- fork and move
@@ -377,7 +401,7 @@ export class SessionManager {
       linkTree(sourceArtifacts, artifactsDirOf(path), (w) => resolved.onWarning(w));
     }
     try {
-      return await SessionManager.startNew(path, header, resolved, entries);
+      return await SessionManager.startNew(path, header, resolved, entries, (hash) => this.sources.bytesOf(hash));
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       throw err;
@@ -406,19 +430,23 @@ export class SessionManager {
       this._header = header;
       return;
     }
+    const headerLine = Buffer.from(`${JSON.stringify(header)}\n`);
+    // Inline images memory points at keep their bytes; only their offsets move with the header.
+    const bodyShift = this.sources.size > 0 ? headerLine.length - (headerEndOffset(file.path) ?? headerLine.length) : 0;
     if (to === file.path) {
       file.rewrite((emit) => {
-        emit(Buffer.from(`${JSON.stringify(header)}\n`));
+        emit(headerLine);
         copyBodyOf(file.path, emit);
       });
       this._header = header;
+      this.sources.moved(bodyShift);
       return;
     }
     SessionManager.ensureParent(to);
     const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
     try {
       file.close();
-      moveSessionFiles({ from: file.path, to, headerLine: Buffer.from(`${JSON.stringify(header)}\n`), fsync: this.options.fsync, warn: (w) => this.warn(w) });
+      moveSessionFiles({ from: file.path, to, headerLine, fsync: this.options.fsync, warn: (w) => this.warn(w) });
     } catch (err) {
       await newLock.release();
       throw err;
@@ -427,6 +455,7 @@ export class SessionManager {
     this.lock = newLock;
     file.relocate(to);
     this._header = header;
+    this.sources.moved(bodyShift);
     this.artifactStore = null;
     await oldLock?.release();
   }

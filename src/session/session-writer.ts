@@ -1,4 +1,5 @@
 import type { BlobStore } from "../blob/blob-store.ts";
+import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
@@ -6,9 +7,19 @@ import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
+const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
+
 export interface SessionWriterOptions {
   prepare: ResolvedPrepareOptions;
   rehydrate: RehydrateMode;
+  /**
+   * Bytes of a blob an entry already refers to (a lazy open's ref to an image still inline in a
+   * session file) when the store lacks it: stored before any line referencing it is written.
+   */
+  missingBlob: (hash: string) => Buffer | null;
+  /** A whole-file rewrite from entries landed (the file now refers to stored blobs only). */
+  rewritten: () => void;
+  warn: (warning: StoreWarning) => void;
 }
 
 /**
@@ -73,6 +84,7 @@ export class SessionWriter {
       for (const entry of entries) emit(Buffer.from(`${this.prepare(entry).line}\n`));
     });
     this.headerWritten = true;
+    this.options.rewritten();
   }
 
   /** Before the first write: quarantine what cannot be kept, repair the tail, upgrade legacy files. */
@@ -104,6 +116,23 @@ export class SessionWriter {
     }
     // Order invariant: every referenced blob is in place before the line that references it.
     for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
+    if (prepared.line.includes(BLOB_REF_PREFIX)) this.storeReferencedBlobs(prepared);
     return prepared;
+  }
+
+  /**
+   * Refs the entry already carried (not produced by this line's own externalization) must name
+   * stored blobs too: missing ones are stored from where memory got them, before the line.
+   */
+  private storeReferencedBlobs(prepared: PreparedLine): void {
+    const own = new Set(prepared.blobs.map((b) => b.hash));
+    for (const match of prepared.line.matchAll(REF_PATTERN)) {
+      const hash = match[1]!;
+      if (own.has(hash) || this.blobs.hasSync(hash)) continue;
+      own.add(hash);
+      const bytes = this.options.missingBlob(hash);
+      if (bytes !== null) this.blobs.putHashedSync(hash, bytes);
+      else this.options.warn({ code: "BLOB_MISSING", message: `Writing a ref to blob ${hash}, which is missing and not found inline` });
+    }
   }
 }
