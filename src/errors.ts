@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   "INVALID_QUERY",
   "MOVE_FAILED",
   "INVALID_OPTION",
+  "REFERRER_MISSING",
+  "STORE_BUSY",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,7 +1,10 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import fg from "fast-glob";
+import { isBlobHash } from "../blob/blob-ref.ts";
 import { BlobStore, isBlobTempName } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import lockfile from "proper-lockfile";
+import { isInside, readReferrers, type Referrer } from "../blob/blob-referrers.ts";
 import { io } from "../io.ts";
 import { blobRefsOfFile } from "./blob-refs.ts";
 
@@ -12,7 +15,11 @@ export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
 const TEMP_MIN_AGE_MS = 15 * 60 * 1000;
 
 export interface GcOptions {
-  /** Every sessions root whose files may reference the blob store. */
+  /**
+   * Sessions roots to mark besides every place registered in the blob store. A root that does not
+   * exist makes gc refuse (a typo must not make every blob look unreferenced), except an
+   * unregistered one when the store has a registry (nothing of this version ever wrote there).
+   */
   sessionRoots: string[];
   blobsDir: string;
   graceMs?: number;
@@ -21,6 +28,8 @@ export interface GcOptions {
 }
 
 export interface GcReport {
+  /** Every place marked: the roots given and the places registered in the blob store. */
+  places: Referrer[];
   filesScanned: number;
   referenced: number;
   blobs: number;
@@ -43,6 +52,16 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   const now = options.now ?? Date.now;
   const cutoff = now() - graceMs;
   const store = new BlobStore(options.blobsDir);
+  const places = placesToMark(options);
+  const release = await lockGc(options.blobsDir);
+  try {
+    return await sweep(options, store, places, graceMs, cutoff, now);
+  } finally {
+    await release();
+  }
+}
+
+async function sweep(options: GcOptions, store: BlobStore, places: Referrer[], graceMs: number, cutoff: number, now: () => number): Promise<GcReport> {
   restoreTrash(options.blobsDir);
   // List blobs before marking: a blob written after this listing is not a candidate at all.
   const candidates: Array<{ hash: string; mtimeMs: number; size: number }> = [];
@@ -56,8 +75,8 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   }
   const referenced = new Set<string>();
   const markStarted = Date.now();
-  const filesScanned = await markFiles(options.sessionRoots, referenced, 0);
-  const report: GcReport = { filesScanned, referenced: referenced.size, blobs: candidates.length, deleted: [], keptYoung: 0, bytesFreed: 0, tempFilesRemoved: 0, dryRun: options.dryRun === true };
+  const filesScanned = await markFiles(places, referenced, 0);
+  const report: GcReport = { places, filesScanned, referenced: referenced.size, blobs: candidates.length, deleted: [], keptYoung: 0, bytesFreed: 0, tempFilesRemoved: 0, dryRun: options.dryRun === true };
   // Sweep in two phases: move doomed blobs aside, re-mark the files that changed since marking
   // began (a writer may have referenced one meanwhile), put those back, then delete the rest.
   const trashed: Array<{ hash: string; trash: string; size: number }> = [];
@@ -89,7 +108,7 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   }
   if (trashed.length > 0) {
     const late = new Set<string>();
-    await markFiles(options.sessionRoots, late, markStarted - 2000);
+    await markFiles(places, late, markStarted - 2000);
     for (const t of trashed) {
       const path = join(options.blobsDir, t.hash);
       try {
@@ -97,9 +116,10 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
           io.renameSync(t.trash, path);
           continue;
         }
-        io.rmSync(t.trash, { force: true });
+        // Not forced: only a blob this run really removed is reported as deleted.
+        io.unlinkSync(t.trash);
       } catch (err) {
-        if (errnoCode(err) !== "ENOENT") throw err; // another gc restored it meanwhile
+        if (errnoCode(err) !== "ENOENT") throw err;
         continue;
       }
       if (late.has(t.hash)) continue;
@@ -122,12 +142,76 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   return report;
 }
 
-/** Marks the refs of every session, quarantine and backup file under the roots modified at or after `sinceMs`. */
-async function markFiles(roots: readonly string[], into: Set<string>, sinceMs: number): Promise<number> {
+/**
+ * The places to mark: the given roots and every registered place, each checked to exist and be a
+ * directory. Any that is missing or unreadable makes gc refuse with `REFERRER_MISSING` before
+ * anything is deleted; the user forgets a place that is gone for good (`forgetReferrers`).
+ */
+function placesToMark(options: GcOptions): Referrer[] {
+  const registered = readReferrers(options.blobsDir);
+  const given: Referrer[] = options.sessionRoots.map((p) => ({ kind: "tree", path: resolve(p) }));
+  const problems: string[] = [];
+  const places: Referrer[] = [];
+  for (const place of [...given, ...(registered ?? [])]) {
+    if (places.some((p) => p.path === place.path && (p.kind === "tree" || place.kind === "dir"))) continue;
+    const isRegistered = registered?.some((r) => r.path === place.path) ?? false;
+    let stat;
+    try {
+      stat = io.statSync(place.path);
+    } catch (err) {
+      // An unregistered given root that is absent: nothing of this version wrote there.
+      // An absent given root of a store with no blobs, or whose registry never named it: nothing
+      // that references these blobs was written there.
+      if (errnoCode(err) === "ENOENT" && !isRegistered && (registered !== null || !hasBlobs(options.blobsDir))) continue;
+      problems.push(`${place.path} (${errnoCode(err) === "ENOENT" ? "missing" : (err as Error).message})`);
+      continue;
+    }
+    if (!stat.isDirectory()) problems.push(`${place.path} (not a directory)`);
+    else places.push(place);
+  }
+  if (problems.length > 0) {
+    throw new TranscriptStoreError(
+      "REFERRER_MISSING",
+      `gc refuses to run: sessions that may reference this blob store cannot be read at ${problems.join(", ")}. ` +
+        "Restore them, or forget a place that is gone for good (gc --forget <path>).",
+      { path: options.blobsDir },
+    );
+  }
+  return places.filter((p) => p.kind === "tree" || !places.some((t) => t.kind === "tree" && isInside(p.path, t.path)));
+}
+
+function hasBlobs(blobsDir: string): boolean {
+  try {
+    return io.readdirSync(blobsDir).some((name) => isBlobHash(name));
+  } catch {
+    return false;
+  }
+}
+
+/** One gc at a time per blob store: a second waits, then gives up with `STORE_BUSY`. */
+async function lockGc(blobsDir: string): Promise<() => Promise<void>> {
+  if (!io.existsSync(blobsDir)) return async () => {}; // no store: nothing to collect
+
+  try {
+    return await lockfile.lock(join(blobsDir, ".gc"), {
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 40, factor: 1.3, minTimeout: 50, maxTimeout: 1000 },
+      onCompromised: () => {},
+    });
+  } catch (err) {
+    if (errnoCode(err) === "ELOCKED") throw new TranscriptStoreError("STORE_BUSY", "Another gc is running on this blob store", { path: blobsDir, cause: err });
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot lock the blob store for gc: ${(err as Error).message}`, { path: blobsDir, cause: err });
+  }
+}
+
+/** Marks the refs of every session, quarantine and backup file of the places modified at or after `sinceMs`. */
+async function markFiles(places: readonly Referrer[], into: Set<string>, sinceMs: number): Promise<number> {
   let scanned = 0;
-  for (const root of roots) {
-    const files = await fg(["**/*.jsonl", "**/*.bak"], { cwd: root, absolute: true, dot: false, followSymbolicLinks: false, suppressErrors: false, onlyFiles: true }).catch((err: unknown) => {
-      if (errnoCode(err) === "ENOENT") return [] as string[];
+  for (const place of places) {
+    const root = place.path;
+    const patterns = place.kind === "tree" ? ["**/*.jsonl", "**/*.bak"] : ["*.jsonl", "*.bak"];
+    const files = await fg(patterns, { cwd: root, absolute: true, dot: false, followSymbolicLinks: false, suppressErrors: false, onlyFiles: true }).catch((err: unknown) => {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot scan ${root}: ${(err as Error).message}`, { path: root, cause: err });
     });
     for (const path of files) {

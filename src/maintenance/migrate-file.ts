@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
+import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
@@ -222,6 +223,8 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
     if (options.inPlace || !(err instanceof TranscriptStoreError) || err.code !== "PERSISTENCE_FAILED") throw err;
   }
   if (report.target !== report.source) locks.push(await acquireSessionLock(report.target, lockOptions));
+  // The migrated file will reference the blob store: the store learns where it lives first.
+  registerReferrer(options.blobsDir, referrerFor(report.target, options.sessionsDir));
 }
 
 interface WriteOutcome {

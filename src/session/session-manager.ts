@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
+import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
@@ -80,6 +81,7 @@ export class SessionManager {
       rehydrate: init.options.rehydrate,
       missingBlob: init.missingBlob ?? ((hash: string) => this.sources.bytesOf(hash)),
       rewritten: () => this.sources.clear(),
+      register: () => this.registerWithBlobs(),
       warn: (w: StoreWarning) => this.warn(w),
     };
     this.writer = init.file === null ? null : new SessionWriter(init.file, this.blobs, writerOptions, () => this._header, init.headerWritten);
@@ -443,6 +445,7 @@ export class SessionManager {
       return;
     }
     SessionManager.ensureParent(to);
+    this.registerWithBlobs(to);
     const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
     try {
       file.close();
@@ -482,6 +485,11 @@ export class SessionManager {
   private warn(warning: StoreWarning): void {
     const path = warning.path ?? this.sessionFile ?? undefined;
     this.options.onWarning(path === undefined ? warning : { ...warning, path });
+  }
+
+  /** Records in the blob store where this session lives (gc marks every registered place). */
+  private registerWithBlobs(path: string | null = this.sessionFile): void {
+    if (path !== null) registerReferrer(this.options.blobsDir, referrerFor(path, this.options.sessionsDir));
   }
 
   private onLockCompromised(err: Error): void {

@@ -17,6 +17,8 @@ export interface SessionWriterOptions {
    * session file) when the store lacks it: stored before any line referencing it is written.
    */
   missingBlob: (hash: string) => Buffer | null;
+  /** Called before the first blob of a line is stored: registers the session with the blob store. */
+  register: () => void;
   /** A whole-file rewrite from entries landed (the file now refers to stored blobs only). */
   rewritten: () => void;
   warn: (warning: StoreWarning) => void;
@@ -114,9 +116,12 @@ export class SessionWriter {
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
     }
+    if (!prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
+    // The store learns where this session lives before anything of it can reference a blob.
+    this.options.register();
     // Order invariant: every referenced blob is in place before the line that references it.
     for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
-    if (prepared.line.includes(BLOB_REF_PREFIX)) this.storeReferencedBlobs(prepared);
+    this.storeReferencedBlobs(prepared);
     return prepared;
   }
 

@@ -6,6 +6,7 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 
 const REAL = join(import.meta.dirname, "../../../shared/real-sessions");
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
@@ -61,7 +62,7 @@ describe("transcript-store migrate", () => {
     }
     const totals = first.records.find((r) => r.type === "totals")!;
     expect(totals).toMatchObject({ files: 4, migrated: 4, failed: 0, imagesExternalized: 2, blobsNew: 1, blobsDeduplicated: 1 });
-    expect(readdirSync(join(root, "blobs"))).toEqual([sha(png)]);
+    expect(blobDirEntries(join(root, "blobs"))).toEqual([sha(png)]);
     expect(snapshot(src)).toEqual(before); // sources untouched
 
     const storeBefore = snapshot(join(root, "sessions"));

@@ -7,6 +7,7 @@ import { cli } from "../support/cli.ts";
 import { injectFault } from "../support/fault.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
@@ -41,7 +42,7 @@ describe("transcript-store verify", () => {
     writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_badheader.jsonl"), "garbage\n");
     writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_parent.jsonl"), `${header("par")}\n${JSON.stringify({ type: "message", id: "aaaaaaaa", parentId: "deadbeef", timestamp: "t", message: { role: "user", content: "x" } })}\n`);
     mkdirSync(join(dir, "2025-01-01T00-00-00-000Z_orphan"));
-    const blobs = readdirSync(join(root, "blobs"));
+    const blobs = blobDirEntries(join(root, "blobs"));
     unlinkSync(join(root, "blobs", blobs[0]!));
     writeFileSync(join(root, "blobs", blobs[1]!), "corrupted");
     const run = await cli(["verify", "--root", root, "--json"]);
@@ -56,7 +57,7 @@ describe("transcript-store gc", () => {
     const root = tempDir();
     const file = await storeWithImages(root, [1, 2]);
     const blobsDir = join(root, "blobs");
-    const referenced = readdirSync(blobsDir).sort();
+    const referenced = blobDirEntries(blobsDir).sort();
     const orphanOld = sha("old orphan");
     const orphanYoung = sha("young orphan");
     const onlyInQuarantine = sha("quarantined");
@@ -73,7 +74,7 @@ describe("transcript-store gc", () => {
 
     const run = await cli(["gc", "--root", root, "--json"]);
     expect(run.records.filter((r) => r.type === "deleted").map((r) => r.hash)).toEqual([orphanOld]);
-    expect(readdirSync(blobsDir).sort()).toEqual([...referenced, orphanYoung, onlyInQuarantine, onlyInBak].sort());
+    expect(blobDirEntries(blobsDir).sort()).toEqual([...referenced, orphanYoung, onlyInQuarantine, onlyInBak].sort());
     expect(run.records.at(-1)).toMatchObject({ keptYoung: 1, deleted: 1 });
   });
 
@@ -93,6 +94,6 @@ describe("transcript-store gc", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/PERSISTENCE_FAILED/);
     expect(readFileSync(join(root, "blobs", orphan), "utf8")).toBe("orphan");
-    expect(readdirSync(join(root, "blobs"))).toHaveLength(2);
+    expect(blobDirEntries(join(root, "blobs"))).toHaveLength(2);
   });
 });

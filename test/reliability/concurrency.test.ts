@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlobStore } from "../../src/blob/blob-store.ts";
@@ -16,6 +16,7 @@ describe("concurrency across processes", () => {
     const root = tempDir();
     const orphans = new BlobStore(join(root, "blobs"));
     for (let i = 0; i < 50; i++) orphans.putSync(Buffer.from(`orphan ${i}`));
+    mkdirSync(join(root, "sessions")); // gc refuses a missing sessions root while blobs exist
     const writers = Array.from({ length: 8 }, (_, i) => runTs(WRITER, [root, String(i), "60"]));
     let gcRuns = 0;
     let deleted = 0;

@@ -6,6 +6,7 @@ import type { StoreWarning } from "../../src/errors.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
@@ -34,7 +35,7 @@ describe("SessionManager with blobs", () => {
     expect(lineA).not.toContain(b64.slice(0, 200));
     expect(lineA).toContain(`blob:sha256:${sha(png)}`);
     expect(lineA).toContain(`blob:sha256:${sha(url)}`);
-    expect(readdirSync(join(root, "blobs")).sort()).toEqual([sha(png), sha(url)].sort());
+    expect(blobDirEntries(join(root, "blobs")).sort()).toEqual([sha(png), sha(url)].sort());
     expect(readFileSync(join(root, "blobs", sha(png))).equals(png)).toBe(true);
     expect(readFileSync(join(root, "blobs", sha(url)), "utf8")).toBe(url);
     await a.close();

@@ -5,6 +5,7 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { injectFault } from "../support/fault.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 
 describe("SessionManager under disk faults", () => {
   it("ENOSPC on an append: PERSISTENCE_FAILED, no partial line, not in memory, next append works", async () => {
@@ -60,7 +61,7 @@ describe("SessionManager under disk faults", () => {
     }
     expect(readFileSync(m.sessionFile!).equals(before)).toBe(true);
     expect(m.getEntries()).toEqual([]);
-    expect(readdirSync(join(root, "blobs"))).toEqual([]); // temp file removed
+    expect(blobDirEntries(join(root, "blobs"))).toEqual([]); // temp file removed
     await m.close();
   });
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { writeImageHeavyLegacySession } from "../support/legacy-images.ts";
 import { runTs } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 
 const CHILD = join(import.meta.dirname, "helpers/lazy-open-child.ts");
 
@@ -25,6 +26,6 @@ describe("lazy rehydration of an image-heavy legacy session", () => {
     expect(report.heapAfterOpen).toBeLessThan(128 * 1024 * 1024);
     // the rewritten session holds refs only; every image is one blob
     expect(statSync(path).size).toBeLessThan(100_000);
-    expect(readdirSync(join(root, "blobs"))).toHaveLength(count);
+    expect(blobDirEntries(join(root, "blobs"))).toHaveLength(count);
   }, 180_000);
 });

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { forgetReferrers } from "../../blob/blob-referrers.ts";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "../../maintenance/gc.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
 
@@ -13,16 +14,30 @@ export function parseDuration(text: string): number {
 export const gcCommand: Command = {
   name: "gc",
   summary: "delete blobs no session, quarantine or backup file references (older than the grace period)",
-  usage: "gc [--dry-run] [--grace 1h] [--also <sessions-root>…]",
-  options: { "dry-run": { type: "boolean", default: false }, grace: { type: "string" }, also: { type: "string", multiple: true } },
+  usage: "gc [--dry-run] [--grace 1h] [--also <sessions-root>…] [--forget <registered-place>…]",
+  options: {
+    "dry-run": { type: "boolean", default: false },
+    grace: { type: "string" },
+    also: { type: "string", multiple: true },
+    forget: { type: "string", multiple: true },
+  },
   maxArgs: 0,
   async run(ctx) {
     const graceMs = typeof ctx.values.grace === "string" ? parseDuration(ctx.values.grace) : DEFAULT_GC_GRACE_MS;
     const also = ((ctx.values.also as string[] | undefined) ?? []).map((p) => resolve(ctx.io.cwd, p));
+    const forget = ((ctx.values.forget as string[] | undefined) ?? []).map((p) => resolve(ctx.io.cwd, p));
+    if (forget.length > 0) {
+      const removed = forgetReferrers(ctx.dirs.blobsDir, forget);
+      for (const place of forget) {
+        const known = removed.some((r) => r.path === place);
+        ctx.emit({ type: known ? "forgot" : "not-registered", path: place }, `${known ? "forgot" : "not registered"}: ${place}`);
+      }
+      if (removed.length < forget.length) return 1;
+    }
     const report = await collectGarbage({ sessionRoots: [ctx.dirs.sessionsDir, ...also], blobsDir: ctx.dirs.blobsDir, graceMs, dryRun: ctx.values["dry-run"] === true });
     for (const hash of report.deleted) ctx.emit({ type: report.dryRun ? "would-delete" : "deleted", hash }, `${report.dryRun ? "would delete" : "deleted"} ${hash}`);
-    const { deleted, ...totals } = report;
-    ctx.emit({ type: "summary", ...totals, deleted: deleted.length }, `${report.filesScanned} file(s) scanned, ${report.referenced} blob(s) referenced of ${report.blobs}; ${report.dryRun ? "would delete" : "deleted"} ${deleted.length} (${formatBytes(report.bytesFreed)}), kept ${report.keptYoung} younger than the grace period`);
+    const { deleted, places, ...totals } = report;
+    ctx.emit({ type: "summary", ...totals, places, deleted: deleted.length }, `${places.length} place(s) and ${report.filesScanned} file(s) scanned, ${report.referenced} blob(s) referenced of ${report.blobs}; ${report.dryRun ? "would delete" : "deleted"} ${deleted.length} (${formatBytes(report.bytesFreed)}), kept ${report.keptYoung} younger than the grace period`);
     return 0;
   },
 };

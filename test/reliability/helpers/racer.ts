@@ -7,12 +7,12 @@ const [op, path, root, tag] = process.argv.slice(2) as [string, string, string, 
 try {
   if (op === "move") {
     const m = await SessionManager.open(path, { root });
-    await new Promise((r) => setTimeout(r, 300)); // hold the lock while the other racer tries
+    await new Promise((r) => setTimeout(r, 1500)); // hold the lock while the other racer (started at the same time) tries
     await m.moveTo(join(root, `moved-${tag}`));
     await m.close();
   } else if (op === "fork-writer") {
     const m = await SessionManager.open(path, { root });
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 1500));
     const f = await m.fork({ cwd: join(root, `fork-${tag}`) });
     await f.close();
     await m.close();

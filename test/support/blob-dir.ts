@@ -1,0 +1,7 @@
+import { readdirSync } from "node:fs";
+import { REFERRERS_FILE } from "../../src/blob/blob-referrers.ts";
+
+/** The names in a blob directory other than its registry of referrers (blobs and temp files). */
+export function blobDirEntries(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name !== REFERRERS_FILE);
+}
