@@ -67,12 +67,13 @@ export function readReferrers(blobsDir: string): Referrer[] | null {
   return [...seen.values()];
 }
 
-/** Per process: places already known to be registered, keyed by blob dir, with the file's inode. */
-const registered = new Map<string, { ino: number; keys: Set<string> }>();
+/** Per process: places known to be registered, by blob dir, valid while the file's identity holds. */
+const registered = new Map<string, { identity: string; keys: Set<string> }>();
 
 /**
  * Registers `referrer` with the blob directory unless it is already there. Costs one stat when
- * this process registered it before (the registry's inode changes when someone forgets a place).
+ * this process registered it before and the registry is unchanged (inode and size: forgetting a
+ * place replaces the file, another registration grows it).
  * Throws `PERSISTENCE_FAILED` when the registry cannot be written: a ref must not be written
  * into a store that would not know where it lives.
  */
@@ -80,8 +81,8 @@ export function registerReferrer(blobsDir: string, referrer: Referrer): void {
   const file = referrersPathOf(blobsDir);
   const key = `${referrer.kind}\0${referrer.path}`;
   const known = registered.get(blobsDir);
-  const ino = inodeOf(file);
-  if (known !== undefined && ino !== null && known.ino === ino && known.keys.has(key)) return;
+  const identity = identityOf(file);
+  if (known !== undefined && identity !== null && known.identity === identity && known.keys.has(key)) return;
   const current = readReferrers(blobsDir) ?? [];
   if (!current.some((r) => r.kind === referrer.kind && r.path === referrer.path)) {
     let fd: number | undefined;
@@ -99,9 +100,9 @@ export function registerReferrer(blobsDir: string, referrer: Referrer): void {
       if (fd !== undefined) io.closeSync(fd);
     }
   }
-  const now = inodeOf(file);
+  const now = identityOf(file);
   if (now === null) return;
-  const entry = known !== undefined && known.ino === now ? known : { ino: now, keys: new Set<string>() };
+  const entry = known !== undefined && known.identity === now ? known : { identity: now, keys: new Set<string>() };
   for (const r of current) entry.keys.add(`${r.kind}\0${r.path}`);
   entry.keys.add(key);
   registered.set(blobsDir, entry);
@@ -118,9 +119,10 @@ export function forgetReferrers(blobsDir: string, paths: readonly string[]): Ref
   return removed;
 }
 
-function inodeOf(path: string): number | null {
+function identityOf(path: string): string | null {
   try {
-    return io.lstatSync(path).ino;
+    const st = io.lstatSync(path);
+    return `${st.ino}:${st.size}`;
   } catch {
     return null;
   }

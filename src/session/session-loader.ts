@@ -16,6 +16,8 @@ export interface LoadedSession {
   entries: SessionEntry[];
   parsed: ParsedSession;
   report: LoadReport;
+  /** Some line of the file holds a blob ref (the session must be registered with the store). */
+  hasBlobRefs: boolean;
 }
 
 export interface LoadSessionOptions {
@@ -42,7 +44,9 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
       ? (record: RawRecord, text: string) => (text.includes(BLOB_REF_PREFIX) ? rehydrateValue(record, blobs, warn) : record)
       : (record: RawRecord, text: string, offset: number, length: number) =>
           text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, offset, length, options) : record;
+  let hasBlobRefs = false;
   const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number) => {
+    if (!hasBlobRefs && text.includes(BLOB_REF_PREFIX)) hasBlobRefs = true;
     try {
       return transform(record, text, offset, length);
     } catch (err) {
@@ -72,7 +76,7 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
     warn({ code: "MALFORMED_LINES", message: `${report.malformed.length} malformed line(s) preserved (first at line ${report.malformed[0]!.line}: ${report.malformed[0]!.reason})`, path });
   }
   if (parsed.nulRuns > 0) warn({ code: "NUL_BYTES_SKIPPED", message: `${parsed.nulRuns} run(s) of NUL bytes skipped`, path });
-  return { header: migrated.header, entries: migrated.entries, parsed, report };
+  return { header: migrated.header, entries: migrated.entries, parsed, report, hasBlobRefs };
 }
 
 function externalizeOnLoad(record: RawRecord, offset: number, length: number, options: LoadSessionOptions): RawRecord {

@@ -166,7 +166,11 @@ export class SessionManager {
       }
       manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report, sources });
       holder.manager = manager;
-      if (!readOnly) manager.writer!.repairOnOpen(loaded, loaded.entries, (w) => manager!.warn(w));
+      if (!readOnly) {
+        // A session written before the store kept a registry of referrers gets registered here.
+        if (loaded.hasBlobRefs) manager.registerWithBlobs();
+        manager.writer!.repairOnOpen(loaded, loaded.entries, (w) => manager!.warn(w));
+      }
       return manager;
     } catch (err) {
       if (manager !== null) await manager.close();

@@ -43,6 +43,20 @@ describe("gc marks every place that references the blob store", () => {
     await reopened.close();
   });
 
+  it("registers, on its first writable open, a session written before the registry existed", async () => {
+    const root = tempDir();
+    const repo = tempDir("ts-repo-");
+    const m = await SessionManager.open(join(repo, "chat.jsonl"), { root });
+    m.appendMessage(imageMessage(5));
+    await m.close();
+    const blobsDir = join(root, "blobs");
+    writeFileSync(join(blobsDir, ".referrers.jsonl"), ""); // as an older version left it: nothing registered
+    (await SessionManager.open(join(repo, "chat.jsonl"), { root, readOnly: true })).close();
+    expect(readReferrers(blobsDir)).toEqual([]); // read-only opens write nothing
+    await (await SessionManager.open(join(repo, "chat.jsonl"), { root })).close();
+    expect(readReferrers(blobsDir)).toEqual([{ kind: "dir", path: repo }]);
+  });
+
   it("keeps the blobs of a pi tree migrated --in-place", async () => {
     const root = tempDir();
     const pi = tempDir("ts-pi-");
