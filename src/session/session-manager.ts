@@ -6,13 +6,13 @@ import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
-import { ensureDir } from "../io.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./paths.ts";
 import { blobReader, InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { copyFileFrom, headerEndOffset, SessionFile } from "./session-file.ts";
 import { loadSessionFile } from "./session-loader.ts";
+import { ensureSessionDir } from "./session-dirs.ts";
 import { SessionWriter } from "./session-writer.ts";
 import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
 import { linkTree } from "./artifact-dir-copy.ts";
@@ -110,7 +110,7 @@ export class SessionManager {
     entries: SessionEntry[] | null,
     missingBlob?: (hash: string) => Buffer | null,
   ): Promise<SessionManager> {
-    SessionManager.ensureParent(path);
+    SessionManager.ensureParent(path, resolved.sessionsDir);
     const file = new SessionFile(path, { fsync: resolved.fsync, now: resolved.now });
     const init = { options: resolved, header, entries: [], file, lock: null, readOnly: false, headerWritten: false, loadReport: emptyLoadReport() };
     const manager = new SessionManager({ ...init, missingBlob });
@@ -142,7 +142,7 @@ export class SessionManager {
     let manager: SessionManager | null = null;
     const holder: { manager: SessionManager | null } = { manager: null };
     if (!readOnly) {
-      SessionManager.ensureParent(abs);
+      SessionManager.ensureParent(abs, resolved.sessionsDir);
       lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
     }
     try {
@@ -235,13 +235,10 @@ export class SessionManager {
     return resolveSession(arg, cwd, { sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
   }
 
-  private static ensureParent(path: string): void {
-    try {
-      ensureDir(dirname(path));
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create session directory: ${(err as Error).message}`, { path, cause: err });
-    }
+  private static ensureParent(path: string, sessionsDir: string): void {
+    ensureSessionDir(dirname(path), sessionsDir);
   }
+
 
   // ---------------------------------------------------------------- identity
 
@@ -403,7 +400,7 @@ export class SessionManager {
     const path = join(resolved.sessionsDir, cwdBucket(cwd), sessionFileName(created, id));
     const sourceArtifacts = this.artifactsDir;
     if (sourceArtifacts !== null) {
-      SessionManager.ensureParent(path);
+      SessionManager.ensureParent(path, resolved.sessionsDir);
       linkTree(sourceArtifacts, artifactsDirOf(path), (w) => resolved.onWarning(w));
     }
     try {
@@ -448,7 +445,7 @@ export class SessionManager {
       this.sources.moved(bodyShift);
       return;
     }
-    SessionManager.ensureParent(to);
+    SessionManager.ensureParent(to, this.options.sessionsDir);
     this.registerWithBlobs(to);
     const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
     try {

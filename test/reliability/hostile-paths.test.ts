@@ -7,7 +7,7 @@ import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { cwdBucket } from "../../src/session/paths.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
-import { injectFault } from "../support/fault.ts";
+import { injectFault, opensForWriting } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const HOSTILE = ["../../etc/passwd", "..", ".", "a/b", "%2e%2e%2f", "..\\..\\windows", "x".repeat(300), "\u0000nul", "/absolute/path", "~root", "\n"];
@@ -116,7 +116,7 @@ describe("permissions", () => {
     m.appendMessage({ role: "user", content: "kept" });
     await m.close();
     const bytes = readFileSync(m.sessionFile!);
-    const roSessions = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "sessions")) && /[wa]/.test(String(args[1])) ? "EROFS" : undefined));
+    const roSessions = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "sessions")) && opensForWriting(args[1]) ? "EROFS" : undefined));
     try {
       const opened = await SessionManager.open(m.sessionFile!, { root });
       expect(() => opened.appendMessage({ role: "user", content: "nope" })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
@@ -126,7 +126,7 @@ describe("permissions", () => {
       roSessions();
     }
     expect(readFileSync(m.sessionFile!).equals(bytes)).toBe(true);
-    const roBlobs = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "blobs")) && String(args[1]).includes("w") ? "EROFS" : undefined));
+    const roBlobs = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "blobs")) && opensForWriting(args[1]) ? "EROFS" : undefined));
     try {
       const opened = await SessionManager.open(m.sessionFile!, { root });
       expect(() => opened.appendMessage({ role: "user", content: [{ type: "image", data: Buffer.alloc(3000, 1).toString("base64"), mimeType: "image/png" }] })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));

@@ -1,12 +1,12 @@
 import { io, type Io } from "../../src/io.ts";
+import { opensForWriting } from "./fault.ts";
 
 /** The seam functions that change the disk: a fault matrix fails each of their calls in turn. */
 const WRITE_STEPS = ["openSync", "writeSync", "fsyncSync", "fdatasyncSync", "ftruncateSync", "renameSync", "linkSync", "copyFileSync", "mkdirSync", "unlinkSync", "utimesSync"] as const;
 
 function isWriteOpen(name: string, args: unknown[]): boolean {
   if (name !== "openSync") return true;
-  const flags = args[1];
-  return typeof flags === "string" ? /[wa+]/.test(flags) : typeof flags === "number" && flags !== 0;
+  return opensForWriting(args[1]);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { io, type Io } from "../../src/io.ts";
 
 type Fn = (...args: never[]) => unknown;
@@ -17,4 +18,10 @@ export function injectFault<K extends keyof Io>(name: K, fail: (call: number, ar
   return () => {
     (io as Record<string, unknown>)[name] = original;
   };
+}
+
+/** True when `openSync` flags (a string like "a"/"wx" or numeric O_* bits) open for writing. */
+export function opensForWriting(flags: unknown): boolean {
+  if (typeof flags === "number") return (flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0;
+  return /[wa+]/.test(String(flags));
 }
