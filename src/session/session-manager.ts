@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -16,7 +16,8 @@ import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
 import { linkTree } from "./artifact-dir-copy.ts";
 import { listAllSessions, listSessions, resolveSession, type DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
-import { moveSessionFiles, readMoveJournal, recoverInterruptedMove } from "./session-move.ts";
+import { recoverMovesOnOpen } from "./move-recovery.ts";
+import { moveSessionFiles } from "./session-move.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
@@ -122,8 +123,7 @@ export class SessionManager {
       lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
     }
     try {
-      const movedTo = readOnly ? movedAway(abs) : recoverInterruptedMove(abs);
-      if (movedTo !== null && movedTo !== abs) throw new TranscriptStoreError("SESSION_NOT_FOUND", `The session was moved to ${movedTo}`, { path: abs });
+      await recoverMovesOnOpen(abs, { readOnly, lockStaleMs: resolved.lockStaleMs });
       const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
       const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
       const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn });
@@ -395,20 +395,14 @@ export class SessionManager {
     const cwd = resolve(newCwd);
     const to = join(this.options.sessionsDir, cwdBucket(cwd), basename(file.path));
     const header: SessionHeader = { ...this._header, cwd };
-    if (!this.writer!.hasHeader) {
-      // Nothing on disk yet (deferUntilAssistant): only the destination changes.
-      const lock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
-      await this.lock?.release();
-      this.lock = lock;
-      file.relocate(to);
-      this._header = header;
-      return;
-    }
     if (to === file.path) {
-      file.rewrite((emit) => {
-        emit(Buffer.from(`${JSON.stringify(header)}\n`));
-        copyBodyOf(file.path, emit);
-      });
+      // Same bucket: only the header's cwd changes (a session not written yet has no file to rewrite).
+      if (this.writer!.hasHeader) {
+        file.rewrite((emit) => {
+          emit(Buffer.from(`${JSON.stringify(header)}\n`));
+          copyBodyOf(file.path, emit);
+        });
+      }
       this._header = header;
       return;
     }
@@ -416,7 +410,8 @@ export class SessionManager {
     const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
     try {
       file.close();
-      moveSessionFiles({ from: file.path, to, headerLine: Buffer.from(`${JSON.stringify(header)}\n`), fsync: this.options.fsync, warn: (w) => this.warn(w) });
+      const headerLine = this.writer!.hasHeader ? Buffer.from(`${JSON.stringify(header)}\n`) : null;
+      moveSessionFiles({ from: file.path, to, headerLine, fsync: this.options.fsync, warn: (w) => this.warn(w) });
     } catch (err) {
       await newLock.release();
       throw err;
@@ -488,10 +483,4 @@ function copyBodyOf(path: string, emit: (data: Buffer) => void): void {
   const start = headerEndOffset(path);
   if (start === null) throw new TranscriptStoreError("BAD_HEADER", "Session file lost its header", { path });
   copyFileFrom(path, start, emit);
-}
-
-/** Where an interrupted move left a session, as seen without repairing anything (read-only). */
-function movedAway(path: string): string | null {
-  const journal = readMoveJournal(path);
-  return journal !== null && existsSync(journal.to) ? journal.to : null;
 }

@@ -7,6 +7,7 @@ import { ArtifactStore } from "../../../src/artifacts/artifact-store.ts";
 import { OutputSink } from "../../../src/artifacts/output-sink.ts";
 import { collectGarbage } from "../../../src/maintenance/gc.ts";
 import { migrateFile } from "../../../src/maintenance/migrate-file.ts";
+import { io } from "../../../src/io.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 
 const [op, work, root] = process.argv.slice(2) as [string, string, string];
@@ -47,6 +48,16 @@ switch (op) {
       say(`moved ${m.sessionFile}`);
     }
   }
+  case "move-once": {
+    // One move, SIGKILLed by itself just before its Nth effectful I/O call (TS_KILL_AT=N): every
+    // kill point of a move can be reached deterministically. Prints "done" when no kill was due.
+    const [source] = readdirSync(work).filter((n) => n.endsWith(".jsonl"));
+    const m = await SessionManager.open(join(work, source!), { root, lockStaleMs: 2000 });
+    killAtNthEffect(Number(process.env.TS_KILL_AT ?? -1));
+    await m.moveTo(join(root, "cwd-a"));
+    say("done");
+    process.exit(0);
+  }
   case "gc": {
     for (;;) {
       const r = await collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 });
@@ -77,4 +88,18 @@ switch (op) {
   }
   default:
     throw new Error(`unknown op ${op}`);
+}
+
+/** Wraps every I/O call that changes the disk so the Nth one SIGKILLs this process instead. */
+function killAtNthEffect(n: number): void {
+  const effects = ["openSync", "writeSync", "renameSync", "unlinkSync", "rmSync", "mkdirSync", "copyFileSync", "linkSync", "ftruncateSync"] as const;
+  let count = 0;
+  for (const name of effects) {
+    const original = io[name] as (...args: unknown[]) => unknown;
+    (io as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      const writes = name !== "openSync" || (args[1] !== "r" && args[1] !== undefined && typeof args[1] !== "number") || (typeof args[1] === "number" && (args[1] & 3) !== 0);
+      if (writes && count++ === n) process.kill(process.pid, "SIGKILL");
+      return original(...args);
+    };
+  }
 }
