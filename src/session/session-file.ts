@@ -4,6 +4,7 @@ import { LineSplitter } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { SessionParser, type ParsedSession, type SessionParserOptions } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
+import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
 
 /** Bytes read per chunk when scanning a session. @default 1 MiB */
@@ -125,11 +126,13 @@ export class SessionFile {
     const qpath = quarantinePathOf(this.path);
     let fd: number | undefined;
     try {
-      fd = io.openSync(qpath, "a", FILE_MODE);
+      // Never through a symlink planted at its name: that would write outside the store.
+      fd = openAppendNoFollow(qpath);
       writeFully(fd, data);
       io.fsyncSync(fd);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${(err as Error).message}`, { path: qpath, cause: err });
+      const why = isSymlinkRefusal(err) ? "a symlink is planted at its name" : (err as Error).message;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${why}`, { path: qpath, cause: err });
     } finally {
       if (fd !== undefined) io.closeSync(fd);
     }
