@@ -17,7 +17,7 @@ export function writeStreamedRecord(fd: number, source: string, item: Pick<Malfo
   writeFully(fd, Buffer.from(`${JSON.stringify(head).slice(0, -1)},"base64":"`));
   const chunk = 3 * (1 << 18); // a multiple of 3: every piece encodes without padding but the last
   let carried = 0;
-  copyRange(item.source, item.offset, item.length, chunk, (data) => {
+  copyFileRange(item.source, item.offset, item.length, chunk, (data) => {
     carried += data.length;
     writeFully(fd, Buffer.from(data.toString("base64")));
   });
@@ -26,7 +26,7 @@ export function writeStreamedRecord(fd: number, source: string, item: Pick<Malfo
 }
 
 /** Streams `length` bytes of `path` from `offset` in pieces of exactly `chunk` bytes (the last one shorter). */
-function copyRange(path: string, offset: number, length: number, chunk: number, emit: (data: Buffer) => void): void {
+export function copyFileRange(path: string, offset: number, length: number, chunk: number, emit: (data: Buffer) => void): void {
   const fd = io.openSync(path, "r");
   const buffer = Buffer.allocUnsafe(chunk);
   try {
