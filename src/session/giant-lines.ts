@@ -110,7 +110,8 @@ function externalizeLine(path: string, offset: number, length: number, blobs: Bl
   } catch (err) {
     discard(temp);
     if (err instanceof TranscriptStoreError) throw err;
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not move a giant image to the blob store: ${(err as Error).message}`, { path, cause: err });
+    const message = `Could not move a giant image to the blob store: ${(err as Error).message}`;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", message, { path, cause: err });
   }
 }
 

@@ -118,7 +118,9 @@ function fileMatches(path: string, size: number, sha256: string): boolean {
     if (io.fstatSync(fd).size !== size) return false;
     const hash = createHash("sha256");
     const buf = Buffer.allocUnsafe(1 << 20);
-    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n));
+    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) {
+      hash.update(buf.subarray(0, n));
+    }
     return hash.digest("hex") === sha256;
   } finally {
     io.closeSync(fd);

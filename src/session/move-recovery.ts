@@ -46,7 +46,8 @@ export async function recoverMovesOnOpen(path: string, options: MoveRecoveryOpti
     io.rmSync(incomingPathOf(path), { force: true });
   });
   if (!io.existsSync(path) && io.existsSync(from)) {
-    throw new TranscriptStoreError("SESSION_NOT_FOUND", `The session is at ${from}: its move here did not complete and was undone`, { path });
+    const message = `The session is at ${from}: its move here did not complete and was undone`;
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", message, { path });
   }
 }
 

@@ -11,7 +11,9 @@ export function quarantineRecord(source: string, item: { line?: number; offset: 
 }
 
 /** A quarantine record for a too-large line, its bytes streamed from its file as base64. */
-export function writeStreamedRecord(fd: number, source: string, item: Pick<MalformedLine, "offset" | "reason" | "length" | "source"> & { line?: number }, at: string): void {
+type StreamedItem = Pick<MalformedLine, "offset" | "reason" | "length" | "source"> & { line?: number };
+
+export function writeStreamedRecord(fd: number, source: string, item: StreamedItem, at: string): void {
   if (item.source === undefined || item.length === undefined) throw new Error("a too-large line must name the file holding it");
   const head = { type: "quarantine", source, line: item.line ?? null, offset: item.offset, reason: item.reason, quarantinedAt: at };
   writeFully(fd, Buffer.from(`${JSON.stringify(head).slice(0, -1)},"base64":"`));

@@ -30,7 +30,8 @@ export function rehydrateValue<T>(value: T, blobs: BlobStore, warn: (warning: St
       return kind === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
     } catch (err) {
       // Past V8's string limit (a giant image streamed to the blob store): it stays a ref.
-      warn({ code: "IMAGE_TOO_LARGE", message: `Blob ${payload} is too large for one string; the ref is kept: ${(err as Error).message}`, path: blobs.pathOf(payload) });
+      const message = `Blob ${payload} is too large for one string; the ref is kept: ${(err as Error).message}`;
+      warn({ code: "IMAGE_TOO_LARGE", message, path: blobs.pathOf(payload) });
       return payload;
     }
   });

@@ -56,7 +56,9 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   if (options.writable && parsed.header !== null && parsed.malformed.some((m) => m.length !== undefined)) {
     // Lines too large for one string: a giant image in one is streamed to the blob store and the
     // line rewritten with its ref; anything else stays a reported problem, its bytes on disk.
-    if (externalizeGiantLines(path, parsed.malformed, blobs, options.fsync ?? false)) parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+    if (externalizeGiantLines(path, parsed.malformed, blobs, options.fsync ?? false)) {
+      parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+    }
     if (parsed === null) return null;
   }
   if (parsed.header === null) {

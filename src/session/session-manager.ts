@@ -126,7 +126,15 @@ export class SessionManager {
       await recoverMovesOnOpen(abs, { readOnly, lockStaleMs: resolved.lockStaleMs });
       const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
       const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
-      const loaded = loadSessionFile(abs, { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, warn, writable: !readOnly, fsync: resolved.fsync });
+      const loaded = loadSessionFile(abs, {
+        rehydrate: resolved.rehydrate,
+        blobThreshold: resolved.prepare.blobThreshold,
+        chunkSize: resolved.chunkSize,
+        blobs,
+        warn,
+        writable: !readOnly,
+        fsync: resolved.fsync,
+      });
       const file = new SessionFile(abs, { fsync: resolved.fsync, now: resolved.now });
       if (loaded === null) {
         if (readOnly) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });

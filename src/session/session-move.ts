@@ -3,7 +3,8 @@ import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
-import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal, writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
+import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
+import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
 import { artifactsDirOf, quarantinePathOf } from "./paths.ts";
 import { copyFileFrom, headerEndOffset } from "./session-file.ts";
 

@@ -22,7 +22,11 @@ const STAND_IN = Buffer.from([0x01]);
  * Streams a session file through the chunked line scanner. Never holds the file as one string,
  * nor a line longer than `scanLimits.maxLineBytes`. Returns null when the file does not exist.
  */
-export function scanSessionFile(path: string, parserOptions: SessionParserOptions = {}, chunkSize = DEFAULT_CHUNK_SIZE): ParsedSession | null {
+export function scanSessionFile(
+  path: string,
+  parserOptions: SessionParserOptions = {},
+  chunkSize = DEFAULT_CHUNK_SIZE,
+): ParsedSession | null {
   let fd: number;
   try {
     fd = io.openSync(path, "r");
@@ -75,7 +79,9 @@ function correctTooLarge(parsed: ParsedSession, lines: Map<number, ScannedLine>,
     const end = line.offset + line.fullLength! + (line.terminated ? 1 : 0);
     if (parsed.bytesRead === standInEnd) parsed.bytesRead = end;
     if (parsed.completeLength === standInEnd) parsed.completeLength = end;
-    if (parsed.header === null && line.lineNumber <= 2 && parsed.headerProblem?.startsWith("header:")) parsed.headerProblem = "header: line too large";
+    if (parsed.header === null && line.lineNumber <= 2 && parsed.headerProblem?.startsWith("header:")) {
+      parsed.headerProblem = "header: line too large";
+    }
     if (parsed.tornTail?.offset === line.offset) {
       // A too-large final line without its newline is kept where it is (it cannot be quarantined
       // as a value): it gets its newline like any final line, and is reported.

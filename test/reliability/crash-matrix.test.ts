@@ -211,7 +211,8 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
         const { killed } = await runMoveKilledAt(dirname(from), root, killAt);
         ageLocks(join(root, "sessions"));
         // Open every path the disk still names: the file itself, a note or a journal pointing at it.
-        const named = (p: string) => [p, ...[".move-in.json", ".move.json"].map((x) => p.replace(/\.jsonl$/, x))].some((q) => existsSync(q)) || journalTarget(from) === p;
+        const beside = (p: string) => [p, p.replace(/\.jsonl$/, ".move-in.json"), p.replace(/\.jsonl$/, ".move.json")];
+        const named = (p: string) => beside(p).some((q) => existsSync(q)) || journalTarget(from) === p;
         for (const p of order === "destination" ? [to, from] : [from, to]) {
           if (!named(p)) continue;
           try {

@@ -43,7 +43,7 @@ describe("a too-large line holding one giant image", () => {
     const m = await SessionManager.open(path, { root, rehydrate });
     expect(m.loadReport.malformed).toEqual([]);
     expect(m.getEntries().map((e) => e.id)).toEqual(["a1", "a2", "a3"]);
-    const content = (m.getEntry("a2") as { message: { content: Array<{ data?: string }> } }).message.content;
+    const content = (m.getEntry("a2") as unknown as { message: { content: Array<{ data?: string }> } }).message.content;
     expect(content[1]!.data).toBe(rehydrate === "eager" ? data : `blob:sha256:${sha(png)}`);
     await m.close();
     const lines = readFileSync(path, "utf8").split("\n");

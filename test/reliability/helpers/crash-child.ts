@@ -92,12 +92,15 @@ switch (op) {
 
 /** Wraps every I/O call that changes the disk so the Nth one SIGKILLs this process instead. */
 function killAtNthEffect(n: number): void {
-  const effects = ["openSync", "writeSync", "renameSync", "unlinkSync", "rmSync", "mkdirSync", "copyFileSync", "linkSync", "ftruncateSync"] as const;
+  const effects = ["openSync", "writeSync", "renameSync", "unlinkSync", "rmSync", "mkdirSync", "copyFileSync", "linkSync", "ftruncateSync"];
   let count = 0;
   for (const name of effects) {
-    const original = io[name] as (...args: unknown[]) => unknown;
-    (io as Record<string, unknown>)[name] = (...args: unknown[]) => {
-      const writes = name !== "openSync" || (args[1] !== "r" && args[1] !== undefined && typeof args[1] !== "number") || (typeof args[1] === "number" && (args[1] & 3) !== 0);
+    const seam = io as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const original = seam[name]!;
+    seam[name] = (...args: unknown[]) => {
+      // opens count only when they may write: string flags other than "r", numeric ones with a write mode
+      const flags = args[1];
+      const writes = name !== "openSync" || (typeof flags === "string" ? flags !== "r" : typeof flags === "number" && (flags & 3) !== 0);
       if (writes && count++ === n) process.kill(process.pid, "SIGKILL");
       return original(...args);
     };
