@@ -30,7 +30,8 @@ export type WarningCode =
   | "LOCK_COMPROMISED"
   | "NUL_BYTES_SKIPPED"
   | "ARTIFACT_COPY_FAILED"
-  | "IMAGE_NOT_EXTERNALIZED";
+  | "IMAGE_NOT_EXTERNALIZED"
+  | "IMAGE_TOO_LARGE";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

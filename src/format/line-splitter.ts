@@ -1,6 +1,9 @@
 /** One line cut out of a byte stream, without its `\n`. */
 export interface ScannedLine {
-  /** The line's bytes (no trailing LF). May share memory with the pushed chunk. */
+  /**
+   * The line's bytes (no trailing LF). May share memory with the pushed chunk. For a line longer
+   * than `maxLineBytes` only its first `keepBytes` bytes (see `fullLength`).
+   */
   bytes: Buffer;
   /** Byte offset of the line's first byte in the stream. */
   offset: number;
@@ -8,23 +11,44 @@ export interface ScannedLine {
   lineNumber: number;
   /** False only for a final line that the stream ended without a `\n`. */
   terminated: boolean;
+  /** Set only for a line longer than `maxLineBytes`: its whole length (`bytes` is a prefix). */
+  fullLength?: number;
+}
+
+export interface LineSplitterOptions {
+  /** Longest line gathered whole; a longer one is emitted as a prefix + its length. @default Infinity */
+  maxLineBytes?: number;
+  /** Bytes of an over-long line kept to classify it. @default 64 KiB */
+  keepBytes?: number;
 }
 
 const LF = 0x0a;
+const DEFAULT_KEEP_BYTES = 64 * 1024;
 
 /**
  * A push-based byte line splitter: feed it chunks of any size, it emits whole lines. Lines are cut
  * at the byte 0x0A only, so a multi-byte UTF-8 character split across two chunks is reassembled
- * untouched, and a line longer than any chunk is gathered from its pieces. Pure: no I/O.
+ * untouched, and a line longer than any chunk is gathered from its pieces. A line longer than
+ * `maxLineBytes` is never gathered: memory stays bounded by its kept prefix. Pure: no I/O.
  */
 export class LineSplitter {
   private pending: Buffer[] = [];
   private pendingLength = 0;
   private pendingOffset = 0;
+  /** Bytes of the pending line seen so far (more than `pendingLength` once it is over-long). */
+  private lineLength = 0;
   private position = 0;
   private lineNumber = 0;
+  private readonly maxLineBytes: number;
+  private readonly keepBytes: number;
 
-  constructor(private readonly onLine: (line: ScannedLine) => void) {}
+  constructor(
+    private readonly onLine: (line: ScannedLine) => void,
+    options: LineSplitterOptions = {},
+  ) {
+    this.maxLineBytes = options.maxLineBytes ?? Infinity;
+    this.keepBytes = Math.min(options.keepBytes ?? DEFAULT_KEEP_BYTES, this.maxLineBytes);
+  }
 
   /** Total bytes pushed so far. */
   get bytesSeen(): number {
@@ -38,36 +62,60 @@ export class LineSplitter {
     for (;;) {
       const nl = chunk.indexOf(LF, start);
       if (nl === -1) break;
-      let bytes: Buffer;
-      let offset: number;
-      if (this.pendingLength > 0) {
+      if (this.lineLength === 0) this.pendingOffset = base + start;
+      const length = this.lineLength + (nl - start);
+      if (length > this.maxLineBytes) {
+        this.keep(chunk.subarray(start, nl), false);
+        this.emit(true, length);
+      } else if (this.pendingLength > 0) {
         this.pending.push(chunk.subarray(start, nl));
-        bytes = Buffer.concat(this.pending, this.pendingLength + (nl - start));
-        offset = this.pendingOffset;
-        this.pending = [];
-        this.pendingLength = 0;
+        this.emit(true, length);
       } else {
-        bytes = chunk.subarray(start, nl);
-        offset = base + start;
+        this.onLine({ bytes: chunk.subarray(start, nl), offset: base + start, lineNumber: ++this.lineNumber, terminated: true });
       }
-      this.onLine({ bytes, offset, lineNumber: ++this.lineNumber, terminated: true });
       start = nl + 1;
     }
     if (start < chunk.length) {
-      if (this.pendingLength === 0) this.pendingOffset = base + start;
+      if (this.lineLength === 0) this.pendingOffset = base + start;
       // Copy: callers may reuse their read buffer for the next chunk.
-      const rest = Buffer.from(chunk.subarray(start));
-      this.pending.push(rest);
-      this.pendingLength += rest.length;
+      this.keep(chunk.subarray(start), true);
     }
   }
 
   /** Flushes a final unterminated line, if any. */
   end(): void {
-    if (this.pendingLength === 0) return;
-    const bytes = Buffer.concat(this.pending, this.pendingLength);
+    if (this.lineLength === 0) return;
+    this.emit(false, this.lineLength);
+  }
+
+  /** Adds a piece of the pending line, keeping only the prefix once the line is over-long. */
+  private keep(piece: Buffer, copy: boolean): void {
+    this.lineLength += piece.length;
+    const over = this.lineLength > this.maxLineBytes;
+    const room = over ? this.keepBytes - this.pendingLength : piece.length;
+    if (room > 0) {
+      const part = piece.subarray(0, room);
+      this.pending.push(copy ? Buffer.from(part) : part);
+      this.pendingLength += part.length;
+    }
+    if (over && this.pendingLength > this.keepBytes) this.trimPending();
+  }
+
+  private trimPending(): void {
+    const joined = Buffer.concat(this.pending, this.pendingLength).subarray(0, this.keepBytes);
+    this.pending = [joined];
+    this.pendingLength = joined.length;
+  }
+
+  private emit(terminated: boolean, length: number): void {
+    const tooLong = length > this.maxLineBytes;
+    if (tooLong && this.pendingLength > this.keepBytes) this.trimPending();
+    const bytes = Buffer.concat(this.pending, tooLong ? this.pendingLength : length);
+    const line: ScannedLine = { bytes, offset: this.pendingOffset, lineNumber: ++this.lineNumber, terminated };
+    if (tooLong) line.fullLength = length;
     this.pending = [];
     this.pendingLength = 0;
-    this.onLine({ bytes, offset: this.pendingOffset, lineNumber: ++this.lineNumber, terminated: false });
+    this.lineLength = 0;
+    this.onLine(line);
   }
 }

@@ -5,8 +5,12 @@ export interface MalformedLine {
   /** Byte offset of the line's first byte. */
   offset: number;
   reason: string;
-  /** The line's exact bytes, without the trailing LF. */
+  /** The line's exact bytes, without the trailing LF (only a prefix when `length` is set). */
   bytes: Buffer;
+  /** Set for a line too large to hold in memory: its whole length; its bytes stay in `source`. */
+  length?: number;
+  /** The file holding a too-large line's bytes, at `offset`. */
+  source?: string;
 }
 
 /** What loading a session file found (SPEC §6). */

@@ -3,7 +3,7 @@ import fg from "fast-glob";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, idFromFileName, isAuxiliarySessionName, resolveStoreDirs } from "./paths.ts";
 import { readSessionInfo, type SessionInfo } from "./session-info.ts";
-import { readMoveJournal } from "./session-move.ts";
+import { moveCommitted, readMoveJournal } from "./move-journal.ts";
 import { io } from "../io.ts";
 
 export interface DiscoveryOptions {
@@ -31,7 +31,7 @@ async function sessionFiles(root: string, pattern: string): Promise<string[]> {
 
 function movedAway(path: string): boolean {
   const journal = readMoveJournal(path);
-  return journal !== null && io.existsSync(journal.to);
+  return journal !== null && moveCommitted(path, journal);
 }
 
 /** Listing info of files seen before in this process, valid while their size and mtime hold. */

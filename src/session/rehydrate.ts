@@ -26,6 +26,13 @@ export function rehydrateValue<T>(value: T, blobs: Pick<BlobStore, "getSync" | "
       warn({ code: "BLOB_MISSING", message: `Blob ${payload} is missing; the ref is kept`, path: blobs.pathOf(payload) });
       return payload;
     }
-    return kind === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
+    try {
+      return kind === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
+    } catch (err) {
+      // Past V8's string limit (a giant image streamed to the blob store): it stays a ref.
+      const message = `Blob ${payload} is too large for one string; the ref is kept: ${(err as Error).message}`;
+      warn({ code: "IMAGE_TOO_LARGE", message, path: blobs.pathOf(payload) });
+      return payload;
+    }
   });
 }

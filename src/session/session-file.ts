@@ -1,51 +1,15 @@
 import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { LineSplitter } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
-import { SessionParser, type ParsedSession, type SessionParserOptions } from "../format/session-parser.ts";
+import type { ParsedSession } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
+import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
+import { DEFAULT_CHUNK_SIZE } from "./session-scan.ts";
+import { quarantineRecord, writeStreamedRecord } from "./quarantine-record.ts";
 
-/** Bytes read per chunk when scanning a session. @default 1 MiB */
-export const DEFAULT_CHUNK_SIZE = 1 << 20;
-
-/**
- * Streams a session file through the chunked line scanner. Never holds the file as one string.
- * Returns null when the file does not exist.
- */
-export function scanSessionFile(path: string, parserOptions: SessionParserOptions = {}, chunkSize = DEFAULT_CHUNK_SIZE): ParsedSession | null {
-  let fd: number;
-  try {
-    fd = io.openSync(path, "r");
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return null;
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read session ${path}: ${(err as Error).message}`, { path, cause: err });
-  }
-  const parser = new SessionParser(parserOptions);
-  const splitter = new LineSplitter((line) => parser.line(line));
-  const buffer = Buffer.allocUnsafe(chunkSize);
-  try {
-    for (;;) {
-      const n = io.readSync(fd, buffer, 0, chunkSize, null);
-      if (n === 0) break;
-      splitter.push(buffer.subarray(0, n));
-    }
-    splitter.end();
-  } finally {
-    io.closeSync(fd);
-  }
-  return parser.finish();
-}
-
-/** One quarantined item as written to `<stem>.quarantine.jsonl`. */
-function quarantineRecord(source: string, item: { line?: number; offset: number; reason: string; bytes: Buffer }, at: string): string {
-  const record: Record<string, unknown> = { type: "quarantine", source, line: item.line ?? null, offset: item.offset, reason: item.reason, quarantinedAt: at };
-  const text = item.bytes.toString("utf8");
-  if (Buffer.from(text, "utf8").equals(item.bytes)) record.text = text;
-  else record.base64 = item.bytes.toString("base64");
-  return `${JSON.stringify(record)}\n`;
-}
+export { DEFAULT_CHUNK_SIZE, scanLimits, scanSessionFile } from "./session-scan.ts";
 
 export interface SessionFileOptions {
   /** Data-sync every append and fsync rewrites (survives power loss). */
@@ -119,20 +83,27 @@ export class SessionFile {
     return true;
   }
 
-  /** Appends lines' raw bytes to the quarantine file beside the session. */
-  quarantine(items: ReadonlyArray<Pick<MalformedLine, "offset" | "reason" | "bytes"> & { line?: number }>): void {
+  /**
+   * Appends lines' raw bytes to the quarantine file beside the session. A line too large to hold
+   * (`length` set) is streamed from its `source` file into a base64 record, never held whole.
+   */
+  quarantine(items: ReadonlyArray<Pick<MalformedLine, "offset" | "reason" | "bytes" | "length" | "source"> & { line?: number }>): void {
     if (items.length === 0) return;
     const at = this.options.now().toISOString();
     const source = basename(this.path);
-    const data = Buffer.from(items.map((item) => quarantineRecord(source, item, at)).join(""));
     const qpath = quarantinePathOf(this.path);
     let fd: number | undefined;
     try {
-      fd = io.openSync(qpath, "a", FILE_MODE);
-      writeFully(fd, data);
+      // Never through a symlink planted at its name: that would write outside the store.
+      fd = openAppendNoFollow(qpath);
+      const out = fd;
+      const small = items.filter((item) => item.length === undefined);
+      if (small.length > 0) writeFully(out, Buffer.from(small.map((item) => quarantineRecord(source, item, at)).join("")));
+      for (const item of items) if (item.length !== undefined) writeStreamedRecord(out, source, item, at);
       io.fsyncSync(fd);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${(err as Error).message}`, { path: qpath, cause: err });
+      const why = isSymlinkRefusal(err) ? "a symlink is planted at its name" : (err as Error).message;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${why}`, { path: qpath, cause: err });
     } finally {
       if (fd !== undefined) io.closeSync(fd);
     }

@@ -8,6 +8,7 @@ import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts"
 import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
+import { externalizeGiantLines } from "./giant-lines.ts";
 import { scanSessionFile } from "./session-file.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
@@ -28,6 +29,9 @@ export interface LoadSessionOptions {
   /** Lazy opens record here which file line still holds each image they left out of memory. */
   sources: InlineImageSources;
   warn: (warning: StoreWarning) => void;
+  /** The caller holds the lock: a line too large for one string may be rewritten (giant images go to the blob store). */
+  writable?: boolean;
+  fsync?: boolean;
 }
 
 /**
@@ -56,8 +60,17 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
       return record;
     }
   };
-  const parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+  let parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
   if (parsed === null) return null;
+  if (options.writable && parsed.header !== null && parsed.malformed.some((m) => m.length !== undefined)) {
+    // Lines too large for one string: a giant image in one is streamed to the blob store and the
+    // line rewritten with its ref; anything else stays a reported problem, its bytes on disk.
+    if (externalizeGiantLines(path, parsed.malformed, blobs, options.fsync ?? false)) {
+      options.sources.clear(); // the file was rewritten: line offsets are read again
+      parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+    }
+    if (parsed === null) return null;
+  }
   if (parsed.header === null) {
     if (parsed.headerProblem === null && parsed.records.length === 0 && parsed.malformed.length === 0 && parsed.tornTail === null) return null;
     throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem ?? "no header"}); it is left untouched`, { path });

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
@@ -18,7 +18,8 @@ import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
 import { linkTree } from "./artifact-dir-copy.ts";
 import { listAllSessions, listSessions, resolveSession, type DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
-import { moveSessionFiles, readMoveJournal, recoverInterruptedMove } from "./session-move.ts";
+import { recoverMovesOnOpen } from "./move-recovery.ts";
+import { moveSessionFiles } from "./session-move.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
@@ -146,13 +147,20 @@ export class SessionManager {
       lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
     }
     try {
-      const movedTo = readOnly ? movedAway(abs) : recoverInterruptedMove(abs);
-      if (movedTo !== null && movedTo !== abs) throw new TranscriptStoreError("SESSION_NOT_FOUND", `The session was moved to ${movedTo}`, { path: abs });
+      await recoverMovesOnOpen(abs, { readOnly, lockStaleMs: resolved.lockStaleMs });
       const blobs = new BlobStore(resolved.blobsDir, { fsync: resolved.fsync });
       const warn = (w: StoreWarning) => resolved.onWarning({ ...w, path: w.path ?? abs });
       const sources = new InlineImageSources(() => holder.manager?.sessionFile ?? abs);
-      const loadOptions = { rehydrate: resolved.rehydrate, blobThreshold: resolved.prepare.blobThreshold, chunkSize: resolved.chunkSize, blobs, sources, warn };
-      const loaded = loadSessionFile(abs, loadOptions);
+      const loaded = loadSessionFile(abs, {
+        rehydrate: resolved.rehydrate,
+        blobThreshold: resolved.prepare.blobThreshold,
+        chunkSize: resolved.chunkSize,
+        blobs,
+        sources,
+        warn,
+        writable: !readOnly,
+        fsync: resolved.fsync,
+      });
       const file = new SessionFile(abs, { fsync: resolved.fsync, now: resolved.now });
       if (loaded === null) {
         if (readOnly) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });
@@ -424,23 +432,18 @@ export class SessionManager {
     const cwd = resolve(newCwd);
     const to = join(this.options.sessionsDir, cwdBucket(cwd), basename(file.path));
     const header: SessionHeader = { ...this._header, cwd };
-    if (!this.writer!.hasHeader) {
-      // Nothing on disk yet (deferUntilAssistant): only the destination changes.
-      const lock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
-      await this.lock?.release();
-      this.lock = lock;
-      file.relocate(to);
-      this._header = header;
-      return;
-    }
-    const headerLine = Buffer.from(`${JSON.stringify(header)}\n`);
+    const headerLine = this.writer!.hasHeader ? Buffer.from(`${JSON.stringify(header)}\n`) : null;
     // Inline images memory points at keep their bytes; only their offsets move with the header.
-    const bodyShift = this.sources.size > 0 ? headerLine.length - (headerEndOffset(file.path) ?? headerLine.length) : 0;
+    const bodyStart = headerLine !== null && this.sources.size > 0 ? headerEndOffset(file.path) : null;
+    const bodyShift = headerLine !== null && bodyStart !== null ? headerLine.length - bodyStart : 0;
     if (to === file.path) {
-      file.rewrite((emit) => {
-        emit(headerLine);
-        copyBodyOf(file.path, emit);
-      });
+      // Same bucket: only the header's cwd changes (a session not written yet has no file to rewrite).
+      if (headerLine !== null) {
+        file.rewrite((emit) => {
+          emit(headerLine);
+          copyBodyOf(file.path, emit);
+        });
+      }
       this._header = header;
       this.sources.moved(bodyShift);
       return;
@@ -528,10 +531,4 @@ function copyBodyOf(path: string, emit: (data: Buffer) => void): void {
   const start = headerEndOffset(path);
   if (start === null) throw new TranscriptStoreError("BAD_HEADER", "Session file lost its header", { path });
   copyFileFrom(path, start, emit);
-}
-
-/** Where an interrupted move left a session, as seen without repairing anything (read-only). */
-function movedAway(path: string): string | null {
-  const journal = readMoveJournal(path);
-  return journal !== null && existsSync(journal.to) ? journal.to : null;
 }

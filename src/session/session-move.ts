@@ -1,27 +1,35 @@
+import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
+import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
+import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
 import { artifactsDirOf, quarantinePathOf } from "./paths.ts";
 import { copyFileFrom, headerEndOffset } from "./session-file.ts";
+
+export { journalPathOf, incomingPathOf, readMoveJournal } from "./move-journal.ts";
 
 export interface MovePlan {
   from: string;
   to: string;
-  /** The header line to write at the new place (with its `\n`). */
-  headerLine: Buffer;
+  /** The header line to write at the new place (with its `\n`); null when no file exists yet. */
+  headerLine: Buffer | null;
   fsync: boolean;
   warn: (w: StoreWarning) => void;
 }
 
 /**
- * Moves a session file, its artifacts directory and its quarantine file, all or nothing. The new
- * file is written beside its destination (new header + the old body, byte for byte) and renamed
- * into place; the old file is deleted last. Any failure undoes the steps done, in reverse.
- * Directories that cannot be renamed across devices are copied, verified, then deleted.
+ * Moves a session file, its artifacts directory and its quarantine file, all or nothing. A note
+ * beside the destination and a journal beside the source come first, so a later open of either
+ * path finishes or undoes a move a crash cut short. The new file is written beside its destination
+ * (new header + the old body, byte for byte), its size and hash go into the journal, and it is
+ * renamed into place (the commit); the old file is deleted last. Any failure undoes the steps done,
+ * in reverse. Directories that cannot be renamed across devices are copied, verified, then deleted.
+ * A session not written yet (`headerLine` null) moves its artifacts and quarantine only.
  */
 export function moveSessionFiles(plan: MovePlan): void {
-  const { from, to } = plan;
+  const { from, to, headerLine } = plan;
   const undo: Array<() => void> = [];
   const afterCommit: Array<() => void> = [];
   const step = (name: string, run: () => void) => {
@@ -42,25 +50,22 @@ export function moveSessionFiles(plan: MovePlan): void {
   if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
   const temp = tempPathFor(to);
 
-  // The journal lets a later open finish or undo a move that a crash interrupted.
-  step("write move journal", () => {
-    writeJournal(from, { to, temp });
-    undo.push(() => io.rmSync(journalPathOf(from), { force: true }));
-  });
-
-  step("write new file", () => {
-    undo.push(() => io.rmSync(temp, { force: true }));
-    const bodyStart = headerEndOffset(from);
-    if (bodyStart === null) throw new Error("source has no header line");
-    const fd = io.openSync(temp, "wx", FILE_MODE);
-    try {
-      writeFully(fd, plan.headerLine);
-      copyFileFrom(from, bodyStart, (data) => writeFully(fd, data));
-      if (plan.fsync) io.fsyncSync(fd);
-    } finally {
-      io.closeSync(fd);
-    }
-  });
+  if (headerLine !== null) {
+    // The note lets an open of the destination find (and finish or undo) the move first.
+    step("write move note at destination", () => {
+      writeIncomingMove(to, { from });
+      undo.push(() => io.rmSync(incomingPathOf(to), { force: true }));
+    });
+    step("write move journal", () => {
+      writeMoveJournal(from, { to, temp });
+      undo.push(() => io.rmSync(journalPathOf(from), { force: true }));
+    });
+    step("write new file", () => {
+      undo.push(() => io.rmSync(temp, { force: true }));
+      const identity = writeNewFile(from, temp, headerLine, plan.fsync);
+      writeMoveJournal(from, { to, temp, ...identity });
+    });
+  }
 
   for (const [src, dst, label] of [
     [artifactsDirOf(from), artifactsDirOf(to), "move artifacts directory"],
@@ -87,21 +92,26 @@ export function moveSessionFiles(plan: MovePlan): void {
     });
   }
 
-  step("rename new file into place", () => {
-    io.renameSync(temp, to);
-    undo.push(() => io.unlinkSync(to));
-    if (plan.fsync) fsyncDir(dirname(to));
-  });
+  if (headerLine !== null) {
+    step("rename new file into place", () => {
+      io.renameSync(temp, to);
+      undo.push(() => io.unlinkSync(to));
+      if (plan.fsync) fsyncDir(dirname(to));
+    });
 
-  step("remove old file", () => {
-    io.unlinkSync(from);
-    if (plan.fsync) fsyncDir(dirname(from));
-  });
+    step("remove old file", () => {
+      io.unlinkSync(from);
+      if (plan.fsync) fsyncDir(dirname(from));
+    });
 
-  try {
-    io.unlinkSync(journalPathOf(from));
-  } catch {
-    // a leftover journal whose destination exists only rolls forward again: harmless
+    // The note first: a journal left alone beside a removed old file only rolls forward again.
+    for (const done of [incomingPathOf(to), journalPathOf(from)]) {
+      try {
+        io.unlinkSync(done);
+      } catch {
+        // harmless leftovers: a later open removes them
+      }
+    }
   }
 
   for (const cleanup of afterCommit) {
@@ -113,49 +123,40 @@ export function moveSessionFiles(plan: MovePlan): void {
   }
 }
 
-interface MoveJournal {
-  to: string;
-  temp: string;
-}
-
-/** `<stem>.move.json` beside the session being moved. */
-export function journalPathOf(sessionFile: string): string {
-  return `${artifactsDirOf(sessionFile)}.move.json`;
-}
-
-function writeJournal(from: string, journal: MoveJournal): void {
-  const path = journalPathOf(from);
-  const fd = io.openSync(path, "w", FILE_MODE);
+/** Writes header + the old body into `temp` (created exclusively); returns its size and sha256. */
+function writeNewFile(from: string, temp: string, headerLine: Buffer, fsync: boolean): { size: number; sha256: string } {
+  const bodyStart = headerEndOffset(from);
+  if (bodyStart === null) throw new Error("source has no header line");
+  const hash = createHash("sha256");
+  let size = 0;
+  const fd = io.openSync(temp, "wx", FILE_MODE);
   try {
-    writeFully(fd, Buffer.from(JSON.stringify(journal)));
-    io.fsyncSync(fd);
+    const emit = (data: Buffer) => {
+      writeFully(fd, data);
+      hash.update(data);
+      size += data.length;
+    };
+    emit(headerLine);
+    copyFileFrom(from, bodyStart, emit);
+    if (fsync) io.fsyncSync(fd);
   } finally {
     io.closeSync(fd);
   }
-  fsyncDir(dirname(path));
-}
-
-/** Reads a move journal left beside `sessionFile`, or null. */
-export function readMoveJournal(sessionFile: string): MoveJournal | null {
-  try {
-    const value = JSON.parse(io.readFileSync(journalPathOf(sessionFile), "utf8")) as Partial<MoveJournal>;
-    return typeof value.to === "string" && typeof value.temp === "string" ? { to: value.to, temp: value.temp } : null;
-  } catch {
-    return null;
-  }
+  return { size, sha256: hash.digest("hex") };
 }
 
 /**
- * Finishes or undoes a move a crash interrupted (the caller holds the lock of `from`). The rename
- * of the new file into place is the commit point: if the destination exists the move rolls
- * forward (old file removed, artifacts and quarantine brought over), otherwise it rolls back.
- * Returns where the session now lives, or null when there was nothing to recover.
+ * Finishes or undoes a move a crash interrupted (the caller holds the locks of `from` and of the
+ * journal's destination). The move rolls forward only on proof that it committed (see
+ * `moveCommitted`): old file removed, artifacts and quarantine brought over; otherwise it rolls
+ * back and a file at the destination is left alone. Returns where the session now lives, or null
+ * when there was nothing to recover.
  */
 export function recoverInterruptedMove(from: string): string | null {
   const journal = readMoveJournal(from);
   if (journal === null) return null;
   const { to, temp } = journal;
-  const committed = io.existsSync(to);
+  const committed = moveCommitted(from, journal);
   const pairs: Array<[string, string]> = [
     [artifactsDirOf(from), artifactsDirOf(to)],
     [quarantinePathOf(from), quarantinePathOf(to)],
@@ -169,6 +170,7 @@ export function recoverInterruptedMove(from: string): string | null {
   }
   if (committed) io.rmSync(from, { force: true });
   io.rmSync(temp, { force: true });
+  if (readIncomingMove(to)?.from === from) io.rmSync(incomingPathOf(to), { force: true });
   io.rmSync(journalPathOf(from), { force: true });
   return committed ? to : from;
 }

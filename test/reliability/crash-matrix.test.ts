@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
@@ -55,6 +55,27 @@ async function runAndKill(op: string, work: string, root: string, delayMs: numbe
   clearTimeout(timer);
   if (signal !== "SIGKILL" && stderr.trim()) throw new Error(`child ${op} failed: ${stderr}`);
   return { acks, killed: signal === "SIGKILL" };
+}
+
+/** Runs one move in a child that SIGKILLs itself just before its `killAt`th effectful I/O call. */
+async function runMoveKilledAt(work: string, root: string, killAt: number): Promise<{ killed: boolean }> {
+  process.env.TS_KILL_AT = String(killAt);
+  const child = spawnTs(CHILD, ["move-once", work, root]);
+  delete process.env.TS_KILL_AT;
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_c, s) => resolve(s)));
+  if (signal !== "SIGKILL" && stderr.trim()) throw new Error(`move child failed: ${stderr}`);
+  return { killed: signal === "SIGKILL" };
+}
+
+/** Where the move journal beside `from` says the session is going, if there is one. */
+function journalTarget(from: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(from.replace(/\.jsonl$/, ".move.json"), "utf8")) as { to: string }).to;
+  } catch {
+    return null;
+  }
 }
 
 const summary: string[] = [];
@@ -172,6 +193,59 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
     expect(kills, "no round was killed mid-operation").toBeGreaterThan(ROUNDS / 4);
     summary.push(`move: ${ROUNDS} rounds, ${kills} kills, lost = 0`);
   }, 600_000);
+
+  for (const order of ["destination", "source"] as const) {
+    it(`move: at every kill point, with the ${order} opened first, the session is whole at exactly one place`, async () => {
+      let kills = 0;
+      for (let killAt = 0; ; killAt++) {
+        expect(killAt, "the move never finished").toBeLessThan(200);
+        const root = tempDir();
+        const m = await SessionManager.create(join(root, "cwd-0"), { root });
+        for (let i = 0; i < 4; i++) m.appendMessage({ role: "user", content: `m${i}` });
+        mkdirSync(m.artifactsDir!);
+        writeFileSync(join(m.artifactsDir!, "0.bash.log"), "artifact body");
+        writeFileSync(quarantinePathOf(m.sessionFile!), '{"type":"quarantine","text":"x"}\n');
+        await m.close();
+        const from = m.sessionFile!;
+        const to = join(root, "sessions", cwdBucket(join(root, "cwd-a")), basename(from));
+        const { killed } = await runMoveKilledAt(dirname(from), root, killAt);
+        ageLocks(join(root, "sessions"));
+        // Open every path the disk still names: the file itself, a note or a journal pointing at it.
+        const beside = (p: string) => [p, p.replace(/\.jsonl$/, ".move-in.json"), p.replace(/\.jsonl$/, ".move.json")];
+        const named = (p: string) => beside(p).some((q) => existsSync(q)) || journalTarget(from) === p;
+        for (const p of order === "destination" ? [to, from] : [from, to]) {
+          if (!named(p)) continue;
+          try {
+            await (await SessionManager.open(p, { root })).close();
+          } catch (err) {
+            expect((err as TranscriptStoreError).code, `kill at ${killAt}: ${(err as Error).message}`).toBe("SESSION_NOT_FOUND");
+          }
+        }
+        const present = [from, to].filter((p) => existsSync(p));
+        expect(present, `kill at ${killAt}`).toHaveLength(1);
+        const at = present[0]!;
+        if (!killed) expect(at).toBe(to);
+        const s = await SessionManager.open(at, { root });
+        expect(s.getEntries().map((e) => (e as { message?: { content?: unknown } }).message?.content)).toEqual(["m0", "m1", "m2", "m3"]);
+        expect(readFileSync(join(s.artifactsDir!, "0.bash.log"), "utf8")).toBe("artifact body");
+        expect(existsSync(quarantinePathOf(at))).toBe(true);
+        const other = at === from ? to : from;
+        expect(existsSync(other.replace(/\.jsonl$/, "")), `kill at ${killAt}: artifacts left at the other place`).toBe(false);
+        expect(existsSync(quarantinePathOf(other))).toBe(false);
+        for (const dir of [dirname(from), dirname(to)].filter((d) => existsSync(d))) {
+          // (a kill while a journal itself is written may leave that tiny dot-file's temp: harmless)
+          const leftovers = readdirSync(dir).filter((n) => /\.(jsonl\.\d+\.[0-9a-f]+\.tmp|move\.json|move-in\.json)$/.test(n));
+          expect(leftovers, `kill at ${killAt}: leftovers`).toEqual([]);
+        }
+        s.appendMessage({ role: "user", content: "next write" });
+        await s.close();
+        if (!killed) break;
+        kills++;
+      }
+      expect(kills, "too few kill points").toBeGreaterThan(8);
+      summary.push(`move (${order} opened first): ${kills} kill points, lost = 0`);
+    }, 600_000);
+  }
 
   for (const op of ["artifact-save", "sink-spill"] as const) {
     it(`${op}: acknowledged artifacts read back exactly; nothing is half-written under its final name`, async () => {

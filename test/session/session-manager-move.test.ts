@@ -133,3 +133,49 @@ describe("moveTo", () => {
     await reopened.close();
   });
 });
+
+describe("moveTo before the first assistant message (deferUntilAssistant)", () => {
+  it("moves like a written session: artifacts go along, the lock moves, a new bucket is created", async () => {
+    const root = tempDir();
+    const oldCwd = join(root, "old-project");
+    const newCwd = join(root, "never-seen-project");
+    const m = await SessionManager.create(oldCwd, { root, deferUntilAssistant: true });
+    m.appendMessage({ role: "user", content: "hello" });
+    const oldPath = m.sessionFile!;
+    const saved = m.artifacts!.save("saved before any file", { toolType: "bash" });
+    expect(existsSync(oldPath)).toBe(false);
+    await m.moveTo(newCwd);
+    const newPath = m.sessionFile!;
+    expect(newPath).not.toBe(oldPath);
+    expect(existsSync(artifactsDirOf(oldPath))).toBe(false);
+    expect(m.artifacts!.getText(saved.id)).toBe("saved before any file");
+    // the lock followed: the new path is taken, the old one is free
+    await expect(SessionManager.open(newPath, { root })).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    const old = await SessionManager.open(oldPath, { root, deferUntilAssistant: true });
+    await old.close();
+    m.appendMessage({ role: "assistant", content: "hi" });
+    expect(existsSync(oldPath)).toBe(false);
+    await m.close();
+    const reopened = await SessionManager.open(newPath, { root });
+    expect(reopened.cwd).toBe(newCwd);
+    expect(reopened.getEntries()).toHaveLength(2);
+    expect(reopened.artifacts!.getText(saved.id)).toBe("saved before any file");
+    await reopened.close();
+  });
+
+  it("a move within the same cwd is a no-op, not SESSION_LOCKED", async () => {
+    const root = tempDir();
+    const cwd = join(root, "project");
+    const m = await SessionManager.create(cwd, { root, deferUntilAssistant: true });
+    m.appendMessage({ role: "user", content: "hello" });
+    const path = m.sessionFile!;
+    await m.moveTo(cwd);
+    expect(m.sessionFile).toBe(path);
+    await expect(SessionManager.open(path, { root })).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    m.appendMessage({ role: "assistant", content: "hi" });
+    await m.close();
+    const reopened = await SessionManager.open(path, { root });
+    expect(reopened.getEntries()).toHaveLength(2);
+    await reopened.close();
+  });
+});

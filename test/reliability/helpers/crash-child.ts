@@ -7,6 +7,7 @@ import { ArtifactStore } from "../../../src/artifacts/artifact-store.ts";
 import { OutputSink } from "../../../src/artifacts/output-sink.ts";
 import { collectGarbage } from "../../../src/maintenance/gc.ts";
 import { migrateFile } from "../../../src/maintenance/migrate-file.ts";
+import { io } from "../../../src/io.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 
 const [op, work, root] = process.argv.slice(2) as [string, string, string];
@@ -47,6 +48,16 @@ switch (op) {
       say(`moved ${m.sessionFile}`);
     }
   }
+  case "move-once": {
+    // One move, SIGKILLed by itself just before its Nth effectful I/O call (TS_KILL_AT=N): every
+    // kill point of a move can be reached deterministically. Prints "done" when no kill was due.
+    const [source] = readdirSync(work).filter((n) => n.endsWith(".jsonl"));
+    const m = await SessionManager.open(join(work, source!), { root, lockStaleMs: 2000 });
+    killAtNthEffect(Number(process.env.TS_KILL_AT ?? -1));
+    await m.moveTo(join(root, "cwd-a"));
+    say("done");
+    process.exit(0);
+  }
   case "gc": {
     for (;;) {
       const r = await collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 });
@@ -77,4 +88,21 @@ switch (op) {
   }
   default:
     throw new Error(`unknown op ${op}`);
+}
+
+/** Wraps every I/O call that changes the disk so the Nth one SIGKILLs this process instead. */
+function killAtNthEffect(n: number): void {
+  const effects = ["openSync", "writeSync", "renameSync", "unlinkSync", "rmSync", "mkdirSync", "copyFileSync", "linkSync", "ftruncateSync"];
+  let count = 0;
+  for (const name of effects) {
+    const seam = io as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const original = seam[name]!;
+    seam[name] = (...args: unknown[]) => {
+      // opens count only when they may write: string flags other than "r", numeric ones with a write mode
+      const flags = args[1];
+      const writes = name !== "openSync" || (typeof flags === "string" ? flags !== "r" : typeof flags === "number" && (flags & 3) !== 0);
+      if (writes && count++ === n) process.kill(process.pid, "SIGKILL");
+      return original(...args);
+    };
+  }
 }

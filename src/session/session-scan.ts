@@ -1,0 +1,94 @@
+import { constants as bufferConstants } from "node:buffer";
+import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { LineSplitter, type ScannedLine } from "../format/line-splitter.ts";
+import type { MalformedLine } from "../format/load-report.ts";
+import { SessionParser, type ParsedSession, type SessionParserOptions } from "../format/session-parser.ts";
+import { io } from "../io.ts";
+
+/** Bytes read per chunk when scanning a session. @default 1 MiB */
+export const DEFAULT_CHUNK_SIZE = 1 << 20;
+
+/**
+ * Lines longer than `maxLineBytes` are never made into one string (V8 cannot hold one past its
+ * string limit, ~512 MiB): they are reported as "line too large" problems and left on disk, and
+ * only their first `keepBytes` are held. Internal; tests lower the limit.
+ */
+export const scanLimits = { maxLineBytes: bufferConstants.MAX_STRING_LENGTH, keepBytes: 64 * 1024 };
+
+/** What the parser is shown in place of a too-large line: one byte that is never valid JSON. */
+const STAND_IN = Buffer.from([0x01]);
+
+/**
+ * Streams a session file through the chunked line scanner. Never holds the file as one string,
+ * nor a line longer than `scanLimits.maxLineBytes`. Returns null when the file does not exist.
+ */
+export function scanSessionFile(
+  path: string,
+  parserOptions: SessionParserOptions = {},
+  chunkSize = DEFAULT_CHUNK_SIZE,
+): ParsedSession | null {
+  let fd: number;
+  try {
+    fd = io.openSync(path, "r");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read session ${path}: ${(err as Error).message}`, { path, cause: err });
+  }
+  const parser = new SessionParser(parserOptions);
+  const tooLarge = new Map<number, ScannedLine>();
+  const onLine = (line: ScannedLine) => {
+    if (line.fullLength === undefined) return parser.line(line);
+    // The parser sees a one-byte malformed line at the same place (so a too-large first line is a
+    // bad header, and line numbers hold); its report is corrected afterwards.
+    tooLarge.set(line.offset, line);
+    parser.line({ ...line, bytes: STAND_IN });
+  };
+  const splitter = new LineSplitter(onLine, scanLimits);
+  const buffer = Buffer.allocUnsafe(chunkSize);
+  try {
+    for (;;) {
+      const n = io.readSync(fd, buffer, 0, chunkSize, null);
+      if (n === 0) break;
+      splitter.push(buffer.subarray(0, n));
+    }
+    splitter.end();
+  } finally {
+    io.closeSync(fd);
+  }
+  const parsed = parser.finish();
+  if (tooLarge.size > 0) correctTooLarge(parsed, tooLarge, path);
+  return parsed;
+}
+
+/** Puts the real place, length and reason of each too-large line into the parser's report. */
+function correctTooLarge(parsed: ParsedSession, lines: Map<number, ScannedLine>, source: string): void {
+  const problem = (line: ScannedLine): MalformedLine => ({
+    line: line.lineNumber,
+    offset: line.offset,
+    reason: `line too large (${line.fullLength} bytes)`,
+    bytes: Buffer.from(line.bytes),
+    length: line.fullLength,
+    source,
+  });
+  parsed.malformed = parsed.malformed.map((m) => {
+    const line = lines.get(m.offset);
+    return line === undefined ? m : problem(line);
+  });
+  for (const line of lines.values()) {
+    const standInEnd = line.offset + STAND_IN.length + (line.terminated ? 1 : 0);
+    const end = line.offset + line.fullLength! + (line.terminated ? 1 : 0);
+    if (parsed.bytesRead === standInEnd) parsed.bytesRead = end;
+    if (parsed.completeLength === standInEnd) parsed.completeLength = end;
+    if (parsed.header === null && line.lineNumber <= 2 && parsed.headerProblem?.startsWith("header:")) {
+      parsed.headerProblem = "header: line too large";
+    }
+    if (parsed.tornTail?.offset === line.offset) {
+      // A too-large final line without its newline is kept where it is (it cannot be quarantined
+      // as a value): it gets its newline like any final line, and is reported.
+      parsed.tornTail = null;
+      parsed.missingFinalNewline = true;
+      parsed.completeLength = end;
+      if (parsed.header !== null) parsed.malformed.push(problem(line));
+    }
+  }
+}
