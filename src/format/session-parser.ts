@@ -1,7 +1,7 @@
 import { decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
-import { isRecord, type RawRecord, type SessionHeader } from "./types.ts";
+import { CURRENT_VERSION, isRecord, type RawRecord, type SessionHeader } from "./types.ts";
 
 /** An entry record with its position: `lineIndex` counts lines from the header (header = 0). */
 export interface PositionedRecord {
@@ -104,7 +104,8 @@ export class SessionParser {
         this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: "entry has no id", bytes: Buffer.from(scanned.bytes) });
         return;
       }
-      if (this.ids.has(id)) {
+      // v1 and v2 repeats are given fresh ids by migration; a current file's repeat is reported.
+      if (version >= CURRENT_VERSION && this.ids.has(id)) {
         this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: `duplicate entry id ${id}`, bytes: Buffer.from(scanned.bytes) });
         return;
       }

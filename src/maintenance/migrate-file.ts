@@ -69,12 +69,20 @@ const toV3 = (record: RawRecord) => migrateV2ToV3([{ record, lineIndex: 0 }])[0]
 
 /**
  * One pass: v3 records as they are, v2 records through v2→v3, v1 records through the v1 chain as
- * they stream by. A v1 file whose records already carry ids, or whose compaction keeps an entry
- * that comes after it, needs the whole file's ids first: `NeedsTwoPasses`.
+ * they stream by. A v1 file whose records already carry ids, a v2 file that repeats an id, or a
+ * compaction that keeps an entry after itself, needs the whole file's ids first: `NeedsTwoPasses`.
  */
 function onePassTransform(header: SessionHeader, fromVersion: number): Transform {
   if (fromVersion >= 3) return (record) => record as SessionEntry;
-  if (fromVersion === 2) return toV3;
+  if (fromVersion === 2) {
+    // A repeated id gets a fresh one derived with the whole file's ids in view: two passes.
+    const seen = new Set<unknown>();
+    return (record) => {
+      if (seen.has(record.id)) throw new NeedsTwoPasses();
+      seen.add(record.id);
+      return toV3(record);
+    };
+  }
   const chain = new V1ToV2Chain(header.id, new Set());
   return (record, lineIndex) => {
     if ("id" in record) throw new NeedsTwoPasses();
