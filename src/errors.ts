@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "INVALID_QUERY",
   "MOVE_FAILED",
   "INVALID_OPTION",
+  "IMPORT_CONFLICT",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
@@ -9,6 +10,7 @@ import { migrateV2ToV3 } from "../format/migrate-v2-to-v3.ts";
 import { parseSessionBytes, type ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
+import { backupBeside, compareImport } from "./existing-target.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../session/paths.ts";
 import { DEFAULT_CHUNK_SIZE, headerEndOffset, scanSessionFile, SessionFile } from "../session/session-file.ts";
@@ -20,7 +22,7 @@ export interface MigrateFileOptions extends PrepareOptions {
   blobsDir: string;
   /** Rewrite the file where it is instead of importing it into the store. */
   inPlace?: boolean;
-  /** Keep the original as `<file>.bak` (in place). */
+  /** Keep the original as `<file>.bak` (in place; `<file>.2.bak`, … when earlier backups exist). */
   backup?: boolean;
   /** Plan only: read, report, write nothing. */
   dryRun?: boolean;
@@ -29,7 +31,13 @@ export interface MigrateFileOptions extends PrepareOptions {
   now?: () => Date;
 }
 
-export type MigrateStatus = "migrated" | "imported" | "current" | "planned" | "failed";
+/**
+ * `continued`: the store copy of an import holds everything the import would write and more (it
+ * was continued in the store): left alone. `updated`: the source grew since the last import while
+ * the store copy did not: brought up to date. `conflict`: both gained entries: the store copy is
+ * left untouched and the file fails with `IMPORT_CONFLICT`.
+ */
+export type MigrateStatus = "migrated" | "imported" | "updated" | "current" | "continued" | "planned" | "conflict" | "failed";
 
 /** What happened to one file. */
 export interface MigrateFileReport {
@@ -233,7 +241,7 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 }
 
 interface WriteOutcome {
-  result: "written" | "current";
+  result: "written" | "updated" | "current" | "continued" | "conflict";
   parsed: ParsedSession;
   counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
 }
@@ -243,8 +251,12 @@ function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome:
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
   report.tornTail = outcome.parsed.tornTail !== null;
-  report.status = outcome.result === "current" ? "current" : options.inPlace ? "migrated" : "imported";
+  report.status = outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
   report.bytesAfter = io.statSync(report.target).size;
+  if (outcome.result === "conflict") {
+    const message = "The store copy and the source both gained entries since the last import; the store copy is left untouched";
+    report.error = { code: "IMPORT_CONFLICT", message };
+  }
   return report;
 }
 
@@ -272,6 +284,9 @@ function writeMigrated(
   const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
+  // Only cooperating writers take the lock: the file's identity before the scan proves nobody
+  // (pi, an editor) wrote to it before an in-place rewrite replaces it.
+  const before = options.inPlace ? io.statSync(report.source) : null;
   const fd = io.openSync(temp, "wx", FILE_MODE);
   try {
     const emit = (data: Buffer) => {
@@ -315,21 +330,34 @@ function writeMigrated(
   try {
     if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
-    if (report.target !== report.source && hashFile(report.target) === digest) return outcome("current");
+    let result: WriteOutcome["result"] = "written";
+    if (report.target !== report.source && io.existsSync(report.target)) {
+      // Never rename over store content: only a store copy that the import fully contains goes.
+      const relation = compareImport(temp, report.target, chunkSize);
+      if (relation === "same") return outcome("current");
+      if (relation === "storeAhead") return outcome("continued");
+      if (relation === "diverged") return outcome("conflict");
+      result = "updated";
+    }
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
+    if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
     const lost = [...parsed.malformed];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
-    if (options.backup && options.inPlace) {
-      const bak = `${report.source}.bak`;
-      io.rmSync(bak, { force: true });
-      io.copyFileSync(report.source, bak);
-    }
+    if (options.backup && options.inPlace) backupBeside(report.source);
     io.renameSync(temp, report.target);
     fsyncDir(dir);
-    return outcome("written");
+    return outcome(result);
   } finally {
     io.rmSync(temp, { force: true });
+  }
+}
+
+/** Throws when `path` is no longer the file of `before`, or was written to since it was scanned. */
+function assertUnchanged(path: string, before: Stats, bytesScanned: number): void {
+  const now = io.statSync(path);
+  if (now.ino !== before.ino || now.size !== bytesScanned || now.mtimeMs !== before.mtimeMs) {
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", "The file was written to while it was migrated; it is left as it is", { path });
   }
 }
 
