@@ -285,8 +285,8 @@ function writeMigrated(
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
-  // (pi, an editor) wrote to it before an in-place rewrite replaces it.
-  const before = options.inPlace ? io.statSync(report.source) : null;
+  // (pi, an editor) wrote to it before a rewrite in place (or of a store file) replaces it.
+  const before = report.target === report.source ? io.statSync(report.source) : null;
   const fd = io.openSync(temp, "wx", FILE_MODE);
   try {
     const emit = (data: Buffer) => {
