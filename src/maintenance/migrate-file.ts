@@ -49,6 +49,8 @@ export interface MigrateFileReport {
   bytesBefore: number;
   bytesAfter: number;
   imagesExternalized: number;
+  /** Image payloads that are not decodable base64: kept inline and whole (never truncated). */
+  imagesKeptInline: number;
   blobsNew: number;
   blobsDeduplicated: number;
   /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
@@ -142,7 +144,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
 }
 
 function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, tornTail: false };
+  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, tornTail: false };
 }
 
 /** sha256 of a file's bytes, streamed. */
@@ -243,7 +245,7 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 interface WriteOutcome {
   result: "written" | "updated" | "current" | "continued" | "conflict";
   parsed: ParsedSession;
-  counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
+  counts: Pick<MigrateFileReport, "imagesExternalized" | "imagesKeptInline" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
@@ -281,7 +283,7 @@ function writeMigrated(
   const seenBlobs = new Set<string>();
   /** Blobs this run wrote or re-hashed, with their sizes. */
   const fresh = new Map<string, number>();
-  const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
+  const counts = { imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
@@ -301,6 +303,7 @@ function writeMigrated(
           const entry = transform(record, lineIndex);
           const prepared = prepareLine(entry, prepare, text);
           if (prepared.entry !== entry) changed = true;
+          counts.imagesKeptInline += prepared.imagesKeptInline;
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
             const put = blobs.putHashedSync(blob.hash, blob.bytes);

@@ -58,6 +58,8 @@ export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPre
 export interface PreparedEntry {
   entry: SessionEntry;
   blobs: BlobWrite[];
+  /** Image payloads that could not be externalized (not base64): kept inline and whole. */
+  imagesKeptInline: number;
 }
 
 /**
@@ -81,10 +83,11 @@ const ALL_STAGES: StageNeeds = { strip: true, images: true, cut: true };
 function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: StageNeeds): PreparedEntry {
   let next = needs.strip ? stripTransientFields(entry, options.transientKeys) : entry;
   let blobs: BlobWrite[] = [];
-  if (needs.images) ({ value: next, blobs } = externalizeImages(next, options.blobThreshold));
+  let imagesKeptInline = 0;
+  if (needs.images) ({ value: next, blobs, keptInline: imagesKeptInline } = externalizeImages(next, options.blobThreshold));
   if (needs.cut) next = truncateStrings(next, options.maxStringChars);
   for (const stage of options.stages) next = stage(next);
-  return { entry: next, blobs };
+  return { entry: next, blobs, imagesKeptInline };
 }
 
 export interface PreparedLine extends PreparedEntry {
@@ -112,7 +115,7 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
   // Substring checks on the JSON prove which stages have nothing to do; those are not walked.
   const needs: StageNeeds = { strip: options.transientMarkers.some((m) => probe.includes(m)), images: mayHoldImage(probe, options), cut: probe.length > options.maxStringChars };
   if (options.stages.length === 0 && !needs.strip && !needs.images && !needs.cut) {
-    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [] };
+    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
   }
   const prepared = runStages(entry, options, needs);
   return { ...prepared, line: prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry) };

@@ -71,7 +71,8 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
 }
 
 function externalizeOnLoad(record: RawRecord, options: LoadSessionOptions): RawRecord {
-  const { value, blobs } = externalizeImages(record, options.blobThreshold);
+  const { value, blobs, keptInline } = externalizeImages(record, options.blobThreshold);
+  if (keptInline > 0) options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${keptInline} image payload(s) are not base64; kept inline` });
   if (blobs.length === 0) return record;
   try {
     for (const blob of blobs) options.blobs.putHashedSync(blob.hash, blob.bytes);
