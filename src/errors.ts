@@ -29,7 +29,8 @@ export type WarningCode =
   | "LOCK_COMPROMISED"
   | "NUL_BYTES_SKIPPED"
   | "ARTIFACT_COPY_FAILED"
-  | "IMAGE_NOT_EXTERNALIZED";
+  | "IMAGE_NOT_EXTERNALIZED"
+  | "GLUED_RECORDS_SPLIT";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

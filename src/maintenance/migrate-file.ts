@@ -56,6 +56,8 @@ export interface MigrateFileReport {
   /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
   blobsRepaired: number;
   malformed: number;
+  /** Lines that held several records glued together, written back one record per line. */
+  linesSplit: number;
   tornTail: boolean;
   error?: { code: string; message: string };
 }
@@ -144,7 +146,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
 }
 
 function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, tornTail: false };
+  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, linesSplit: 0, tornTail: false };
 }
 
 /** sha256 of a file's bytes, streamed. */
@@ -187,6 +189,7 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
       report.fromVersion = migrated.migratedFrom ?? 3;
       report.entries = migrated.entries.length;
       report.malformed = pass1.malformed.length;
+      report.linesSplit = pass1.repaired.length;
       report.tornTail = pass1.tornTail !== null;
       report.target = targetPathFor(report.source, migrated.header, options);
       if (options.dryRun) {
@@ -252,6 +255,7 @@ function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome:
   Object.assign(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
+  report.linesSplit = outcome.parsed.repaired.length;
   report.tornTail = outcome.parsed.tornTail !== null;
   report.status = outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
   report.bytesAfter = io.statSync(report.target).size;
@@ -320,6 +324,9 @@ function writeMigrated(
       },
       chunkSize,
     );
+    if (parsed !== null && parsed.header === null && parsed.headerProblem !== null) {
+      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem})`, { path: report.source });
+    }
     if (parsed === null || parsed.header === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
     io.fsyncSync(fd);
   } catch (err) {
@@ -331,7 +338,7 @@ function writeMigrated(
   const digest = written.digest("hex");
   const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
   try {
-    if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0) changed = true;
+    if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0 || parsed.repaired.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
     let result: WriteOutcome["result"] = "written";
     if (report.target !== report.source && io.existsSync(report.target)) {
@@ -344,7 +351,7 @@ function writeMigrated(
     }
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
     if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
-    const lost = [...parsed.malformed];
+    const lost = [...parsed.malformed, ...parsed.repaired];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
     if (options.backup && options.inPlace) backupBeside(report.source);
@@ -394,7 +401,7 @@ function verifyWritten(temp: string, digest: string, entries: number, blobs: Blo
     },
     chunkSize,
   );
-  if (parsed === null || parsed.header === null || parsed.malformed.length > 0 || parsed.tornTail !== null || parsed.records.length !== entries) {
+  if (parsed === null || parsed.header === null || parsed.malformed.length > 0 || parsed.repaired.length > 0 || parsed.tornTail !== null || parsed.records.length !== entries) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not verify", { path: temp });
   }
 }

@@ -79,7 +79,8 @@ export class SessionWriter {
   repairOnOpen(loaded: LoadedSession, entries: readonly SessionEntry[], warn: (w: StoreWarning) => void): void {
     const { parsed } = loaded;
     if (loaded.report.migratedFrom !== null) {
-      const lost = [...parsed.malformed];
+      // A line of glued records is rewritten as one line per record; its original bytes are kept.
+      const lost = [...parsed.malformed, ...parsed.repaired];
       if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
       this.file.quarantine(lost);
       this.writeWhole(entries);

@@ -26,7 +26,7 @@ export const migrateCommand: Command = {
       progress.stop();
     }
     for (const r of reports) {
-      const what = r.error !== undefined ? `${r.status}: ${r.error.code} ${r.error.message}` : `${r.status} v${r.fromVersion ?? "?"}→v3 ${formatBytes(r.bytesBefore)}→${formatBytes(r.bytesAfter)} images ${r.imagesExternalized}${r.imagesKeptInline ? ` (${r.imagesKeptInline} not base64, kept inline)` : ""} blobs ${r.blobsNew} new/${r.blobsDeduplicated} dedup${r.blobsRepaired ? `/${r.blobsRepaired} repaired` : ""}${r.malformed ? ` malformed ${r.malformed}` : ""}${r.tornTail ? " torn tail repaired" : ""}`;
+      const what = r.error !== undefined ? `${r.status}: ${r.error.code} ${r.error.message}` : `${r.status} v${r.fromVersion ?? "?"}→v3 ${formatBytes(r.bytesBefore)}→${formatBytes(r.bytesAfter)} images ${r.imagesExternalized}${r.imagesKeptInline ? ` (${r.imagesKeptInline} not base64, kept inline)` : ""} blobs ${r.blobsNew} new/${r.blobsDeduplicated} dedup${r.blobsRepaired ? `/${r.blobsRepaired} repaired` : ""}${r.malformed ? ` malformed ${r.malformed}` : ""}${r.linesSplit ? ` glued lines split ${r.linesSplit}` : ""}${r.tornTail ? " torn tail repaired" : ""}`;
       ctx.emit({ type: "file", ...r }, `${what}  ${r.source}${r.target !== r.source ? ` → ${r.target}` : ""}`);
     }
     const sum = (k: "bytesBefore" | "bytesAfter" | "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired") => reports.reduce((a, r) => a + r[k], 0);
