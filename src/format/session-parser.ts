@@ -1,7 +1,7 @@
 import { decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
-import { CURRENT_VERSION, isRecord, type RawRecord, type SessionHeader } from "./types.ts";
+import { CURRENT_VERSION, type RawRecord, type SessionHeader } from "./types.ts";
 
 /** An entry record with its position: `lineIndex` counts lines from the header (header = 0). */
 export interface PositionedRecord {
