@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
@@ -322,8 +323,10 @@ function writeMigrated(
     if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0 || parsed.repaired.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
     let result: WriteOutcome["result"] = "written";
+    let storeCopy: Stats | null = null;
     if (report.target !== report.source && io.existsSync(report.target)) {
       // Never rename over store content: only a store copy that the import fully contains goes.
+      storeCopy = io.statSync(report.target);
       const relation = compareImport(temp, report.target, chunkSize);
       if (relation === "same") return outcome("current");
       if (relation === "storeAhead") return outcome("continued");
@@ -332,6 +335,7 @@ function writeMigrated(
     }
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
     if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
+    if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
     const lost = [...parsed.malformed, ...parsed.repaired];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);

@@ -66,7 +66,31 @@ describe("migrate (import) never destroys store content", () => {
   });
 });
 
-describe("migrate --in-place never renames over content it did not read", () => {
+describe("migrate never renames over content it did not read", () => {
+  it("an update is abandoned when the store copy is written to meanwhile (by a writer without the lock)", async () => {
+    const { src, root, target } = await importedOnce();
+    appendFileSync(src, jsonl([msg("c")]));
+    const original = io.openSync;
+    let appended = false;
+    io.openSync = ((path: string, flags: string, mode?: number) => {
+      if (!appended && typeof path === "string" && path.endsWith(".tmp") && flags === "r") {
+        appended = true;
+        appendFileSync(target, "{\"type\":\"message\",\"id\":\"ffffffff\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"late\"}}\n");
+      }
+      return original(path, flags, mode);
+    }) as typeof io.openSync;
+    let result;
+    try {
+      result = await cli(["migrate", src, "--root", root, "--json"]);
+    } finally {
+      io.openSync = original;
+    }
+    expect(appended).toBe(true);
+    expect(result.code).toBe(1);
+    expect(texts(await SessionManager.open(target, { root, readOnly: true }))).toEqual(["a", "b", "late"]);
+  });
+
+
   it("a line appended by another (lock-less) writer during the migration is not lost", async () => {
     const dir = tempDir();
     const src = join(dir, "legacy.jsonl");
