@@ -55,7 +55,7 @@ function cut(value: unknown, max: number, at: SlotContext): unknown {
     const child = obj[key];
     let next: unknown;
     // An image payload is never cut: a cut image is a destroyed image (kept whole when inline).
-    if (typeof child === "string" && payloadKindAt(obj, key, at) !== null) continue;
+    if (typeof child === "string" && child.length > max && payloadKindAt(obj, key, at) !== null) continue;
     if (typeof child === "string" && child.length > max && SIGNATURE_KEYS.has(key)) next = "";
     else next = cut(child, max, { parent: obj, key });
     if (next !== child) {
