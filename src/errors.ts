@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "INVALID_OPTION",
   "REFERRER_MISSING",
   "STORE_BUSY",
+  "IMPORT_CONFLICT",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -31,7 +32,8 @@ export type WarningCode =
   | "NUL_BYTES_SKIPPED"
   | "ARTIFACT_COPY_FAILED"
   | "IMAGE_NOT_EXTERNALIZED"
-  | "IMAGE_TOO_LARGE";
+  | "IMAGE_TOO_LARGE"
+  | "GLUED_RECORDS_SPLIT";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

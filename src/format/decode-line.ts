@@ -1,9 +1,12 @@
 import { isUtf8 } from "node:buffer";
+import { splitGluedObjects } from "./split-glued.ts";
 import { isRecord, type RawRecord } from "./types.ts";
 
 /** What a line turned out to be. Problems are values, not exceptions. */
 export type DecodedLine =
   | { kind: "record"; value: RawRecord; text: string; nulBytes: number }
+  /** Several records written on one line without the newlines between them. */
+  | { kind: "glued"; values: RawRecord[]; texts: string[]; nulBytes: number }
   | { kind: "blank"; nulBytes: number }
   | { kind: "malformed"; reason: string; nulBytes: number };
 
@@ -31,11 +34,35 @@ export function decodeLine(bytes: Buffer): DecodedLine {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { kind: "malformed", reason: `invalid JSON: ${(err as Error).message}`, nulBytes };
+    return decodeGlued(text, nulBytes) ?? { kind: "malformed", reason: `invalid JSON: ${(err as Error).message}`, nulBytes };
   }
-  if (!isRecord(value)) return { kind: "malformed", reason: "line is not a JSON object", nulBytes };
-  if (typeof value.type !== "string") return { kind: "malformed", reason: "object has no string \"type\"", nulBytes };
-  return { kind: "record", value, text, nulBytes };
+  const problem = recordProblem(value);
+  if (problem !== null) return { kind: "malformed", reason: problem, nulBytes };
+  return { kind: "record", value: value as RawRecord, text, nulBytes };
+}
+
+function recordProblem(value: unknown): string | null {
+  if (!isRecord(value)) return "line is not a JSON object";
+  if (typeof value.type !== "string") return "object has no string \"type\"";
+  return null;
+}
+
+/** A line that only failed because records were glued together: each one, or null. */
+function decodeGlued(text: string, nulBytes: number): DecodedLine | null {
+  const texts = splitGluedObjects(text);
+  if (texts === null) return null;
+  const values: RawRecord[] = [];
+  for (const part of texts) {
+    let value: unknown;
+    try {
+      value = JSON.parse(part);
+    } catch {
+      return null;
+    }
+    if (recordProblem(value) !== null) return null;
+    values.push(value as RawRecord);
+  }
+  return { kind: "glued", values, texts, nulBytes };
 }
 
 /** Strips a UTF-8 byte order mark from the first line. */

@@ -20,6 +20,8 @@ export interface LoadReport {
   /** Entries loaded (header excluded). */
   entries: number;
   malformed: Array<Omit<MalformedLine, "bytes">>;
+  /** Lines that held several records glued together; their records were loaded one by one. */
+  repaired: Array<Omit<MalformedLine, "bytes">>;
   /** True when the file ended in an unterminated line that did not parse. */
   tornTail: boolean;
   /** Runs of NUL bytes that were skipped. */
@@ -31,5 +33,5 @@ export interface LoadReport {
 }
 
 export function emptyLoadReport(): LoadReport {
-  return { linesRead: 0, entries: 0, malformed: [], tornTail: false, nulRuns: 0, migratedFrom: null, bytesRead: 0 };
+  return { linesRead: 0, entries: 0, malformed: [], repaired: [], tornTail: false, nulRuns: 0, migratedFrom: null, bytesRead: 0 };
 }

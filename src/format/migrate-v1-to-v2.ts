@@ -1,18 +1,6 @@
-import { createHash } from "node:crypto";
 import type { PositionedRecord } from "./session-parser.ts";
 import type { RawRecord, SessionHeader } from "./types.ts";
-
-/** A deterministic 8-hex entry id from the session id and the entry's position. */
-function deriveId(sessionId: string, lineIndex: number, taken: Set<string>): string {
-  for (let attempt = 0; ; attempt++) {
-    const seed = attempt === 0 ? `${sessionId}:${lineIndex}` : `${sessionId}:${lineIndex}:${attempt}`;
-    const id = createHash("sha256").update(seed).digest("hex").slice(0, 8);
-    if (!taken.has(id)) {
-      taken.add(id);
-      return id;
-    }
-  }
-}
+import { IdAssigner, idsOf } from "./unique-ids.ts";
 
 /**
  * The v1 → v2 rules applied one record at a time, in file order: each record gets its derived id
@@ -21,16 +9,16 @@ function deriveId(sessionId: string, lineIndex: number, taken: Set<string>): str
 export class V1ToV2Chain {
   private readonly idByIndex = new Map<number, string>();
   private previous: string | null = null;
+  private readonly ids: IdAssigner;
 
-  /** `taken`: ids already present in the file (they are kept and never derived again). */
-  constructor(
-    private readonly sessionId: string,
-    private readonly taken: Set<string>,
-  ) {}
+  /** `taken`: ids already present in the file (kept, unless an earlier record has the same one). */
+  constructor(sessionId: string, taken: Set<string>) {
+    this.ids = new IdAssigner(sessionId, taken);
+  }
 
   /** The record with its `id` and `parentId`; `firstKeptEntryIndex` is left for `keptId`. */
   assign(record: RawRecord, lineIndex: number): RawRecord {
-    const id = typeof record.id === "string" ? record.id : deriveId(this.sessionId, lineIndex, this.taken);
+    const id = this.ids.assign(record.id, lineIndex);
     const parentId = "parentId" in record ? (record.parentId as string | null) : this.previous;
     const next: RawRecord = { type: record.type, id, parentId, ...record };
     next.id = id;
@@ -66,12 +54,11 @@ export function hasKeptIndex(record: RawRecord): record is RawRecord & { firstKe
  * v1 → v2: every entry gets an `id` and a `parentId` chaining it to the previous entry in file
  * order; a compaction's `firstKeptEntryIndex` (counting the header as 0) becomes
  * `firstKeptEntryId`. Ids derive from the session id and position, so two loads of one v1 file
- * agree. Returns new records; the input is not mutated. Records that already carry an id keep it.
+ * agree. Returns new records; the input is not mutated. A record that already carries an id keeps it
+ * unless an earlier record has the same one: then it gets a derived id, so no entry hides another.
  */
 export function migrateV1ToV2(header: SessionHeader, records: readonly PositionedRecord[]): PositionedRecord[] {
-  const taken = new Set<string>();
-  for (const { record } of records) if (typeof record.id === "string") taken.add(record.id);
-  const chain = new V1ToV2Chain(header.id, taken);
+  const chain = new V1ToV2Chain(header.id, idsOf(records));
   const out = records.map(({ record, lineIndex }) => ({ record: chain.assign(record, lineIndex), lineIndex }));
   for (const item of out) {
     if (hasKeptIndex(item.record)) item.record = withKeptId(item.record, chain.keptId(item.record.firstKeptEntryIndex) ?? (item.record.id as string));

@@ -1,7 +1,7 @@
 import { decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
-import { isRecord, type RawRecord, type SessionHeader } from "./types.ts";
+import { CURRENT_VERSION, type RawRecord, type SessionHeader } from "./types.ts";
 
 /** An entry record with its position: `lineIndex` counts lines from the header (header = 0). */
 export interface PositionedRecord {
@@ -22,6 +22,11 @@ export interface ParsedSession {
   headerProblem: string | null;
   records: PositionedRecord[];
   malformed: MalformedLine[];
+  /**
+   * Lines that held several records glued together (a lost newline): their records were read;
+   * the original bytes are kept here so a rewrite can move them to quarantine.
+   */
+  repaired: MalformedLine[];
   tornTail: TornTail | null;
   /** The last line parsed but had no `\n`: append one before writing more. */
   missingFinalNewline: boolean;
@@ -45,10 +50,24 @@ function isTitleLine(value: RawRecord): boolean {
   return value.type === "title";
 }
 
+/** The one problem reported for a pretty-printed file (it is never rewritten). */
+export const PRETTY_PRINTED_PROBLEM =
+  "the file is pretty-printed JSON (each object spread over many lines), not JSONL with one object per line; " +
+  "it is left untouched (reformat it with one object per line, e.g. `jq -c .`)";
+
+/** A line that only opens (`{`, `[`) or closes (`}`, `},`, `]`) a pretty-printed value. */
+function prettyFragment(bytes: Buffer): "open" | "close" | null {
+  if (bytes.length > 8) return null;
+  const text = bytes.toString("latin1").trim();
+  if (text === "{" || text === "[") return "open";
+  if (text === "}" || text === "}," || text === "]" || text === "],") return "close";
+  return null;
+}
+
 /**
  * Turns scanned lines into a header, entry records and a list of problems. Pure: it never touches
- * the disk, and every problem (malformed line, torn tail, duplicate id) is returned as a value
- * with the raw bytes needed to preserve it.
+ * the disk, and every problem (malformed line, torn tail, duplicate id) and repair (records glued on
+ * one line) is returned as a value with the raw bytes needed to preserve it.
  */
 export class SessionParser {
   private header: SessionHeader | null = null;
@@ -57,6 +76,9 @@ export class SessionParser {
   private parsedCount = 0;
   private records: PositionedRecord[] = [];
   private malformed: MalformedLine[] = [];
+  private repaired: MalformedLine[] = [];
+  private prettyOpens = 0;
+  private prettyCloses = 0;
   private tornTail: TornTail | null = null;
   private missingFinalNewline = false;
   private completeLength = 0;
@@ -81,48 +103,64 @@ export class SessionParser {
         if (this.header === null && this.headerProblem === null) this.headerProblem = "header line is incomplete";
         return;
       }
-      if (decoded.kind === "record") this.missingFinalNewline = true;
+      if (decoded.kind === "record" || decoded.kind === "glued") this.missingFinalNewline = true;
     }
     this.completeLength = end;
 
     if (decoded.kind === "blank") return;
 
-    if (this.header === null && this.headerProblem === null) {
-      this.takeHeader(decoded);
-      return;
-    }
-    if (this.header === null) return; // lines after a bad header are not interpreted
-
     if (decoded.kind === "malformed") {
+      const fragment = prettyFragment(bytes);
+      if (this.header === null && this.headerProblem === null) {
+        this.headerProblem = fragment === "open" ? PRETTY_PRINTED_PROBLEM : `header: ${decoded.reason}`;
+        return;
+      }
+      if (this.header === null) return; // lines after a bad header are not interpreted
+      if (fragment === "open") this.prettyOpens++;
+      else if (fragment === "close") this.prettyCloses++;
       this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: decoded.reason, bytes: Buffer.from(scanned.bytes) });
       return;
     }
-    const record = decoded.value;
+    if (decoded.kind === "record") {
+      this.takeObject(decoded.value, decoded.text, scanned, scanned.bytes);
+      return;
+    }
+    const reason = `${decoded.values.length} records glued on one line (a lost newline); read one by one`;
+    this.repaired.push({ line: scanned.lineNumber, offset: scanned.offset, reason, bytes: Buffer.from(scanned.bytes) });
+    for (let i = 0; i < decoded.values.length; i++) {
+      const text = decoded.texts[i]!;
+      this.takeObject(decoded.values[i]!, text, scanned, Buffer.from(text));
+    }
+  }
+
+  /** One object of a line: the header (or omp title) until there is one, then an entry record. */
+  private takeObject(record: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer): void {
+    if (this.header === null && this.headerProblem === null) {
+      this.takeHeader(record);
+      return;
+    }
+    if (this.header === null) return; // lines after a bad header are not interpreted
     const version = typeof this.header.version === "number" ? this.header.version : 1;
     if (version >= 2) {
       const id = record.id;
       if (typeof id !== "string" || id.length === 0) {
-        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: "entry has no id", bytes: Buffer.from(scanned.bytes) });
+        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: "entry has no id", bytes: Buffer.from(bytes) });
         return;
       }
-      if (this.ids.has(id)) {
-        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: `duplicate entry id ${id}`, bytes: Buffer.from(scanned.bytes) });
+      // v1 and v2 repeats are given fresh ids by migration; a current file's repeat is reported.
+      if (version >= CURRENT_VERSION && this.ids.has(id)) {
+        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: `duplicate entry id ${id}`, bytes: Buffer.from(bytes) });
         return;
       }
       this.ids.add(id);
     }
     // pi counts v1 positions over the parsed objects of the file, the header being 0.
     const lineIndex = ++this.parsedCount;
-    const mapped = this.options.mapRecord ? this.options.mapRecord(record, decoded.text, lineIndex, scanned.offset, scanned.bytes.length) : record;
+    const mapped = this.options.mapRecord ? this.options.mapRecord(record, text, lineIndex, scanned.offset, scanned.bytes.length) : record;
     this.records.push({ record: mapped, lineIndex });
   }
 
-  private takeHeader(decoded: ReturnType<typeof decodeLine>): void {
-    if (decoded.kind !== "record") {
-      this.headerProblem = decoded.kind === "malformed" ? `header: ${decoded.reason}` : "header missing";
-      return;
-    }
-    const value = decoded.value;
+  private takeHeader(value: RawRecord): void {
     if (isTitleLine(value) && this.title === undefined) {
       // omp reserves a fixed-width first line for the title; the real header follows.
       this.title = typeof value.title === "string" ? value.title.trimEnd() : "";
@@ -143,11 +181,17 @@ export class SessionParser {
     if (this.header === null && this.headerProblem === null && this.title !== undefined) {
       this.headerProblem = "title line without a session header";
     }
+    if (this.header !== null && this.prettyOpens > 0 && this.prettyCloses > 0 && this.malformed.length > this.records.length) {
+      // Mostly fragments of pretty-printed objects: one clear problem, not hundreds of bad lines.
+      this.header = null;
+      this.headerProblem = PRETTY_PRINTED_PROBLEM;
+    }
     return {
       header: this.header,
       headerProblem: this.headerProblem,
       records: this.records,
       malformed: this.malformed,
+      repaired: this.repaired,
       tornTail: this.tornTail,
       missingFinalNewline: this.missingFinalNewline,
       completeLength: this.completeLength,

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
-import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { headerVersion, migrateSession } from "../format/migrate.ts";
 import { hasKeptIndex, V1ToV2Chain, withKeptId } from "../format/migrate-v1-to-v2.ts";
@@ -11,9 +11,11 @@ import { parseSessionBytes, type ParsedSession } from "../format/session-parser.
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
-import { cwdBucket, quarantinePathOf, sessionFileName } from "../session/paths.ts";
+import { cwdBucket, sessionFileName } from "../session/paths.ts";
 import { DEFAULT_CHUNK_SIZE, headerEndOffset, scanSessionFile, SessionFile } from "../session/session-file.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
+import { backupBeside, compareImport } from "./existing-target.ts";
+import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
 
 export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
@@ -21,7 +23,7 @@ export interface MigrateFileOptions extends PrepareOptions {
   blobsDir: string;
   /** Rewrite the file where it is instead of importing it into the store. */
   inPlace?: boolean;
-  /** Keep the original as `<file>.bak` (in place). */
+  /** Keep the original as `<file>.bak` (in place; `<file>.2.bak`, … when earlier backups exist). */
   backup?: boolean;
   /** Plan only: read, report, write nothing. */
   dryRun?: boolean;
@@ -30,7 +32,13 @@ export interface MigrateFileOptions extends PrepareOptions {
   now?: () => Date;
 }
 
-export type MigrateStatus = "migrated" | "imported" | "current" | "planned" | "failed";
+/**
+ * `continued`: the store copy of an import holds everything the import would write and more (it
+ * was continued in the store): left alone. `updated`: the source grew since the last import while
+ * the store copy did not: brought up to date. `conflict`: both gained entries: the store copy is
+ * left untouched and the file fails with `IMPORT_CONFLICT`.
+ */
+export type MigrateStatus = "migrated" | "imported" | "updated" | "current" | "continued" | "planned" | "conflict" | "failed";
 
 /** What happened to one file. */
 export interface MigrateFileReport {
@@ -42,11 +50,15 @@ export interface MigrateFileReport {
   bytesBefore: number;
   bytesAfter: number;
   imagesExternalized: number;
+  /** Image payloads that are not decodable base64: kept inline and whole (never truncated). */
+  imagesKeptInline: number;
   blobsNew: number;
   blobsDeduplicated: number;
   /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
   blobsRepaired: number;
   malformed: number;
+  /** Lines that held several records glued together, written back one record per line. */
+  linesSplit: number;
   tornTail: boolean;
   error?: { code: string; message: string };
 }
@@ -70,12 +82,20 @@ const toV3 = (record: RawRecord) => migrateV2ToV3([{ record, lineIndex: 0 }])[0]
 
 /**
  * One pass: v3 records as they are, v2 records through v2→v3, v1 records through the v1 chain as
- * they stream by. A v1 file whose records already carry ids, or whose compaction keeps an entry
- * that comes after it, needs the whole file's ids first: `NeedsTwoPasses`.
+ * they stream by. A v1 file whose records already carry ids, a v2 file that repeats an id, or a
+ * compaction that keeps an entry after itself, needs the whole file's ids first: `NeedsTwoPasses`.
  */
 function onePassTransform(header: SessionHeader, fromVersion: number): Transform {
   if (fromVersion >= 3) return (record) => record as SessionEntry;
-  if (fromVersion === 2) return toV3;
+  if (fromVersion === 2) {
+    // A repeated id gets a fresh one derived with the whole file's ids in view: two passes.
+    const seen = new Set<unknown>();
+    return (record) => {
+      if (seen.has(record.id)) throw new NeedsTwoPasses();
+      seen.add(record.id);
+      return toV3(record);
+    };
+  }
   const chain = new V1ToV2Chain(header.id, new Set());
   return (record, lineIndex) => {
     if ("id" in record) throw new NeedsTwoPasses();
@@ -127,25 +147,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
 }
 
 function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, tornTail: false };
-}
-
-/** sha256 of a file's bytes, streamed. */
-function hashFile(path: string): string | null {
-  try {
-    const hash = createHash("sha256");
-    const fd = io.openSync(path, "r");
-    const buf = Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE);
-    try {
-      for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n));
-    } finally {
-      io.closeSync(fd);
-    }
-    return hash.digest("hex");
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return null;
-    throw err;
-  }
+  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, linesSplit: 0, tornTail: false };
 }
 
 /**
@@ -170,6 +172,7 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
       report.fromVersion = migrated.migratedFrom ?? 3;
       report.entries = migrated.entries.length;
       report.malformed = pass1.malformed.length;
+      report.linesSplit = pass1.repaired.length;
       report.tornTail = pass1.tornTail !== null;
       report.target = targetPathFor(report.source, migrated.header, options);
       if (options.dryRun) {
@@ -228,18 +231,23 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 }
 
 interface WriteOutcome {
-  result: "written" | "current";
+  result: "written" | "updated" | "current" | "continued" | "conflict";
   parsed: ParsedSession;
-  counts: Pick<MigrateFileReport, "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
+  counts: Pick<MigrateFileReport, "imagesExternalized" | "imagesKeptInline" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
   Object.assign(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
+  report.linesSplit = outcome.parsed.repaired.length;
   report.tornTail = outcome.parsed.tornTail !== null;
-  report.status = outcome.result === "current" ? "current" : options.inPlace ? "migrated" : "imported";
+  report.status = outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
   report.bytesAfter = io.statSync(report.target).size;
+  if (outcome.result === "conflict") {
+    const message = "The store copy and the source both gained entries since the last import; the store copy is left untouched";
+    report.error = { code: "IMPORT_CONFLICT", message };
+  }
   return report;
 }
 
@@ -264,9 +272,12 @@ function writeMigrated(
   const seenBlobs = new Set<string>();
   /** Blobs this run wrote or re-hashed, with their sizes. */
   const fresh = new Map<string, number>();
-  const counts = { imagesExternalized: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
+  const counts = { imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
+  // Only cooperating writers take the lock: the file's identity before the scan proves nobody
+  // (pi, an editor) wrote to it before a rewrite in place (or of a store file) replaces it.
+  const before = report.target === report.source ? io.statSync(report.source) : null;
   const fd = io.openSync(temp, "wx", FILE_MODE);
   try {
     const emit = (data: Buffer) => {
@@ -281,6 +292,7 @@ function writeMigrated(
           const entry = transform(record, lineIndex);
           const prepared = prepareLine(entry, prepare, text);
           if (prepared.entry !== entry) changed = true;
+          counts.imagesKeptInline += prepared.imagesKeptInline;
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
             const put = blobs.putHashedSync(blob.hash, blob.bytes);
@@ -297,6 +309,9 @@ function writeMigrated(
       },
       chunkSize,
     );
+    if (parsed !== null && parsed.header === null && parsed.headerProblem !== null) {
+      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem})`, { path: report.source });
+    }
     if (parsed === null || parsed.header === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
     io.fsyncSync(fd);
   } catch (err) {
@@ -308,57 +323,30 @@ function writeMigrated(
   const digest = written.digest("hex");
   const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
   try {
-    if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0) changed = true;
+    if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0 || parsed.repaired.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
-    if (report.target !== report.source && hashFile(report.target) === digest) return outcome("current");
+    let result: WriteOutcome["result"] = "written";
+    let storeCopy: Stats | null = null;
+    if (report.target !== report.source && io.existsSync(report.target)) {
+      // Never rename over store content: only a store copy that the import fully contains goes.
+      storeCopy = io.statSync(report.target);
+      const relation = compareImport(temp, report.target, chunkSize);
+      if (relation === "same") return outcome("current");
+      if (relation === "storeAhead") return outcome("continued");
+      if (relation === "diverged") return outcome("conflict");
+      result = "updated";
+    }
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
-    const lost = [...parsed.malformed];
+    if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
+    if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
+    const lost = [...parsed.malformed, ...parsed.repaired];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
-    if (options.backup && options.inPlace) {
-      const bak = `${report.source}.bak`;
-      io.rmSync(bak, { force: true });
-      io.copyFileSync(report.source, bak);
-    }
+    if (options.backup && options.inPlace) backupBeside(report.source);
     io.renameSync(temp, report.target);
     fsyncDir(dir);
-    return outcome("written");
+    return outcome(result);
   } finally {
     io.rmSync(temp, { force: true });
-  }
-}
-
-/**
- * Pass 3: the bytes on disk are the bytes written, every line parses, and every referenced blob is
- * right. Blobs this run wrote (hashed from the very bytes, temp + rename) or re-hashed while
- * writing are checked by presence and size; any other referenced blob is read back and re-hashed.
- */
-function verifyWritten(temp: string, digest: string, entries: number, blobs: BlobStore, fresh: ReadonlyMap<string, number>, chunkSize: number): void {
-  if (hashFile(temp) !== digest) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not read back identically", { path: temp });
-  const checked = new Set<string>();
-  const parsed = scanSessionFile(
-    temp,
-    {
-      mapRecord: (_record, text) => {
-        for (let at = text.indexOf(BLOB_REF_PREFIX); at !== -1; at = text.indexOf(BLOB_REF_PREFIX, at + 1)) {
-          const ref = text.slice(at, at + BLOB_REF_PREFIX.length + 64);
-          if (!isBlobRef(ref) || checked.has(ref)) continue;
-          checked.add(ref);
-          const path = blobs.pathOf(ref);
-          const size = fresh.get(ref.slice(BLOB_REF_PREFIX.length));
-          if (size !== undefined) {
-            const stat = io.lstatSync(path, { throwIfNoEntry: false });
-            if (stat === undefined || !stat.isFile() || stat.size !== size) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing or short after write`, { path });
-          } else if (blobs.getSync(ref, { verify: true }) === null) {
-            throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing after write`, { path });
-          }
-        }
-        return {};
-      },
-    },
-    chunkSize,
-  );
-  if (parsed === null || parsed.header === null || parsed.malformed.length > 0 || parsed.tornTail !== null || parsed.records.length !== entries) {
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not verify", { path: temp });
   }
 }

@@ -24,27 +24,53 @@ export function decodeCanonicalBase64(text: string): Buffer | null {
   return bytes;
 }
 
+const BASE64_WHITESPACE = /[\r\n\t ]/g;
+
+/**
+ * Decodes base64 that is canonical once whitespace is removed (MIME-style line breaks every 76
+ * characters, a trailing newline). Such a payload rehydrates to the canonical string, without the
+ * whitespace: the same bytes, the image unchanged.
+ */
+export function decodeBase64Payload(text: string): Buffer | null {
+  const bytes = decodeCanonicalBase64(text);
+  if (bytes !== null) return bytes;
+  const compact = text.replace(BASE64_WHITESPACE, "");
+  return compact.length === text.length ? null : decodeCanonicalBase64(compact);
+}
+
 /** The blob bytes for one payload, or null when the payload is not to be externalized. */
 export function payloadBytes(payload: string, kind: PayloadKind, threshold: number): Buffer | null {
   if (looksLikeBlobRef(payload)) return null;
   if (kind === "dataUrl") return Buffer.from(payload, "utf8");
   if (payload.length < threshold) return null;
-  return decodeCanonicalBase64(payload);
+  return decodeBase64Payload(payload);
+}
+
+/** What externalization did: the new value, the blob writes it needs, payloads it had to keep. */
+export interface ExternalizedImages<T> {
+  value: T;
+  blobs: BlobWrite[];
+  /** Base64 payloads at or above the threshold that do not decode: kept inline, whole. */
+  keptInline: number;
 }
 
 /**
  * Replaces image payloads with `blob:sha256:` refs and returns the blob writes they need; the
  * stage hashes but never writes. Payloads that are already refs are left untouched.
  */
-export function externalizeImages<T>(value: T, threshold: number): { value: T; blobs: BlobWrite[] } {
+export function externalizeImages<T>(value: T, threshold: number): ExternalizedImages<T> {
   const blobs: BlobWrite[] = [];
+  let keptInline = 0;
   const next = mapImagePayloads(value, (payload, kind) => {
     const bytes = payloadBytes(payload, kind, threshold);
-    if (bytes === null) return payload;
+    if (bytes === null) {
+      if (kind === "base64" && payload.length >= threshold && !looksLikeBlobRef(payload)) keptInline++;
+      return payload;
+    }
     const hash = createHash("sha256").update(bytes).digest("hex");
     blobs.push({ hash, bytes });
     return toBlobRef(hash);
   });
-  return { value: next, blobs };
+  return { value: next, blobs, keptInline };
 }
 

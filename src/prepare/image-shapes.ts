@@ -9,26 +9,52 @@ export type PayloadKind = "base64" | "dataUrl";
 /** Returns the replacement payload, or the same string to leave it. */
 export type PayloadVisitor = (payload: string, kind: PayloadKind) => string;
 
-function isDataImageUrl(value: string): boolean {
-  return value.startsWith("data:image/");
+/** Where an object sits: its parent object and the key it has there (null inside arrays / at the top). */
+export interface SlotContext {
+  parent: Record<string, unknown> | null;
+  key: string | null;
+}
+
+const TOP: SlotContext = { parent: null, key: null };
+
+function isUrlPayload(value: string): boolean {
+  return value.startsWith("data:image/") || value.startsWith("blob:");
 }
 
 /**
- * Visits every image payload of SPEC §4 in a JSON value: `{type:"image", data}` and
- * `{data, mimeType:"image/…"}` blocks, `image_url` data URLs (string or `{url}`), and
- * Anthropic `{type:"image", source:{type:"base64", data}}` blocks. Returns the same object when the
- * visitor changes nothing (structural sharing); never mutates its input.
+ * The kind of image payload `obj[key]` is, or null when it is none, for the shapes of SPEC §4:
+ * `{type:"image", data}` and `{data, mimeType:"image/…"}` blocks, `image_url` data URLs (a string,
+ * or `url` in an `image_url` object), and Anthropic `{type:"image", source:{type:"base64", data}}`.
+ * `at` says where `obj` itself sits. The one definition every stage that must treat payloads
+ * specially (externalize, rehydrate, truncate) shares.
  */
-export function mapImagePayloads<T>(value: T, visit: PayloadVisitor): T {
-  return walk(value, visit) as T;
+export function payloadKindAt(obj: Record<string, unknown>, key: string, at: SlotContext): PayloadKind | null {
+  const value = obj[key];
+  if (typeof value !== "string") return null;
+  if (key === "data") {
+    if (obj.type === "image" || (typeof obj.mimeType === "string" && obj.mimeType.startsWith("image/"))) return "base64";
+    if (at.key === "source" && at.parent?.type === "image" && obj.type === "base64") return "base64";
+    return null;
+  }
+  if (key === "image_url") return isUrlPayload(value) ? "dataUrl" : null;
+  if (key === "url" && at.key === "image_url") return isUrlPayload(value) ? "dataUrl" : null;
+  return null;
 }
 
-function walk(value: unknown, visit: PayloadVisitor): unknown {
+/**
+ * Visits every image payload (see `payloadKindAt`) in a JSON value. Returns the same object when
+ * the visitor changes nothing (structural sharing); never mutates its input.
+ */
+export function mapImagePayloads<T>(value: T, visit: PayloadVisitor): T {
+  return walk(value, visit, TOP) as T;
+}
+
+function walk(value: unknown, visit: PayloadVisitor, at: SlotContext): unknown {
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
-      const next = typeof item === "object" && item !== null ? walk(item, visit) : item;
+      const next = typeof item === "object" && item !== null ? walk(item, visit, TOP) : item;
       if (next !== item) {
         out ??= value.slice();
         out[i] = next;
@@ -37,64 +63,18 @@ function walk(value: unknown, visit: PayloadVisitor): unknown {
     return out ?? value;
   }
   if (!isRecord(value)) return value;
-
   let out: Record<string, unknown> | null = null;
-  const set = (key: string, next: unknown) => {
-    out ??= { ...value };
-    out[key] = next;
-  };
-
-  const isImageBlock = value.type === "image" || (typeof value.mimeType === "string" && value.mimeType.startsWith("image/"));
-  let payloadKey: string | null = null;
-  if (isImageBlock && typeof value.data === "string") {
-    payloadKey = "data";
-    const next = visit(value.data, "base64");
-    if (next !== value.data) set("data", next);
-  }
   for (const key in value) {
-    if (key === payloadKey) continue;
     const child = value[key];
-    if (key === "image_url") {
-      if (typeof child === "string") {
-        if (isDataImageUrl(child) || child.startsWith("blob:")) {
-          const next = visit(child, "dataUrl");
-          if (next !== child) set(key, next);
-        }
-        continue;
-      }
-      if (isRecord(child) && typeof child.url === "string" && (isDataImageUrl(child.url) || child.url.startsWith("blob:"))) {
-        const url = visit(child.url, "dataUrl");
-        const rest = walkExcept(child, "url", visit);
-        if (url !== child.url || rest !== child) set(key, { ...rest, url });
-        continue;
-      }
-    }
-    if (key === "source" && value.type === "image" && isRecord(child) && child.type === "base64" && typeof child.data === "string") {
-      const data = visit(child.data, "base64");
-      const rest = walkExcept(child, "data", visit);
-      if (data !== child.data || rest !== child) set(key, { ...rest, data });
-      continue;
-    }
-    if (typeof child === "object" && child !== null) {
-      const next = walk(child, visit);
-      if (next !== child) set(key, next);
-    }
-  }
-  return out ?? value;
-}
-
-/** Walks an object's other keys, leaving `skip` to the caller. */
-function walkExcept(obj: Record<string, unknown>, skip: string, visit: PayloadVisitor): Record<string, unknown> {
-  let out: Record<string, unknown> | null = null;
-  for (const key in obj) {
-    if (key === skip) continue;
-    const child = obj[key];
-    if (typeof child !== "object" || child === null) continue;
-    const next = walk(child, visit);
+    let next = child;
+    const kind = payloadKindAt(value, key, at);
+    if (kind !== null) next = visit(child as string, kind);
+    else if (typeof child === "object" && child !== null) next = walk(child, visit, { parent: value, key });
     if (next !== child) {
-      out ??= { ...obj };
+      // A spread copies an own "__proto__" key as data, and assigning it then writes that data key.
+      out ??= { ...value };
       out[key] = next;
     }
   }
-  return out ?? obj;
+  return out ?? value;
 }

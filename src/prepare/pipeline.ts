@@ -58,6 +58,8 @@ export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPre
 export interface PreparedEntry {
   entry: SessionEntry;
   blobs: BlobWrite[];
+  /** Image payloads that could not be externalized (not base64): kept inline and whole. */
+  imagesKeptInline: number;
 }
 
 /**
@@ -81,10 +83,11 @@ const ALL_STAGES: StageNeeds = { strip: true, images: true, cut: true };
 function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: StageNeeds): PreparedEntry {
   let next = needs.strip ? stripTransientFields(entry, options.transientKeys) : entry;
   let blobs: BlobWrite[] = [];
-  if (needs.images) ({ value: next, blobs } = externalizeImages(next, options.blobThreshold));
+  let imagesKeptInline = 0;
+  if (needs.images) ({ value: next, blobs, keptInline: imagesKeptInline } = externalizeImages(next, options.blobThreshold));
   if (needs.cut) next = truncateStrings(next, options.maxStringChars);
   for (const stage of options.stages) next = stage(next);
-  return { entry: next, blobs };
+  return { entry: next, blobs, imagesKeptInline };
 }
 
 export interface PreparedLine extends PreparedEntry {
@@ -109,14 +112,31 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
   // A caller that just parsed the entry passes its text: the checks run on it, and an image-heavy
   // entry is serialized once, after externalization, instead of twice.
   const probe = sourceText ?? JSON.stringify(entry);
-  // Substring checks on the JSON prove which stages have nothing to do; those are not walked.
-  const needs: StageNeeds = { strip: options.transientMarkers.some((m) => probe.includes(m)), images: mayHoldImage(probe, options), cut: probe.length > options.maxStringChars };
+  // Substring checks on the JSON prove which stages have nothing to do; those are not walked. Text
+  // from another writer may spell a key with escapes (`"partial\u004ason"`) the checks cannot see.
+  const hidden = sourceText !== undefined && mayHideText(sourceText);
+  const needs: StageNeeds = {
+    strip: hidden || options.transientMarkers.some((m) => probe.includes(m)),
+    images: hidden || mayHoldImage(probe, options),
+    cut: probe.length > options.maxStringChars,
+  };
   if (options.stages.length === 0 && !needs.strip && !needs.images && !needs.cut) {
-    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [] };
+    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
   }
   const prepared = runStages(entry, options, needs);
   return { ...prepared, line: prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry) };
 }
+
+/**
+ * True when JSON text escapes a printable ASCII character (`\u0041`…`\u007f`) or `/`: then a key
+ * or marker may not appear verbatim. `JSON.stringify` never writes such escapes, so lines written
+ * by it are never walked for this reason.
+ */
+function mayHideText(text: string): boolean {
+  return ESCAPED_PRINTABLE.test(text);
+}
+
+const ESCAPED_PRINTABLE = /\\u00[2-7][0-9a-fA-F]|\\\//;
 
 function mayHoldImage(line: string, options: ResolvedPrepareOptions): boolean {
   // Every image shape carries the word "image" (type, mimeType, image_url, media type).

@@ -1,3 +1,5 @@
+import { payloadKindAt, type SlotContext } from "./image-shapes.ts";
+
 /** Longest string persisted, in UTF-16 units, suffix included. @default 500000 */
 export const DEFAULT_MAX_STRING_CHARS = 500_000;
 
@@ -23,21 +25,23 @@ function countLines(text: string): number {
 }
 
 /**
- * Cuts every string longer than `max`; clears signature keys instead of cutting them; recomputes
+ * Cuts every string longer than `max`, except image payloads (`payloadKindAt`); clears signature keys instead of cutting them; recomputes
  * a sibling numeric `lineCount` when its `content` string was cut. Same object back when nothing
  * is too long; the input is never mutated.
  */
 export function truncateStrings<T>(value: T, max: number): T {
-  return cut(value, max) as T;
+  return cut(value, max, TOP) as T;
 }
 
-function cut(value: unknown, max: number): unknown {
+const TOP: SlotContext = { parent: null, key: null };
+
+function cut(value: unknown, max: number, at: SlotContext): unknown {
   if (typeof value === "string") return value.length > max ? truncateString(value, max) : value;
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
-      const next = cut(value[i], max);
+      const next = cut(value[i], max, TOP);
       if (next !== value[i]) {
         out ??= value.slice();
         out[i] = next;
@@ -50,8 +54,10 @@ function cut(value: unknown, max: number): unknown {
   for (const key in obj) {
     const child = obj[key];
     let next: unknown;
+    // An image payload is never cut: a cut image is a destroyed image (kept whole when inline).
+    if (typeof child === "string" && child.length > max && payloadKindAt(obj, key, at) !== null) continue;
     if (typeof child === "string" && child.length > max && SIGNATURE_KEYS.has(key)) next = "";
-    else next = cut(child, max);
+    else next = cut(child, max, { parent: obj, key });
     if (next !== child) {
       out ??= { ...obj };
       out[key] = next;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { BlobStore } from "../blob/blob-store.ts";
 import { parseBlobRef } from "../blob/blob-ref.ts";
+import { splitGluedObjects } from "../format/split-glued.ts";
 import { io } from "../io.ts";
 import { mapImagePayloads } from "../prepare/image-shapes.ts";
 import { payloadBytes } from "../prepare/externalize-images.ts";
@@ -65,20 +66,36 @@ export class InlineImageSources {
     } finally {
       if (fd !== undefined) io.closeSync(fd);
     }
-    let record: unknown;
-    try {
-      record = JSON.parse(text);
-    } catch {
-      return null;
-    }
     let found: Buffer | null = null;
-    mapImagePayloads(record, (payload, kind) => {
-      if (found !== null) return payload;
-      const bytes = payloadBytes(payload, kind, 0);
-      if (bytes !== null && createHash("sha256").update(bytes).digest("hex") === hash) found = bytes;
-      return payload;
-    });
+    for (const record of recordsOf(text)) {
+      mapImagePayloads(record, (payload, kind) => {
+        if (found !== null) return payload;
+        const bytes = payloadBytes(payload, kind, 0);
+        if (bytes !== null && createHash("sha256").update(bytes).digest("hex") === hash) found = bytes;
+        return payload;
+      });
+      if (found !== null) break;
+    }
     return found;
+  }
+}
+
+/** The records of one line: itself, or each record of a line of glued records. */
+function recordsOf(text: string): unknown[] {
+  try {
+    return [JSON.parse(text)];
+  } catch {
+    const parts = splitGluedObjects(text);
+    if (parts === null) return [];
+    const records: unknown[] = [];
+    for (const part of parts) {
+      try {
+        records.push(JSON.parse(part));
+      } catch {
+        // not one of the records
+      }
+    }
+    return records;
   }
 }
 

@@ -216,25 +216,34 @@ export class SessionFile {
 }
 
 
+const HEADER_TYPE = /"type"\s*:\s*"session"/;
+
 /**
  * Byte offset just past the header line (and an omp title line before it), found by reading the
- * head of the file. Returns null when no header line is found.
+ * head of the file in chunks, however long the header line is. Returns null when neither of the
+ * first two non-blank lines is a header.
  */
-export function headerEndOffset(path: string): number | null {
+export function headerEndOffset(path: string, chunkSize = 1 << 16): number | null {
   const fd = io.openSync(path, "r");
   try {
-    let size = 4096;
+    const chunk = Buffer.allocUnsafe(chunkSize);
+    let pending: Buffer[] = [];
+    let position = 0;
+    let nonBlank = 0;
     for (;;) {
-      const buf = Buffer.allocUnsafe(size);
-      const n = io.readSync(fd, buf, 0, size, 0);
+      const n = io.readSync(fd, chunk, 0, chunkSize, position);
+      if (n === 0) return null;
+      const data = chunk.subarray(0, n);
       let start = 0;
-      for (let nl = buf.indexOf(0x0a, start); nl !== -1 && nl < n; nl = buf.indexOf(0x0a, start)) {
-        const text = buf.toString("utf8", start, nl);
-        if (/"type"\s*:\s*"session"/.test(text)) return nl + 1;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        const text = Buffer.concat([...pending, data.subarray(start, nl)]).toString("utf8");
+        pending = [];
+        if (HEADER_TYPE.test(text)) return position + nl + 1;
+        if (text.replace(/\0/g, "").trim().length > 0 && ++nonBlank >= 2) return null;
         start = nl + 1;
       }
-      if (n < size || size >= 1 << 24) return null;
-      size *= 4;
+      if (start < n) pending.push(Buffer.from(data.subarray(start)));
+      position += n;
     }
   } finally {
     io.closeSync(fd);

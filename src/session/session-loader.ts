@@ -80,6 +80,7 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
     linesRead: parsed.linesRead,
     entries: migrated.entries.length,
     malformed: parsed.malformed.map(({ line, offset, reason }) => ({ line, offset, reason })),
+    repaired: parsed.repaired.map(({ line, offset, reason }) => ({ line, offset, reason })),
     tornTail: parsed.tornTail !== null,
     nulRuns: parsed.nulRuns,
     migratedFrom: migrated.migratedFrom,
@@ -88,12 +89,16 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   if (report.malformed.length > 0) {
     warn({ code: "MALFORMED_LINES", message: `${report.malformed.length} malformed line(s) preserved (first at line ${report.malformed[0]!.line}: ${report.malformed[0]!.reason})`, path });
   }
+  if (report.repaired.length > 0) {
+    warn({ code: "GLUED_RECORDS_SPLIT", message: `${report.repaired.length} line(s) held several records glued together; each was read (first at line ${report.repaired[0]!.line})`, path });
+  }
   if (parsed.nulRuns > 0) warn({ code: "NUL_BYTES_SKIPPED", message: `${parsed.nulRuns} run(s) of NUL bytes skipped`, path });
   return { header: migrated.header, entries: migrated.entries, parsed, report, hasBlobRefs };
 }
 
 function externalizeOnLoad(record: RawRecord, offset: number, length: number, options: LoadSessionOptions): RawRecord {
-  const { value, blobs } = externalizeImages(record, options.blobThreshold);
+  const { value, blobs, keptInline } = externalizeImages(record, options.blobThreshold);
+  if (keptInline > 0) options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${keptInline} image payload(s) are not base64; kept inline` });
   for (const blob of blobs) options.sources.add(blob.hash, offset, length);
   return value;
 }

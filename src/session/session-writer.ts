@@ -93,7 +93,8 @@ export class SessionWriter {
   repairOnOpen(loaded: LoadedSession, entries: readonly SessionEntry[], warn: (w: StoreWarning) => void): void {
     const { parsed } = loaded;
     if (loaded.report.migratedFrom !== null) {
-      const lost = [...parsed.malformed];
+      // A line of glued records is rewritten as one line per record; its original bytes are kept.
+      const lost = [...parsed.malformed, ...parsed.repaired];
       if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
       this.file.quarantine(lost);
       this.writeWhole(entries);
@@ -115,6 +116,9 @@ export class SessionWriter {
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
+    }
+    if (prepared.imagesKeptInline > 0) {
+      this.options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole` });
     }
     if (!prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
     // The store learns where this session lives before anything of it can reference a blob.

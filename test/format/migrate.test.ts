@@ -74,3 +74,47 @@ describe("migrations", () => {
     expect(entries[0]).toEqual({ type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "custom", content: "x", extra: 1 } });
   });
 });
+
+describe("migrations make ids unique", () => {
+  const head = '{"type":"session","id":"dup-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}';
+  const rec = (id: string, text: string, extra = "") => `{"type":"message","id":"${id}"${extra},"timestamp":"t","message":{"role":"user","content":"${text}"}}`;
+
+  it("v1 records that repeat an id each become an entry of their own, deterministically and idempotently", () => {
+    const text = [head, rec("abcdef01", "a"), rec("abcdef01", "b"), rec("abcdef01", "c"), '{"type":"message","id":"","timestamp":"t","message":{"role":"user","content":"d"}}'].join("\n") + "\n";
+    const once = migrate(text);
+    expect(once.entries.map((e) => (e.message as { content: string }).content)).toEqual(["a", "b", "c", "d"]);
+    expect(once.entries[0]!.id).toBe("abcdef01");
+    const ids = once.entries.map((e) => e.id);
+    expect(new Set(ids).size).toBe(4);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+    for (let i = 1; i < ids.length; i++) expect(once.entries[i]!.parentId).toBe(ids[i - 1]);
+    expect(migrate(text).entries).toEqual(once.entries); // deterministic
+    const written = [JSON.stringify(once.header), ...once.entries.map((e) => JSON.stringify(e))].join("\n") + "\n";
+    const twice = migrate(written);
+    expect(twice.migratedFrom).toBeNull();
+    expect(twice.entries).toEqual(once.entries); // idempotent: nothing hidden on the next load
+    expect(parseSessionBytes(Buffer.from(written)).malformed).toEqual([]);
+  });
+
+  it("v2 records that repeat an id are all kept; the repeat gets a derived id, parents keep naming the first", () => {
+    const v2 = head.replace('"type":"session"', '"type":"session","version":2');
+    const text = [v2, rec("aaaaaaaa", "a", ',"parentId":null'), rec("aaaaaaaa", "b", ',"parentId":"aaaaaaaa"'), rec("bbbbbbbb", "c", ',"parentId":"aaaaaaaa"')].join("\n") + "\n";
+    const parsed = parseSessionBytes(Buffer.from(text));
+    expect(parsed.malformed).toEqual([]);
+    const { entries } = migrateSession(parsed.header!, parsed.records);
+    expect(entries.map((e) => (e.message as { content: string }).content)).toEqual(["a", "b", "c"]);
+    expect(entries[0]!.id).toBe("aaaaaaaa");
+    expect(entries[1]!.id).not.toBe("aaaaaaaa");
+    expect(entries[1]!.id).toMatch(/^[0-9a-f]{8}$/);
+    expect(entries[2]).toMatchObject({ id: "bbbbbbbb", parentId: "aaaaaaaa" });
+    expect(entries[0]).toBe(parsed.records[0]!.record); // untouched records keep their identity
+    expect(migrateSession(parsed.header!, parsed.records).entries).toEqual(entries);
+  });
+
+  it("a current (v3) file that repeats an id reports the repeat instead of hiding it silently", () => {
+    const v3 = head.replace('"type":"session"', '"type":"session","version":3');
+    const parsed = parseSessionBytes(Buffer.from([v3, rec("aaaaaaaa", "a", ',"parentId":null'), rec("aaaaaaaa", "b", ',"parentId":null')].join("\n") + "\n"));
+    expect(parsed.records).toHaveLength(1);
+    expect(parsed.malformed).toMatchObject([{ line: 3, reason: "duplicate entry id aaaaaaaa" }]);
+  });
+});

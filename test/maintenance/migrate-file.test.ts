@@ -60,3 +60,26 @@ describe("migrateFile verification", () => {
     expect(readFileSync(path, "utf8")).toContain(`blob:sha256:${hash}`);
   });
 });
+
+describe("migrateFile with repeated ids", () => {
+  it("a v1 file whose records repeat an id migrates, verifies, and keeps every entry (and a second run is current)", async () => {
+    const dir = tempDir();
+    const path = join(dir, "s.jsonl");
+    const records = [header, { ...msg("a"), id: "abcdef01" }, { ...msg("b"), id: "abcdef01" }, msg("c")];
+    writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const options = { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs") };
+    const report = await migrateFile(path, options);
+    expect(report.error).toBeUndefined();
+    expect(report).toMatchObject({ status: "imported", entries: 3, malformed: 0 });
+    const migrated = await SessionManager.open(report.target, { root: dir, readOnly: true });
+    expect(migrated.loadReport.malformed).toEqual([]);
+    expect(migrated.getEntries().map((e) => (e.message as { content: string }).content)).toEqual(["a", "b", "c"]);
+    expect(new Set(migrated.getEntries().map((e) => e.id)).size).toBe(3);
+    expect((await migrateFile(path, options)).status).toBe("current");
+  });
+
+  it("a v2 file that repeats an id keeps both entries, agreeing with the in-memory load", async () => {
+    const v2 = { ...header, version: 2 };
+    await expectSameAsLoad([v2, { ...msg("a"), id: "aaaaaaaa", parentId: null }, { ...msg("b"), id: "aaaaaaaa", parentId: "aaaaaaaa" }, { ...msg("c"), id: "cccccccc", parentId: "aaaaaaaa" }]);
+  });
+});

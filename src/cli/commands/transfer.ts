@@ -1,9 +1,9 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import ndjson from "ndjson";
-import { TranscriptStoreError } from "../../errors.ts";
+import { errnoCode, TranscriptStoreError } from "../../errors.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
-import { io } from "../../io.ts";
+import { ensureDir, FILE_MODE, io } from "../../io.ts";
 import { cwdBucket, sessionFileName } from "../../session/paths.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
@@ -56,10 +56,31 @@ export const importCommand: Command = {
     const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, rehydrate: "lazy" });
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
     const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
-    if (io.existsSync(path)) throw new TranscriptStoreError("MOVE_FAILED", `a session already exists at ${path}`, { path });
-    const m = await SessionManager.startNew(path, migrated.header, resolved, migrated.entries);
+    claimNewFile(path);
+    let m: SessionManager;
+    try {
+      m = await SessionManager.startNew(path, migrated.header, resolved, migrated.entries);
+    } catch (err) {
+      if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
+      throw err;
+    }
     await m.close();
     ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length }, `imported ${m.sessionId} (${migrated.entries.length} entries)\n${path}`);
     return 0;
   },
 };
+
+/**
+ * Creates `path` empty and exclusively, so an import can never replace a session that exists (or
+ * appears between a check and the write): the atomic rewrite that follows renames over this
+ * placeholder only.
+ */
+function claimNewFile(path: string): void {
+  ensureDir(dirname(path));
+  try {
+    io.closeSync(io.openSync(path, "wx", FILE_MODE));
+  } catch (err) {
+    if (errnoCode(err) === "EEXIST") throw new TranscriptStoreError("MOVE_FAILED", `a session already exists at ${path}`, { path });
+    throw err;
+  }
+}

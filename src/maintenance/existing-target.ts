@@ -1,0 +1,113 @@
+import { errnoCode } from "../errors.ts";
+import { constants } from "node:fs";
+import { io, tempPathFor } from "../io.ts";
+
+/** Hands out a file's lines one at a time (each with its `\n`, the last maybe without). */
+class LineReader {
+  private buffer = Buffer.alloc(0);
+  private start = 0;
+  /** Where the search for the next `\n` resumes, so a long line is scanned once. */
+  private scanned = 0;
+  private eof = false;
+
+  constructor(
+    private readonly fd: number,
+    private readonly chunkSize: number,
+  ) {}
+
+  next(): Buffer | null {
+    for (;;) {
+      const nl = this.buffer.indexOf(0x0a, this.scanned);
+      if (nl !== -1) {
+        const line = this.buffer.subarray(this.start, nl + 1);
+        this.start = this.scanned = nl + 1;
+        return line;
+      }
+      if (this.eof) {
+        if (this.start === this.buffer.length) return null;
+        const rest = this.buffer.subarray(this.start);
+        this.start = this.scanned = this.buffer.length;
+        return rest;
+      }
+      const chunk = Buffer.allocUnsafe(this.chunkSize);
+      const n = io.readSync(this.fd, chunk, 0, this.chunkSize, null);
+      if (n === 0) this.eof = true;
+      const kept = this.buffer.subarray(this.start);
+      this.buffer = Buffer.concat([kept, chunk.subarray(0, n)]);
+      this.scanned = kept.length;
+      this.start = 0;
+    }
+  }
+}
+
+/**
+ * How a freshly migrated import relates to the store copy already at its target:
+ * - `same`: identical header and entry lines;
+ * - `storeAhead`: the store copy holds every line of the import and more (it was continued, or
+ *   its header changed): leave it alone;
+ * - `sourceAhead`: the import holds every entry line of the store copy and more, under the same
+ *   header (the source grew): replacing the store copy loses nothing;
+ * - `diverged`: each has lines the other lacks: a conflict, nothing may be replaced.
+ */
+export type ImportRelation = "same" | "storeAhead" | "sourceAhead" | "diverged";
+
+/** Compares two session files line by line (exact bytes), streaming both; memory stays bounded. */
+export function compareImport(fresh: string, existing: string, chunkSize: number): ImportRelation {
+  const freshFd = io.openSync(fresh, "r");
+  try {
+    const existingFd = io.openSync(existing, "r");
+    try {
+      const a = new LineReader(freshFd, chunkSize);
+      const b = new LineReader(existingFd, chunkSize);
+      const headerA = a.next();
+      const headerB = b.next();
+      const sameHeader = headerA !== null && headerB !== null && headerA.equals(headerB);
+      for (;;) {
+        const lineA = a.next();
+        const lineB = b.next();
+        if (lineA === null && lineB === null) return sameHeader ? "same" : "storeAhead";
+        if (lineA === null) return "storeAhead";
+        if (lineB === null) return sameHeader ? "sourceAhead" : "diverged";
+        if (!lineA.equals(lineB)) return "diverged";
+      }
+    } finally {
+      io.closeSync(existingFd);
+    }
+  } finally {
+    io.closeSync(freshFd);
+  }
+}
+
+/**
+ * Copies `source` to a backup beside it that no earlier backup occupies (`<file>.bak`, then
+ * `<file>.2.bak`, …): written to a temp file and linked into place, so an existing backup is never
+ * replaced and a crash never leaves a partial one. Returns the backup's path.
+ */
+export function backupBeside(source: string): string {
+  const temp = tempPathFor(source);
+  io.copyFileSync(source, temp);
+  try {
+    for (let n = 1; ; n++) {
+      const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
+      try {
+        linkOrCopyExclusive(temp, bak);
+        return bak;
+      } catch (err) {
+        if (errnoCode(err) !== "EEXIST") throw err;
+      }
+    }
+  } finally {
+    io.rmSync(temp, { force: true });
+  }
+}
+
+/** A hard link where the file system has them, else an exclusive copy: never replaces `to`. */
+function linkOrCopyExclusive(from: string, to: string): void {
+  try {
+    io.linkSync(from, to);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
+    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
+  }
+}
