@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { quarantinePathOf } from "../../src/session/paths.ts";
@@ -51,5 +52,80 @@ describe("symlinks planted at a session's journal and quarantine names are never
     expect(ro.getEntries()).toHaveLength(1);
     await ro.close();
     expect(existsSync(dirname(path))).toBe(true);
+  });
+});
+
+describe("symlinks planted at the other names the engine writes are never written through", () => {
+  const image = () => ({ role: "user", content: [{ type: "image", data: Buffer.alloc(3000, 9).toString("base64"), mimeType: "image/png" }] });
+
+  it("the session file itself: an append refuses (PERSISTENCE_FAILED) instead of writing through", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "p"), { root });
+    m.appendMessage({ role: "user", content: "hello" });
+    await m.close();
+    // The link points at a valid session outside the store: reading it is harmless, writing is not.
+    const target = join(tempDir("ts-outside-"), "victim.jsonl");
+    const victim = `${JSON.stringify({ type: "session", version: 3, id: "victim", timestamp: "t", cwd: "/" })}\n`;
+    writeFileSync(target, victim);
+    const planted = join(dirname(m.sessionFile!), "2026-01-01T00-00-00-000Z_planted.jsonl");
+    symlinkSync(target, planted);
+    const opened = await SessionManager.open(planted, { root });
+    expect(() => opened.appendMessage({ role: "assistant", content: "x" })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    await opened.close();
+    expect(readFileSync(target, "utf8")).toBe(victim);
+  });
+
+  it("a bucket directory of the sessions tree: create and open refuse, nothing lands outside", async () => {
+    const root = tempDir();
+    const outside = tempDir("ts-outside-");
+    const first = await SessionManager.create(join(root, "p"), { root });
+    await first.close();
+    const bucket = dirname(first.sessionFile!);
+    renameSync(bucket, `${bucket}.real`);
+    symlinkSync(outside, bucket);
+    await expect(SessionManager.create(join(root, "p"), { root })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    await expect(SessionManager.open(join(bucket, "x.jsonl"), { root })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it("the lock declaration <file>.lock.json: replaced by a real file, the link's target untouched", async () => {
+    const root = tempDir();
+    const first = await SessionManager.create(join(root, "p"), { root });
+    await first.close();
+    const target = outsideFile();
+    symlinkSync(target, `${first.sessionFile!}.lock.json`);
+    const m = await SessionManager.open(first.sessionFile!, { root });
+    m.appendMessage({ role: "user", content: "ok" });
+    expect(JSON.parse(readFileSync(`${first.sessionFile!}.lock.json`, "utf8"))).toMatchObject({ pid: process.pid });
+    await m.close();
+    expect(readFileSync(target, "utf8")).toBe(OUTSIDE_BYTES);
+  });
+
+  it("the blob store's registry of referrers: an image append refuses, text appends go on", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "blobs"), { recursive: true });
+    const target = outsideFile();
+    symlinkSync(target, join(root, "blobs", ".referrers.jsonl"));
+    const m = await SessionManager.create(join(root, "p"), { root });
+    expect(() => m.appendMessage(image())).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    m.appendMessage({ role: "user", content: "text" });
+    await m.close();
+    expect(readFileSync(target, "utf8")).toBe(OUTSIDE_BYTES);
+    expect(readdirSync(join(root, "blobs")).filter((n) => /^[0-9a-f]{64}$/.test(n))).toEqual([]);
+  });
+
+  it("a blob's final name: the link is replaced by the real bytes, its target untouched", async () => {
+    const root = tempDir();
+    const data = Buffer.alloc(3000, 9);
+    const hash = createHash("sha256").update(data).digest("hex");
+    mkdirSync(join(root, "blobs"), { recursive: true });
+    const target = outsideFile();
+    symlinkSync(target, join(root, "blobs", hash));
+    const m = await SessionManager.create(join(root, "p"), { root });
+    m.appendMessage(image());
+    await m.close();
+    expect(readFileSync(target, "utf8")).toBe(OUTSIDE_BYTES);
+    expect(lstatSync(join(root, "blobs", hash)).isSymbolicLink()).toBe(false);
+    expect(readFileSync(join(root, "blobs", hash)).equals(data)).toBe(true);
   });
 });
