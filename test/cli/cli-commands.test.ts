@@ -89,3 +89,21 @@ describe("transcript-store session commands", () => {
     expect(usage.code).toBe(2);
   }, 30_000);
 });
+
+describe("session arguments given as paths", () => {
+  it("show accepts a path to a session file outside the store (absolute or relative)", async () => {
+    const root = tempDir();
+    const elsewhere = tempDir("ts-elsewhere-");
+    const m = await SessionManager.open(join(elsewhere, "chat.jsonl"), { root, cwd: elsewhere });
+    m.appendMessage({ role: "user", content: "hello from a path" });
+    await m.close();
+    const shown = await cli(["show", join(elsewhere, "chat.jsonl"), "--root", root]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("hello from a path");
+    const relative = await cli(["show", "chat.jsonl", "--root", root], { cwd: elsewhere });
+    expect(relative.code, relative.stderr).toBe(0);
+    const missing = await cli(["show", join(elsewhere, "nope.jsonl"), "--root", root]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/SESSION_NOT_FOUND/);
+  });
+});

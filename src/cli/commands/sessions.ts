@@ -1,6 +1,7 @@
-import { resolve } from "node:path";
+import { resolve, sep } from "node:path";
+import { TranscriptStoreError } from "../../errors.ts";
+import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
-import type { SessionInfo } from "../../session/session-info.ts";
 import { formatBytes, formatTable, type Command, type CommandContext } from "../context.ts";
 
 function storeOptions(ctx: CommandContext) {
@@ -11,8 +12,17 @@ function infoRecord(info: SessionInfo) {
   return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
 }
 
-/** Resolves a session argument against the store (id prefix, file-name prefix, or a path). */
+/**
+ * Resolves a session argument: a path to a `.jsonl` session file (absolute, or relative to the
+ * cwd, anywhere), else an id prefix, file-name prefix or file-name id searched in the store.
+ */
 export async function resolveArg(ctx: CommandContext, arg: string): Promise<SessionInfo> {
+  if (arg.endsWith(".jsonl") || arg.includes(sep)) {
+    const path = resolve(ctx.io.cwd, arg);
+    const info = readSessionInfo(path);
+    if (info !== null) return info;
+    if (arg.endsWith(".jsonl")) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${path}`, { path });
+  }
   return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
 }
 
@@ -38,7 +48,7 @@ export const lsCommand: Command = {
 export const showCommand: Command = {
   name: "show",
   summary: "show a session's header, load report and entries",
-  usage: "show <id>",
+  usage: "show <id|path.jsonl>",
   options: {},
   minArgs: 1,
   maxArgs: 1,
