@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sharedData } from "../support/shared-data.ts";
 
-const REAL = join(import.meta.dirname, "../../../shared/real-sessions");
-const present = existsSync(REAL);
-if (!present) console.warn(`SKIPPED: real pi sessions not found at ${REAL}; the glued-record check over them did not run`);
+const REAL = sharedData("real-sessions") ?? "";
+const present = REAL !== "";
 const files = present ? readdirSync(REAL).filter((n) => n.endsWith(".jsonl")).sort() : [];
 
 /** An independent oracle: every object of the file, a glued line cut where `}{"type":` joins two. */

@@ -4,26 +4,27 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_TRANSIENT_KEYS, stripTransientFields } from "../../src/prepare/strip-transient-fields.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sharedData } from "../support/shared-data.ts";
 
-const REAL = join(import.meta.dirname, "../../../shared/real-sessions");
+const REAL = sharedData("real-sessions");
 const files = ["pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"];
 
 function rawLines(path: string): Array<Record<string, unknown>> {
   return readFileSync(path, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
 }
 
-describe.runIf(existsSync(REAL))("real pi v1 transcripts", () => {
+describe.runIf(REAL !== null)("real pi v1 transcripts", () => {
   it.each(files)("%s migrates to v3, takes an append and reopens with everything", async (name) => {
     const dir = tempDir();
     const path = join(dir, name);
-    copyFileSync(join(REAL, name), path);
-    const raw = rawLines(join(REAL, name));
+    copyFileSync(join(REAL!, name), path);
+    const raw = rawLines(join(REAL!, name));
     const root = join(dir, "store");
 
     const readOnlyA = await SessionManager.open(path, { root, readOnly: true });
     const readOnlyB = await SessionManager.open(path, { root, readOnly: true });
     expect(readOnlyA.getEntries().map((e) => e.id)).toEqual(readOnlyB.getEntries().map((e) => e.id));
-    expect(readFileSync(path).equals(readFileSync(join(REAL, name)))).toBe(true); // read-only never writes
+    expect(readFileSync(path).equals(readFileSync(join(REAL!, name)))).toBe(true); // read-only never writes
 
     const manager = await SessionManager.open(path, { root });
     expect(manager.loadReport.migratedFrom).toBe(1);
