@@ -2,12 +2,12 @@ import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
 import { ensureDir, io } from "../io.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { claimName, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { claimName, directoryState, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
 import { decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
 import { ArtifactWriter } from "./artifact-writer.ts";
-import { pageLines, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
 import { defaultContentType, encodeMeta, encodeTombstone, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { spillValue, type SpillOptions, type SpillResult } from "./pointer.ts";
 import { validateSaveOptions, type SaveOptions, type WriterOptions } from "./save-options.ts";
@@ -54,7 +54,11 @@ export class ArtifactStore {
   private readonly onWarning: WarningHandler | undefined;
   /** @internal */
   readonly fsync: boolean;
-  /** Lowest id this store may try next; only ever grows, so an id is never handed out twice. */
+  /**
+   * Next id this store tries to claim; found by one listing, then only ever grows. Every claimed
+   * id keeps its `<id>.meta.json` for good (metadata, then a tombstone once removed), so the
+   * exclusive create that claims an id can never succeed twice for it, whatever runs meanwhile.
+   */
   private nextId = -1;
   private readonly index: ArtifactIndex;
   private readonly agentOutputs: AgentOutputs;
@@ -80,30 +84,38 @@ export class ArtifactStore {
   saveSerialized(value: SerializedValue, options: SaveOptions): ArtifactRef {
     const opts = validateSaveOptions(options);
     const toolType = sanitizeToolType(opts.toolType);
-    const id = this.claimId();
-    const createdAt = this.now();
-    const meta: ArtifactMeta = {
-      v: 1,
-      id,
-      toolType,
-      summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
-      sizeBytes: value.bytes.length,
-      createdAt,
-      contentType: opts.contentType ?? defaultContentType(value.encoding),
-      encoding: value.encoding,
-    };
-    if (opts.name !== undefined) meta.name = opts.name;
-    if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
-    try {
-      // Metadata first: a reader that sees the content file always finds finished metadata.
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
-      writeAtomic(this.dir, logNameOf(meta), value.bytes, this.fsync);
-    } catch (err) {
-      this.releaseId(id);
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
+    for (;;) {
+      const id = this.claimId();
+      const createdAt = this.now();
+      const meta: ArtifactMeta = {
+        v: 1,
+        id,
+        toolType,
+        summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
+        sizeBytes: value.bytes.length,
+        createdAt,
+        contentType: opts.contentType ?? defaultContentType(value.encoding),
+        encoding: value.encoding,
+      };
+      if (opts.name !== undefined) meta.name = opts.name;
+      if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
+      let published: boolean;
+      try {
+        // Metadata first: a reader that sees the content file always finds finished metadata.
+        writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+        published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
+      } catch (err) {
+        this.releaseId(id);
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
+      }
+      if (!published) {
+        // Something (another tool's file, a planted symlink) already holds the content name: skip the id.
+        this.releaseId(id);
+        continue;
+      }
+      this.index.remember(meta);
+      return this.toRef(meta, value.bytes.length);
     }
-    this.index.remember(meta);
-    return this.toRef(meta, value.bytes.length);
   }
 
   /**
@@ -164,8 +176,9 @@ export class ArtifactStore {
 
   /** A page of the content's lines (1-based `offset`, `limit` lines); `null` when missing or expired. */
   read(idOrNameOrUri: string, options: LinePageOptions = {}): LinePage | null {
-    const text = this.getText(idOrNameOrUri);
-    return text === null ? null : pageLines(text, options);
+    validatePageOptions(options);
+    const found = this.findLive(idOrNameOrUri);
+    return found === null ? null : this.index.readPage(found.meta, options);
   }
 
   /** Every live (present, unexpired) artifact, by ascending id; an alias never lists twice. */
@@ -186,6 +199,7 @@ export class ArtifactStore {
 
   /** Deletes the files of expired artifacts; returns how many were removed. */
   cleanupExpired(): number {
+    if (!this.checkDirForRemoval()) return 0;
     const now = this.now();
     return this.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
   }
@@ -196,6 +210,7 @@ export class ArtifactStore {
    * is still streaming in another process, so it is spared.
    */
   clear(): number {
+    if (!this.checkDirForRemoval()) return 0;
     const removed = this.remove(this.index.scan().filter((f) => f.size !== null));
     const cutoff = this.now() - TEMP_GRACE_MS;
     for (const entry of listEntries(this.dir)) {
@@ -240,13 +255,30 @@ export class ArtifactStore {
 
   // ---- internals shared with the writer, agent outputs and pointers ----
 
-  /** @internal Creates the directory (0700) on the first write. */
+  /**
+   * @internal Creates the directory (0700) on the first write, and before every write checks
+   * with `lstat` that it is a real directory: a symlink planted in its place is never written
+   * through (`PERSISTENCE_FAILED`).
+   */
   prepareDir(): void {
+    let state: "missing" | "directory" | "unsafe";
     try {
-      ensureDir(this.dir);
+      state = directoryState(this.dir);
+      if (state === "missing") {
+        ensureDir(this.dir);
+        state = directoryState(this.dir);
+      }
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, { path: this.dir, cause: err });
     }
+    if (state !== "directory") throw unsafeDirectory(this.dir);
+  }
+
+  /** False when there is no directory (nothing to remove); throws for a symlink planted in its place. */
+  private checkDirForRemoval(): boolean {
+    const state = directoryState(this.dir);
+    if (state === "unsafe") throw unsafeDirectory(this.dir);
+    return state === "directory";
   }
 
   /** @internal The store's clock. */
@@ -266,26 +298,33 @@ export class ArtifactStore {
    */
   claimId(): string {
     this.prepareDir();
-    let candidate = Math.max(this.nextId, this.index.scanMaxId() + 1);
+    // One listing per store: afterwards a name taken by another process is simply stepped over,
+    // so each process tries each id at most once (O(1) amortized per save).
+    if (this.nextId < 0) this.nextId = this.index.scanMaxId() + 1;
     for (;;) {
-      const id = String(candidate);
+      const id = String(this.nextId);
       let claimed: boolean;
       try {
         claimed = claimName(this.dir, metaFileName(id));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
       }
-      if (claimed) {
-        this.nextId = candidate + 1;
-        return id;
-      }
-      candidate = Math.max(candidate + 1, this.index.scanMaxId() + 1);
+      this.nextId++;
+      if (claimed) return id;
     }
   }
 
-  /** @internal Gives up a claimed id after a failed write (its files are removed; the id is not reused here). */
+  /**
+   * @internal Gives up a claimed id after a failed write: its metadata becomes a tombstone, so
+   * the id stays taken (a caller may already have shown `artifact://<id>`). If even that cannot
+   * be written the empty claim stays, which keeps the id taken just as well.
+   */
   releaseId(id: string): void {
-    unlinkQuietly(join(this.dir, metaFileName(id)));
+    try {
+      writeAtomic(this.dir, metaFileName(id), encodeTombstone(id), this.fsync);
+    } catch {
+      // the claim file (or the metadata written before the failure) still holds the id
+    }
     this.index.forget(id);
   }
 
@@ -323,26 +362,25 @@ export class ArtifactStore {
   }
 
   /**
-   * Removes artifacts. The highest id ever used keeps a tombstone, so ids are not reused after a
-   * restart: a transcript that still says `artifact://7` must never reach a different artifact.
+   * Removes artifacts: the content file goes, the metadata is replaced by a tombstone (by rename,
+   * so a fork's hard-linked copy keeps its record). The tombstone stays for good: an id, once
+   * issued in a directory, is never issued again, even to a process that has not seen it yet.
    */
   private remove(targets: Found[]): number {
-    if (targets.length === 0) return 0;
-    const maxBefore = this.index.scanMaxId();
     let removed = 0;
     try {
       for (const { meta } of targets) {
         if (removeFile(this.index.logPath(meta))) removed++;
-        removeFile(join(this.dir, metaFileName(meta.id)));
+        writeAtomic(this.dir, metaFileName(meta.id), encodeTombstone(meta.id), this.fsync);
         this.index.forget(meta.id);
-      }
-      if (maxBefore >= 0 && this.index.scanMaxId() < maxBefore) {
-        writeAtomic(this.dir, metaFileName(String(maxBefore)), encodeTombstone(String(maxBefore)), this.fsync);
       }
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, { path: this.dir, cause: err });
     }
-    this.nextId = Math.max(this.nextId, maxBefore + 1);
     return removed;
   }
+}
+
+function unsafeDirectory(dir: string): TranscriptStoreError {
+  return new TranscriptStoreError("PERSISTENCE_FAILED", "Artifacts directory is a symlink or not a directory; refusing to write through it", { path: dir });
 }

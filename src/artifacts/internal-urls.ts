@@ -56,19 +56,21 @@ function resolveArtifact(url: string, store: ArtifactStore, options: LinePageOpt
   const id = parseArtifactId(url.slice(ARTIFACT_SCHEME.length));
   validatePageOptions(options);
   const ref = store.getRef(id);
-  const text = ref === null ? null : store.getText(id);
-  if (ref === null || text === null) {
+  // Read as a page straight from the file: memory follows the page asked for, not the artifact.
+  const page = ref === null ? null : store.read(id, { offset: options.offset, limit: options.limit });
+  if (ref === null || page === null) {
     const ids = store.list().map((r) => r.id);
     throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Artifact ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
   }
-  return paged(url, "artifact", id, text, ref.contentType, options);
+  const { content, ...rest } = page;
+  return { url, scheme: "artifact", id, content, contentType: ref.contentType, page: rest };
 }
 
 function resolveAgent(url: string, store: ArtifactStore, options: LinePageOptions): ResolvedInternalUrl {
   const rest = url.slice(AGENT_SCHEME.length);
   const queryAt = rest.indexOf("?");
   const target = queryAt === -1 ? rest : rest.slice(0, queryAt);
-  const query = queryAt === -1 ? null : new URLSearchParams(rest.slice(queryAt + 1)).get("q");
+  const query = queryAt === -1 ? null : queryParam(rest.slice(queryAt + 1), "q", url);
   // Split before decoding: an encoded `%2F` must stay inside its segment, never become a separator.
   const segments = target.split("/").map((s) => decodeSegment(s, url));
   const id = segments[0]!;
@@ -101,6 +103,30 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   }
   const value = extractJson(parsed, steps, url);
   return { url, scheme: "agent", id, content: JSON.stringify(value, null, 2) ?? "null", contentType: "application/json" };
+}
+
+/**
+ * The first `name=value` of a query string, decoded as a URI component: `%2B` and a literal `+`
+ * both stay `+` (form decoding, as `URLSearchParams` does, would turn `+` into a space and make
+ * `["a+b"]` read the key `"a b"`). Null when the parameter is absent.
+ */
+function queryParam(query: string, name: string, url: string): string | null {
+  for (const pair of query.split("&")) {
+    const eq = pair.indexOf("=");
+    if (decodeOrNull(eq === -1 ? pair : pair.slice(0, eq)) !== name) continue;
+    const value = eq === -1 ? "" : decodeOrNull(pair.slice(eq + 1));
+    if (value === null) throw new TranscriptStoreError("INVALID_QUERY", `Malformed percent-encoding in the query of ${url.slice(0, 200)}`);
+    return value;
+  }
+  return null;
+}
+
+function decodeOrNull(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
 }
 
 function decodeSegment(segment: string, url: string): string {
