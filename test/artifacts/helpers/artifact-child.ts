@@ -2,6 +2,9 @@
 //   save <dir> <count> <label> — print "ready", wait for "go" on stdin, save <count> artifacts,
 //                                print their ids as one JSON array.
 //   save-one <dir> <text>      — save one artifact and print its id.
+//   churn <dir> <rounds> <label> — print "ready", wait for "go", then each round save 3 artifacts
+//                                and remove them again (clear, or cleanupExpired of a short TTL);
+//                                print every [id, content] it was issued as one JSON array.
 //   snapshot <dir> <now> <keys-json-file> — print the JSON snapshot of the directory.
 //   continue <dir>             — save one more artifact and allocate an agent output id; print both.
 //   session-read <sessionFile> <root> — open the session read-only and print what its artifact URLs give.
@@ -22,6 +25,26 @@ if (mode === "save") {
   const ids: string[] = [];
   for (let i = 0; i < Number(countArg); i++) ids.push(store.save(childContent(label, i), { toolType: label, name: `${label}-${i}` }).id);
   process.stdout.write(`${JSON.stringify(ids)}\n`);
+  process.exit(0);
+} else if (mode === "churn") {
+  const [roundsArg, label] = args as [string, string];
+  let now = 0;
+  const store = new ArtifactStore(dir, { now: () => now });
+  process.stdout.write("ready\n");
+  await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+  const issued: [string, string][] = [];
+  for (let round = 0; round < Number(roundsArg); round++) {
+    for (let k = 0; k < 3; k++) {
+      const content = `${label}:${round}:${k}`;
+      issued.push([store.save(content, { toolType: label, ttlMs: 1 }).id, content]);
+    }
+    if (round % 2 === 0) store.clear();
+    else {
+      now += 10;
+      store.cleanupExpired();
+    }
+  }
+  process.stdout.write(`${JSON.stringify(issued)}\n`);
   process.exit(0);
 } else if (mode === "save-one") {
   const store = new ArtifactStore(dir);
