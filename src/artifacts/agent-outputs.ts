@@ -34,6 +34,8 @@ interface AgentOutputHost {
  */
 export class AgentOutputs {
   private readonly host: AgentOutputHost;
+  /** Highest suffix seen per stem (1 for the bare stem): one listing, then kept up to date. */
+  private suffixes: Map<string, number> | null = null;
 
   constructor(host: AgentOutputHost) {
     this.host = host;
@@ -46,14 +48,19 @@ export class AgentOutputs {
     const stem = prefix === undefined ? base : `${prefix}.${base}`;
     if (stem.length > MAX_AGENT_OUTPUT_ID) throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Agent output id would exceed ${MAX_AGENT_OUTPUT_ID} characters (parentPrefix too deep)`);
     this.host.prepareDir();
-    let n = this.highestSuffix(stem) + 1;
+    const suffixes = this.knownSuffixes();
+    let n = (suffixes.get(stem) ?? 0) + 1;
     for (;;) {
       const id = n === 1 ? stem : `${stem}-${n}`;
+      let claimed: boolean;
       try {
-        if (claimName(this.host.dir, agentOutputFileName(id))) return id;
+        claimed = claimName(this.host.dir, agentOutputFileName(id));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
       }
+      // Taken or not, the name now exists: another process's claims are learned by stepping over them.
+      noteName(suffixes, id);
+      if (claimed) return id;
       n++;
     }
   }
@@ -95,19 +102,24 @@ export class AgentOutputs {
     return ids.sort();
   }
 
-  /** 0 when `stem` is free, 1 when only `stem` exists, N for `stem-N`. */
-  private highestSuffix(stem: string): number {
-    let max = 0;
-    for (const entry of listEntries(this.host.dir)) {
-      const m = AGENT_OUTPUT_FILE.exec(entry.name);
-      if (!m) continue;
-      const id = m[1]!;
-      if (id === stem) max = Math.max(max, 1);
-      else if (id.startsWith(`${stem}-`)) {
-        const rest = id.slice(stem.length + 1);
-        if (/^\d{1,9}$/.test(rest) && Number(rest) >= 2) max = Math.max(max, Number(rest));
+  /** One listing of the directory per store; afterwards every claim keeps the map current. */
+  private knownSuffixes(): Map<string, number> {
+    if (this.suffixes === null) {
+      this.suffixes = new Map();
+      for (const entry of listEntries(this.host.dir)) {
+        const m = AGENT_OUTPUT_FILE.exec(entry.name);
+        if (m) noteName(this.suffixes, m[1]!);
       }
     }
-    return max;
+    return this.suffixes;
   }
+}
+
+/** Records an output id under both readings: itself as a bare stem, and `stem-N` (N ≥ 2) as suffix N of `stem`. */
+function noteName(suffixes: Map<string, number>, id: string): void {
+  if ((suffixes.get(id) ?? 0) < 1) suffixes.set(id, 1);
+  const m = /-(\d{1,9})$/.exec(id);
+  if (m === null || Number(m[1]) < 2) return;
+  const stem = id.slice(0, id.length - m[0].length);
+  if ((suffixes.get(stem) ?? 0) < Number(m[1])) suffixes.set(stem, Number(m[1]));
 }
