@@ -5,7 +5,7 @@ import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } fr
 import { claimName, directoryState, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
-import { decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
+import { bytesToText, decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
 import { ArtifactWriter } from "./artifact-writer.ts";
 import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
 import { defaultContentType, encodeMeta, encodeTombstone, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
@@ -153,11 +153,13 @@ export class ArtifactStore {
     if (found === null) return null;
     const bytes = this.index.readContent(found.meta);
     if (bytes === null) return null;
+    if (found.meta.encoding === "bytes") return bytes;
+    const text = bytesToText(bytes, found.meta.id);
     try {
-      return decodeValue(bytes, found.meta.encoding);
+      return decodeValue(bytes, found.meta.encoding, text);
     } catch (err) {
       this.warn({ code: "MALFORMED_LINES", message: `Artifact ${found.meta.id} is not valid JSON, returned as text: ${(err as Error).message}`, path: this.index.logPath(found.meta) });
-      return bytes.toString("utf8");
+      return text;
     }
   }
 
@@ -165,7 +167,8 @@ export class ArtifactStore {
   getText(idOrNameOrUri: string): string | null {
     const found = this.findLive(idOrNameOrUri);
     if (found === null) return null;
-    return this.index.readContent(found.meta)?.toString("utf8") ?? null;
+    const bytes = this.index.readContent(found.meta);
+    return bytes === null ? null : bytesToText(bytes, found.meta.id);
   }
 
   /** The reference without the content; `null` when missing or expired. */

@@ -1,12 +1,14 @@
-import { closeSync, openSync, truncateSync, writeFileSync, appendFileSync, statSync } from "node:fs";
+import { constants } from "node:buffer";
+import { appendFileSync, closeSync, openSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
+import { bytesToText } from "../../src/artifacts/artifact-values.ts";
 import { pageFile } from "../../src/artifacts/file-pages.ts";
 import { pageLines } from "../../src/artifacts/line-pages.ts";
-import { prng } from "../support/child.ts";
+import { prng, runTs } from "../support/child.ts";
+import { codeOf } from "../support/error-code.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { runTs } from "../support/child.ts";
 import { ARTIFACT_CHILD } from "./helpers/run-child.ts";
 
 const MiB = 1 << 20;
@@ -55,5 +57,11 @@ describe("paged reads stream from the file (item 5)", () => {
         closeSync(fd);
       }
     }
+  });
+
+  it("content too long for one string is a coded error pointing at paged reads, not a RangeError", () => {
+    // Zero-filled memory is only mapped, not touched: the length check refuses it first.
+    const huge = Buffer.alloc(constants.MAX_STRING_LENGTH + 1);
+    expect(codeOf(() => bytesToText(huge, "7"))).toBe("PERSISTENCE_FAILED");
   });
 });
