@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFileAtomic, writeFully } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -157,10 +157,30 @@ export function claimName(dir: string, name: string): boolean {
   }
 }
 
-/** Writes `data` to a temp file beside `finalName` and renames it over; returns the final path. */
+/**
+ * Writes `data` to a temp file beside `finalName` (created exclusively, so a symlink planted at
+ * the temp name is refused, and left alone) and renames it over the final name, which replaces
+ * whatever is there without following it. Returns the final path.
+ */
 export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
   const target = join(dir, finalName);
-  writeFileAtomic(target, (emit) => emit(data), { fsync });
+  const temp = join(dir, tempNameFor(finalName));
+  let fd: number | undefined;
+  let created = false;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    created = true;
+    writeFully(fd, data);
+    if (fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+    io.renameSync(temp, target);
+  } catch (err) {
+    closeQuietly(fd);
+    if (created) unlinkQuietly(temp);
+    throw err;
+  }
+  if (fsync) fsyncDir(dir);
   return target;
 }
 
