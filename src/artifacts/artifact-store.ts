@@ -1,14 +1,15 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { ensureDir, io } from "../io.ts";
+import { io } from "../io.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { claimName, directoryState, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { isTempName, listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
 import { bytesToText, decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
 import { ArtifactWriter } from "./artifact-writer.ts";
 import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
-import { defaultContentType, encodeMeta, encodeTombstone, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
+import { defaultContentType, encodeMeta, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { spillValue, type SpillOptions, type SpillResult } from "./pointer.ts";
 import { validateSaveOptions, type SaveOptions, type WriterOptions } from "./save-options.ts";
 
@@ -54,13 +55,8 @@ export class ArtifactStore {
   private readonly onWarning: WarningHandler | undefined;
   /** @internal */
   readonly fsync: boolean;
-  /**
-   * Next id this store tries to claim; found by one listing, then only ever grows. Every claimed
-   * id keeps its `<id>.meta.json` for good (metadata, then a tombstone once removed), so the
-   * exclusive create that claims an id can never succeed twice for it, whatever runs meanwhile.
-   */
-  private nextId = -1;
   private readonly index: ArtifactIndex;
+  private readonly ids: IdLedger;
   private readonly agentOutputs: AgentOutputs;
 
   constructor(dir: string, options: ArtifactStoreOptions = {}) {
@@ -72,6 +68,7 @@ export class ArtifactStore {
     this.onWarning = options.onWarning;
     this.fsync = options.fsync === true;
     this.index = new ArtifactIndex(dir, (w) => this.warn(w));
+    this.ids = new IdLedger(dir, this.index, this.fsync);
     this.agentOutputs = new AgentOutputs(this);
   }
 
@@ -109,8 +106,10 @@ export class ArtifactStore {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
       }
       if (!published) {
-        // Something (another tool's file, a planted symlink) already holds the content name: skip the id.
-        this.releaseId(id);
+        // Something already holds the content name: skip the id and leave it as it was. Another
+        // tool's regular file stays readable under its id (with metadata derived from it, as for
+        // any file without ours); anything else (a planted symlink) stays unread, behind a tombstone.
+        this.ids.skip(id, logNameOf(meta));
         continue;
       }
       this.index.remember(meta);
@@ -202,9 +201,9 @@ export class ArtifactStore {
 
   /** Deletes the files of expired artifacts; returns how many were removed. */
   cleanupExpired(): number {
-    if (!this.checkDirForRemoval()) return 0;
+    if (!this.ids.existingDir()) return 0;
     const now = this.now();
-    return this.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
+    return this.ids.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
   }
 
   /**
@@ -213,8 +212,8 @@ export class ArtifactStore {
    * is still streaming in another process, so it is spared.
    */
   clear(): number {
-    if (!this.checkDirForRemoval()) return 0;
-    const removed = this.remove(this.index.scan().filter((f) => f.size !== null));
+    if (!this.ids.existingDir()) return 0;
+    const removed = this.ids.remove(this.index.scan().filter((f) => f.size !== null));
     const cutoff = this.now() - TEMP_GRACE_MS;
     for (const entry of listEntries(this.dir)) {
       if (!entry.isFile() || !isTempName(entry.name)) continue;
@@ -258,30 +257,9 @@ export class ArtifactStore {
 
   // ---- internals shared with the writer, agent outputs and pointers ----
 
-  /**
-   * @internal Creates the directory (0700) on the first write, and before every write checks
-   * with `lstat` that it is a real directory: a symlink planted in its place is never written
-   * through (`PERSISTENCE_FAILED`).
-   */
+  /** @internal Creates the directory (0700) on the first write; refuses a symlink planted in its place. */
   prepareDir(): void {
-    let state: "missing" | "directory" | "unsafe";
-    try {
-      state = directoryState(this.dir);
-      if (state === "missing") {
-        ensureDir(this.dir);
-        state = directoryState(this.dir);
-      }
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, { path: this.dir, cause: err });
-    }
-    if (state !== "directory") throw unsafeDirectory(this.dir);
-  }
-
-  /** False when there is no directory (nothing to remove); throws for a symlink planted in its place. */
-  private checkDirForRemoval(): boolean {
-    const state = directoryState(this.dir);
-    if (state === "unsafe") throw unsafeDirectory(this.dir);
-    return state === "directory";
+    this.ids.prepareDir();
   }
 
   /** @internal The store's clock. */
@@ -294,41 +272,14 @@ export class ArtifactStore {
     this.onWarning?.(warning);
   }
 
-  /**
-   * @internal Claims the next id by creating `<id>.meta.json` exclusively. Starts above every
-   * id-prefixed name in the directory (content, metadata, tombstones, files of other tools), and
-   * on a collision with another process rescans rather than stepping one by one.
-   */
+  /** @internal Claims the next id (an exclusive create; an id is never issued twice in a directory). */
   claimId(): string {
-    this.prepareDir();
-    // One listing per store: afterwards a name taken by another process is simply stepped over,
-    // so each process tries each id at most once (O(1) amortized per save).
-    if (this.nextId < 0) this.nextId = this.index.scanMaxId() + 1;
-    for (;;) {
-      const id = String(this.nextId);
-      let claimed: boolean;
-      try {
-        claimed = claimName(this.dir, metaFileName(id));
-      } catch (err) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
-      }
-      this.nextId++;
-      if (claimed) return id;
-    }
+    return this.ids.claim();
   }
 
-  /**
-   * @internal Gives up a claimed id after a failed write: its metadata becomes a tombstone, so
-   * the id stays taken (a caller may already have shown `artifact://<id>`). If even that cannot
-   * be written the empty claim stays, which keeps the id taken just as well.
-   */
+  /** @internal Gives up a claimed id after a failed write; it stays taken (a tombstone). */
   releaseId(id: string): void {
-    try {
-      writeAtomic(this.dir, metaFileName(id), encodeTombstone(id), this.fsync);
-    } catch {
-      // the claim file (or the metadata written before the failure) still holds the id
-    }
-    this.index.forget(id);
+    this.ids.release(id);
   }
 
   /** @internal Records metadata written by a writer. */
@@ -364,26 +315,4 @@ export class ArtifactStore {
     return found;
   }
 
-  /**
-   * Removes artifacts: the content file goes, the metadata is replaced by a tombstone (by rename,
-   * so a fork's hard-linked copy keeps its record). The tombstone stays for good: an id, once
-   * issued in a directory, is never issued again, even to a process that has not seen it yet.
-   */
-  private remove(targets: Found[]): number {
-    let removed = 0;
-    try {
-      for (const { meta } of targets) {
-        if (removeFile(this.index.logPath(meta))) removed++;
-        writeAtomic(this.dir, metaFileName(meta.id), encodeTombstone(meta.id), this.fsync);
-        this.index.forget(meta.id);
-      }
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, { path: this.dir, cause: err });
-    }
-    return removed;
-  }
-}
-
-function unsafeDirectory(dir: string): TranscriptStoreError {
-  return new TranscriptStoreError("PERSISTENCE_FAILED", "Artifacts directory is a symlink or not a directory; refusing to write through it", { path: dir });
 }

@@ -97,6 +97,16 @@ describe("symlinks planted as or in the artifacts directory are never written th
     expect(store.list().map((r) => r.id)).toEqual(["0", "3"]);
   });
 
+  it("another tool's file written at the next content name after the last listing is kept and stays readable", () => {
+    const store = new ArtifactStore(join(tempDir("ts-art-link-"), "session"));
+    expect(store.save("first", { toolType: "bash" }).id).toBe("0");
+    writeFileSync(join(store.dir, "1.bash.log"), "written by another tool");
+    const ref = store.save("second", { toolType: "bash" });
+    expect(ref.id).toBe("2");
+    expect(store.get("1")).toBe("written by another tool");
+    expect(store.list().map((r) => [r.id, store.get(r.id)])).toEqual([["0", "first"], ["1", "written by another tool"], ["2", "second"]]);
+  });
+
   it("a symlink planted at a temp name just before it is created: coded error, nothing written to the target", () => {
     const root = tempDir("ts-art-link-");
     const secret = join(root, "secret.txt");
