@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { claimName, listEntries, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { io } from "../io.ts";
+import { claimName, listEntries, openGuarded, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { bytesToText } from "./artifact-values.ts";
+import { pageFile } from "./file-pages.ts";
+import type { LinePage, LinePageOptions } from "./line-pages.ts";
 import { AGENT_OUTPUT_FILE, agentOutputFileName, assertAgentOutputId, MAX_AGENT_OUTPUT_ID, sanitizeAgentName } from "./artifact-names.ts";
 
 /** Options of `allocateAgentOutputId`. */
@@ -85,11 +89,27 @@ export class AgentOutputs {
     assertAgentOutputId(id);
     const path = join(this.host.dir, agentOutputFileName(id));
     const bytes = readGuarded(path);
-    if (bytes === "unsafe") {
-      this.host.warn({ code: "ARTIFACT_NOT_FOUND", message: "Agent output is not a regular file; ignored", path });
-      return null;
+    if (bytes === "unsafe") return this.unsafe(path);
+    return bytes === null ? null : bytesToText(bytes, id);
+  }
+
+  /** A page of an output's lines, read in chunks (memory bounded by the page); null when absent. */
+  readPage(id: string, options: LinePageOptions): LinePage | null {
+    assertAgentOutputId(id);
+    const path = join(this.host.dir, agentOutputFileName(id));
+    const fd = openGuarded(path);
+    if (fd === "unsafe") return this.unsafe(path);
+    if (fd === null) return null;
+    try {
+      return pageFile(fd, options);
+    } finally {
+      io.closeSync(fd);
     }
-    return bytes === null ? null : bytes.toString("utf8");
+  }
+
+  private unsafe(path: string): null {
+    this.host.warn({ code: "ARTIFACT_NOT_FOUND", message: "Agent output is not a regular file; ignored", path });
+    return null;
   }
 
   /** Ids of the outputs on disk, sorted. */

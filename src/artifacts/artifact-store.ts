@@ -250,6 +250,12 @@ export class ArtifactStore {
     return this.agentOutputs.read(id);
   }
 
+  /** @internal A page of an agent output's lines, streamed from its file; `null` when absent. */
+  readAgentOutput(id: string, options: LinePageOptions = {}): LinePage | null {
+    validatePageOptions(options);
+    return this.agentOutputs.readPage(id, options);
+  }
+
   /** Ids of the stored agent outputs, sorted. */
   listAgentOutputs(): string[] {
     return this.agentOutputs.list();

@@ -2,7 +2,7 @@ import { TranscriptStoreError } from "../errors.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { assertAgentOutputId, parseArtifactId } from "./artifact-names.ts";
 import { extractJson, parseJsonQuery, type JsonStep } from "./json-query.ts";
-import { pageLines, validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
 
 /** The caller's session: anything with an `artifacts` store (a SessionManager qualifies). */
 export interface InternalUrlSession {
@@ -89,12 +89,19 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   }
   const steps: JsonStep[] | null = query !== null ? parseJsonQuery(query) : path.length > 0 ? path : null;
   validatePageOptions(options);
-  const markdown = store.getAgentOutput(id);
-  if (markdown === null) {
+  const notFound = () => {
     const ids = store.listAgentOutputs();
-    throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+    return new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+  };
+  if (steps === null) {
+    // A plain read is a page streamed from the file, like artifact://.
+    const page = store.readAgentOutput(id, { offset: options.offset, limit: options.limit });
+    if (page === null) throw notFound();
+    const { content, ...rest } = page;
+    return { url, scheme: "agent", id, content, contentType: "text/markdown", page: rest };
   }
-  if (steps === null) return paged(url, "agent", id, markdown, "text/markdown", options);
+  const markdown = store.getAgentOutput(id);
+  if (markdown === null) throw notFound();
   let parsed: unknown;
   try {
     parsed = JSON.parse(markdown);
@@ -135,9 +142,4 @@ function decodeSegment(segment: string, url: string): string {
   } catch {
     throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Malformed percent-encoding in ${url.slice(0, 200)}`);
   }
-}
-
-function paged(url: string, scheme: "artifact" | "agent", id: string, text: string, contentType: string, options: LinePageOptions): ResolvedInternalUrl {
-  const { content, ...page } = pageLines(text, { offset: options.offset, limit: options.limit });
-  return { url, scheme, id, content, contentType, page };
 }

@@ -14,21 +14,25 @@ import { ARTIFACT_CHILD } from "./helpers/run-child.ts";
 const MiB = 1 << 20;
 
 describe("paged reads stream from the file (item 5)", () => {
-  it("a 5-line page of a 600 MiB artifact is read by a child whose heap is 64 MiB", async () => {
+  it("a 5-line page of a 600 MiB artifact (and agent output) is read by a child whose heap is 64 MiB", async () => {
     const dir = join(tempDir("ts-art-big-"), "s");
     const store = new ArtifactStore(dir);
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1} é\n`).join("");
     const ref = store.save(lines, { toolType: "bash" });
     // Grow the content file fast: a sparse run of NUL bytes (one long line), then two more lines.
-    truncateSync(ref.path, 600 * MiB);
-    appendFileSync(ref.path, "\ntail 1\ntail 2");
+    const agent = store.saveAgentOutput("big", lines);
+    for (const path of [ref.path, agent.path]) {
+      truncateSync(path, 600 * MiB);
+      appendFileSync(path, "\ntail 1\ntail 2");
+    }
     const size = statSync(ref.path).size;
-    const out = await runTs(ARTIFACT_CHILD, ["page", dir, ref.id, "3", "5"], ["--max-old-space-size=64"]);
+    const out = await runTs(ARTIFACT_CHILD, ["page", dir, ref.id, "3", "5", "big"], ["--max-old-space-size=64"]);
     expect(out.code, out.stderr.slice(0, 2000)).toBe(0);
-    const result = JSON.parse(out.stdout) as { read: unknown; url: { content: string; page: unknown }; maxRssBytes: number };
+    const result = JSON.parse(out.stdout) as { read: unknown; url: unknown; agent: unknown; maxRssBytes: number };
     const page = { offset: 3, lineCount: 5, totalLines: 13, hasMore: true };
     expect(result.read).toEqual({ content: "line 3 é\nline 4 é\nline 5 é\nline 6 é\nline 7 é\n", ...page });
     expect(result.url).toEqual({ content: "line 3 é\nline 4 é\nline 5 é\nline 6 é\nline 7 é\n", page });
+    expect(result.agent).toEqual(result.url);
     console.log(`big page: ${(size / MiB).toFixed(0)} MiB artifact, child peak RSS ${(result.maxRssBytes / MiB).toFixed(0)} MiB`);
     expect(result.maxRssBytes).toBeLessThan(size / 2);
   }, 120_000);

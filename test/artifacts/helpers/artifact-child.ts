@@ -2,8 +2,8 @@
 //   save <dir> <count> <label> — print "ready", wait for "go" on stdin, save <count> artifacts,
 //                                print their ids as one JSON array.
 //   save-one <dir> <text>      — save one artifact and print its id.
-//   page <dir> <id> <offset> <limit> — read one page through `read` and through `artifact://`;
-//                                print both and the peak RSS as JSON (run with a small heap).
+//   page <dir> <id> <offset> <limit> <agentId> — read one page through `read`, `artifact://<id>`
+//                                and `agent://<agentId>`; print them and the peak RSS as JSON.
 //   churn <dir> <rounds> <label> — print "ready", wait for "go", then each round save 3 artifacts
 //                                and remove them again (clear, or cleanupExpired of a short TTL);
 //                                print every [id, content] it was issued as one JSON array.
@@ -49,12 +49,14 @@ if (mode === "save") {
   process.stdout.write(`${JSON.stringify(issued)}\n`);
   process.exit(0);
 } else if (mode === "page") {
-  const [id, offset, limit] = args as [string, string, string];
+  const [id, offset, limit, agentId] = args as [string, string, string, string];
   const store = new ArtifactStore(dir);
   const options = { offset: Number(offset), limit: Number(limit) };
   const read = store.read(id, options);
   const url = resolveInternalUrl(`artifact://${id}`, { session: { artifacts: store }, ...options });
-  process.stdout.write(`${JSON.stringify({ read, url: { content: url.content, page: url.page }, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+  const agent = resolveInternalUrl(`agent://${agentId}`, { session: { artifacts: store }, ...options });
+  const pages = { read, url: { content: url.content, page: url.page }, agent: { content: agent.content, page: agent.page } };
+  process.stdout.write(`${JSON.stringify({ ...pages, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
 } else if (mode === "save-one") {
   const store = new ArtifactStore(dir);
   process.stdout.write(`${store.save(args[0]!, { toolType: "bash" }).id}\n`);
