@@ -109,13 +109,7 @@ export class ArtifactIndex {
   /** Highest id any artifact-namespace file in the directory carries; -1 when none. */
   scanMaxId(): number {
     let max = -1;
-    for (const entry of listEntries(this.dir)) {
-      // Agent outputs (`<id>.md`, subagent `.jsonl` sidecars) are their own namespace: a
-      // subagent named "3" must not push artifact ids past 3.
-      if (entry.name.endsWith(".md") || entry.name.endsWith(".jsonl")) continue;
-      const m = ID_PREFIXED.exec(entry.name);
-      if (m && isArtifactId(m[1]!)) max = Math.max(max, Number(m[1]));
-    }
+    for (const entry of listEntries(this.dir)) max = Math.max(max, idPrefixOf(entry.name));
     return max;
   }
 
@@ -158,8 +152,7 @@ export class ArtifactIndex {
       for (const entry of listEntries(this.dir)) {
         const m = META_FILE.exec(entry.name);
         if (m && isArtifactId(m[1]!) && String(Number(m[1])) === m[1]) metaIds.push(Number(m[1]));
-        const p = ID_PREFIXED.exec(entry.name);
-        if (p && isArtifactId(p[1]!) && !entry.name.endsWith(".md") && !entry.name.endsWith(".jsonl")) max = Math.max(max, Number(p[1]));
+        max = Math.max(max, idPrefixOf(entry.name));
       }
       for (const id of metaIds.sort((a, b) => a - b)) this.indexName(id);
       this.frontier = max + 1;
@@ -251,4 +244,13 @@ export class ArtifactIndex {
     }
     return found.sort((a, b) => Number(a.meta.id) - Number(b.meta.id));
   }
+}
+
+/** The artifact id a file name starts with (content, metadata, tombstone, another tool's file); -1 for none. */
+function idPrefixOf(name: string): number {
+  // Agent outputs (`<id>.md`, subagent `.jsonl` sidecars) are their own namespace: a subagent
+  // named "3" must not push artifact ids past 3.
+  if (name.endsWith(".md") || name.endsWith(".jsonl")) return -1;
+  const m = ID_PREFIXED.exec(name);
+  return m && isArtifactId(m[1]!) ? Number(m[1]) : -1;
 }
