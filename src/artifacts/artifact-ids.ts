@@ -37,7 +37,11 @@ export class IdLedger {
         state = directoryState(this.dir);
       }
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, { path: this.dir, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not create artifacts directory: ${(err as Error).message}`,
+        { path: this.dir, cause: err },
+      );
     }
     if (state !== "directory") throw unsafeDirectory(this.dir);
   }
@@ -63,7 +67,11 @@ export class IdLedger {
       try {
         claimed = claimName(this.dir, metaFileName(id));
       } catch (err) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
+        throw new TranscriptStoreError(
+          "PERSISTENCE_FAILED",
+          `Could not reserve artifact id ${id}: ${(err as Error).message}`,
+          { path: join(this.dir, metaFileName(id)), cause: err },
+        );
       }
       this.nextId++;
       if (claimed) return id;
@@ -114,12 +122,20 @@ export class IdLedger {
         this.index.forget(meta.id);
       }
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, { path: this.dir, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not remove artifacts: ${(err as Error).message}`,
+        { path: this.dir, cause: err },
+      );
     }
     return removed;
   }
 }
 
 function unsafeDirectory(dir: string): TranscriptStoreError {
-  return new TranscriptStoreError("PERSISTENCE_FAILED", "Artifacts directory is a symlink or not a directory; refusing to write through it", { path: dir });
+  return new TranscriptStoreError(
+    "PERSISTENCE_FAILED",
+    "Artifacts directory is a symlink or not a directory; refusing to write through it",
+    { path: dir },
+  );
 }

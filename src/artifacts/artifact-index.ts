@@ -66,7 +66,11 @@ export class ArtifactIndex {
     try {
       return this.guarded(path, readGuarded(path));
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, { path, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
     }
   }
 
@@ -77,7 +81,11 @@ export class ArtifactIndex {
     try {
       fd = openGuarded(path);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, { path, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
     }
     if (fd === null || fd === "unsafe") {
       this.guarded(path, fd);
@@ -87,7 +95,11 @@ export class ArtifactIndex {
       return pageFile(fd, options);
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, { path, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
     } finally {
       io.closeSync(fd);
     }

@@ -103,7 +103,11 @@ export class ArtifactStore {
         published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
       } catch (err) {
         this.releaseId(id);
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
+        throw new TranscriptStoreError(
+          "PERSISTENCE_FAILED",
+          `Could not save artifact ${id}: ${(err as Error).message}`,
+          { path: join(this.dir, logNameOf(meta)), cause: err },
+        );
       }
       if (!published) {
         // Something already holds the content name: skip the id and leave it as it was. Another

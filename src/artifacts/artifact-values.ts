@@ -42,7 +42,11 @@ export function bytesToText(bytes: Buffer, id: string): string {
   try {
     return bytes.toString("utf8");
   } catch (err) {
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Artifact ${id} (${bytes.length} bytes) is too large to return as one string; read it in pages with read(id, { offset, limit })`, { cause: err });
+    throw new TranscriptStoreError(
+      "PERSISTENCE_FAILED",
+      `Artifact ${id} (${bytes.length} bytes) is too large to return as one string; read it in pages with read(id, { offset, limit })`,
+      { cause: err },
+    );
   }
 }
 

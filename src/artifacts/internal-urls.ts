@@ -91,7 +91,11 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   validatePageOptions(options);
   const notFound = () => {
     const ids = store.listAgentOutputs();
-    return new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+    return new TranscriptStoreError(
+      "ARTIFACT_NOT_FOUND",
+      `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`,
+      { path: store.dir },
+    );
   };
   if (steps === null) {
     // A plain read is a page streamed from the file, like artifact://.

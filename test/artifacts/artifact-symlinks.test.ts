@@ -13,7 +13,8 @@ function victimDir(root: string): { dir: string; snapshot: () => Record<string, 
   const dir = join(root, "victim");
   mkdirSync(dir);
   writeFileSync(join(dir, "0.bash.log"), "precious log");
-  writeFileSync(join(dir, "0.meta.json"), '{"v":1,"id":"0","toolType":"bash","createdAt":1,"contentType":"text/plain","encoding":"text"}\n');
+  const meta = { v: 1, id: "0", toolType: "bash", createdAt: 1, contentType: "text/plain", encoding: "text" };
+  writeFileSync(join(dir, "0.meta.json"), `${JSON.stringify(meta)}\n`);
   writeFileSync(join(dir, "notes.md"), "precious notes");
   const snapshot = () => Object.fromEntries(readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n), "utf8")]));
   return { dir, snapshot };
