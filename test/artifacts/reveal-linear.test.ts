@@ -42,16 +42,21 @@ const LINEAR_LIMIT = 32;
 describe("parsers of model output run in linear time (item 6)", () => {
   const store = () => new ArtifactStore(join(tempDir("ts-art-lin-"), "s"));
 
-  const cases: [string, (n: number) => string, (s: ArtifactStore) => (input: string) => void][] = [
-    ["SUMMARY: line padded with spaces", (n) => `ARTIFACT\nSUMMARY: a${" ".repeat(n)}b\nbody\n`, (s) => (t) => void extractArtifactBlocks(t, s)],
-    ["one-line ARTIFACT SUMMARY: header padded with tabs", (n) => `ARTIFACT  SUMMARY: a${"\t ".repeat(n / 2)}b\nbody\n`, (s) => (t) => void extractArtifactBlocks(t, s)],
-    ["SUMMARY: line ending in spaces and a carriage return", (n) => `ARTIFACT\nSUMMARY: a${" ".repeat(n)}\r\nbody\n`, (s) => (t) => void extractArtifactBlocks(t, s)],
-    ["block with thousands of blank lines", (n) => `ARTIFACT\nSUMMARY: s\n${"\n".repeat(n)}x\n${"\n".repeat(n)}`, (s) => (t) => void extractArtifactBlocks(t, s)],
-    ["fence of thousands of tildes never closed", (n) => `ARTIFACT\nSUMMARY: s\n${"~".repeat(n)}\n${"~ \n".repeat(n / 4)}`, (s) => (t) => void extractArtifactBlocks(t, s)],
-    ["<artifact tag with endless attributes", (n) => `<artifact${' a="x"'.repeat(n / 6)} `, (s) => (t) => void expandArtifactReferences(t, s)],
-    ["<artifact tag padded with spaces", (n) => `<artifact${" ".repeat(n)}x`, (s) => (t) => void expandArtifactReferences(t, s)],
-    ["jq query of many steps", (n) => `.a${"[0].b".repeat(n / 6)}`, () => (t) => void parseJsonQuery(t)],
-    ["agent:// query string of many parameters", (n) => `agent://a?${"x=1&".repeat(n / 4)}q=.`, (s) => (t) => void resolveInternalUrl(t, { session: { artifacts: s } })],
+  type Runner = (s: ArtifactStore) => (input: string) => void;
+  const extract: Runner = (s) => (t) => void extractArtifactBlocks(t, s);
+  const expand: Runner = (s) => (t) => void expandArtifactReferences(t, s);
+  const query: Runner = () => (t) => void parseJsonQuery(t);
+  const resolve: Runner = (s) => (t) => void resolveInternalUrl(t, { session: { artifacts: s } });
+  const cases: [string, (n: number) => string, Runner][] = [
+    ["SUMMARY: line padded with spaces", (n) => `ARTIFACT\nSUMMARY: a${" ".repeat(n)}b\nbody\n`, extract],
+    ["one-line ARTIFACT SUMMARY: header padded with tabs", (n) => `ARTIFACT  SUMMARY: a${"\t ".repeat(n / 2)}b\nbody\n`, extract],
+    ["SUMMARY: line ending in spaces and a carriage return", (n) => `ARTIFACT\nSUMMARY: a${" ".repeat(n)}\r\nbody\n`, extract],
+    ["block with thousands of blank lines", (n) => `ARTIFACT\nSUMMARY: s\n${"\n".repeat(n)}x\n${"\n".repeat(n)}`, extract],
+    ["fence of thousands of tildes never closed", (n) => `ARTIFACT\nSUMMARY: s\n${"~".repeat(n)}\n${"~ \n".repeat(n / 4)}`, extract],
+    ["<artifact tag with endless attributes", (n) => `<artifact${' a="x"'.repeat(n / 6)} `, expand],
+    ["<artifact tag padded with spaces", (n) => `<artifact${" ".repeat(n)}x`, expand],
+    ["jq query of many steps", (n) => `.a${"[0].b".repeat(n / 6)}`, query],
+    ["agent:// query string of many parameters", (n) => `agent://a?${"x=1&".repeat(n / 4)}q=.`, resolve],
   ];
 
   for (const [name, make, runner] of cases) {

@@ -11,7 +11,8 @@ const ROUNDS = 150;
 
 /** Starts a churning child that waits for "go" on stdin; resolves with the [id, content] pairs it was issued. */
 function startChurner(dir: string, label: string): { ready: Promise<void>; go: () => void; done: Promise<[string, string][]> } {
-  const child = spawn(process.execPath, ["--import", "tsx", ARTIFACT_CHILD, "churn", dir, String(ROUNDS), label], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  const args = ["--import", "tsx", ARTIFACT_CHILD, "churn", dir, String(ROUNDS), label];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   let markReady: () => void;
