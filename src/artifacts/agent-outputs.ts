@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { claimName, listEntries, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { io } from "../io.ts";
+import { claimName, listEntries, openGuarded, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { bytesToText } from "./artifact-values.ts";
+import { pageFile } from "./file-pages.ts";
+import type { LinePage, LinePageOptions } from "./line-pages.ts";
 import { AGENT_OUTPUT_FILE, agentOutputFileName, assertAgentOutputId, MAX_AGENT_OUTPUT_ID, sanitizeAgentName } from "./artifact-names.ts";
 
 /** Options of `allocateAgentOutputId`. */
@@ -34,6 +38,8 @@ interface AgentOutputHost {
  */
 export class AgentOutputs {
   private readonly host: AgentOutputHost;
+  /** Highest suffix seen per stem (1 for the bare stem): one listing, then kept up to date. */
+  private suffixes: Map<string, number> | null = null;
 
   constructor(host: AgentOutputHost) {
     this.host = host;
@@ -46,14 +52,19 @@ export class AgentOutputs {
     const stem = prefix === undefined ? base : `${prefix}.${base}`;
     if (stem.length > MAX_AGENT_OUTPUT_ID) throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Agent output id would exceed ${MAX_AGENT_OUTPUT_ID} characters (parentPrefix too deep)`);
     this.host.prepareDir();
-    let n = this.highestSuffix(stem) + 1;
+    const suffixes = this.knownSuffixes();
+    let n = (suffixes.get(stem) ?? 0) + 1;
     for (;;) {
       const id = n === 1 ? stem : `${stem}-${n}`;
+      let claimed: boolean;
       try {
-        if (claimName(this.host.dir, agentOutputFileName(id))) return id;
+        claimed = claimName(this.host.dir, agentOutputFileName(id));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
       }
+      // Taken or not, the name now exists: another process's claims are learned by stepping over them.
+      noteName(suffixes, id);
+      if (claimed) return id;
       n++;
     }
   }
@@ -78,11 +89,27 @@ export class AgentOutputs {
     assertAgentOutputId(id);
     const path = join(this.host.dir, agentOutputFileName(id));
     const bytes = readGuarded(path);
-    if (bytes === "unsafe") {
-      this.host.warn({ code: "ARTIFACT_NOT_FOUND", message: "Agent output is not a regular file; ignored", path });
-      return null;
+    if (bytes === "unsafe") return this.unsafe(path);
+    return bytes === null ? null : bytesToText(bytes, id);
+  }
+
+  /** A page of an output's lines, read in chunks (memory bounded by the page); null when absent. */
+  readPage(id: string, options: LinePageOptions): LinePage | null {
+    assertAgentOutputId(id);
+    const path = join(this.host.dir, agentOutputFileName(id));
+    const fd = openGuarded(path);
+    if (fd === "unsafe") return this.unsafe(path);
+    if (fd === null) return null;
+    try {
+      return pageFile(fd, options);
+    } finally {
+      io.closeSync(fd);
     }
-    return bytes === null ? null : bytes.toString("utf8");
+  }
+
+  private unsafe(path: string): null {
+    this.host.warn({ code: "ARTIFACT_NOT_FOUND", message: "Agent output is not a regular file; ignored", path });
+    return null;
   }
 
   /** Ids of the outputs on disk, sorted. */
@@ -95,19 +122,24 @@ export class AgentOutputs {
     return ids.sort();
   }
 
-  /** 0 when `stem` is free, 1 when only `stem` exists, N for `stem-N`. */
-  private highestSuffix(stem: string): number {
-    let max = 0;
-    for (const entry of listEntries(this.host.dir)) {
-      const m = AGENT_OUTPUT_FILE.exec(entry.name);
-      if (!m) continue;
-      const id = m[1]!;
-      if (id === stem) max = Math.max(max, 1);
-      else if (id.startsWith(`${stem}-`)) {
-        const rest = id.slice(stem.length + 1);
-        if (/^\d{1,9}$/.test(rest) && Number(rest) >= 2) max = Math.max(max, Number(rest));
+  /** One listing of the directory per store; afterwards every claim keeps the map current. */
+  private knownSuffixes(): Map<string, number> {
+    if (this.suffixes === null) {
+      this.suffixes = new Map();
+      for (const entry of listEntries(this.host.dir)) {
+        const m = AGENT_OUTPUT_FILE.exec(entry.name);
+        if (m) noteName(this.suffixes, m[1]!);
       }
     }
-    return max;
+    return this.suffixes;
   }
+}
+
+/** Records an output id under both readings: itself as a bare stem, and `stem-N` (N ≥ 2) as suffix N of `stem`. */
+function noteName(suffixes: Map<string, number>, id: string): void {
+  if ((suffixes.get(id) ?? 0) < 1) suffixes.set(id, 1);
+  const m = /-(\d{1,9})$/.exec(id);
+  if (m === null || Number(m[1]) < 2) return;
+  const stem = id.slice(0, id.length - m[0].length);
+  if ((suffixes.get(stem) ?? 0) < Number(m[1])) suffixes.set(stem, Number(m[1]));
 }

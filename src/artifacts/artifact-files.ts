@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, io, writeFileAtomic } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -40,7 +40,8 @@ export function listEntries(dir: string): Dirent[] {
   }
 }
 
-function openGuarded(path: string): number | null | "unsafe" {
+/** Opens a regular file for reading without following a symlink; null when absent, "unsafe" for anything else. */
+export function openGuarded(path: string): number | null | "unsafe" {
   let fd: number;
   try {
     fd = io.openSync(path, READ_FLAGS);
@@ -156,9 +157,97 @@ export function claimName(dir: string, name: string): boolean {
   }
 }
 
-/** Writes `data` to a temp file beside `finalName` and renames it over; returns the final path. */
+/**
+ * Writes `data` to a temp file beside `finalName` (created exclusively, so a symlink planted at
+ * the temp name is refused, and left alone) and renames it over the final name, which replaces
+ * whatever is there without following it. Returns the final path.
+ */
 export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
   const target = join(dir, finalName);
-  writeFileAtomic(target, (emit) => emit(data), { fsync });
+  const temp = join(dir, tempNameFor(finalName));
+  let fd: number | undefined;
+  let created = false;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    created = true;
+    writeFully(fd, data);
+    if (fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+    io.renameSync(temp, target);
+  } catch (err) {
+    closeQuietly(fd);
+    if (created) unlinkQuietly(temp);
+    throw err;
+  }
+  if (fsync) fsyncDir(dir);
   return target;
+}
+
+/**
+ * The state of the artifacts directory itself, looked at with `lstat` (never followed): a
+ * symlink or a file planted where the directory belongs is "unsafe", so nothing is written
+ * (or removed) through it.
+ */
+export function directoryState(dir: string): "missing" | "directory" | "unsafe" {
+  try {
+    return io.lstatSync(dir).isDirectory() ? "directory" : "unsafe";
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return "missing";
+    throw err;
+  }
+}
+
+/**
+ * Moves a finished temp file to `finalPath` only if that name is free: a hard link fails with
+ * EEXIST on anything already there (a file, a planted symlink, which is never followed), then the
+ * temp name is dropped. Where hard links are not supported, a rename after an `lstat` check.
+ * Returns false (temp file removed) when the name is taken.
+ */
+export function publishNew(tempPath: string, finalPath: string): boolean {
+  try {
+    io.linkSync(tempPath, finalPath);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "EEXIST") {
+      unlinkQuietly(tempPath);
+      return false;
+    }
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS" && code !== "EMLINK") throw err;
+    if (io.lstatSync(finalPath, { throwIfNoEntry: false }) !== undefined) {
+      unlinkQuietly(tempPath);
+      return false;
+    }
+    io.renameSync(tempPath, finalPath);
+    return true;
+  }
+  io.unlinkSync(tempPath);
+  return true;
+}
+
+/**
+ * Writes a new file under `name` in `dir`: a temp file created exclusively (`wx`, which never
+ * follows a planted symlink) is filled and then published with `publishNew`, so nothing already
+ * at the name is overwritten and a reader never sees half a file. False when the name is taken.
+ */
+export function writeNew(dir: string, name: string, data: Uint8Array, fsync: boolean): boolean {
+  const temp = join(dir, tempNameFor(name));
+  let fd: number | undefined;
+  let created = false;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    created = true;
+    writeFully(fd, data);
+    if (fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+    if (!publishNew(temp, join(dir, name))) return false;
+  } catch (err) {
+    closeQuietly(fd);
+    // Only a temp file this call created is removed: whatever was planted at the name stays.
+    if (created) unlinkQuietly(temp);
+    throw err;
+  }
+  if (fsync) fsyncDir(dir);
+  return true;
 }

@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { io } from "../io.ts";
-import { listEntries, readGuarded, readHeadGuarded } from "./artifact-files.ts";
-import { ID_PREFIXED, isArtifactId, LOG_FILE, metaFileName } from "./artifact-names.ts";
+import { listEntries, openGuarded, readGuarded, readHeadGuarded } from "./artifact-files.ts";
+import { pageFile } from "./file-pages.ts";
+import type { LinePage, LinePageOptions } from "./line-pages.ts";
+import { ID_PREFIXED, isArtifactId, LOG_FILE, META_FILE, metaFileName } from "./artifact-names.ts";
 import { decodeMeta, deriveMeta, logNameOf, summarize, SUMMARY_CHARS, type ArtifactMeta, type MetaState } from "./metadata.ts";
 
 /** Bytes read from a content file to summarize it when its metadata has no summary. */
@@ -25,6 +27,12 @@ export class ArtifactIndex {
   private readonly warn: (warning: StoreWarning) => void;
   private readonly metaCache = new Map<string, ArtifactMeta>();
   private readonly warned = new Set<string>();
+  /** Ids carrying each name, ascending; built by one listing, then extended id by id. */
+  private names: Map<string, number[]> | null = null;
+  /** Every id below this has been read into `names` (except those still pending). */
+  private frontier = 0;
+  /** Ids claimed but not finished when last read: read again on the next name lookup. */
+  private readonly pendingNames = new Set<number>();
 
   constructor(dir: string, warn: (warning: StoreWarning) => void) {
     this.dir = dir;
@@ -58,7 +66,42 @@ export class ArtifactIndex {
     try {
       return this.guarded(path, readGuarded(path));
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, { path, cause: err });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
+    }
+  }
+
+  /** A page of the content's lines, read in chunks (memory bounded by the page); null when gone. */
+  readPage(meta: ArtifactMeta, options: LinePageOptions): LinePage | null {
+    const path = this.logPath(meta);
+    let fd: number | null | "unsafe";
+    try {
+      fd = openGuarded(path);
+    } catch (err) {
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
+    }
+    if (fd === null || fd === "unsafe") {
+      this.guarded(path, fd);
+      return null;
+    }
+    try {
+      return pageFile(fd, options);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw err;
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
+        { path, cause: err },
+      );
+    } finally {
+      io.closeSync(fd);
     }
   }
 
@@ -78,13 +121,7 @@ export class ArtifactIndex {
   /** Highest id any artifact-namespace file in the directory carries; -1 when none. */
   scanMaxId(): number {
     let max = -1;
-    for (const entry of listEntries(this.dir)) {
-      // Agent outputs (`<id>.md`, subagent `.jsonl` sidecars) are their own namespace: a
-      // subagent named "3" must not push artifact ids past 3.
-      if (entry.name.endsWith(".md") || entry.name.endsWith(".jsonl")) continue;
-      const m = ID_PREFIXED.exec(entry.name);
-      if (m && isArtifactId(m[1]!)) max = Math.max(max, Number(m[1]));
-    }
+    for (const entry of listEntries(this.dir)) max = Math.max(max, idPrefixOf(entry.name));
     return max;
   }
 
@@ -103,13 +140,62 @@ export class ArtifactIndex {
     return null;
   }
 
-  /** Newest artifact carrying the name; if that one expired, the name reads as absent. */
+  /**
+   * Newest artifact carrying the name whose content is present; if that one expired, the name
+   * reads as absent (the caller checks expiry). The first lookup lists the directory once; later
+   * ones only read the metadata of ids claimed since (ids are never reused, so a record once read
+   * only ever turns into a tombstone), which keeps a lookup O(1) amortized per saved artifact.
+   */
   findByName(name: string): Found | null {
-    let best: Found | null = null;
-    for (const f of this.scan()) {
-      if (f.meta.name === name && f.size !== null && (best === null || Number(f.meta.id) > Number(best.meta.id))) best = f;
+    const ids = this.catchUpNames().get(name);
+    if (ids === undefined) return null;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const found = this.findById(String(ids[i]));
+      if (found !== null && found.meta.name === name && found.size !== null) return found;
     }
-    return best;
+    return null;
+  }
+
+  private catchUpNames(): Map<string, number[]> {
+    if (this.names === null) {
+      this.names = new Map();
+      let max = -1;
+      const metaIds: number[] = [];
+      for (const entry of listEntries(this.dir)) {
+        const m = META_FILE.exec(entry.name);
+        if (m && isArtifactId(m[1]!) && String(Number(m[1])) === m[1]) metaIds.push(Number(m[1]));
+        max = Math.max(max, idPrefixOf(entry.name));
+      }
+      for (const id of metaIds.sort((a, b) => a - b)) this.indexName(id);
+      this.frontier = max + 1;
+    }
+    for (const id of [...this.pendingNames]) {
+      this.pendingNames.delete(id);
+      this.indexName(id);
+    }
+    // Ids are claimed in ascending order by every process: read on until the first free name.
+    for (;;) {
+      const state = this.indexName(this.frontier);
+      if (state === "free") break;
+      this.frontier++;
+    }
+    return this.names;
+  }
+
+  /** Reads one id's metadata into the name index; "free" when nothing at all carries its name. */
+  private indexName(id: number): "free" | "read" {
+    const key = String(id);
+    const state = this.metaState(key);
+    if (state.kind === "meta" && state.meta.name !== undefined) {
+      const ids = this.names!.get(state.meta.name);
+      if (ids === undefined) this.names!.set(state.meta.name, [id]);
+      else if (ids[ids.length - 1]! < id) ids.push(id);
+      else if (!ids.includes(id)) ids.splice(ids.findIndex((x) => x > id), 0, id);
+    }
+    if (state.kind === "pending") this.pendingNames.add(id);
+    if (state.kind !== "missing") return "read";
+    // A symlink or other non-file planted at the name is skipped, like a taken id.
+    return io.lstatSync(join(this.dir, metaFileName(key)), { throwIfNoEntry: false }) === undefined ? "free" : "read";
   }
 
   private sizeOf(meta: ArtifactMeta): number | null {
@@ -170,4 +256,13 @@ export class ArtifactIndex {
     }
     return found.sort((a, b) => Number(a.meta.id) - Number(b.meta.id));
   }
+}
+
+/** The artifact id a file name starts with (content, metadata, tombstone, another tool's file); -1 for none. */
+function idPrefixOf(name: string): number {
+  // Agent outputs (`<id>.md`, subagent `.jsonl` sidecars) are their own namespace: a subagent
+  // named "3" must not push artifact ids past 3.
+  if (name.endsWith(".md") || name.endsWith(".jsonl")) return -1;
+  const m = ID_PREFIXED.exec(name);
+  return m && isArtifactId(m[1]!) ? Number(m[1]) : -1;
 }

@@ -1,14 +1,15 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { ensureDir, io } from "../io.ts";
+import { io } from "../io.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { claimName, isTempName, listEntries, removeFile, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { isTempName, listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
-import { decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
+import { bytesToText, decodeValue, serializeValue, type SerializedValue } from "./artifact-values.ts";
 import { ArtifactWriter } from "./artifact-writer.ts";
-import { pageLines, type LinePage, type LinePageOptions } from "./line-pages.ts";
-import { defaultContentType, encodeMeta, encodeTombstone, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
+import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import { defaultContentType, encodeMeta, isExpired, logNameOf, summarize, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { spillValue, type SpillOptions, type SpillResult } from "./pointer.ts";
 import { validateSaveOptions, type SaveOptions, type WriterOptions } from "./save-options.ts";
 
@@ -54,9 +55,8 @@ export class ArtifactStore {
   private readonly onWarning: WarningHandler | undefined;
   /** @internal */
   readonly fsync: boolean;
-  /** Lowest id this store may try next; only ever grows, so an id is never handed out twice. */
-  private nextId = -1;
   private readonly index: ArtifactIndex;
+  private readonly ids: IdLedger;
   private readonly agentOutputs: AgentOutputs;
 
   constructor(dir: string, options: ArtifactStoreOptions = {}) {
@@ -68,6 +68,7 @@ export class ArtifactStore {
     this.onWarning = options.onWarning;
     this.fsync = options.fsync === true;
     this.index = new ArtifactIndex(dir, (w) => this.warn(w));
+    this.ids = new IdLedger(dir, this.index, this.fsync);
     this.agentOutputs = new AgentOutputs(this);
   }
 
@@ -80,30 +81,44 @@ export class ArtifactStore {
   saveSerialized(value: SerializedValue, options: SaveOptions): ArtifactRef {
     const opts = validateSaveOptions(options);
     const toolType = sanitizeToolType(opts.toolType);
-    const id = this.claimId();
-    const createdAt = this.now();
-    const meta: ArtifactMeta = {
-      v: 1,
-      id,
-      toolType,
-      summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
-      sizeBytes: value.bytes.length,
-      createdAt,
-      contentType: opts.contentType ?? defaultContentType(value.encoding),
-      encoding: value.encoding,
-    };
-    if (opts.name !== undefined) meta.name = opts.name;
-    if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
-    try {
-      // Metadata first: a reader that sees the content file always finds finished metadata.
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
-      writeAtomic(this.dir, logNameOf(meta), value.bytes, this.fsync);
-    } catch (err) {
-      this.releaseId(id);
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, logNameOf(meta)), cause: err });
+    for (;;) {
+      const id = this.claimId();
+      const createdAt = this.now();
+      const meta: ArtifactMeta = {
+        v: 1,
+        id,
+        toolType,
+        summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
+        sizeBytes: value.bytes.length,
+        createdAt,
+        contentType: opts.contentType ?? defaultContentType(value.encoding),
+        encoding: value.encoding,
+      };
+      if (opts.name !== undefined) meta.name = opts.name;
+      if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
+      let published: boolean;
+      try {
+        // Metadata first: a reader that sees the content file always finds finished metadata.
+        writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+        published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
+      } catch (err) {
+        this.releaseId(id);
+        throw new TranscriptStoreError(
+          "PERSISTENCE_FAILED",
+          `Could not save artifact ${id}: ${(err as Error).message}`,
+          { path: join(this.dir, logNameOf(meta)), cause: err },
+        );
+      }
+      if (!published) {
+        // Something already holds the content name: skip the id and leave it as it was. Another
+        // tool's regular file stays readable under its id (with metadata derived from it, as for
+        // any file without ours); anything else (a planted symlink) stays unread, behind a tombstone.
+        this.ids.skip(id, logNameOf(meta));
+        continue;
+      }
+      this.index.remember(meta);
+      return this.toRef(meta, value.bytes.length);
     }
-    this.index.remember(meta);
-    return this.toRef(meta, value.bytes.length);
   }
 
   /**
@@ -141,11 +156,13 @@ export class ArtifactStore {
     if (found === null) return null;
     const bytes = this.index.readContent(found.meta);
     if (bytes === null) return null;
+    if (found.meta.encoding === "bytes") return bytes;
+    const text = bytesToText(bytes, found.meta.id);
     try {
-      return decodeValue(bytes, found.meta.encoding);
+      return decodeValue(bytes, found.meta.encoding, text);
     } catch (err) {
       this.warn({ code: "MALFORMED_LINES", message: `Artifact ${found.meta.id} is not valid JSON, returned as text: ${(err as Error).message}`, path: this.index.logPath(found.meta) });
-      return bytes.toString("utf8");
+      return text;
     }
   }
 
@@ -153,7 +170,8 @@ export class ArtifactStore {
   getText(idOrNameOrUri: string): string | null {
     const found = this.findLive(idOrNameOrUri);
     if (found === null) return null;
-    return this.index.readContent(found.meta)?.toString("utf8") ?? null;
+    const bytes = this.index.readContent(found.meta);
+    return bytes === null ? null : bytesToText(bytes, found.meta.id);
   }
 
   /** The reference without the content; `null` when missing or expired. */
@@ -164,8 +182,9 @@ export class ArtifactStore {
 
   /** A page of the content's lines (1-based `offset`, `limit` lines); `null` when missing or expired. */
   read(idOrNameOrUri: string, options: LinePageOptions = {}): LinePage | null {
-    const text = this.getText(idOrNameOrUri);
-    return text === null ? null : pageLines(text, options);
+    validatePageOptions(options);
+    const found = this.findLive(idOrNameOrUri);
+    return found === null ? null : this.index.readPage(found.meta, options);
   }
 
   /** Every live (present, unexpired) artifact, by ascending id; an alias never lists twice. */
@@ -186,8 +205,9 @@ export class ArtifactStore {
 
   /** Deletes the files of expired artifacts; returns how many were removed. */
   cleanupExpired(): number {
+    if (!this.ids.existingDir()) return 0;
     const now = this.now();
-    return this.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
+    return this.ids.remove(this.index.scan().filter((f) => f.size !== null && isExpired(f.meta, now)));
   }
 
   /**
@@ -196,7 +216,8 @@ export class ArtifactStore {
    * is still streaming in another process, so it is spared.
    */
   clear(): number {
-    const removed = this.remove(this.index.scan().filter((f) => f.size !== null));
+    if (!this.ids.existingDir()) return 0;
+    const removed = this.ids.remove(this.index.scan().filter((f) => f.size !== null));
     const cutoff = this.now() - TEMP_GRACE_MS;
     for (const entry of listEntries(this.dir)) {
       if (!entry.isFile() || !isTempName(entry.name)) continue;
@@ -233,6 +254,12 @@ export class ArtifactStore {
     return this.agentOutputs.read(id);
   }
 
+  /** @internal A page of an agent output's lines, streamed from its file; `null` when absent. */
+  readAgentOutput(id: string, options: LinePageOptions = {}): LinePage | null {
+    validatePageOptions(options);
+    return this.agentOutputs.readPage(id, options);
+  }
+
   /** Ids of the stored agent outputs, sorted. */
   listAgentOutputs(): string[] {
     return this.agentOutputs.list();
@@ -240,13 +267,9 @@ export class ArtifactStore {
 
   // ---- internals shared with the writer, agent outputs and pointers ----
 
-  /** @internal Creates the directory (0700) on the first write. */
+  /** @internal Creates the directory (0700) on the first write; refuses a symlink planted in its place. */
   prepareDir(): void {
-    try {
-      ensureDir(this.dir);
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, { path: this.dir, cause: err });
-    }
+    this.ids.prepareDir();
   }
 
   /** @internal The store's clock. */
@@ -259,34 +282,14 @@ export class ArtifactStore {
     this.onWarning?.(warning);
   }
 
-  /**
-   * @internal Claims the next id by creating `<id>.meta.json` exclusively. Starts above every
-   * id-prefixed name in the directory (content, metadata, tombstones, files of other tools), and
-   * on a collision with another process rescans rather than stepping one by one.
-   */
+  /** @internal Claims the next id (an exclusive create; an id is never issued twice in a directory). */
   claimId(): string {
-    this.prepareDir();
-    let candidate = Math.max(this.nextId, this.index.scanMaxId() + 1);
-    for (;;) {
-      const id = String(candidate);
-      let claimed: boolean;
-      try {
-        claimed = claimName(this.dir, metaFileName(id));
-      } catch (err) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
-      }
-      if (claimed) {
-        this.nextId = candidate + 1;
-        return id;
-      }
-      candidate = Math.max(candidate + 1, this.index.scanMaxId() + 1);
-    }
+    return this.ids.claim();
   }
 
-  /** @internal Gives up a claimed id after a failed write (its files are removed; the id is not reused here). */
+  /** @internal Gives up a claimed id after a failed write; it stays taken (a tombstone). */
   releaseId(id: string): void {
-    unlinkQuietly(join(this.dir, metaFileName(id)));
-    this.index.forget(id);
+    this.ids.release(id);
   }
 
   /** @internal Records metadata written by a writer. */
@@ -322,27 +325,4 @@ export class ArtifactStore {
     return found;
   }
 
-  /**
-   * Removes artifacts. The highest id ever used keeps a tombstone, so ids are not reused after a
-   * restart: a transcript that still says `artifact://7` must never reach a different artifact.
-   */
-  private remove(targets: Found[]): number {
-    if (targets.length === 0) return 0;
-    const maxBefore = this.index.scanMaxId();
-    let removed = 0;
-    try {
-      for (const { meta } of targets) {
-        if (removeFile(this.index.logPath(meta))) removed++;
-        removeFile(join(this.dir, metaFileName(meta.id)));
-        this.index.forget(meta.id);
-      }
-      if (maxBefore >= 0 && this.index.scanMaxId() < maxBefore) {
-        writeAtomic(this.dir, metaFileName(String(maxBefore)), encodeTombstone(String(maxBefore)), this.fsync);
-      }
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, { path: this.dir, cause: err });
-    }
-    this.nextId = Math.max(this.nextId, maxBefore + 1);
-    return removed;
-  }
 }

@@ -34,9 +34,24 @@ export function stringifyJson(value: unknown): string {
   return text;
 }
 
-/** Turns stored bytes back into the value that was saved. */
-export function decodeValue(bytes: Buffer, encoding: ArtifactEncoding): unknown {
+/**
+ * Decodes stored bytes as one string. Past the engine's longest string (~512 M characters) that
+ * is impossible: a coded error pointing at paged reads, never a bare RangeError.
+ */
+export function bytesToText(bytes: Buffer, id: string): string {
+  try {
+    return bytes.toString("utf8");
+  } catch (err) {
+    throw new TranscriptStoreError(
+      "PERSISTENCE_FAILED",
+      `Artifact ${id} (${bytes.length} bytes) is too large to return as one string; read it in pages with read(id, { offset, limit })`,
+      { cause: err },
+    );
+  }
+}
+
+/** Turns stored bytes back into the value that was saved; `text` is the decoded form when known. */
+export function decodeValue(bytes: Buffer, encoding: ArtifactEncoding, text: string): unknown {
   if (encoding === "bytes") return bytes;
-  const text = bytes.toString("utf8");
   return encoding === "json" ? JSON.parse(text) : text;
 }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { closeQuietly, publishNew, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { validateSaveOptions, type WriterOptions } from "./save-options.ts";
@@ -90,7 +90,9 @@ export class ArtifactWriter {
       io.closeSync(this.fd);
       this.fd = undefined;
       writeAtomic(store.dir, metaFileName(this.id), encodeMeta(meta), store.fsync);
-      io.renameSync(this.tempPath, join(store.dir, logFileName(this.id, this.toolType)));
+      // Never over whatever already holds the name (another tool's file, a planted symlink).
+      const finalPath = join(store.dir, logFileName(this.id, this.toolType));
+      if (!publishNew(this.tempPath, finalPath)) throw Object.assign(new Error(`${finalPath} already exists`), { code: "EEXIST" });
       if (store.fsync) fsyncDir(store.dir);
     } catch (err) {
       this.abort();

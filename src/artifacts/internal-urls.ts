@@ -2,7 +2,7 @@ import { TranscriptStoreError } from "../errors.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { assertAgentOutputId, parseArtifactId } from "./artifact-names.ts";
 import { extractJson, parseJsonQuery, type JsonStep } from "./json-query.ts";
-import { pageLines, validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import { validatePageOptions, type LinePage, type LinePageOptions } from "./line-pages.ts";
 
 /** The caller's session: anything with an `artifacts` store (a SessionManager qualifies). */
 export interface InternalUrlSession {
@@ -56,19 +56,21 @@ function resolveArtifact(url: string, store: ArtifactStore, options: LinePageOpt
   const id = parseArtifactId(url.slice(ARTIFACT_SCHEME.length));
   validatePageOptions(options);
   const ref = store.getRef(id);
-  const text = ref === null ? null : store.getText(id);
-  if (ref === null || text === null) {
+  // Read as a page straight from the file: memory follows the page asked for, not the artifact.
+  const page = ref === null ? null : store.read(id, { offset: options.offset, limit: options.limit });
+  if (ref === null || page === null) {
     const ids = store.list().map((r) => r.id);
     throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Artifact ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
   }
-  return paged(url, "artifact", id, text, ref.contentType, options);
+  const { content, ...rest } = page;
+  return { url, scheme: "artifact", id, content, contentType: ref.contentType, page: rest };
 }
 
 function resolveAgent(url: string, store: ArtifactStore, options: LinePageOptions): ResolvedInternalUrl {
   const rest = url.slice(AGENT_SCHEME.length);
   const queryAt = rest.indexOf("?");
   const target = queryAt === -1 ? rest : rest.slice(0, queryAt);
-  const query = queryAt === -1 ? null : new URLSearchParams(rest.slice(queryAt + 1)).get("q");
+  const query = queryAt === -1 ? null : queryParam(rest.slice(queryAt + 1), "q", url);
   // Split before decoding: an encoded `%2F` must stay inside its segment, never become a separator.
   const segments = target.split("/").map((s) => decodeSegment(s, url));
   const id = segments[0]!;
@@ -87,12 +89,23 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   }
   const steps: JsonStep[] | null = query !== null ? parseJsonQuery(query) : path.length > 0 ? path : null;
   validatePageOptions(options);
-  const markdown = store.getAgentOutput(id);
-  if (markdown === null) {
+  const notFound = () => {
     const ids = store.listAgentOutputs();
-    throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+    return new TranscriptStoreError(
+      "ARTIFACT_NOT_FOUND",
+      `Agent output ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`,
+      { path: store.dir },
+    );
+  };
+  if (steps === null) {
+    // A plain read is a page streamed from the file, like artifact://.
+    const page = store.readAgentOutput(id, { offset: options.offset, limit: options.limit });
+    if (page === null) throw notFound();
+    const { content, ...rest } = page;
+    return { url, scheme: "agent", id, content, contentType: "text/markdown", page: rest };
   }
-  if (steps === null) return paged(url, "agent", id, markdown, "text/markdown", options);
+  const markdown = store.getAgentOutput(id);
+  if (markdown === null) throw notFound();
   let parsed: unknown;
   try {
     parsed = JSON.parse(markdown);
@@ -103,15 +116,34 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   return { url, scheme: "agent", id, content: JSON.stringify(value, null, 2) ?? "null", contentType: "application/json" };
 }
 
+/**
+ * The first `name=value` of a query string, decoded as a URI component: `%2B` and a literal `+`
+ * both stay `+` (form decoding, as `URLSearchParams` does, would turn `+` into a space and make
+ * `["a+b"]` read the key `"a b"`). Null when the parameter is absent.
+ */
+function queryParam(query: string, name: string, url: string): string | null {
+  for (const pair of query.split("&")) {
+    const eq = pair.indexOf("=");
+    if (decodeOrNull(eq === -1 ? pair : pair.slice(0, eq)) !== name) continue;
+    const value = eq === -1 ? "" : decodeOrNull(pair.slice(eq + 1));
+    if (value === null) throw new TranscriptStoreError("INVALID_QUERY", `Malformed percent-encoding in the query of ${url.slice(0, 200)}`);
+    return value;
+  }
+  return null;
+}
+
+function decodeOrNull(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
 function decodeSegment(segment: string, url: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Malformed percent-encoding in ${url.slice(0, 200)}`);
   }
-}
-
-function paged(url: string, scheme: "artifact" | "agent", id: string, text: string, contentType: string, options: LinePageOptions): ResolvedInternalUrl {
-  const { content, ...page } = pageLines(text, { offset: options.offset, limit: options.limit });
-  return { url, scheme, id, content, contentType, page };
 }

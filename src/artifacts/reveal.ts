@@ -1,5 +1,6 @@
 import { isStoreError, TranscriptStoreError } from "../errors.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
+import { closesFence, fenceOpenLength, inlineSummaryOf, isMarkerLine, summaryOf } from "./block-headers.ts";
 import type { ArtifactRef } from "./metadata.ts";
 
 /**
@@ -100,23 +101,36 @@ export function expandArtifactReferences(text: string, store: ArtifactStore, pol
   });
 }
 
-const MARKER = /^\s*ARTIFACT\s*$/;
-const INLINE_MARKER = /^\s*ARTIFACT\s+SUMMARY:[ \t]*(.*?)\s*$/;
-const SUMMARY_LINE = /^\s*SUMMARY:[ \t]*(.*?)\s*$/;
-const FENCE_OPEN = /^\s*(~{3,})/;
-
 function stripEol(line: string): string {
-  return line.replace(/\r?\n$/, "");
+  if (!line.endsWith("\n")) return line;
+  return line.endsWith("\r\n") ? line.slice(0, -2) : line.slice(0, -1);
+}
+
+function isBlank(line: string): boolean {
+  return stripEol(line).trim() === "";
 }
 
 /** Where a block starts at line `i`: its summary and the first line after the header, or null. */
 function blockHeader(lines: string[], i: number): { summary: string; next: number } | null {
   const line = stripEol(lines[i]!);
-  const inline = INLINE_MARKER.exec(line);
-  if (inline) return { summary: inline[1]!, next: i + 1 };
-  if (!MARKER.test(line) || i + 1 >= lines.length) return null;
-  const summary = SUMMARY_LINE.exec(stripEol(lines[i + 1]!));
-  return summary ? { summary: summary[1]!, next: i + 2 } : null;
+  const inline = inlineSummaryOf(line);
+  if (inline !== null) return { summary: inline, next: i + 1 };
+  if (!isMarkerLine(line) || i + 1 >= lines.length) return null;
+  const summary = summaryOf(stripEol(lines[i + 1]!));
+  return summary !== null ? { summary, next: i + 2 } : null;
+}
+
+/** Splits after each `\n`, keeping it (the last line may have none). */
+function splitLines(text: string): string[] {
+  const lines: string[] = [];
+  let pos = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf("\n", pos);
+    const end = nl === -1 ? text.length : nl + 1;
+    lines.push(text.slice(pos, end));
+    pos = end;
+  }
+  return lines;
 }
 
 /**
@@ -135,7 +149,7 @@ function blockHeader(lines: string[], i: number): { summary: string; next: numbe
  */
 export function extractArtifactBlocks(text: string, store: ArtifactStore, options: ExtractArtifactBlocksOptions = {}): ExtractedArtifacts {
   const toolType = options.toolType ?? "artifact";
-  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const lines = splitLines(text);
   const out: string[] = [];
   const refs: ArtifactRef[] = [];
   let i = 0;
@@ -147,25 +161,27 @@ export function extractArtifactBlocks(text: string, store: ArtifactStore, option
       continue;
     }
     let k = header.next;
-    while (k < lines.length && stripEol(lines[k]!).trim() === "") k++;
-    const fence = k < lines.length ? FENCE_OPEN.exec(lines[k]!) : null;
+    while (k < lines.length && isBlank(lines[k]!)) k++;
+    const fence = k < lines.length ? fenceOpenLength(lines[k]!) : 0;
     let body: string[];
     let end: number;
-    if (fence) {
-      const close = new RegExp(`^\\s*~{${fence[1]!.length},}\\s*$`);
+    if (fence > 0) {
       let c = k + 1;
-      while (c < lines.length && !close.test(stripEol(lines[c]!))) c++;
+      while (c < lines.length && !closesFence(stripEol(lines[c]!), fence)) c++;
       body = lines.slice(k + 1, c);
       end = Math.min(c + 1, lines.length);
     } else {
       let c = header.next;
       while (c < lines.length && blockHeader(lines, c) === null) c++;
-      body = lines.slice(header.next, c);
-      while (body.length > 0 && stripEol(body[0]!).trim() === "") body.shift();
-      while (body.length > 0 && stripEol(body[body.length - 1]!).trim() === "") body.pop();
+      // Blank lines around the content are dropped (by index: no shifting, however many there are).
+      let from = header.next;
+      let to = c;
+      while (from < to && isBlank(lines[from]!)) from++;
+      while (to > from && isBlank(lines[to - 1]!)) to--;
+      body = lines.slice(from, to);
       end = c;
     }
-    const content = body.join("").replace(/\r?\n$/, "");
+    const content = stripEol(body.join(""));
     const ref = store.save(content, { toolType, summary: header.summary });
     refs.push(ref);
     const lastLine = lines[end - 1] ?? "";

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
@@ -35,14 +35,16 @@ describe("TTL with an injected clock (acceptance 6)", () => {
 
     expect(store.cleanupExpired()).toBe(1);
     expect(existsSync(short.path)).toBe(false);
-    expect(existsSync(join(store.dir, "0.meta.json"))).toBe(false);
+    // the metadata becomes a tombstone that keeps id 0 taken for good
+    expect(readFileSync(join(store.dir, "0.meta.json"), "utf8")).toBe('{"v":1,"id":"0","removed":true}\n');
     expect(existsSync(long.path)).toBe(true);
     expect(store.cleanupExpired()).toBe(0);
 
     now = 70_000;
     expect(store.stats()).toEqual({ artifactCount: 1, totalBytes: 13 });
     expect(store.cleanupExpired()).toBe(1);
-    expect(readdirSync(store.dir).sort()).toEqual(["2.json.log", "2.meta.json"]);
+    expect(readdirSync(store.dir).sort()).toEqual(["0.meta.json", "1.meta.json", "2.json.log", "2.meta.json"]);
+    expect(readFileSync(join(store.dir, "1.meta.json"), "utf8")).toBe('{"v":1,"id":"1","removed":true}\n');
     expect(store.get("2")).toEqual({ keep: true });
   });
 

@@ -150,7 +150,9 @@ describe("ArtifactStore ids and files", () => {
     const dropped = store.createWriter("bash");
     dropped.write("never published");
     dropped.abort();
-    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json"]);
+    // the aborted id keeps a tombstone: it was handed out, so no process may hand it out again
+    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json", "1.meta.json"]);
+    expect(readFileSync(join(store.dir, "1.meta.json"), "utf8")).toBe('{"v":1,"id":"1","removed":true}\n');
     expect(store.save("later", { toolType: "bash" }).id).toBe("2");
   });
 
@@ -179,7 +181,8 @@ describe("ArtifactStore ids and files", () => {
     }
     expect((err as { code?: string }).code).toBe("PERSISTENCE_FAILED");
     expect(((err as Error).cause as { code?: string }).code).toBe("ENOSPC");
-    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json"]);
+    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json", "1.meta.json"]);
+    expect(readFileSync(join(store.dir, "1.meta.json"), "utf8")).toBe('{"v":1,"id":"1","removed":true}\n');
     expect(store.list().map((r) => r.id)).toEqual(["0"]);
     const after = store.save("after", { toolType: "bash" });
     expect(store.get(after.id)).toBe("after");
@@ -215,7 +218,9 @@ describe("ArtifactStore ids and files", () => {
     } finally {
       restore();
     }
-    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json"]);
+    // no tombstone could be renamed into place either: the empty claim keeps id 1 taken
+    expect(readdirSync(store.dir).sort()).toEqual(["0.bash.log", "0.meta.json", "1.meta.json"]);
+    expect(readFileSync(join(store.dir, "1.meta.json"), "utf8")).toBe("");
     expect(store.get("0")).toBe("kept");
   });
 
@@ -257,7 +262,8 @@ describe("ArtifactStore ids and files", () => {
     expect(store.clear()).toBe(3);
     expect(store.list()).toEqual([]);
     expect(store.get("2")).toBeNull();
-    expect(readdirSync(store.dir)).toEqual(["2.meta.json"]);
+    expect(readdirSync(store.dir).sort()).toEqual(["0.meta.json", "1.meta.json", "2.meta.json"]);
+    expect(readFileSync(join(store.dir, "0.meta.json"), "utf8")).toBe('{"v":1,"id":"0","removed":true}\n');
     expect(storeIn(root).save("fresh", { toolType: "bash" }).id).toBe("3");
     expect(storeIn(root).get("2")).toBeNull();
   });

@@ -122,6 +122,19 @@ describe("resolveInternalUrl reads", () => {
     expect(resolveInternalUrl("agent://finder/files", { session }).contentType).toBe("application/json");
   });
 
+  it("?q= is decoded as a URI component: `+` stays a plus, never a space (item 10)", () => {
+    const session = sessionIn(tempDir("ts-art-"));
+    session.artifacts.saveAgentOutput("calc", JSON.stringify({ "a+b": "plus", "a b": "space", "c&d": "amp" }));
+    const value = (url: string) => JSON.parse(resolveInternalUrl(url, { session }).content) as unknown;
+    expect(value('agent://calc?q=["a+b"]')).toBe("plus");
+    expect(value("agent://calc?q=.a+b")).toBe("plus");
+    expect(value("agent://calc?q=.a%2Bb")).toBe("plus");
+    expect(value("agent://calc?q=.a%20b")).toBe("space");
+    expect(value(`agent://calc?q=${encodeURIComponent('["c&d"]')}`)).toBe("amp");
+    expect(value('agent://calc?x=1&q=["a+b"]')).toBe("plus");
+    expect(errorOf(() => resolveInternalUrl("agent://calc?q=.%E0%A4%A", { session })).code).toBe("INVALID_QUERY");
+  });
+
   it("nested agent ids (parent prefixes) resolve", () => {
     const session = sessionIn(tempDir("ts-art-"));
     const parent = session.artifacts.allocateAgentOutputId("Planner");

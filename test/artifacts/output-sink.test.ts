@@ -149,9 +149,10 @@ describe("OutputSink (acceptance 8)", () => {
     expect(out.length).toBeLessThanOrEqual(4096);
     expect(out.equals(stream.subarray(stream.length - out.length))).toBe(true);
     expect(warnings.map((w) => w.code)).toEqual(["PERSISTENCE_FAILED"]);
-    // no half artifact, no temp file, no claimed id left behind
+    // no half artifact, no temp file; the id handed to the mirror stays taken by its tombstone
     expect(store.list()).toEqual([]);
-    expect(readdirSync(store.dir)).toEqual([]);
+    expect(readdirSync(store.dir)).toEqual(["0.meta.json"]);
+    expect(readFileSync(join(store.dir, "0.meta.json"), "utf8")).toBe('{"v":1,"id":"0","removed":true}\n');
   });
 
   it("a failure to open the artifact, or no store at all, still gives bounded output", () => {
