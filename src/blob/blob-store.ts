@@ -141,7 +141,12 @@ export class BlobStore {
   private rememberProven(hash: string, path: string, stamp?: string): void {
     let current = stamp;
     if (current === undefined) {
-      const stat = io.lstatSync(path, { throwIfNoEntry: false });
+      let stat;
+      try {
+        stat = io.lstatSync(path, { throwIfNoEntry: false });
+      } catch {
+        return; // only a shortcut is lost: the next put or read proves it again
+      }
       if (stat === undefined) return;
       current = stampOf(stat);
     }
