@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
+import { BlobStore } from "../../src/blob/blob-store.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
+import { withWriteFault } from "../support/fault-steps.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -99,4 +101,32 @@ describe("blob corruption under its final name", () => {
       expect(verify.records.some((r) => r.kind === "BLOB_CORRUPT")).toBe(true);
     });
   }
+
+  it("healing under ENOSPC/EIO at every write step: the damaged copy stays or the right one lands, never a partial one", async () => {
+    const [, damage] = CORRUPTIONS[1]!;
+    const { steps } = await withWriteFault(null, "EIO", () => {
+      const dir = tempDir();
+      writeFileSync(join(dir, sha(png)), damage(png));
+      return new BlobStore(dir, { fsync: true }).putSync(png);
+    });
+    expect(steps).toBeGreaterThan(2);
+    for (const code of ["ENOSPC", "EIO"]) {
+      for (let k = 0; k < steps; k++) {
+        const dir = tempDir();
+        const path = join(dir, sha(png));
+        writeFileSync(path, damage(png));
+        const outcome = await withWriteFault(k, code, () => new BlobStore(dir, { fsync: true }).putSync(png));
+        const now = readFileSync(path);
+        if (outcome.error !== undefined) {
+          expect(outcome.error, `${code} at step ${k}`).toMatchObject({ code: "PERSISTENCE_FAILED" });
+          expect(now.equals(damage(png)) || now.equals(png), `${code} at step ${k}`).toBe(true);
+        } else {
+          expect(now.equals(png)).toBe(true);
+        }
+        expect(readdirSync(dir)).toEqual([sha(png)]);
+        new BlobStore(dir).putSync(png); // the retry heals whatever the fault left
+        expect(readFileSync(path).equals(png)).toBe(true);
+      }
+    }
+  });
 });
