@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { ensureDir, io, writeFileAtomic } from "../io.ts";
+import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
 import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
 
 export interface BlobStoreOptions {
@@ -14,8 +14,13 @@ export interface PutResult {
   hash: string;
   ref: string;
   path: string;
-  /** True when the blob was already stored (its mtime was refreshed instead). */
+  /** True when an intact copy was already stored (its mtime was refreshed instead of writing). */
   existed: boolean;
+  /**
+   * True when something else stood under the name (wrong size, wrong bytes, a symlink: a crash or
+   * a foreign in-place writer) and was replaced by these bytes.
+   */
+  repaired: boolean;
 }
 
 export interface GetOptions {
@@ -25,31 +30,11 @@ export interface GetOptions {
 
 const TEMP_SUFFIX = ".tmp";
 
-/** Reads a blob without following a symlink planted under its name (that is corruption, not data). */
-function readNoFollow(path: string): Buffer | null {
-  let fd: number;
-  try {
-    fd = io.openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") throw new TranscriptStoreError("BLOB_CORRUPT", "Blob path is a symlink; refusing to follow it", { path, cause: err });
-    throw err;
-  }
-  try {
-    const size = io.fstatSync(fd).size;
-    const bytes = Buffer.allocUnsafe(size);
-    let off = 0;
-    while (off < size) {
-      const n = io.readSync(fd, bytes, off, size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return off === size ? bytes : bytes.subarray(0, off);
-  } finally {
-    io.closeSync(fd);
-  }
-}
+/** sha256 of no bytes: the one name under which an empty file is a correct blob. */
+const EMPTY_SHA256 = createHash("sha256").digest("hex");
+
+/** Proven blobs remembered per store; beyond this the memory is dropped and proofs start over. */
+const MAX_PROVEN = 65_536;
 
 /** True for a name in the blob directory that is an in-flight temp file. */
 export function isBlobTempName(name: string): boolean {
@@ -65,6 +50,8 @@ export class BlobStore {
   readonly dir: string;
   private readonly fsync: boolean;
   private dirReady = false;
+  /** hash → stamp of the file last proven (compared or re-hashed) to hold exactly that blob. */
+  private readonly proven = new Map<string, string>();
 
   constructor(dir: string, options: BlobStoreOptions = {}) {
     if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "BlobStore needs a directory path");
@@ -90,65 +77,81 @@ export class BlobStore {
   /**
    * Stores bytes whose sha256 the caller has just computed from these very bytes (the prepare
    * pipeline hashes while it externalizes; hashing twice on the hot path would be waste).
+   *
+   * A file already under the name is trusted only once it is proven to hold these bytes: a wrong
+   * size (zero-length, truncated) is seen from its `lstat` alone; when the size matches, its
+   * bytes are compared with these (cheaper than re-hashing, and no weaker) unless this store
+   * already proved this very file (same inode, size and mtime). So each blob is read back at most
+   * once per store instance, and a damaged one is healed by anyone who holds the original: the
+   * right bytes go to a temp file renamed over it.
    * @internal
    */
   putHashedSync(hash: string, bytes: Uint8Array): PutResult {
     const path = join(this.dir, hash);
     const ref = toBlobRef(hash);
-    if (this.touchExisting(path)) return { hash, ref, path, existed: true };
+    const state = this.inspectExisting(path, hash, bytes);
+    if (state === "intact") return { hash, ref, path, existed: true, repaired: false };
     this.ensureDir();
     try {
+      // rename replaces whatever stands under the name (a damaged file, a planted symlink) atomically
       writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not store blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+      const what = state === "damaged" ? "repair" : "store";
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, { path, cause: err });
     }
-    return { hash, ref, path, existed: false };
+    this.rememberProven(hash, path);
+    return { hash, ref, path, existed: false, repaired: state === "damaged" };
   }
 
   /**
-   * Re-hashes the stored copy of `hash` and, when it does not match, replaces it with `bytes`
-   * (whose sha256 the caller computed): a corrupt blob is healed by anyone who holds the original.
-   * Returns true when it had to repair.
+   * Replaces the stored copy of `hash` with `bytes` (whose sha256 the caller computed) when it is
+   * absent or damaged. Returns true when it had to repair.
    */
   repairSync(hash: string, bytes: Uint8Array): boolean {
-    const path = join(this.dir, hash);
-    let intact: boolean;
-    try {
-      intact = this.getSync(hash, { verify: true }) !== null;
-    } catch (err) {
-      if (!(err instanceof TranscriptStoreError) || err.code !== "BLOB_CORRUPT") throw err;
-      intact = false;
-    }
-    if (intact) return false;
-    try {
-      if (io.lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) io.unlinkSync(path);
-      writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
-    } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not repair blob ${hash}: ${(err as Error).message}`, { path, cause: err });
-    }
-    return true;
+    return this.putHashedSync(hash, bytes).repaired;
   }
 
-  /** Refreshes an existing blob's mtime so a concurrent GC's grace period protects it. */
-  private touchExisting(path: string): boolean {
+  /**
+   * What stands under a blob's name, checked against the bytes it must hold. An intact blob's
+   * mtime is refreshed so a concurrent GC's grace period protects it.
+   */
+  private inspectExisting(path: string, hash: string, bytes: Uint8Array): "absent" | "intact" | "damaged" {
+    let stat;
     try {
       // The common case is a new blob: ask without paying for an ENOENT exception.
-      const stat = io.lstatSync(path, { throwIfNoEntry: false });
-      if (stat === undefined) return false;
-      if (stat.isSymbolicLink()) {
-        // A planted symlink is never a blob: replace it with the real bytes.
-        io.unlinkSync(path);
-        return false;
-      }
+      stat = io.lstatSync(path, { throwIfNoEntry: false });
+    } catch {
+      return "damaged"; // cannot even look: try to write the right bytes over it
+    }
+    if (stat === undefined) return "absent";
+    if (!stat.isFile() || stat.size !== bytes.byteLength) return "damaged";
+    if (this.proven.get(hash) !== stampOf(stat) && !fileHoldsBytes(path, bytes)) return "damaged";
+    try {
       const now = new Date();
       io.utimesSync(path, now, now);
-      return true;
     } catch (err) {
-      if (errnoCode(err) === "ENOENT") return false;
-      // Cannot touch (read-only store?) but it exists: still usable.
-      if (io.existsSync(path)) return true;
-      return false;
+      if (errnoCode(err) === "ENOENT") return "absent"; // collected meanwhile: store it again
+      // Cannot touch (read-only store?): the bytes were proven right, so it is still usable.
     }
+    this.rememberProven(hash, path);
+    return "intact";
+  }
+
+  /** Records that the file now under `hash` holds the right bytes (keyed by its current stamp). */
+  private rememberProven(hash: string, path: string, stamp?: string): void {
+    let current = stamp;
+    if (current === undefined) {
+      let stat;
+      try {
+        stat = io.lstatSync(path, { throwIfNoEntry: false });
+      } catch {
+        return; // only a shortcut is lost: the next put or read proves it again
+      }
+      if (stat === undefined) return;
+      current = stampOf(stat);
+    }
+    if (this.proven.size >= MAX_PROVEN) this.proven.clear();
+    this.proven.set(hash, current);
   }
 
   private ensureDir(): void {
@@ -167,23 +170,54 @@ export class BlobStore {
 
   getSync(hashOrRef: string, options: GetOptions = {}): Buffer | null {
     const path = this.pathOf(hashOrRef);
-    const bytes = readNoFollow(path);
-    if (bytes !== null && options.verify) this.check(path, bytes);
-    return bytes;
+    const read = readBlobFile(path);
+    if (read === null) return null;
+    if (options.verify) this.check(path, read.bytes, read.stamp);
+    return read.bytes;
   }
 
-  private check(path: string, bytes: Buffer): void {
+  /**
+   * The bytes of a blob, guaranteed to hash to its name (else `BLOB_CORRUPT`); null when absent.
+   * The sha256 is computed only when this store has not yet proven this very file (same inode,
+   * size and mtime), so a session whose context is rehydrated on every turn hashes each image
+   * once, while a blob truncated or rewritten in place since is caught on its next read.
+   */
+  getVerifiedSync(hashOrRef: string): Buffer | null {
+    const path = this.pathOf(hashOrRef);
+    const read = readBlobFile(path);
+    if (read === null) return null;
+    if (this.proven.get(path.slice(path.length - 64)) !== read.stamp) this.check(path, read.bytes, read.stamp);
+    return read.bytes;
+  }
+
+  private check(path: string, bytes: Buffer, stamp: string): void {
     const expected = path.slice(path.length - 64);
     const actual = createHash("sha256").update(bytes).digest("hex");
-    if (actual !== expected) throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (its bytes hash to ${actual})`, { path });
+    if (actual !== expected) {
+      this.proven.delete(expected);
+      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, { path });
+    }
+    this.rememberProven(expected, path, stamp);
   }
 
+  /**
+   * Cheap presence check, no read: a regular file under the name (not a symlink or directory),
+   * and not empty unless it is the empty blob. A truncated or rewritten blob still passes: use
+   * `verify` (or `get(…, { verify: true })`) to re-hash.
+   */
   async has(hashOrRef: string): Promise<boolean> {
-    return io.existsSync(this.pathOf(hashOrRef));
+    return this.hasSync(hashOrRef);
   }
 
   hasSync(hashOrRef: string): boolean {
-    return io.existsSync(this.pathOf(hashOrRef));
+    const hash = parseBlobRef(hashOrRef);
+    let stat;
+    try {
+      stat = io.lstatSync(join(this.dir, hash), { throwIfNoEntry: false });
+    } catch {
+      return false;
+    }
+    return stat !== undefined && stat.isFile() && (stat.size > 0 || hash === EMPTY_SHA256);
   }
 
   /** Re-hashes a stored blob: true when intact, false when corrupt or missing. */

@@ -296,10 +296,10 @@ function writeMigrated(
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
             const put = blobs.putHashedSync(blob.hash, blob.bytes);
-            // A blob that was already there is re-hashed once, and healed if it went bad.
-            if (put.existed && !fresh.has(blob.hash) && blobs.repairSync(blob.hash, blob.bytes)) counts.blobsRepaired++;
+            // The put itself proves a blob already there (size, then bytes) and heals it if it went bad.
+            if (put.repaired) counts.blobsRepaired++;
             fresh.set(blob.hash, blob.bytes.length);
-            if (!seenBlobs.has(blob.hash) && !put.existed) counts.blobsNew++;
+            if (!seenBlobs.has(blob.hash) && !put.existed && !put.repaired) counts.blobsNew++;
             else counts.blobsDeduplicated++;
             seenBlobs.add(blob.hash);
           }

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { BlobStore } from "../blob/blob-store.ts";
-import { parseBlobRef } from "../blob/blob-ref.ts";
+import { isBlobRef, parseBlobRef } from "../blob/blob-ref.ts";
 import { splitGluedObjects } from "../format/split-glued.ts";
 import { io } from "../io.ts";
 import { mapImagePayloads } from "../prepare/image-shapes.ts";
 import { payloadBytes } from "../prepare/externalize-images.ts";
+import type { BlobReader } from "./rehydrate.ts";
 
 /** Where an image's bytes can be read back: a line of the session file that holds it inline. */
 interface LineLocation {
@@ -47,6 +48,21 @@ export class InlineImageSources {
 
   has(hash: string): boolean {
     return this.lines.has(hash);
+  }
+
+  /**
+   * `value` with the refs this open made up put back as the inline payloads the file holds (refs
+   * the file itself holds are kept): what the file says, for an export that keeps refs.
+   */
+  restore<T>(value: T): T {
+    if (this.lines.size === 0) return value;
+    return mapImagePayloads(value, (payload, kind) => {
+      if (!isBlobRef(payload)) return payload;
+      const hash = parseBlobRef(payload);
+      const bytes = this.lines.has(hash) ? this.bytesOf(hash) : null;
+      if (bytes === null) return payload;
+      return kind === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
+    });
   }
 
   /** The blob bytes of `hash` read back from its line, or null when the line no longer has them. */
@@ -99,17 +115,20 @@ function recordsOf(text: string): unknown[] {
   }
 }
 
-/** Reads a blob from the store, falling back to the session line that still holds it inline. */
-export function blobReader(blobs: BlobStore, sources: InlineImageSources): Pick<BlobStore, "getSync" | "pathOf"> {
+/**
+ * Reads a blob for rehydration: from the session line that still holds it inline when there is
+ * one (the file is the authority; its bytes are hash-checked there), else from the store, verified.
+ */
+export function blobReader(blobs: BlobStore, sources: InlineImageSources): BlobReader {
   return {
     pathOf: (ref) => blobs.pathOf(ref),
-    getSync: (ref, options) => {
+    getVerifiedSync: (ref) => {
       const hash = parseBlobRef(ref);
       if (sources.has(hash)) {
         const inline = sources.bytesOf(hash);
         if (inline !== null) return inline;
       }
-      return blobs.getSync(ref, options);
+      return blobs.getVerifiedSync(ref);
     },
   };
 }

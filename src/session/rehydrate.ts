@@ -1,14 +1,20 @@
 import type { BlobStore } from "../blob/blob-store.ts";
 import { isBlobRef, looksLikeBlobRef } from "../blob/blob-ref.ts";
-import type { StoreWarning } from "../errors.ts";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { mapImagePayloads } from "../prepare/image-shapes.ts";
 
 /**
  * Resolves blob refs in the image shapes of SPEC §4 back to their original strings (base64 of the
- * bytes, or the data URL). A missing or malformed ref stays as it is and is reported as a warning;
- * rehydration never throws for bad data. Same object back when there is nothing to resolve.
+ * bytes, or the data URL). A missing, corrupt or malformed ref stays as it is and is reported as a
+ * warning; rehydration never throws for bad data. Same object back when there is nothing to resolve.
+ * Bytes are handed out only when they hash to the ref (the store re-hashes a blob file once, and
+ * again whenever the file changes): a zero-length, truncated or overwritten blob is `BLOB_CORRUPT`,
+ * never an empty or wrong image.
  */
-export function rehydrateValue<T>(value: T, blobs: Pick<BlobStore, "getSync" | "pathOf">, warn: (warning: StoreWarning) => void): T {
+/** What rehydration reads blobs through: the store, or a lazy session's view of it. */
+export type BlobReader = Pick<BlobStore, "getVerifiedSync" | "pathOf">;
+
+export function rehydrateValue<T>(value: T, blobs: BlobReader, warn: (warning: StoreWarning) => void): T {
   return mapImagePayloads(value, (payload, kind) => {
     if (!looksLikeBlobRef(payload)) return payload;
     if (!isBlobRef(payload)) {
@@ -17,8 +23,12 @@ export function rehydrateValue<T>(value: T, blobs: Pick<BlobStore, "getSync" | "
     }
     let bytes: Buffer | null;
     try {
-      bytes = blobs.getSync(payload);
+      bytes = blobs.getVerifiedSync(payload);
     } catch (err) {
+      if (err instanceof TranscriptStoreError && err.code === "BLOB_CORRUPT") {
+        warn({ code: "BLOB_CORRUPT", message: `${err.message}; the ref is kept`, path: blobs.pathOf(payload) });
+        return payload;
+      }
       warn({ code: "BLOB_MISSING", message: `Blob ${payload} unreadable: ${(err as Error).message}`, path: blobs.pathOf(payload) });
       return payload;
     }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isBlobRef, parseBlobRef } from "../../src/blob/blob-ref.ts";
@@ -81,5 +81,89 @@ describe("BlobStore", () => {
     }
     expect(readdirSync(dir)).toEqual([]);
     expect(store.putSync(Buffer.from("z")).existed).toBe(false);
+  });
+
+  /** The ways a blob under its final name goes bad: a crash, a foreign in-place writer, bit rot. */
+  const DAMAGE: Array<[string, (path: string, bytes: Buffer) => void]> = [
+    ["zero-length", (path) => writeFileSync(path, "")],
+    ["truncated", (path, bytes) => writeFileSync(path, bytes.subarray(0, bytes.length >> 1))],
+    ["same length, wrong bytes", (path, bytes) => writeFileSync(path, Buffer.from(bytes.map((b) => b ^ 0x5a)))],
+    ["one flipped byte", (path, bytes) => writeFileSync(path, Buffer.from(bytes).fill(bytes[7]! ^ 1, 7, 8))],
+    ["a symlink to the right bytes elsewhere", (path, bytes) => {
+      const elsewhere = join(tempDir(), "outside");
+      writeFileSync(elsewhere, bytes);
+      unlinkSync(path);
+      symlinkSync(elsewhere, path);
+    }],
+  ];
+  const putPaths: Array<[string, (store: BlobStore, bytes: Buffer) => Promise<{ existed: boolean; repaired: boolean }>]> = [
+    ["put", (store, bytes) => store.put(bytes)],
+    ["putSync", async (store, bytes) => store.putSync(bytes)],
+    ["putHashedSync", async (store, bytes) => store.putHashedSync(sha(bytes), bytes)],
+  ];
+
+  for (const [damage, corrupt] of DAMAGE) {
+    for (const [how, put] of putPaths) {
+      it(`${how} of the right bytes heals a blob left ${damage} under its name`, async () => {
+        const dir = tempDir();
+        const bytes = Buffer.from("the real image bytes, long enough to cut in half ".repeat(40));
+        const path = new BlobStore(dir).putSync(bytes).path;
+        corrupt(path, bytes);
+        const result = await put(new BlobStore(dir), bytes);
+        expect(result).toMatchObject({ existed: false, repaired: true });
+        expect(statSync(path).isFile()).toBe(true);
+        expect(readFileSync(path).equals(bytes)).toBe(true);
+        expect(readdirSync(dir)).toEqual([sha(bytes)]); // healed by rename: no temp file left
+        expect((await put(new BlobStore(dir), bytes)).existed).toBe(true);
+      });
+    }
+  }
+
+  it("a store that already proved a blob still heals it after it is damaged in place", () => {
+    const dir = tempDir();
+    const store = new BlobStore(dir);
+    const bytes = Buffer.from("proven once, then overwritten in place ".repeat(10));
+    const { path } = store.putSync(bytes);
+    expect(store.putSync(bytes)).toMatchObject({ existed: true, repaired: false });
+    expect(store.getVerifiedSync(sha(bytes))!.equals(bytes)).toBe(true);
+    writeFileSync(path, Buffer.from(bytes).fill(0x41, 3, 9)); // same length, new mtime
+    expect(() => store.getVerifiedSync(sha(bytes))).toThrow(expect.objectContaining({ code: "BLOB_CORRUPT", path }));
+    expect(store.putSync(bytes)).toMatchObject({ existed: false, repaired: true });
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    truncateSync(path, 10);
+    expect(store.putSync(bytes).repaired).toBe(true);
+    expect(store.getVerifiedSync(sha(bytes))!.equals(bytes)).toBe(true);
+  });
+
+  for (const [damage, corrupt] of DAMAGE.slice(0, 4)) {
+    it(`getVerifiedSync refuses a blob left ${damage} (BLOB_CORRUPT), never hands out its bytes`, () => {
+      const dir = tempDir();
+      const bytes = Buffer.from("image ".repeat(100));
+      const store = new BlobStore(dir);
+      const { path, hash } = store.putSync(bytes);
+      corrupt(path, bytes);
+      expect(() => new BlobStore(dir).getVerifiedSync(hash)).toThrow(expect.objectContaining({ code: "BLOB_CORRUPT", path }));
+      expect(() => store.getVerifiedSync(hash)).toThrow(expect.objectContaining({ code: "BLOB_CORRUPT", path }));
+      expect(new BlobStore(dir).getVerifiedSync("b".repeat(64))).toBeNull();
+    });
+  }
+
+  it("has() is a presence check that does not trust an empty file, a symlink or a directory", async () => {
+    const dir = tempDir();
+    const store = new BlobStore(dir);
+    const full = store.putSync(Buffer.from("content"));
+    const empty = store.putSync(Buffer.alloc(0)); // the empty blob is legitimately empty
+    expect(await store.has(full.hash)).toBe(true);
+    expect(store.hasSync(empty.ref)).toBe(true);
+    writeFileSync(full.path, "");
+    expect(await store.has(full.hash)).toBe(false);
+    expect(store.hasSync(full.hash)).toBe(false);
+    unlinkSync(full.path);
+    symlinkSync(empty.path, full.path);
+    expect(store.hasSync(full.hash)).toBe(false);
+    unlinkSync(full.path);
+    mkdirSync(full.path);
+    expect(store.hasSync(full.hash)).toBe(false);
+    expect(store.hasSync("c".repeat(64))).toBe(false);
   });
 });

@@ -112,6 +112,11 @@ describe("readOnly writes nothing, anywhere", () => {
     const exported = await cli(["export", "0190a5d2", "--root", root], { cwd: "/p" });
     expect(exported.code).toBe(0);
     for (const image of images) expect(exported.stdout).toContain(image);
+    // --refs keeps what the file holds: these images are inline there, no blob of them exists
+    const withRefs = await cli(["export", "0190a5d2", "--refs", "--root", root], { cwd: "/p" });
+    expect(withRefs.code, withRefs.stderr).toBe(0);
+    for (const image of images) expect(withRefs.stdout).toContain(image);
+    expect(withRefs.stdout).not.toContain("blob:sha256:");
     expect(snapshot(root)).toEqual(before);
   });
 });

@@ -1,71 +1,105 @@
 import { dirname, join } from "node:path";
 import ndjson from "ndjson";
-import { errnoCode, TranscriptStoreError } from "../../errors.ts";
+import { errnoCode, TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import type { MalformedLine } from "../../format/load-report.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
 import { ensureDir, FILE_MODE, io } from "../../io.ts";
-import { cwdBucket, sessionFileName } from "../../session/paths.ts";
+import { cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
+import { SessionFile } from "../../session/session-file.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import type { Command } from "../context.ts";
+import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
+import { readNdjson } from "../ndjson-input.ts";
 import { resolveArg } from "./sessions.ts";
+
+/** Rehydration warnings that mean an image went out as a ref instead of its data. */
+const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
 
 export const exportCommand: Command = {
   name: "export",
-  summary: "write a session as NDJSON to stdout (images inlined unless --refs)",
+  summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
   usage: "export <id> [--refs]",
   options: { refs: { type: "boolean", default: false } },
   minArgs: 1,
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, readOnly: true, rehydrate: "lazy", onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`) });
-    const out = ndjson.stringify();
-    const done = new Promise<void>((resolve, reject) => {
-      out.on("data", (line: string) => ctx.io.stdout(line));
-      out.on("end", resolve);
-      out.on("error", reject);
-    });
-    out.write(m.header);
-    for (const entry of m.getEntries()) out.write(ctx.values.refs ? entry : m.rehydrate(entry));
-    out.end();
-    await done;
-    return 0;
+    let notInlined = 0;
+    let rehydrating = false;
+    const onWarning = (w: StoreWarning) => {
+      if (rehydrating && NOT_INLINED.has(w.code)) notInlined++;
+      ctx.io.stderr(`warning: ${w.message}\n`);
+    };
+    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, readOnly: true, rehydrate: "lazy", onWarning });
+    try {
+      const report = m.loadReport;
+      // Read before anything is written, so a failure leaves stdout empty rather than short.
+      const damaged = report.malformed.length > 0 || report.tornTail ? readDamagedLines(info.path, report) : [];
+      const out = ndjson.stringify();
+      const done = new Promise<void>((resolve, reject) => {
+        out.on("data", (line: string) => ctx.io.stdout(line));
+        out.on("end", resolve);
+        out.on("error", reject);
+      });
+      out.write(m.header);
+      rehydrating = true;
+      // --refs keeps the refs the file holds; images the file holds inline stay inline (no blob of them
+      // may exist, and a read-only export stores none).
+      for (const entry of m.getEntries()) out.write(ctx.values.refs ? m.sources.restore(entry) : m.rehydrate(entry));
+      rehydrating = false;
+      for (const line of damaged) out.write(toMalformedRecord(line));
+      out.end();
+      await done;
+      if (damaged.length > 0) ctx.io.stderr(`${damaged.length} damaged line(s) exported as raw records; import puts them in quarantine\n`);
+      if (notInlined > 0) {
+        ctx.io.stderr(`transcript-store: ${notInlined} image(s) could not be inlined (missing or corrupt blobs); their refs were exported instead\n`);
+        return 1;
+      }
+      return 0;
+    } finally {
+      await m.close();
+    }
   },
 };
 
 export const importCommand: Command = {
   name: "import",
-  summary: "read a session as NDJSON from stdin into the store (as a new file)",
+  summary: "read a session as NDJSON from stdin into the store (as a new file; raw records to quarantine)",
   usage: "import",
   options: {},
   maxArgs: 0,
   async run(ctx) {
-    const records: Array<Record<string, unknown>> = [];
-    await new Promise<void>((resolve, reject) => {
-      const parser = ndjson.parse({ strict: true });
-      parser.on("data", (row: unknown) => records.push(row as Record<string, unknown>));
-      parser.on("end", resolve);
-      parser.on("error", (err: Error) => reject(new TranscriptStoreError("INVALID_OPTION", `stdin is not NDJSON after record ${records.length}: ${err.message}`)));
-      ctx.io.stdin.pipe(parser);
-    });
-    const [header, ...rest] = records;
+    const [header, ...rest] = await readNdjson(ctx.io.stdin);
     if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string") throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
-    if (!rest.every((r) => isRecord(r) && typeof r.type === "string")) throw new TranscriptStoreError("INVALID_OPTION", "every record must be an object with a type");
-    const migrated = migrateSession(header as SessionHeader, rest.map((record, i) => ({ record, lineIndex: i + 1 })));
+    const records: Array<Record<string, unknown>> = [];
+    const damaged: MalformedLine[] = [];
+    rest.forEach((record, i) => {
+      if (isMalformedRecord(record)) damaged.push(fromMalformedRecord(record, i + 1));
+      else if (isRecord(record) && typeof record.type === "string") records.push(record);
+      else throw new TranscriptStoreError("INVALID_OPTION", `record ${i + 1}: every record must be an object with a type`);
+    });
+    const migrated = migrateSession(header as SessionHeader, records.map((record, i) => ({ record, lineIndex: i + 1 })));
     const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, rehydrate: "lazy" });
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
     const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
+    // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
+    const quarantine = quarantinePathOf(path);
+    const hadQuarantine = io.existsSync(quarantine);
     claimNewFile(path);
     let m: SessionManager;
     try {
+      if (damaged.length > 0) new SessionFile(path, { fsync: true, now: resolved.now }).quarantine(damaged);
       m = await SessionManager.startNew(path, migrated.header, resolved, migrated.entries);
     } catch (err) {
       if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
+      if (damaged.length > 0 && !hadQuarantine) io.rmSync(quarantine, { force: true });
       throw err;
     }
     await m.close();
-    ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length }, `imported ${m.sessionId} (${migrated.entries.length} entries)\n${path}`);
+    const text = `imported ${m.sessionId} (${migrated.entries.length} entries${damaged.length > 0 ? `, ${damaged.length} damaged line(s) to quarantine` : ""})\n${path}`;
+    ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length, quarantined: damaged.length }, text);
     return 0;
   },
 };
