@@ -17,6 +17,7 @@ import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../sessi
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import { compareImport } from "./existing-target.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
+import { addCounters, baseReport, zeroCounters, type MigrateCounters, type MigrateFileReport } from "./migrate-report.ts";
 
 export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
@@ -33,36 +34,7 @@ export interface MigrateFileOptions extends PrepareOptions {
   now?: () => Date;
 }
 
-/**
- * `continued`: the store copy of an import holds everything the import would write and more (it
- * was continued in the store): left alone. `updated`: the source grew since the last import while
- * the store copy did not: brought up to date. `conflict`: both gained entries: the store copy is
- * left untouched and the file fails with `IMPORT_CONFLICT`.
- */
-export type MigrateStatus = "migrated" | "imported" | "updated" | "current" | "continued" | "planned" | "conflict" | "failed";
-
-/** What happened to one file. */
-export interface MigrateFileReport {
-  source: string;
-  target: string;
-  status: MigrateStatus;
-  fromVersion: number | null;
-  entries: number;
-  bytesBefore: number;
-  bytesAfter: number;
-  imagesExternalized: number;
-  /** Image payloads that are not decodable base64: kept inline and whole (never truncated). */
-  imagesKeptInline: number;
-  blobsNew: number;
-  blobsDeduplicated: number;
-  /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
-  blobsRepaired: number;
-  malformed: number;
-  /** Lines that held several records glued together, written back one record per line. */
-  linesSplit: number;
-  tornTail: boolean;
-  error?: { code: string; message: string };
-}
+export type { MigrateFileReport, MigrateStatus } from "./migrate-report.ts";
 
 /** The v1/v2 → v3 rules for one record, in file order, as `writeMigrated` streams it. */
 type Transform = (record: RawRecord, lineIndex: number) => SessionEntry;
@@ -131,10 +103,6 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
   const name = basename(source);
   const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name) ? name : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
   return join(options.sessionsDir, cwdBucket(header.cwd || "/"), fileName);
-}
-
-function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, linesSplit: 0, tornTail: false };
 }
 
 /**
@@ -220,11 +188,12 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 interface WriteOutcome {
   result: "written" | "updated" | "current" | "continued" | "conflict";
   parsed: ParsedSession;
-  counts: Pick<MigrateFileReport, "imagesExternalized" | "imagesKeptInline" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
+  /** What the write pass counted (the other counters at zero). */
+  counts: MigrateCounters;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
-  Object.assign(report, outcome.counts);
+  addCounters(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
   report.linesSplit = outcome.parsed.repaired.length;
@@ -257,7 +226,7 @@ function writeMigrated(
   const seenBlobs = new Set<string>();
   /** Blobs this run wrote or re-hashed, with their sizes. */
   const fresh = new Map<string, number>();
-  const counts = { imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
+  const counts = zeroCounters();
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
