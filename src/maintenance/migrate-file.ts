@@ -17,7 +17,8 @@ import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../sessi
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import { compareImport } from "./existing-target.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
-import { addCounters, baseReport, zeroCounters, type MigrateCounters, type MigrateFileReport } from "./migrate-report.ts";
+import { addCounters, baseReport, zeroCounters } from "./migrate-report.ts";
+import type { MigrateCounters, MigrateFileReport } from "./migrate-report.ts";
 
 export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
