@@ -14,6 +14,10 @@
  * - `SessionFileDraft` / `draftPathFor`: a new file written beside its target under a temp name
  *   (created exclusively, 0600), made visible by `commit` or `renameIntoPlace` only.
  * - `backupSessionFile`: a copy beside the file that never replaces an earlier backup.
+ *
+ * Not here (yet): a move's rename of the quarantine file and artifacts directory and its removal
+ * of the old file (session-move.ts, with their undo and crash recovery), and the empty placeholder
+ * an import claims its target with (cli/commands/transfer.ts).
  */
 import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
