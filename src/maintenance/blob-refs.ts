@@ -2,7 +2,7 @@ import { BLOB_REF_PREFIX, isBlobHash } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import { io } from "../io.ts";
-import { DEFAULT_CHUNK_SIZE } from "../session/session-file.ts";
+import { DEFAULT_CHUNK_SIZE } from "../session/session-file-reader.ts";
 
 const PREFIX = Buffer.from(BLOB_REF_PREFIX);
 

@@ -1,6 +1,4 @@
-import { errnoCode } from "../errors.ts";
-import { constants } from "node:fs";
-import { io, tempPathFor } from "../io.ts";
+import { io } from "../io.ts";
 
 /** Hands out a file's lines one at a time (each with its `\n`, the last maybe without). */
 class LineReader {
@@ -75,39 +73,5 @@ export function compareImport(fresh: string, existing: string, chunkSize: number
     }
   } finally {
     io.closeSync(freshFd);
-  }
-}
-
-/**
- * Copies `source` to a backup beside it that no earlier backup occupies (`<file>.bak`, then
- * `<file>.2.bak`, …): written to a temp file and linked into place, so an existing backup is never
- * replaced and a crash never leaves a partial one. Returns the backup's path.
- */
-export function backupBeside(source: string): string {
-  const temp = tempPathFor(source);
-  io.copyFileSync(source, temp);
-  try {
-    for (let n = 1; ; n++) {
-      const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
-      try {
-        linkOrCopyExclusive(temp, bak);
-        return bak;
-      } catch (err) {
-        if (errnoCode(err) !== "EEXIST") throw err;
-      }
-    }
-  } finally {
-    io.rmSync(temp, { force: true });
-  }
-}
-
-/** A hard link where the file system has them, else an exclusive copy: never replaces `to`. */
-function linkOrCopyExclusive(from: string, to: string): void {
-  try {
-    io.linkSync(from, to);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
-    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
   }
 }

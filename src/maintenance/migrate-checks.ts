@@ -4,7 +4,7 @@ import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
 import type { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { DEFAULT_CHUNK_SIZE, scanSessionFile } from "../session/session-file.ts";
+import { DEFAULT_CHUNK_SIZE, scanSessionFile } from "../session/session-file-reader.ts";
 
 /** sha256 of a file's bytes, streamed. */
 export function hashFile(path: string): string | null {

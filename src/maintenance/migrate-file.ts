@@ -7,15 +7,18 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { headerVersion, migrateSession } from "../format/migrate.ts";
 import { hasKeptIndex, V1ToV2Chain, withKeptId } from "../format/migrate-v1-to-v2.ts";
 import { migrateV2ToV3 } from "../format/migrate-v2-to-v3.ts";
-import { parseSessionBytes, type ParsedSession } from "../format/session-parser.ts";
+import type { ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
+import { ensureDir, io } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, sessionFileName } from "../session/paths.ts";
-import { DEFAULT_CHUNK_SIZE, headerEndOffset, scanSessionFile, SessionFile } from "../session/session-file.ts";
+import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/session-file.ts";
+import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
-import { backupBeside, compareImport } from "./existing-target.ts";
+import { compareImport } from "./existing-target.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
+import { addCounters, baseReport, zeroCounters } from "./migrate-report.ts";
+import type { MigrateCounters, MigrateFileReport } from "./migrate-report.ts";
 
 export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
@@ -32,36 +35,7 @@ export interface MigrateFileOptions extends PrepareOptions {
   now?: () => Date;
 }
 
-/**
- * `continued`: the store copy of an import holds everything the import would write and more (it
- * was continued in the store): left alone. `updated`: the source grew since the last import while
- * the store copy did not: brought up to date. `conflict`: both gained entries: the store copy is
- * left untouched and the file fails with `IMPORT_CONFLICT`.
- */
-export type MigrateStatus = "migrated" | "imported" | "updated" | "current" | "continued" | "planned" | "conflict" | "failed";
-
-/** What happened to one file. */
-export interface MigrateFileReport {
-  source: string;
-  target: string;
-  status: MigrateStatus;
-  fromVersion: number | null;
-  entries: number;
-  bytesBefore: number;
-  bytesAfter: number;
-  imagesExternalized: number;
-  /** Image payloads that are not decodable base64: kept inline and whole (never truncated). */
-  imagesKeptInline: number;
-  blobsNew: number;
-  blobsDeduplicated: number;
-  /** Blobs already in the store that failed their re-hash and were rewritten from this file's bytes. */
-  blobsRepaired: number;
-  malformed: number;
-  /** Lines that held several records glued together, written back one record per line. */
-  linesSplit: number;
-  tornTail: boolean;
-  error?: { code: string; message: string };
-}
+export type { MigrateFileReport, MigrateStatus } from "./migrate-report.ts";
 
 /** The v1/v2 → v3 rules for one record, in file order, as `writeMigrated` streams it. */
 type Transform = (record: RawRecord, lineIndex: number) => SessionEntry;
@@ -125,29 +99,11 @@ function twoPassTransform(migrated: SessionEntry[]): Transform {
   };
 }
 
-/** The header (BOM and omp title slot handled), read from the head of the file only. */
-function readHeader(path: string): SessionHeader | null {
-  const end = headerEndOffset(path);
-  if (end === null) return null;
-  const fd = io.openSync(path, "r");
-  try {
-    const head = Buffer.allocUnsafe(end);
-    const n = io.readSync(fd, head, 0, end, 0);
-    return parseSessionBytes(head.subarray(0, n)).header;
-  } finally {
-    io.closeSync(fd);
-  }
-}
-
 function targetPathFor(source: string, header: SessionHeader, options: MigrateFileOptions): string {
   if (options.inPlace) return source;
   const name = basename(source);
   const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name) ? name : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
   return join(options.sessionsDir, cwdBucket(header.cwd || "/"), fileName);
-}
-
-function baseReport(source: string): MigrateFileReport {
-  return { source, target: source, status: "failed", fromVersion: null, entries: 0, bytesBefore: 0, bytesAfter: 0, imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0, malformed: 0, linesSplit: 0, tornTail: false };
 }
 
 /**
@@ -164,7 +120,7 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
     const prepare = resolvePrepareOptions(options);
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     report.bytesBefore = io.statSync(report.source).size;
-    const header = options.dryRun ? null : readHeader(report.source);
+    const header = options.dryRun ? null : readSessionHeader(report.source);
     if (header === null) {
       // Dry runs, and files whose header needs a closer look, take the careful two-pass road.
       const pass1 = firstPass(report.source, chunkSize);
@@ -233,11 +189,12 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
 interface WriteOutcome {
   result: "written" | "updated" | "current" | "continued" | "conflict";
   parsed: ParsedSession;
-  counts: Pick<MigrateFileReport, "imagesExternalized" | "imagesKeptInline" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired">;
+  /** What the write pass counted (the other counters at zero). */
+  counts: MigrateCounters;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
-  Object.assign(report, outcome.counts);
+  addCounters(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
   report.linesSplit = outcome.parsed.repaired.length;
@@ -266,22 +223,21 @@ function writeMigrated(
   options: MigrateFileOptions,
   chunkSize: number,
 ): WriteOutcome {
-  const dir = dirname(report.target);
-  const temp = tempPathFor(report.target);
   const written = createHash("sha256");
   const seenBlobs = new Set<string>();
   /** Blobs this run wrote or re-hashed, with their sizes. */
   const fresh = new Map<string, number>();
-  const counts = { imagesExternalized: 0, imagesKeptInline: 0, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 0 };
+  const counts = zeroCounters();
   let changed = fromVersion < 3;
   let parsed: ParsedSession | null;
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
   // (pi, an editor) wrote to it before a rewrite in place (or of a store file) replaces it.
   const before = report.target === report.source ? io.statSync(report.source) : null;
-  const fd = io.openSync(temp, "wx", FILE_MODE);
+  const draft = SessionFileDraft.begin(report.target);
+  const temp = draft.path;
   try {
     const emit = (data: Buffer) => {
-      writeFully(fd, data);
+      draft.write(data);
       written.update(data);
     };
     emit(Buffer.from(`${JSON.stringify(header)}\n`));
@@ -313,13 +269,12 @@ function writeMigrated(
       throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem})`, { path: report.source });
     }
     if (parsed === null || parsed.header === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
-    io.fsyncSync(fd);
+    draft.sync();
   } catch (err) {
-    io.closeSync(fd);
-    io.rmSync(temp, { force: true });
+    draft.discard();
     throw err;
   }
-  io.closeSync(fd);
+  draft.close();
   const digest = written.digest("hex");
   const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
   try {
@@ -342,11 +297,10 @@ function writeMigrated(
     const lost = [...parsed.malformed, ...parsed.repaired];
     if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
-    if (options.backup && options.inPlace) backupBeside(report.source);
-    io.renameSync(temp, report.target);
-    fsyncDir(dir);
+    if (options.backup && options.inPlace) backupSessionFile(report.source);
+    draft.commit(true);
     return outcome(result);
   } finally {
-    io.rmSync(temp, { force: true });
+    draft.discard();
   }
 }

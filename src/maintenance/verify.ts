@@ -3,7 +3,7 @@ import { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode } from "../errors.ts";
 import type { RawRecord } from "../format/types.ts";
 import { io } from "../io.ts";
-import { scanSessionFile } from "../session/session-file.ts";
+import { scanSessionFile } from "../session/session-file-reader.ts";
 import { collectRefs } from "./blob-refs.ts";
 
 export type FindingKind = "BAD_HEADER" | "MALFORMED_LINE" | "TORN_TAIL" | "BROKEN_PARENT" | "BLOB_MISSING" | "BLOB_CORRUPT" | "ORPHANED_ARTIFACTS" | "UNREADABLE";

@@ -74,3 +74,8 @@ export function externalizeImages<T>(value: T, threshold: number): ExternalizedI
   return { value: next, blobs, keptInline };
 }
 
+/** False when the serialized line proves it holds no image payload worth externalizing. */
+export function externalizeNeeded(line: string, threshold: number): boolean {
+  // Every image shape carries the word "image" (type, mimeType, image_url, media type).
+  return line.includes("image") && (line.includes("data:image/") || line.length >= threshold);
+}

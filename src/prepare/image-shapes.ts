@@ -1,4 +1,6 @@
-import { isRecord } from "../format/types.ts";
+import { DESCEND, mapTree, type SlotContext } from "./map-tree.ts";
+
+export type { SlotContext } from "./map-tree.ts";
 
 /**
  * How an image payload string maps to blob bytes: `base64` payloads store their decoded bytes,
@@ -9,13 +11,6 @@ export type PayloadKind = "base64" | "dataUrl";
 /** Returns the replacement payload, or the same string to leave it. */
 export type PayloadVisitor = (payload: string, kind: PayloadKind) => string;
 
-/** Where an object sits: its parent object and the key it has there (null inside arrays / at the top). */
-export interface SlotContext {
-  parent: Record<string, unknown> | null;
-  key: string | null;
-}
-
-const TOP: SlotContext = { parent: null, key: null };
 
 function isUrlPayload(value: string): boolean {
   return value.startsWith("data:image/") || value.startsWith("blob:");
@@ -46,35 +41,10 @@ export function payloadKindAt(obj: Record<string, unknown>, key: string, at: Slo
  * the visitor changes nothing (structural sharing); never mutates its input.
  */
 export function mapImagePayloads<T>(value: T, visit: PayloadVisitor): T {
-  return walk(value, visit, TOP) as T;
-}
-
-function walk(value: unknown, visit: PayloadVisitor, at: SlotContext): unknown {
-  if (Array.isArray(value)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i];
-      const next = typeof item === "object" && item !== null ? walk(item, visit, TOP) : item;
-      if (next !== item) {
-        out ??= value.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? value;
-  }
-  if (!isRecord(value)) return value;
-  let out: Record<string, unknown> | null = null;
-  for (const key in value) {
-    const child = value[key];
-    let next = child;
-    const kind = payloadKindAt(value, key, at);
-    if (kind !== null) next = visit(child as string, kind);
-    else if (typeof child === "object" && child !== null) next = walk(child, visit, { parent: value, key });
-    if (next !== child) {
-      // A spread copies an own "__proto__" key as data, and assigning it then writes that data key.
-      out ??= { ...value };
-      out[key] = next;
-    }
-  }
-  return out ?? value;
+  return mapTree(value, {
+    visit: (child, key, parent, where) => {
+      const kind = parent === null ? null : payloadKindAt(parent, key!, where);
+      return kind === null ? DESCEND : visit(child as string, kind);
+    },
+  });
 }

@@ -1,11 +1,20 @@
 import { TranscriptStoreError } from "../errors.ts";
 import type { SessionEntry } from "../format/types.ts";
-import { DEFAULT_BLOB_THRESHOLD, externalizeImages, type BlobWrite } from "./externalize-images.ts";
-import { DEFAULT_TRANSIENT_KEYS, stripTransientFields } from "./strip-transient-fields.ts";
-import { DEFAULT_MAX_STRING_CHARS, truncateStrings } from "./truncate-strings.ts";
+import { DEFAULT_BLOB_THRESHOLD, externalizeImages, externalizeNeeded } from "./externalize-images.ts";
+import type { BlobWrite } from "./externalize-images.ts";
+import { DEFAULT_TRANSIENT_KEYS, stripNeeded, stripTransientFields } from "./strip-transient-fields.ts";
+import { transientMarkers } from "./strip-transient-fields.ts";
+import { DEFAULT_MAX_STRING_CHARS, truncateNeeded, truncateStrings } from "./truncate-strings.ts";
 
-/** A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing. */
-export type PrepareStage = (entry: SessionEntry) => SessionEntry;
+/**
+ * A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing.
+ * It may declare when it has nothing to do, as the built-in stages do: `needed(line)` is given the
+ * entry's JSON (as it was before the built-in stages: without the blob refs or truncation suffix
+ * they may add) and returns false when that proves the stage would change nothing (typically: a
+ * substring is absent); the stage is then not called. Without `needed` the stage always runs, and
+ * so does every stage when the pipeline only has the text the entry was parsed from (migrate).
+ */
+export type PrepareStage = ((entry: SessionEntry) => SessionEntry) & { needed?: (line: string) => boolean };
 
 export interface PrepareOptions {
   /** Keys removed at any depth. @default ["partialJson", "jsonlEvents"] */
@@ -42,8 +51,11 @@ export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPre
     throw new TranscriptStoreError("INVALID_OPTION", "transientKeys must be an array of strings");
   }
   const stages = options.stages ?? [];
-  if (!Array.isArray(stages) || stages.some((s) => typeof s !== "function")) {
-    throw new TranscriptStoreError("INVALID_OPTION", "stages must be an array of functions");
+  const badStage = (s: PrepareStage) =>
+    typeof s !== "function" || (s.needed !== undefined && typeof s.needed !== "function");
+  if (!Array.isArray(stages) || stages.some(badStage)) {
+    const message = "stages must be an array of functions (each with an optional needed function)";
+    throw new TranscriptStoreError("INVALID_OPTION", message);
   }
   const maxStringChars = positiveInt("maxStringChars", options.maxStringChars, DEFAULT_MAX_STRING_CHARS, 100);
   return {
@@ -51,7 +63,7 @@ export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPre
     blobThreshold: positiveInt("blobThreshold", options.blobThreshold, DEFAULT_BLOB_THRESHOLD, 0),
     maxStringChars,
     stages,
-    transientMarkers: keys.map((k) => JSON.stringify(k) + ":"),
+    transientMarkers: transientMarkers(keys),
   };
 }
 
@@ -68,17 +80,19 @@ export interface PreparedEntry {
  * returned, not performed: the caller stores them before writing the line.
  */
 export function prepareEntryForPersistence(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedEntry {
-  return runStages(entry, options, ALL_STAGES);
+  return runStages(entry, options, { strip: true, images: true, cut: true, user: options.stages });
 }
 
-/** Which built-in stages can change an entry; a stage that cannot is not run at all. */
+/** Which stages can change an entry; a stage that cannot is not run at all. */
 interface StageNeeds {
   strip: boolean;
   images: boolean;
   cut: boolean;
+  /** The user stages to run, in order. */
+  user: readonly PrepareStage[];
 }
 
-const ALL_STAGES: StageNeeds = { strip: true, images: true, cut: true };
+const NO_STAGES: readonly PrepareStage[] = [];
 
 function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: StageNeeds): PreparedEntry {
   let next = needs.strip ? stripTransientFields(entry, options.transientKeys) : entry;
@@ -86,7 +100,7 @@ function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: 
   let imagesKeptInline = 0;
   if (needs.images) ({ value: next, blobs, keptInline: imagesKeptInline } = externalizeImages(next, options.blobThreshold));
   if (needs.cut) next = truncateStrings(next, options.maxStringChars);
-  for (const stage of options.stages) next = stage(next);
+  for (const stage of needs.user) next = stage(next);
   return { entry: next, blobs, imagesKeptInline };
 }
 
@@ -116,11 +130,12 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
   // from another writer may spell a key with escapes (`"partial\u004ason"`) the checks cannot see.
   const hidden = sourceText !== undefined && mayHideText(sourceText);
   const needs: StageNeeds = {
-    strip: hidden || options.transientMarkers.some((m) => probe.includes(m)),
-    images: hidden || mayHoldImage(probe, options),
-    cut: probe.length > options.maxStringChars,
+    strip: hidden || stripNeeded(probe, options.transientMarkers),
+    images: hidden || externalizeNeeded(probe, options.blobThreshold),
+    cut: truncateNeeded(probe, options.maxStringChars),
+    user: userStagesNeeded(probe, options.stages, sourceText === undefined),
   };
-  if (options.stages.length === 0 && !needs.strip && !needs.images && !needs.cut) {
+  if (needs.user.length === 0 && !needs.strip && !needs.images && !needs.cut) {
     return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
   }
   const prepared = runStages(entry, options, needs);
@@ -138,7 +153,9 @@ function mayHideText(text: string): boolean {
 
 const ESCAPED_PRINTABLE = /\\u00[2-7][0-9a-fA-F]|\\\//;
 
-function mayHoldImage(line: string, options: ResolvedPrepareOptions): boolean {
-  // Every image shape carries the word "image" (type, mimeType, image_url, media type).
-  return line.includes("image") && (line.includes("data:image/") || line.length >= options.blobThreshold);
+/** The user stages whose `needed` does not rule them out (asked only when `probe` is the entry's own JSON). */
+function userStagesNeeded(probe: string, stages: readonly PrepareStage[], ownJson: boolean): readonly PrepareStage[] {
+  if (stages.length === 0) return NO_STAGES;
+  if (!ownJson) return stages;
+  return stages.filter((stage) => stage.needed === undefined || stage.needed(probe));
 }

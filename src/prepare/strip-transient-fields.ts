@@ -1,3 +1,5 @@
+import { DESCEND, mapTree, REMOVE } from "./map-tree.ts";
+
 /** Keys holding streaming state that must never reach disk. @default ["partialJson", "jsonlEvents"] */
 export const DEFAULT_TRANSIENT_KEYS: readonly string[] = ["partialJson", "jsonlEvents"];
 
@@ -6,35 +8,15 @@ export const DEFAULT_TRANSIENT_KEYS: readonly string[] = ["partialJson", "jsonlE
  * never mutates its input.
  */
 export function stripTransientFields<T>(value: T, keys: ReadonlySet<string>): T {
-  return strip(value, keys) as T;
+  return mapTree(value, { visit: (_value, key) => (key !== null && keys.has(key) ? REMOVE : DESCEND) });
 }
 
-function strip(value: unknown, keys: ReadonlySet<string>): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < value.length; i++) {
-      const next = strip(value[i], keys);
-      if (next !== value[i]) {
-        out ??= value.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? value;
-  }
-  const obj = value as Record<string, unknown>;
-  let out: Record<string, unknown> | null = null;
-  for (const key in obj) {
-    if (keys.has(key)) {
-      out ??= { ...obj };
-      delete out[key];
-      continue;
-    }
-    const next = strip(obj[key], keys);
-    if (next !== obj[key]) {
-      out ??= { ...obj };
-      out[key] = next;
-    }
-  }
-  return out ?? obj;
+/** `"key":` strings whose absence from a serialized line proves none of `keys` is in it. */
+export function transientMarkers(keys: readonly string[]): string[] {
+  return keys.map((k) => JSON.stringify(k) + ":");
+}
+
+/** False when the serialized line proves there is nothing to strip (no marker in it). */
+export function stripNeeded(line: string, markers: readonly string[]): boolean {
+  return markers.some((m) => line.includes(m));
 }

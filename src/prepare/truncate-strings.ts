@@ -1,4 +1,5 @@
-import { payloadKindAt, type SlotContext } from "./image-shapes.ts";
+import { payloadKindAt } from "./image-shapes.ts";
+import { DESCEND, mapTree } from "./map-tree.ts";
 
 /** Longest string persisted, in UTF-16 units, suffix included. @default 500000 */
 export const DEFAULT_MAX_STRING_CHARS = 500_000;
@@ -7,7 +8,13 @@ export const DEFAULT_MAX_STRING_CHARS = 500_000;
 export const TRUNCATION_SUFFIX = "\n\n[Session persistence truncated large content]";
 
 /** Opaque values that must never be cut: when too long they are cleared to "". */
-export const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoughtSignature", "textSignature", "signature", "encrypted_content"]);
+export const SIGNATURE_KEYS: ReadonlySet<string> = new Set([
+  "thinkingSignature",
+  "thoughtSignature",
+  "textSignature",
+  "signature",
+  "encrypted_content",
+]);
 
 /** Cuts `text` to at most `max` units including the suffix, never splitting a surrogate pair. */
 export function truncateString(text: string, max: number): string {
@@ -25,46 +32,31 @@ function countLines(text: string): number {
 }
 
 /**
- * Cuts every string longer than `max`, except image payloads (`payloadKindAt`); clears signature keys instead of cutting them; recomputes
- * a sibling numeric `lineCount` when its `content` string was cut. Same object back when nothing
- * is too long; the input is never mutated.
+ * Cuts every string longer than `max`, except image payloads (`payloadKindAt`); clears signature
+ * keys instead of cutting them; recomputes a sibling numeric `lineCount` when its `content` string
+ * was cut. Same object back when nothing is too long; the input is never mutated.
  */
 export function truncateStrings<T>(value: T, max: number): T {
-  return cut(value, max, TOP) as T;
+  return mapTree(value, {
+    visit: (child, key, parent, where) => {
+      if (typeof child !== "string") return DESCEND;
+      if (child.length <= max) return child;
+      if (parent !== null) {
+        // An image payload is never cut: a cut image is a destroyed image (kept whole when inline).
+        if (payloadKindAt(parent, key!, where) !== null) return child;
+        if (SIGNATURE_KEYS.has(key!)) return "";
+      }
+      return truncateString(child, max);
+    },
+    changed: (obj, out) => {
+      if (typeof obj.lineCount === "number" && typeof obj.content === "string" && out.content !== obj.content) {
+        out.lineCount = countLines(out.content as string);
+      }
+    },
+  });
 }
 
-const TOP: SlotContext = { parent: null, key: null };
-
-function cut(value: unknown, max: number, at: SlotContext): unknown {
-  if (typeof value === "string") return value.length > max ? truncateString(value, max) : value;
-  if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < value.length; i++) {
-      const next = cut(value[i], max, TOP);
-      if (next !== value[i]) {
-        out ??= value.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? value;
-  }
-  const obj = value as Record<string, unknown>;
-  let out: Record<string, unknown> | null = null;
-  for (const key in obj) {
-    const child = obj[key];
-    let next: unknown;
-    // An image payload is never cut: a cut image is a destroyed image (kept whole when inline).
-    if (typeof child === "string" && child.length > max && payloadKindAt(obj, key, at) !== null) continue;
-    if (typeof child === "string" && child.length > max && SIGNATURE_KEYS.has(key)) next = "";
-    else next = cut(child, max, { parent: obj, key });
-    if (next !== child) {
-      out ??= { ...obj };
-      out[key] = next;
-    }
-  }
-  if (out !== null && typeof obj.lineCount === "number" && typeof obj.content === "string" && out.content !== obj.content) {
-    out.lineCount = countLines(out.content as string);
-  }
-  return out ?? obj;
+/** False when the serialized line proves no string in it is longer than `max`. */
+export function truncateNeeded(line: string, max: number): boolean {
+  return line.length > max;
 }

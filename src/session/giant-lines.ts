@@ -5,11 +5,12 @@ import type { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { isRecord } from "../format/types.ts";
-import { ensureDir, FILE_MODE, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, io, tempPathFor, writeFully } from "../io.ts";
 import { decodeCanonicalBase64 } from "../prepare/externalize-images.ts";
 import { mapImagePayloads, type PayloadKind } from "../prepare/image-shapes.ts";
 import { copyFileRange } from "./quarantine-record.ts";
-import { scanLimits } from "./session-scan.ts";
+import { writeSessionFileAtomic } from "./session-file.ts";
+import { scanLimits } from "./session-file-reader.ts";
 
 const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
 const PLACEHOLDER = toBlobRef("0".repeat(64));
@@ -37,7 +38,7 @@ export function externalizeGiantLines(path: string, problems: readonly Malformed
     if (line !== null) done.push({ offset: problem.offset, length: problem.length, line });
   }
   if (done.length === 0) return false;
-  writeFileAtomic(
+  writeSessionFileAtomic(
     path,
     (emit) => {
       let position = 0;

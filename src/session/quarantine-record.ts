@@ -13,6 +13,10 @@ export function quarantineRecord(source: string, item: { line?: number; offset: 
 /** A quarantine record for a too-large line, its bytes streamed from its file as base64. */
 type StreamedItem = Pick<MalformedLine, "offset" | "reason" | "length" | "source"> & { line?: number };
 
+/**
+ * Writes the record into the quarantine file `SessionFile.quarantine` opened (`fd`): only the
+ * writer (session-file.ts) calls it.
+ */
 export function writeStreamedRecord(fd: number, source: string, item: StreamedItem, at: string): void {
   if (item.source === undefined || item.length === undefined) throw new Error("a too-large line must name the file holding it");
   const head = { type: "quarantine", source, line: item.line ?? null, offset: item.offset, reason: item.reason, quarantinedAt: at };

@@ -1,15 +1,33 @@
+/**
+ * The writer of session files: every byte written to a session file (or to its quarantine file,
+ * its backup, or the temp file that becomes it) goes through this module's API, and nothing else
+ * under src/ creates, appends to, rewrites or renames a session file into place. Reading is
+ * `session-file-reader.ts`'s job. The API, all that a non-file backend would have to provide:
+ *
+ * - `SessionFile`: one session file held for writing. `openForAppend` (created 0600 when absent,
+ *   never through a symlink: O_NOFOLLOW), `append` (whole lines, rolled back on failure),
+ *   `repairTail` (torn tail into quarantine, cut off), `quarantine` (append records to the
+ *   quarantine file beside it, O_NOFOLLOW, fsynced), `rewrite` (whole file, atomically), `sync`,
+ *   `relocate` (after a move), `close`.
+ * - `writeSessionFileAtomic`: a whole file from a stream of chunks, via an exclusive temp file
+ *   renamed over it (fsynced, with its directory, when asked).
+ * - `SessionFileDraft` / `draftPathFor`: a new file written beside its target under a temp name
+ *   (created exclusively, 0600), made visible by `commit` or `renameIntoPlace` only.
+ * - `backupSessionFile`: a copy beside the file that never replaces an earlier backup.
+ *
+ * Not here (yet): a move's rename of the quarantine file and artifacts directory and its removal
+ * of the old file (session-move.ts, with their undo and crash recovery), and the empty placeholder
+ * an import claims its target with (cli/commands/transfer.ts).
+ */
 import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import type { ParsedSession } from "../format/session-parser.ts";
-import { ensureDir, FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
-import { DEFAULT_CHUNK_SIZE } from "./session-scan.ts";
 import { quarantineRecord, writeStreamedRecord } from "./quarantine-record.ts";
-
-export { DEFAULT_CHUNK_SIZE, scanLimits, scanSessionFile } from "./session-scan.ts";
 
 export interface SessionFileOptions {
   /** Data-sync every append and fsync rewrites (survives power loss). */
@@ -19,8 +37,8 @@ export interface SessionFileOptions {
 }
 
 /**
- * The only owner of a session file's bytes: appends whole lines (never leaving a partial one),
- * repairs a torn tail into quarantine, and rewrites the file atomically (temp file + rename).
+ * One session file held for writing: appends whole lines (never leaving a partial one), repairs a
+ * torn tail into quarantine, and rewrites the file atomically (temp file + rename).
  */
 export class SessionFile {
   private fd: number | null = null;
@@ -173,7 +191,7 @@ export class SessionFile {
     let size: number;
     try {
       ensureDir(dirname(this.path));
-      size = writeFileAtomic(this.path, write as (emit: (data: Uint8Array) => void) => void, { fsync: this.options.fsync });
+      size = writeSessionFileAtomic(this.path, write, { fsync: this.options.fsync });
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
@@ -215,54 +233,110 @@ export class SessionFile {
   }
 }
 
+/**
+ * Writes the whole file at `path` from the chunks `write` emits: into an exclusively created temp
+ * file beside it (0600), (fsynced and) renamed over it; on failure the temp file is removed and
+ * `path` is as it was. Errors are the file system's own. Returns the bytes written.
+ */
+export function writeSessionFileAtomic(
+  path: string,
+  write: (emit: (data: Buffer) => void) => void,
+  options: { fsync: boolean },
+): number {
+  return writeFileAtomic(path, write as (emit: (data: Uint8Array) => void) => void, options);
+}
 
-const HEADER_TYPE = /"type"\s*:\s*"session"/;
+/** The temp name a draft of `target` is written under (a dot file beside it, ending in `.tmp`). */
+export function draftPathFor(target: string): string {
+  return tempPathFor(target);
+}
+
+/** Renames a finished draft at `temp` over `target` (the commit); fsyncs the directory when asked. */
+export function renameIntoPlace(temp: string, target: string, fsync: boolean): void {
+  io.renameSync(temp, target);
+  if (fsync) fsyncDir(dirname(target));
+}
 
 /**
- * Byte offset just past the header line (and an omp title line before it), found by reading the
- * head of the file in chunks, however long the header line is. Returns null when neither of the
- * first two non-blank lines is a header.
+ * A new session file being written beside `target` under a temp name, created exclusively (0600;
+ * an existing file or a link planted at that name fails the create). Nothing is visible at
+ * `target` until `commit`. The caller decides when to `sync`, `close` and `discard`.
  */
-export function headerEndOffset(path: string, chunkSize = 1 << 16): number | null {
-  const fd = io.openSync(path, "r");
-  try {
-    const chunk = Buffer.allocUnsafe(chunkSize);
-    let pending: Buffer[] = [];
-    let position = 0;
-    let nonBlank = 0;
-    for (;;) {
-      const n = io.readSync(fd, chunk, 0, chunkSize, position);
-      if (n === 0) return null;
-      const data = chunk.subarray(0, n);
-      let start = 0;
-      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
-        const text = Buffer.concat([...pending, data.subarray(start, nl)]).toString("utf8");
-        pending = [];
-        if (HEADER_TYPE.test(text)) return position + nl + 1;
-        if (text.replace(/\0/g, "").trim().length > 0 && ++nonBlank >= 2) return null;
-        start = nl + 1;
-      }
-      if (start < n) pending.push(Buffer.from(data.subarray(start)));
-      position += n;
-    }
-  } finally {
+export class SessionFileDraft {
+  private fd: number | null;
+
+  private constructor(
+    readonly target: string,
+    readonly path: string,
+  ) {
+    this.fd = io.openSync(path, "wx", FILE_MODE);
+  }
+
+  /** Creates the draft at `temp` (by default a fresh `draftPathFor(target)`). */
+  static begin(target: string, temp = draftPathFor(target)): SessionFileDraft {
+    return new SessionFileDraft(target, temp);
+  }
+
+  /** Appends all of `data`. */
+  write(data: Buffer): void {
+    writeFully(this.fd!, data);
+  }
+
+  /** fsyncs what was written. */
+  sync(): void {
+    io.fsyncSync(this.fd!);
+  }
+
+  /** Closes the temp file (once; later calls do nothing). */
+  close(): void {
+    const fd = this.fd;
+    if (fd === null) return;
+    this.fd = null;
     io.closeSync(fd);
+  }
+
+  /** Closes (if still open) and removes the temp file; a committed draft has none left to remove. */
+  discard(): void {
+    this.close();
+    io.rmSync(this.path, { force: true });
+  }
+
+  /** Renames the closed draft over its target; fsyncs the directory when asked. */
+  commit(fsync: boolean): void {
+    renameIntoPlace(this.path, this.target, fsync);
   }
 }
 
-/** Streams the bytes of `path` from `offset` to its end through `emit`. */
-export function copyFileFrom(path: string, offset: number, emit: (data: Buffer) => void, chunkSize = DEFAULT_CHUNK_SIZE): void {
-  const fd = io.openSync(path, "r");
-  const buffer = Buffer.allocUnsafe(chunkSize);
+/**
+ * Copies `source` to a backup beside it that no earlier backup occupies (`<file>.bak`, then
+ * `<file>.2.bak`, …): written to a temp file and linked into place, so an existing backup is never
+ * replaced and a crash never leaves a partial one. Returns the backup's path.
+ */
+export function backupSessionFile(source: string): string {
+  const temp = tempPathFor(source);
+  io.copyFileSync(source, temp);
   try {
-    let position = offset;
-    for (;;) {
-      const n = io.readSync(fd, buffer, 0, chunkSize, position);
-      if (n === 0) break;
-      emit(buffer.subarray(0, n));
-      position += n;
+    for (let n = 1; ; n++) {
+      const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
+      try {
+        linkOrCopyExclusive(temp, bak);
+        return bak;
+      } catch (err) {
+        if (errnoCode(err) !== "EEXIST") throw err;
+      }
     }
   } finally {
-    io.closeSync(fd);
+    io.rmSync(temp, { force: true });
+  }
+}
+
+/** A hard link where the file system has them, else an exclusive copy: never replaces `to`. */
+function linkOrCopyExclusive(from: string, to: string): void {
+  try {
+    io.linkSync(from, to);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
+    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
   }
 }

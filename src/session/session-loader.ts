@@ -9,7 +9,7 @@ import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { externalizeGiantLines } from "./giant-lines.ts";
-import { scanSessionFile } from "./session-file.ts";
+import { scanSessionFile } from "./session-file-reader.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
 export interface LoadedSession {

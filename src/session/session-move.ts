@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
+import { fsyncDir, io } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
 import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
 import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
 import { artifactsDirOf, quarantinePathOf } from "./paths.ts";
-import { copyFileFrom, headerEndOffset } from "./session-file.ts";
+import { draftPathFor, renameIntoPlace, SessionFileDraft } from "./session-file.ts";
+import { copyFileFrom, headerEndOffset } from "./session-file-reader.ts";
 
 export { journalPathOf, incomingPathOf, readMoveJournal } from "./move-journal.ts";
 
@@ -48,7 +49,7 @@ export function moveSessionFiles(plan: MovePlan): void {
   };
 
   if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
-  const temp = tempPathFor(to);
+  const temp = draftPathFor(to);
 
   if (headerLine !== null) {
     // The note lets an open of the destination find (and finish or undo) the move first.
@@ -62,7 +63,7 @@ export function moveSessionFiles(plan: MovePlan): void {
     });
     step("write new file", () => {
       undo.push(() => io.rmSync(temp, { force: true }));
-      const identity = writeNewFile(from, temp, headerLine, plan.fsync);
+      const identity = writeNewFile(from, to, temp, headerLine, plan.fsync);
       writeMoveJournal(from, { to, temp, ...identity });
     });
   }
@@ -94,9 +95,8 @@ export function moveSessionFiles(plan: MovePlan): void {
 
   if (headerLine !== null) {
     step("rename new file into place", () => {
-      io.renameSync(temp, to);
+      renameIntoPlace(temp, to, plan.fsync);
       undo.push(() => io.unlinkSync(to));
-      if (plan.fsync) fsyncDir(dirname(to));
     });
 
     step("remove old file", () => {
@@ -123,24 +123,30 @@ export function moveSessionFiles(plan: MovePlan): void {
   }
 }
 
-/** Writes header + the old body into `temp` (created exclusively); returns its size and sha256. */
-function writeNewFile(from: string, temp: string, headerLine: Buffer, fsync: boolean): { size: number; sha256: string } {
+/** Writes header + the old body into the draft `temp` of `to`; returns its size and sha256. */
+function writeNewFile(
+  from: string,
+  to: string,
+  temp: string,
+  headerLine: Buffer,
+  fsync: boolean,
+): { size: number; sha256: string } {
   const bodyStart = headerEndOffset(from);
   if (bodyStart === null) throw new Error("source has no header line");
   const hash = createHash("sha256");
   let size = 0;
-  const fd = io.openSync(temp, "wx", FILE_MODE);
+  const draft = SessionFileDraft.begin(to, temp);
   try {
     const emit = (data: Buffer) => {
-      writeFully(fd, data);
+      draft.write(data);
       hash.update(data);
       size += data.length;
     };
     emit(headerLine);
     copyFileFrom(from, bodyStart, emit);
-    if (fsync) io.fsyncSync(fd);
+    if (fsync) draft.sync();
   } finally {
-    io.closeSync(fd);
+    draft.close();
   }
   return { size, sha256: hash.digest("hex") };
 }

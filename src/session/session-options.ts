@@ -2,7 +2,7 @@ import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { resolveStoreDirs } from "./paths.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
-import { DEFAULT_CHUNK_SIZE } from "./session-file.ts";
+import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 
 export type RehydrateMode = "eager" | "lazy";
 

@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cwdBucket } from "../../src/session/paths.ts";
-import { scanLimits } from "../../src/session/session-file.ts";
+import { scanLimits } from "../../src/session/session-file-reader.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";

@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
+import { migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
 import { formatBytes, type Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
@@ -26,16 +27,11 @@ export const migrateCommand: Command = {
       progress.stop();
     }
     for (const r of reports) {
-      const what = r.error !== undefined ? `${r.status}: ${r.error.code} ${r.error.message}` : `${r.status} v${r.fromVersion ?? "?"}→v3 ${formatBytes(r.bytesBefore)}→${formatBytes(r.bytesAfter)} images ${r.imagesExternalized}${r.imagesKeptInline ? ` (${r.imagesKeptInline} not base64, kept inline)` : ""} blobs ${r.blobsNew} new/${r.blobsDeduplicated} dedup${r.blobsRepaired ? `/${r.blobsRepaired} repaired` : ""}${r.malformed ? ` malformed ${r.malformed}` : ""}${r.linesSplit ? ` glued lines split ${r.linesSplit}` : ""}${r.tornTail ? " torn tail repaired" : ""}`;
-      ctx.emit({ type: "file", ...r }, `${what}  ${r.source}${r.target !== r.source ? ` → ${r.target}` : ""}`);
+      const paths = `${r.source}${r.target !== r.source ? ` → ${r.target}` : ""}`;
+      ctx.emit({ type: "file", ...r }, `${migrateFileText(r, formatBytes)}  ${paths}`);
     }
-    const sum = (k: "bytesBefore" | "bytesAfter" | "imagesExternalized" | "blobsNew" | "blobsDeduplicated" | "blobsRepaired") => reports.reduce((a, r) => a + r[k], 0);
-    const failed = reports.filter((r) => r.status === "failed" || r.status === "conflict").length;
-    const count = (...statuses: MigrateFileReport["status"][]) => reports.filter((r) => statuses.includes(r.status)).length;
-    const totals = { type: "totals", files: reports.length, migrated: count("migrated", "imported", "updated"), current: count("current"), continued: count("continued"), conflicts: count("conflict"), planned: reports.filter((r) => r.status === "planned").length, failed, bytesBefore: sum("bytesBefore"), bytesAfter: sum("bytesAfter"), imagesExternalized: sum("imagesExternalized"), blobsNew: sum("blobsNew"), blobsDeduplicated: sum("blobsDeduplicated"), blobsRepaired: sum("blobsRepaired") };
-    const continued = totals.continued ? `${totals.continued} continued in the store (left alone), ` : "";
-    const conflicts = totals.conflicts ? `${totals.conflicts} in conflict (store copy left alone), ` : "";
-    ctx.emit(totals, `${totals.files} file(s): ${totals.migrated} migrated, ${totals.current} already current, ${continued}${conflicts}${totals.planned} planned, ${failed} failed; ${formatBytes(totals.bytesBefore)} → ${formatBytes(totals.bytesAfter)}; ${totals.imagesExternalized} image(s) externalized, ${totals.blobsNew} new blob(s), ${totals.blobsDeduplicated} deduplicated${totals.blobsRepaired ? `, ${totals.blobsRepaired} corrupt blob(s) repaired` : ""}`);
-    return failed > 0 ? 1 : 0;
+    const totals = migrateTotals(reports);
+    ctx.emit(totals, migrateTotalsText(totals, formatBytes));
+    return totals.failed > 0 ? 1 : 0;
   },
 };

@@ -1,8 +1,17 @@
+/**
+ * The reader of session files: everything that reads a session file's bytes goes through here.
+ * - `scanSessionFile`: streams the whole file through the line scanner and parser;
+ * - `headerEndOffset` / `readSessionHeader`: find and parse the header from the file's head only;
+ * - `copyFileFrom`: streams the bytes from an offset to the end (a move copies the body so).
+ * Writing is `session-file.ts`'s job (see its header).
+ */
 import { constants as bufferConstants } from "node:buffer";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter, type ScannedLine } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
-import { SessionParser, type ParsedSession, type SessionParserOptions } from "../format/session-parser.ts";
+import { parseSessionBytes, SessionParser } from "../format/session-parser.ts";
+import type { ParsedSession, SessionParserOptions } from "../format/session-parser.ts";
+import type { SessionHeader } from "../format/types.ts";
 import { io } from "../io.ts";
 
 /** Bytes read per chunk when scanning a session. @default 1 MiB */
@@ -90,5 +99,74 @@ function correctTooLarge(parsed: ParsedSession, lines: Map<number, ScannedLine>,
       parsed.completeLength = end;
       if (parsed.header !== null) parsed.malformed.push(problem(line));
     }
+  }
+}
+const HEADER_TYPE = /"type"\s*:\s*"session"/;
+
+/**
+ * Byte offset just past the header line (and an omp title line before it), found by reading the
+ * head of the file in chunks, however long the header line is. Returns null when neither of the
+ * first two non-blank lines is a header.
+ */
+export function headerEndOffset(path: string, chunkSize = 1 << 16): number | null {
+  const fd = io.openSync(path, "r");
+  try {
+    const chunk = Buffer.allocUnsafe(chunkSize);
+    let pending: Buffer[] = [];
+    let position = 0;
+    let nonBlank = 0;
+    for (;;) {
+      const n = io.readSync(fd, chunk, 0, chunkSize, position);
+      if (n === 0) return null;
+      const data = chunk.subarray(0, n);
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        const text = Buffer.concat([...pending, data.subarray(start, nl)]).toString("utf8");
+        pending = [];
+        if (HEADER_TYPE.test(text)) return position + nl + 1;
+        if (text.replace(/\0/g, "").trim().length > 0 && ++nonBlank >= 2) return null;
+        start = nl + 1;
+      }
+      if (start < n) pending.push(Buffer.from(data.subarray(start)));
+      position += n;
+    }
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** Streams the bytes of `path` from `offset` to its end through `emit`. */
+export function copyFileFrom(
+  path: string,
+  offset: number,
+  emit: (data: Buffer) => void,
+  chunkSize = DEFAULT_CHUNK_SIZE,
+): void {
+  const fd = io.openSync(path, "r");
+  const buffer = Buffer.allocUnsafe(chunkSize);
+  try {
+    let position = offset;
+    for (;;) {
+      const n = io.readSync(fd, buffer, 0, chunkSize, position);
+      if (n === 0) break;
+      emit(buffer.subarray(0, n));
+      position += n;
+    }
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** The header (BOM and omp title slot handled), read from the head of the file only. */
+export function readSessionHeader(path: string): SessionHeader | null {
+  const end = headerEndOffset(path);
+  if (end === null) return null;
+  const fd = io.openSync(path, "r");
+  try {
+    const head = Buffer.allocUnsafe(end);
+    const n = io.readSync(fd, head, 0, end, 0);
+    return parseSessionBytes(head.subarray(0, n)).header;
+  } finally {
+    io.closeSync(fd);
   }
 }

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
-import { headerEndOffset } from "../../src/session/session-file.ts";
+import { headerEndOffset } from "../../src/session/session-file-reader.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

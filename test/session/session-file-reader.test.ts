@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { cwdBucket, quarantinePathOf } from "../../src/session/paths.ts";
-import { scanLimits } from "../../src/session/session-file.ts";
+import { scanLimits } from "../../src/session/session-file-reader.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
