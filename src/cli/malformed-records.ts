@@ -1,7 +1,7 @@
 import { TranscriptStoreError } from "../errors.ts";
 import type { LoadReport, MalformedLine } from "../format/load-report.ts";
 import { isRecord } from "../format/types.ts";
-import { scanSessionFile } from "../session/session-file.ts";
+import { scanSessionFile } from "../session/session-file-reader.ts";
 
 /**
  * The export stream's record for a line of the session file that is not an entry (malformed, or a
