@@ -1,4 +1,4 @@
-/** The closed set of error codes callers branch on (SPEC §10). */
+/** The closed set of error codes callers branch on (README, Error codes). */
 export const ERROR_CODES = [
   "SESSION_LOCKED",
   "SESSION_NOT_FOUND",

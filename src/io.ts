@@ -33,7 +33,7 @@ export const io = {
 
 export type Io = typeof io;
 
-/** Private modes of SPEC §2: transcripts are nobody else's business. */
+/** Private modes (docs/format.md, Layout): transcripts are nobody else's business. */
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 

@@ -13,7 +13,7 @@ export interface MalformedLine {
   source?: string;
 }
 
-/** What loading a session file found (SPEC §6). */
+/** What loading a session file found (docs/format.md, Damage and quarantine). */
 export interface LoadReport {
   /** Lines read, including the header and blank lines. */
   linesRead: number;

@@ -1,4 +1,4 @@
-/** The current session file format version (SPEC §3). */
+/** The current session file format version (docs/format.md, Versions and migrations). */
 export const CURRENT_VERSION = 3;
 
 /** Line 1 of a session file. Unknown fields are kept. */

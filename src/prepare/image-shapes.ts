@@ -17,7 +17,7 @@ function isUrlPayload(value: string): boolean {
 }
 
 /**
- * The kind of image payload `obj[key]` is, or null when it is none, for the shapes of SPEC §4:
+ * The kind of image payload `obj[key]` is, or null when it is none, for the shapes of docs/format.md (Blob refs):
  * `{type:"image", data}` and `{data, mimeType:"image/…"}` blocks, `image_url` data URLs (a string,
  * or `url` in an `image_url` object), and Anthropic `{type:"image", source:{type:"base64", data}}`.
  * `at` says where `obj` itself sits. The one definition every stage that must treat payloads

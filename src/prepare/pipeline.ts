@@ -75,7 +75,7 @@ export interface PreparedEntry {
 }
 
 /**
- * SPEC §4: transient-field stripping, image externalization, string truncation, then user stages.
+ * docs/format.md (What is never written): transient-field stripping, image externalization, string truncation, then user stages.
  * Returns the same entry object when nothing changed; the input is never mutated. Blob writes are
  * returned, not performed: the caller stores them before writing the line.
  */

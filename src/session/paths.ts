@@ -13,7 +13,7 @@ export interface StoreDirs {
   blobsDir: string;
 }
 
-/** Applies SPEC §2: `<root>/sessions` and `<root>/blobs`, each overridable on its own. */
+/** The layout of docs/format.md: `<root>/sessions` and `<root>/blobs`, each overridable on its own. */
 export function resolveStoreDirs(options: { root?: string; sessionsDir?: string; blobsDir?: string }): StoreDirs {
   const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
   return {

@@ -4,7 +4,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { mapImagePayloads } from "../prepare/image-shapes.ts";
 
 /**
- * Resolves blob refs in the image shapes of SPEC §4 back to their original strings (base64 of the
+ * Resolves blob refs in the image shapes of docs/format.md (Blob refs) back to their original strings (base64 of the
  * bytes, or the data URL). A missing, corrupt or malformed ref stays as it is and is reported as a
  * warning; rehydration never throws for bad data. Same object back when there is nothing to resolve.
  * Bytes are handed out only when they hash to the ref (the store re-hashes a blob file once, and

@@ -6,7 +6,7 @@ export interface SessionTreeNode {
   children: SessionTreeNode[];
 }
 
-/** What a model sees at the leaf (SPEC §7 `buildContext`). */
+/** What a model sees at the leaf (`buildContext`; docs/format.md, Context at the leaf). */
 export interface SessionContext {
   messages: Array<Record<string, unknown>>;
   /** The latest `model_change` on the path (its `model`, or `{provider, modelId}`), else the header's. */

@@ -48,7 +48,7 @@ describe("ArtifactStore ids and files", () => {
     expect(store.save("next", { toolType: "bash" }).id).toBe("8");
   });
 
-  it("returns the ref of SPEC §8 and persists every metadata field", () => {
+  it("returns its ref and persists every metadata field (docs/artifacts.md)", () => {
     const root = tempDir("ts-art-");
     const store = storeIn(root, { now: () => 5_000 });
     const ref = store.save("first line\r\nsecond\nthird", { toolType: "web.fetch", name: "page", ttlMs: 60_000, contentType: "text/html" });

@@ -9,7 +9,7 @@ function newStore() {
 }
 
 describe("reveal policies (acceptance 7)", () => {
-  it("renders the three policies of SPEC §8", () => {
+  it("renders the three reveal policies (docs/artifacts.md)", () => {
     const store = newStore();
     for (let i = 0; i < 3; i++) store.save(`filler ${i}`, { toolType: "t" });
     const ref = store.save("# Dark mode\n\nFull draft.", { toolType: "draft", summary: 'Add "dark" mode & <themes>' });
