@@ -12,6 +12,8 @@ export { migrateSession, headerVersion } from "./format/migrate.ts";
 
 export { prepareEntryForPersistence, prepareLine, resolvePrepareOptions } from "./prepare/pipeline.ts";
 export type { PrepareOptions, PrepareStage, PreparedEntry } from "./prepare/pipeline.ts";
+export { mapTree, DESCEND, REMOVE } from "./prepare/map-tree.ts";
+export type { TreeMapper, SlotContext } from "./prepare/map-tree.ts";
 export { DEFAULT_TRANSIENT_KEYS } from "./prepare/strip-transient-fields.ts";
 export { DEFAULT_BLOB_THRESHOLD } from "./prepare/externalize-images.ts";
 export type { BlobWrite } from "./prepare/externalize-images.ts";
@@ -51,6 +53,8 @@ export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrat
 export { verifySessionFile } from "./maintenance/verify.ts";
 export type { Finding, VerifyFileResult } from "./maintenance/verify.ts";
 export { collectGarbage, DEFAULT_GC_GRACE_MS } from "./maintenance/gc.ts";
+export { forgetReferrers, readReferrers } from "./blob/blob-referrers.ts";
+export type { Referrer } from "./blob/blob-referrers.ts";
 export type { GcOptions, GcReport } from "./maintenance/gc.ts";
 export { main } from "./cli/main.ts";
 export type { CliIo } from "./cli/context.ts";
