@@ -6,13 +6,13 @@ import { TranscriptStoreError } from "../errors.ts";
  * reaches `path.join` unchecked, so no input can address a path outside the directory.
  */
 
-/** The tool type used when the requested one is not a safe file-name part (SPEC §8). */
+/** The tool type used when the requested one is not a safe file-name part (docs/artifacts.md, File names). */
 export const DEFAULT_TOOL_TYPE = "tool";
 
 /** The agent output name used when nothing readable survives sanitizing. */
 export const DEFAULT_AGENT_NAME = "agent";
 
-/** Longest tool type and longest agent-name segment kept (SPEC §8). */
+/** Longest tool type and longest agent-name segment kept (docs/artifacts.md, File names). */
 export const MAX_NAME_PART = 64;
 
 /**
@@ -38,8 +38,9 @@ export const AGENT_OUTPUT_FILE = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\.md$/;
 export const ID_PREFIXED = /^(\d+)\./;
 
 /**
- * SPEC §8: a tool type is kept when it is 1–64 characters of `[A-Za-z0-9_-]`, else it becomes
- * `tool`. Replacing instead of repairing keeps the rule obvious to anyone reading file names.
+ * A tool type is kept when it is 1–64 characters of `[A-Za-z0-9_-]`, else it becomes `tool`
+ * (docs/artifacts.md, File names). Replacing instead of repairing keeps the rule obvious to anyone
+ * reading file names.
  */
 export function sanitizeToolType(toolType: unknown): string {
   if (typeof toolType === "string" && toolType.length <= MAX_NAME_PART && SAFE_PART.test(toolType)) return toolType;

@@ -232,8 +232,9 @@ export class ArtifactStore {
   }
 
   /**
-   * Pointer envelope (SPEC §8): returns `value` itself when its serialized UTF-8 size is below
-   * `maxInlineBytes`, else stores it and returns `{ pointer, preview, sizeBytes, note }`.
+   * Pointer envelope (docs/artifacts.md, Pointer envelopes): returns `value` itself when its
+   * serialized UTF-8 size is below `maxInlineBytes`, else stores it and returns
+   * `{ pointer, preview, sizeBytes, note }`.
    */
   spill<T>(value: T, options: SpillOptions): SpillResult<T> {
     return spillValue(this, value, options);

@@ -37,9 +37,9 @@ function requireString(args: Record<string, unknown> | undefined, key: string): 
 }
 
 /**
- * The three tools that let a model work with artifacts (SPEC §8). They deliberately bypass the
- * spill threshold: `getArtifact` hands back the full value however big, and `storeArtifact`
- * always stores, so a tool's own output is never wrapped into yet another pointer.
+ * The three tools that let a model work with artifacts (docs/artifacts.md, Model tools). They
+ * deliberately bypass the spill threshold: `getArtifact` hands back the full value however big, and
+ * `storeArtifact` always stores, so a tool's own output is never wrapped into yet another pointer.
  */
 export function artifactTools(store: ArtifactStore): ArtifactTool[] {
   return [

@@ -34,9 +34,9 @@ const NO_SESSION_MESSAGE = "No session - artifacts unavailable";
 
 /**
  * Resolves `artifact://<id>`, `agent://<id>`, `agent://<id>/<json/path>` and
- * `agent://<id>?q=<query>` against the caller's session only (SPEC §8). The URL is parsed by
- * hand, not with `new URL`, because WHATWG parsing would quietly normalize `..` segments away
- * instead of letting them be refused.
+ * `agent://<id>?q=<query>` against the caller's session only (docs/artifacts.md, Internal URLs).
+ * The URL is parsed by hand, not with `new URL`, because WHATWG parsing would quietly normalize
+ * `..` segments away instead of letting them be refused.
  */
 export function resolveInternalUrl(url: string, options: ResolveInternalUrlOptions): ResolvedInternalUrl {
   if (typeof url !== "string") throw new TranscriptStoreError("INVALID_ARTIFACT_ID", "Internal URL must be a string");

@@ -1,6 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 
-/** 1-based line pagination (SPEC §8 `read`). */
+/** 1-based line pagination of `read` (docs/artifacts.md, Reading in pages). */
 export interface LinePageOptions {
   /** First line to return, counting from 1. @default 1 */
   offset?: number;

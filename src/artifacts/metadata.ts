@@ -10,7 +10,7 @@ import { isArtifactId, LOG_FILE, logFileName, sanitizeToolType } from "./artifac
 /** How the content file maps back to the value that was saved. */
 export type ArtifactEncoding = "text" | "json" | "bytes";
 
-/** What `save`, `getRef` and `list` return (SPEC §8). */
+/** What `save`, `getRef` and `list` return (docs/artifacts.md, Metadata and references). */
 export interface ArtifactRef {
   /** Decimal id, unique in the directory (`"0"`, `"1"`, …). */
   id: string;
@@ -55,7 +55,7 @@ export type MetaState =
   | { kind: "missing" }
   | { kind: "corrupt"; reason: string };
 
-/** Number of characters of content a default summary keeps (SPEC §8). */
+/** Number of characters of content a default summary keeps (docs/artifacts.md, Metadata and references). */
 export const SUMMARY_CHARS = 200;
 
 const CONTENT_TYPES: Record<ArtifactEncoding, string> = {

@@ -64,12 +64,12 @@ function utf8HeadLength(buf: Buffer, max: number): number {
 }
 
 /**
- * Streaming tool output (SPEC §8): keeps a bounded tail in memory (plus an optional head and a
- * per-line column cap) and, as soon as the stream outgrows that window, mirrors the whole stream
- * from its first byte into an artifact, so what the model sees is small and what happened is
- * kept. Until mirroring starts the raw bytes are held (at most the window), which is what lets
- * the mirror begin at byte 0. If the artifact cannot be written the sink carries on with the
- * bounded output alone and reports no artifact.
+ * Streaming tool output (docs/artifacts.md, OutputSink): keeps a bounded tail in memory (plus an
+ * optional head and a per-line column cap) and, as soon as the stream outgrows that window, mirrors
+ * the whole stream from its first byte into an artifact, so what the model sees is small and what
+ * happened is kept. Until mirroring starts the raw bytes are held (at most the window), which is
+ * what lets the mirror begin at byte 0. If the artifact cannot be written the sink carries on with
+ * the bounded output alone and reports no artifact.
  */
 export class OutputSink {
   private readonly artifacts: ArtifactStore | null;

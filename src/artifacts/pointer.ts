@@ -50,10 +50,11 @@ function nonNegativeInteger(value: unknown, name: string, fallback: number): num
 }
 
 /**
- * SPEC §8 pointer envelopes. The value is serialized once (strings as they are, other values
- * as JSON) to measure it; below the threshold the very same value is returned, else it is saved
- * and the envelope returned. An unserializable value (circular) throws `INVALID_OPTION`; a value
- * with no JSON form at all (`undefined`, a function) has nothing to spill and is returned as is.
+ * Pointer envelopes (docs/artifacts.md, Pointer envelopes). The value is serialized once (strings
+ * as they are, other values as JSON) to measure it; below the threshold the very same value is
+ * returned, else it is saved and the envelope returned. An unserializable value (circular) throws
+ * `INVALID_OPTION`; a value with no JSON form at all (`undefined`, a function) has nothing to spill
+ * and is returned as is.
  */
 export function spillValue<T>(store: ArtifactStore, value: T, options: SpillOptions): SpillResult<T> {
   if (options === null || typeof options !== "object") throw new TranscriptStoreError("INVALID_OPTION", "spill needs options with a toolType");

@@ -4,8 +4,9 @@ import { closesFence, fenceOpenLength, inlineSummaryOf, isMarkerLine, summaryOf 
 import type { ArtifactRef } from "./metadata.ts";
 
 /**
- * Reveal policies for multi-agent handoff (SPEC §8): what a downstream agent sees of an
- * artifact. `none` shows only the id, `summary` the id and its summary, `full` the content.
+ * Reveal policies for multi-agent handoff (docs/artifacts.md, Reveal policies and handoff blocks):
+ * what a downstream agent sees of an artifact. `none` shows only the id, `summary` the id and its
+ * summary, `full` the content.
  */
 export type RevealPolicy = "none" | "summary" | "full";
 

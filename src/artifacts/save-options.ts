@@ -1,7 +1,7 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { isArtifactId } from "./artifact-names.ts";
 
-/** Options of `save` (SPEC §8). */
+/** Options of `save` (docs/artifacts.md, Writing artifacts). */
 export interface SaveOptions {
   /** Part of the file name; sanitized to `[A-Za-z0-9_-]{1,64}`, else `tool`. */
   toolType: string;
