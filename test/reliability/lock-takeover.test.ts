@@ -74,46 +74,44 @@ describe("lock takeover", () => {
     }
   }, 60_000);
 
-  it("a writer whose event loop was blocked past its stale period never appends after a takeover", async () => {
+  /**
+   * The holder stops refreshing its lock (event loop spinning, or the process stopped), a taker
+   * takes the stale lock over and appends, then the holder tries one more append at once.
+   */
+  async function takeOverThenLateAppend(mode: "busy" | "poll"): Promise<{ late: string; lines: string[] }> {
     const root = tempDir();
     const path = join(root, "s.jsonl");
-    const holder = startHolder("busy", path, root, 2000);
+    const holder = startHolder(mode, path, root, 2000);
     try {
-      await holder.next("blocking");
+      if (mode === "busy") await holder.next("blocking");
+      else {
+        await holder.next("ready");
+        holder.child.kill("SIGSTOP");
+      }
       await untilLockOlderThan(path, 2100);
       const taker = await SessionManager.open(path, { root, lockStaleMs: 2000 });
       taker.appendMessage({ role: "user", content: "taker-1" });
       writeFileSync(`${path}.go`, "");
+      if (mode === "poll") holder.child.kill("SIGCONT");
       const late = await holder.next("late");
       taker.appendMessage({ role: "user", content: "taker-2" });
       await taker.close();
-      expect(late).toBe("late SESSION_LOCKED");
-      expect(contents(path)).toEqual(["header", "holder-1", "taker-1", "taker-2"]);
+      return { late, lines: contents(path) };
     } finally {
       holder.child.kill("SIGKILL");
     }
+  }
+
+  it("a writer whose event loop was blocked past its stale period never appends after a takeover", async () => {
+    const { late, lines } = await takeOverThenLateAppend("busy");
+    expect(late).toBe("late SESSION_LOCKED");
+    expect(lines).toEqual(["header", "holder-1", "taker-1", "taker-2"]);
   }, 60_000);
 
   it("a writer frozen by SIGSTOP and thawed after a takeover never appends", async () => {
-    const root = tempDir();
-    const path = join(root, "s.jsonl");
-    const holder = startHolder("poll", path, root, 2000);
-    try {
-      await holder.next("ready");
-      holder.child.kill("SIGSTOP");
-      await untilLockOlderThan(path, 2100);
-      const taker = await SessionManager.open(path, { root, lockStaleMs: 2000 });
-      taker.appendMessage({ role: "user", content: "taker-1" });
-      writeFileSync(`${path}.go`, "");
-      holder.child.kill("SIGCONT");
-      const late = await holder.next("late");
-      taker.appendMessage({ role: "user", content: "taker-2" });
-      await taker.close();
-      expect(late).toBe("late SESSION_LOCKED");
-      expect(contents(path)).toEqual(["header", "holder-1", "taker-1", "taker-2"]);
-    } finally {
-      holder.child.kill("SIGKILL");
-    }
+    const { late, lines } = await takeOverThenLateAppend("poll");
+    expect(late).toBe("late SESSION_LOCKED");
+    expect(lines).toEqual(["header", "holder-1", "taker-1", "taker-2"]);
   }, 60_000);
 
   it("a writer blocked past its stale period with no taker refreshes its lock and goes on", async () => {
