@@ -110,7 +110,9 @@ describe("lock takeover", () => {
 
   it("a writer frozen by SIGSTOP and thawed after a takeover never appends", async () => {
     const { late, lines } = await takeOverThenLateAppend("poll");
-    expect(late).toBe("late SESSION_LOCKED");
+    // Thawed, its loop runs again: the append's own check or the heartbeat timer, whichever runs
+    // first, finds the lock gone; either way nothing is appended.
+    expect(late).toMatch(/^late (SESSION_LOCKED|READ_ONLY)$/);
     expect(lines).toEqual(["header", "holder-1", "taker-1", "taker-2"]);
   }, 60_000);
 
