@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 
@@ -33,17 +34,53 @@ function flatten(path: string): string {
   return path.replace(/[/\\:]/g, "-");
 }
 
+/** How cwd buckets are named: omp's home-relative names or pi's `--<absolute path>--`. */
+export type SessionLayout = "omp" | "pi";
+
+export const SESSION_LAYOUTS: readonly SessionLayout[] = ["omp", "pi"];
+
 /**
- * The cwd bucket directory name, encoded as pi/omp do so their trees can be read in place:
- * inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
+ * The cwd bucket directory name, encoded as omp or pi do so their trees can be read in place.
+ * omp: inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
+ * pi: always `--<absolute path without its first separator, / \\ : as ->--`, never shortened.
  */
-export function cwdBucket(cwd: string): string {
+export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
   const abs = resolve(cwd);
+  if (layout === "pi") return piBucket(abs);
   const home = inside(resolve(homedir()), abs);
   if (home !== null) return fitName(home === "" ? "-" : `-${flatten(home)}`);
   const tmp = inside(resolve(tmpdir()), abs);
   if (tmp !== null) return fitName(`-tmp-${flatten(tmp)}`);
   return fitName(`--${flatten(abs.replace(/^[/\\]+/, ""))}--`);
+}
+
+/** pi 0.73.1's name for a cwd's directory (no length limit: pi has none, so names match). */
+function piBucket(abs: string): string {
+  return `--${flatten(abs.replace(/^[/\\]/, ""))}--`;
+}
+
+function isPiBucketName(name: string): boolean {
+  return name.length >= 4 && name.startsWith("--") && name.endsWith("--");
+}
+
+/**
+ * The layout an existing sessions tree uses, when its bucket names say so unambiguously: every
+ * bucket `--…--` → pi (pi names no other way); any `-…` bucket not ending `--` (and every bucket
+ * starting `-`) → omp. An empty or absent tree, or names neither writes, → null.
+ */
+export function detectLayout(sessionsDir: string): SessionLayout | null {
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith("."))
+      .map((d) => d.name);
+  } catch {
+    return null;
+  }
+  if (names.length === 0) return null;
+  if (names.every(isPiBucketName)) return "pi";
+  if (names.every((n) => n.startsWith("-"))) return "omp";
+  return null;
 }
 
 /** Longest bucket name in bytes; file systems cap a name at 255. */

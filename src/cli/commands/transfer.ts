@@ -19,7 +19,7 @@ export const exportCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, readOnly: true, rehydrate: "lazy", onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`) });
+    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, readOnly: true, rehydrate: "lazy", onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`) });
     const out = ndjson.stringify();
     const done = new Promise<void>((resolve, reject) => {
       out.on("data", (line: string) => ctx.io.stdout(line));
@@ -53,9 +53,9 @@ export const importCommand: Command = {
     if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string") throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
     if (!rest.every((r) => isRecord(r) && typeof r.type === "string")) throw new TranscriptStoreError("INVALID_OPTION", "every record must be an object with a type");
     const migrated = migrateSession(header as SessionHeader, rest.map((record, i) => ({ record, lineIndex: i + 1 })));
-    const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, rehydrate: "lazy" });
+    const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, rehydrate: "lazy" });
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
-    const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
+    const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd, resolved.layout), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
     claimNewFile(path);
     let m: SessionManager;
     try {
