@@ -22,6 +22,8 @@ export class PiSessionDisk {
   private readonly file: SessionFile;
   private readonly writer: SessionWriter;
   private readonly blobs: BlobStore;
+  /** While a loaded file is repaired or upgraded: its own header (the manager's is not set yet). */
+  private loadingHeader: SessionHeader | null = null;
 
   constructor(
     readonly path: string,
@@ -39,7 +41,7 @@ export class PiSessionDisk {
       register: () => registerReferrer(engine.blobsDir, referrerFor(path, options.sessionsRoot)),
       warn: (w: StoreWarning) => this.warn(w),
     };
-    this.writer = new SessionWriter(this.file, this.blobs, writerOptions, () => header() as unknown as EngineHeader, true);
+    this.writer = new SessionWriter(this.file, this.blobs, writerOptions, () => (this.loadingHeader ?? header()) as unknown as EngineHeader, true);
   }
 
   /** Takes the lock unless held (SESSION_LOCKED when another live writer has it), else checks it is still ours. */
@@ -74,7 +76,12 @@ export class PiSessionDisk {
     if (loaded === null) return null;
     // A session written with refs before the store kept a registry of referrers gets registered here.
     if (loaded.hasBlobRefs) registerReferrer(engine.blobsDir, referrerFor(this.path, this.options.sessionsRoot));
-    this.writer.repairOnOpen(loaded, loaded.entries, (w) => this.warn(w));
+    this.loadingHeader = loaded.header as unknown as SessionHeader;
+    try {
+      this.writer.repairOnOpen(loaded, loaded.entries, (w) => this.warn(w));
+    } finally {
+      this.loadingHeader = null;
+    }
     return { header: loaded.header as unknown as SessionHeader, entries: loaded.entries as unknown as SessionEntry[] };
   }
 
