@@ -120,6 +120,29 @@ describe("pi facade on the engine", () => {
     sm.close();
   });
 
+  it("resuming a written file without an assistant message appends only what is missing (pi writes it all again)", () => {
+    const h = piHome();
+    const path = join(h.base, "empty.jsonl");
+    writeFileSync(path, "");
+    const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
+    const u = sm.appendMessage(user("deferred"));
+    expect(linesOf(path)).toHaveLength(1);
+    const a = sm.appendMessage(assistant("now"));
+    expect(linesOf(path).map((l) => l.type === "session" ? "session" : l.id)).toEqual(["session", u, a]);
+    sm.close();
+  });
+
+  it("a parentId cycle does not hang getBranch or buildSessionContext", () => {
+    const h = piHome();
+    const path = join(h.base, "cycle.jsonl");
+    const line = (id: string, parentId: string) => ({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: user(id) });
+    writeFileSync(path, [{ type: "session", version: 3, id: "c", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/" }, line("aaaaaaaa", "bbbbbbbb"), line("bbbbbbbb", "aaaaaaaa")].map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
+    expect(sm.getBranch().map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
+    expect(sm.buildSessionContext().messages).toHaveLength(2);
+    sm.close();
+  });
+
   it("a failed append leaves the session as it was (no entry, same leaf)", () => {
     const h = piHome();
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
