@@ -10,13 +10,13 @@ import { resolvePiOptions, type PiStoreOptions, type ResolvedPiOptions } from ".
 import { PiSessionDisk } from "./session-disk.ts";
 import { listSessionDir, listSessionTree } from "./session-list.ts";
 import { buildPiTree } from "./session-tree.ts";
+import { EntryIndex } from "./entry-index.ts";
 import {
   CURRENT_SESSION_VERSION,
   type BashExecutionMessage,
   type CustomMessage,
   type FileEntry,
   type ImageContent,
-  type LabelEntry,
   type Message,
   type NewSessionOptions,
   type SessionContext,
@@ -27,10 +27,6 @@ import {
   type SessionTreeNode,
   type TextContent,
 } from "./types.ts";
-
-function isAssistant(entry: FileEntry): boolean {
-  return entry.type === "message" && entry.message?.role === "assistant";
-}
 
 function notFound(id: string): TranscriptStoreError {
   return new TranscriptStoreError("ENTRY_NOT_FOUND", `Entry ${id} not found`);
@@ -49,13 +45,10 @@ export class SessionManager {
   private cwd: string;
   private readonly persist: boolean;
   private fileEntries: FileEntry[] = [];
-  private readonly byId = new Map<string, SessionEntry>();
-  private readonly labelsById = new Map<string, string>();
-  private readonly labelTimestampsById = new Map<string, string>();
+  private readonly index = new EntryIndex();
   private leafId: string | null = null;
   /** How many of `fileEntries` (header first) are in the file: 0 until the first write. */
   private onDisk = 0;
-  private hasAssistant = false;
   private disk: PiSessionDisk | null = null;
   private readonly store: ResolvedPiOptions;
 
@@ -121,7 +114,7 @@ export class SessionManager {
     const manager = new SessionManager(targetCwd, dir, true, store);
     manager.newSession({ parentSession: sourcePath });
     manager.fileEntries.push(...entries);
-    manager.buildIndex();
+    manager.leafId = manager.index.rebuild(manager.fileEntries);
     manager.openDisk().writeWhole(entries);
     manager.onDisk = manager.fileEntries.length;
     return manager;
@@ -172,7 +165,7 @@ export class SessionManager {
     }
     this.fileEntries = [loaded.header, ...loaded.entries];
     this.sessionId = loaded.header.id;
-    this.buildIndex();
+    this.leafId = this.index.rebuild(this.fileEntries);
     this.onDisk = this.fileEntries.length;
   }
 
@@ -183,12 +176,8 @@ export class SessionManager {
     const timestamp = new Date().toISOString();
     const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id: this.sessionId, timestamp, cwd: this.cwd, parentSession: options?.parentSession };
     this.fileEntries = [header];
-    this.byId.clear();
-    this.labelsById.clear();
-    this.labelTimestampsById.clear();
-    this.leafId = null;
+    this.leafId = this.index.rebuild([]);
     this.onDisk = 0;
-    this.hasAssistant = false;
     if (this.persist) this.sessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${this.sessionId}.jsonl`);
     return this.sessionFile;
   }
@@ -203,16 +192,7 @@ export class SessionManager {
     const path = this.getBranch(leafId);
     if (path.length === 0) throw notFound(leafId);
     const kept = path.filter((e) => e.type !== "label");
-    const ids = new Set(kept.map((e) => e.id));
-    const labels: LabelEntry[] = [];
-    let parentId: string | null = kept[kept.length - 1]?.id ?? null;
-    for (const [targetId, label] of this.labelsById) {
-      if (!ids.has(targetId)) continue;
-      const id = newShortId(ids);
-      ids.add(id);
-      labels.push({ type: "label", id, parentId, timestamp: this.labelTimestampsById.get(targetId)!, targetId, label });
-      parentId = id;
-    }
+    const labels = this.index.labelsFor(kept);
     const timestamp = new Date().toISOString();
     const id = uuidv7();
     const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd: this.cwd, parentSession: this.persist ? previousFile : undefined };
@@ -220,10 +200,10 @@ export class SessionManager {
     this.fileEntries = [header, ...kept, ...labels];
     this.sessionId = id;
     this.onDisk = 0;
-    this.buildIndex();
+    this.leafId = this.index.rebuild(this.fileEntries);
     if (!this.persist) return undefined;
     this.sessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
-    if (this.hasAssistant) {
+    if (this.index.hasAssistant) {
       this.openDisk().writeWhole(this.getEntries());
       this.onDisk = this.fileEntries.length;
     }
@@ -266,7 +246,7 @@ export class SessionManager {
    * then everything not yet in the file. A call with an entry not in the session appends it too.
    */
   _persist(entry: SessionEntry): void {
-    if (!this.persist || !this.sessionFile || !this.hasAssistant) return;
+    if (!this.persist || !this.sessionFile || !this.index.hasAssistant) return;
     const disk = this.openDisk();
     if (this.onDisk === 0) {
       disk.writeWhole(this.getEntries());
@@ -304,21 +284,12 @@ export class SessionManager {
   }
   /** Sets (or with undefined/"" clears) the label of an existing entry. */
   appendLabelChange(targetId: string, label: string | undefined): string {
-    if (!this.byId.has(targetId)) throw notFound(targetId);
-    const id = this.appendEntry({ type: "label", targetId, label });
-    const timestamp = this.byId.get(id)!.timestamp;
-    if (label) {
-      this.labelsById.set(targetId, label);
-      this.labelTimestampsById.set(targetId, timestamp);
-    } else {
-      this.labelsById.delete(targetId);
-      this.labelTimestampsById.delete(targetId);
-    }
-    return id;
+    if (!this.index.byId.has(targetId)) throw notFound(targetId);
+    return this.appendEntry({ type: "label", targetId, label });
   }
   /** Moves the leaf to `branchFromId` (null: before the root) and appends a summary of the abandoned path. */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
-    if (branchFromId !== null && !this.byId.has(branchFromId)) throw notFound(branchFromId);
+    if (branchFromId !== null && !this.index.byId.has(branchFromId)) throw notFound(branchFromId);
     const previous = this.leafId;
     this.leafId = branchFromId;
     try {
@@ -335,41 +306,33 @@ export class SessionManager {
     return this.leafId;
   }
   getLeafEntry(): SessionEntry | undefined {
-    return this.leafId ? this.byId.get(this.leafId) : undefined;
+    return this.leafId ? this.index.byId.get(this.leafId) : undefined;
   }
   getEntry(id: string): SessionEntry | undefined {
-    return this.byId.get(id);
+    return this.index.byId.get(id);
   }
   getChildren(parentId: string): SessionEntry[] {
-    return [...this.byId.values()].filter((e) => e.parentId === parentId);
+    return [...this.index.byId.values()].filter((e) => e.parentId === parentId);
   }
   getLabel(id: string): string | undefined {
-    return this.labelsById.get(id);
+    return this.index.labels.get(id);
   }
   /** root → `fromId` (default: the leaf); [] for an unknown id. */
   getBranch(fromId?: string): SessionEntry[] {
-    const path: SessionEntry[] = [];
-    const seen = new Set<string>();
-    const start = fromId ?? this.leafId;
-    for (let at = start ? this.byId.get(start) : undefined; at !== undefined && !seen.has(at.id); ) {
-      seen.add(at.id);
-      path.push(at);
-      at = at.parentId ? this.byId.get(at.parentId) : undefined;
-    }
-    return path.reverse();
+    return this.index.path(fromId ?? this.leafId);
   }
   buildSessionContext(): SessionContext {
-    return buildSessionContext(this.getEntries(), this.leafId, this.byId);
+    return buildSessionContext(this.getEntries(), this.leafId, this.index.byId);
   }
   /** Every entry but the header, in file order (a shallow copy). */
   getEntries(): SessionEntry[] {
     return this.fileEntries.filter((e): e is SessionEntry => e.type !== "session");
   }
   getTree(): SessionTreeNode[] {
-    return buildPiTree(this.getEntries(), this.labelsById, this.labelTimestampsById);
+    return buildPiTree(this.getEntries(), this.index.labels, this.index.labelTimes);
   }
   branch(branchFromId: string): void {
-    if (!this.byId.has(branchFromId)) throw notFound(branchFromId);
+    if (!this.index.byId.has(branchFromId)) throw notFound(branchFromId);
     this.leafId = branchFromId;
   }
   resetLeaf(): void {
@@ -386,48 +349,23 @@ export class SessionManager {
   // ---------------------------------------------------------------- internals
 
   private appendEntry(fields: { type: string; [key: string]: unknown }): string {
-    const entry = { ...fields, id: newShortId(this.byId), parentId: this.leafId, timestamp: new Date().toISOString() } as SessionEntry;
+    const entry = { ...fields, id: newShortId(this.index.byId), parentId: this.leafId, timestamp: new Date().toISOString() } as SessionEntry;
     const previousLeaf = this.leafId;
-    const hadAssistant = this.hasAssistant;
     this.fileEntries.push(entry);
-    this.byId.set(entry.id, entry);
+    this.index.add(entry);
     this.leafId = entry.id;
-    this.hasAssistant ||= isAssistant(entry);
     try {
       this._persist(entry);
     } catch (err) {
       // Not in the file: not in the session either (entries before it stay pending).
       if (this.onDisk < this.fileEntries.length) {
         this.fileEntries.pop();
-        this.byId.delete(entry.id);
+        this.index.rebuild(this.fileEntries);
         this.leafId = previousLeaf;
-        this.hasAssistant = hadAssistant;
       }
       throw err;
     }
     return entry.id;
-  }
-
-  private buildIndex(): void {
-    this.byId.clear();
-    this.labelsById.clear();
-    this.labelTimestampsById.clear();
-    this.leafId = null;
-    this.hasAssistant = false;
-    for (const entry of this.fileEntries) {
-      if (entry.type === "session") continue;
-      this.byId.set(entry.id, entry);
-      this.leafId = entry.id;
-      this.hasAssistant ||= isAssistant(entry);
-      if (entry.type !== "label") continue;
-      if (entry.label) {
-        this.labelsById.set(entry.targetId, entry.label);
-        this.labelTimestampsById.set(entry.targetId, entry.timestamp);
-      } else {
-        this.labelsById.delete(entry.targetId);
-        this.labelTimestampsById.delete(entry.targetId);
-      }
-    }
   }
 
   private openDisk(): PiSessionDisk {
