@@ -65,6 +65,20 @@ describe("CLI on a pi tree (--layout, detected)", () => {
     expect(blobDirEntries(t.blobsDir)).toEqual([hash]);
   });
 
+  it("migrate (importing) and import put sessions into a pi tree under pi's names", async () => {
+    const t = piTree();
+    const outside = join(t.base, "loose");
+    const loose = writePiSession(outside, join(t.base, "third"), { id: "019a0000-0000-7000-8000-0000000000c3", time: TIME });
+    const migrated = await cli(["migrate", loose, ...t.dirs, "--json"]);
+    expect(migrated.code).toBe(0);
+    expect(readdirSync(join(t.sessionsDir, piDirName(join(t.base, "third"))))).toEqual([loose.split("/").at(-1)]);
+    const exported = await cli(["export", "019a0000-0000-7000-8000-0000000000b2", ...t.dirs]);
+    const other = join(t.base, "other-tree");
+    const imported = await cli(["import", "--sessions-dir", other, "--blobs-dir", t.blobsDir, "--layout", "pi", "--json"], { stdin: exported.stdout });
+    expect(imported.code).toBe(0);
+    expect(readdirSync(other)).toEqual([piDirName(join(t.base, "elsewhere"))]);
+  });
+
   it("mv moves a session into the pi bucket of the new cwd; a bad --layout is a usage error", async () => {
     const t = piTree();
     const to = join(t.base, "moved");

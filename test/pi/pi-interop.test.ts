@@ -37,6 +37,22 @@ function fill(sm: facade.SessionManager | real.SessionManager): void {
 }
 
 describe("interop with the real pi 0.73.1 SessionManager", () => {
+  it("has every public method and factory of pi's SessionManager, with the same declared parameters", () => {
+    const privateInPi = new Set(["constructor", "_buildIndex", "_rewriteFile", "_appendEntry"]);
+    const methods = Object.getOwnPropertyNames(real.SessionManager.prototype).filter((n) => !privateInPi.has(n));
+    expect(methods.length).toBeGreaterThan(30);
+    for (const name of methods) {
+      const ours = (facade.SessionManager.prototype as any)[name];
+      expect(typeof ours, name).toBe("function");
+      expect(ours.length, name).toBe((real.SessionManager.prototype as any)[name].length);
+    }
+    for (const name of ["create", "open", "continueRecent", "inMemory", "forkFrom", "list", "listAll"]) {
+      // Ours may take one more (optional) argument, the engine settings.
+      const theirs = (real.SessionManager as any)[name].length;
+      expect([theirs, theirs + 1], name).toContain((facade.SessionManager as any)[name].length);
+    }
+  });
+
   it("names a cwd's session directory as pi does", () => {
     const h = piHome();
     for (const cwd of [h.cwd, "/a/b:c/d e", "/"]) {
