@@ -5,7 +5,7 @@ import { ensureDir } from "../io.ts";
 import { uuidv7 } from "../session/ids.ts";
 import { buildSessionContext } from "./context.ts";
 import { findMostRecentSession, getDefaultSessionDir, newShortId } from "./file-entries.ts";
-import { forkSource } from "./fork-source.ts";
+import { readSessionUnlocked } from "./read-session.ts";
 import { resolvePiOptions, type PiStoreOptions, type ResolvedPiOptions } from "./options.ts";
 import { PiSessionDisk } from "./session-disk.ts";
 import { listSessionDir, listSessionTree } from "./session-list.ts";
@@ -109,7 +109,9 @@ export class SessionManager {
    */
   static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: PiStoreOptions): SessionManager {
     const store = resolvePiOptions(options);
-    const entries = forkSource(sourcePath, store);
+    const source = readSessionUnlocked(sourcePath, store);
+    if (source === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `Cannot fork: source session file is empty or absent: ${sourcePath}`, { path: sourcePath });
+    const entries = source.entries;
     const dir = sessionDir ?? getDefaultSessionDir(targetCwd, store.agentDir);
     const manager = new SessionManager(targetCwd, dir, true, store);
     manager.newSession({ parentSession: sourcePath });
@@ -141,6 +143,14 @@ export class SessionManager {
       this.sessionFile = path;
       return;
     }
+    if (!this.persist) {
+      // In memory nothing is written (pi's rewrites are skipped too): read without the lock.
+      const read = readSessionUnlocked(path, this.store);
+      if (read === null) this.newSession();
+      else this.adopt(read.header, read.entries, 0);
+      this.sessionFile = path;
+      return;
+    }
     const disk = new PiSessionDisk(path, this.store, () => this.getHeader()!);
     if (this.disk?.path === path) this.releaseDisk();
     let loaded;
@@ -163,10 +173,15 @@ export class SessionManager {
       this.onDisk = 1;
       return;
     }
-    this.fileEntries = [loaded.header, ...loaded.entries];
-    this.sessionId = loaded.header.id;
+    this.adopt(loaded.header, loaded.entries, loaded.entries.length + 1);
+  }
+
+  /** Takes a read session as this manager's, `onDisk` of its lines in the file. */
+  private adopt(header: SessionHeader, entries: SessionEntry[], onDisk: number): void {
+    this.fileEntries = [header, ...entries];
+    this.sessionId = header.id;
     this.leafId = this.index.rebuild(this.fileEntries);
-    this.onDisk = this.fileEntries.length;
+    this.onDisk = onDisk;
   }
 
   /** Starts a new, empty session (written once it has an assistant message); returns its file path. */

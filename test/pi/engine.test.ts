@@ -143,6 +143,24 @@ describe("pi facade on the engine", () => {
     sm.close();
   });
 
+  it("an in-memory manager reads a file without locking or writing it, not even to repair or upgrade it", () => {
+    const h = piHome();
+    const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
+    sm.appendMessage(user("a"));
+    sm.appendMessage(assistant("b"));
+    const file = sm.getSessionFile()!;
+    appendFileSync(file, '{"type":"message","id":"torn');
+    const bytes = readFileSync(file);
+    // The live writer holds the lock: an in-memory reader does not need it.
+    const mem = SessionManager.inMemory(h.cwd, { agentDir: h.agentDir, blobsDir: h.blobsDir });
+    mem.setSessionFile(file);
+    expect(mem.getEntries()).toEqual(sm.getEntries());
+    expect(mem.getSessionFile()).toBe(file);
+    mem.appendMessage(user("only in memory"));
+    expect(readFileSync(file).equals(bytes)).toBe(true);
+    sm.close();
+  });
+
   it("a failed append leaves the session as it was (no entry, same leaf)", () => {
     const h = piHome();
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
