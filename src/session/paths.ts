@@ -42,7 +42,8 @@ export const SESSION_LAYOUTS: readonly SessionLayout[] = ["omp", "pi"];
 /**
  * The cwd bucket directory name, encoded as omp or pi do so their trees can be read in place.
  * omp: inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
- * pi: always `--<absolute path without its first separator, / \\ : as ->--`, never shortened.
+ * pi: always `--<absolute path without its first separator, / \\ : as ->--`, shortened only past
+ * the file system's 255-byte limit (where pi itself cannot create the directory).
  */
 export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
   const abs = resolve(cwd);
@@ -54,9 +55,10 @@ export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
   return fitName(`--${flatten(abs.replace(/^[/\\]+/, ""))}--`);
 }
 
-/** pi 0.73.1's name for a cwd's directory (no length limit: pi has none, so names match). */
+/** pi 0.73.1's name for a cwd's directory: every name pi can create is kept exactly. */
 function piBucket(abs: string): string {
-  return `--${flatten(abs.replace(/^[/\\]/, ""))}--`;
+  // A shortened name still ends in `--`, so the tree still reads as pi's.
+  return fitName(`--${flatten(abs.replace(/^[/\\]/, ""))}--`, MAX_NAME_BYTES, "--");
 }
 
 function isPiBucketName(name: string): boolean {
@@ -83,16 +85,19 @@ export function detectLayout(sessionsDir: string): SessionLayout | null {
   return null;
 }
 
-/** Longest bucket name in bytes; file systems cap a name at 255. */
+/** Longest omp-layout bucket name in bytes; file systems cap a name at 255. */
 const MAX_BUCKET_BYTES = 200;
+/** The file systems' cap on one name. */
+const MAX_NAME_BYTES = 255;
 
-/** Keeps a bucket name within the limit: a long one keeps its start plus a hash of the whole. */
-function fitName(bucket: string): string {
-  if (Buffer.byteLength(bucket) <= MAX_BUCKET_BYTES) return bucket;
+/** Keeps a bucket name within `limit`: a long one keeps its start plus a hash of the whole. */
+function fitName(bucket: string, limit: number = MAX_BUCKET_BYTES, tail = ""): string {
+  if (Buffer.byteLength(bucket) <= limit) return bucket;
   const hash = createHash("sha256").update(bucket).digest("hex").slice(0, 16);
-  let head = bucket.slice(0, MAX_BUCKET_BYTES - 20);
-  while (Buffer.byteLength(head) > MAX_BUCKET_BYTES - 20) head = head.slice(0, -1);
-  return `${head}--${hash}`;
+  const budget = limit - 20 - tail.length;
+  let head = bucket.slice(0, budget);
+  while (Buffer.byteLength(head) > budget) head = head.slice(0, -1);
+  return `${head}--${hash}${tail}`;
 }
 
 /** `<ISO time with : and . as ->_<id>.jsonl` */

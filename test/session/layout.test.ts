@@ -28,6 +28,15 @@ describe("cwd bucket layouts", () => {
     expect(cwdBucket(cwd)).toBe(cwdBucket(cwd, "omp"));
   });
 
+  it("keeps every pi name pi can create (up to 255 bytes), shortens only longer ones so mkdir cannot fail", () => {
+    const fits = `/${"a".repeat(251)}`;
+    expect(cwdBucket(fits, "pi")).toBe(`--${"a".repeat(251)}--`);
+    const long = cwdBucket(`/${"a".repeat(252)}`, "pi");
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(255);
+    expect(long).not.toBe(cwdBucket(`/${"a".repeat(253)}`, "pi"));
+    expect(long.endsWith("--")).toBe(true); // still detected as a pi bucket
+  });
+
   it("detects pi only when every bucket is --…--, omp from -… buckets, nothing when empty or foreign", () => {
     const dir = tempDir();
     expect(detectLayout(join(dir, "absent"))).toBeNull();
