@@ -5,23 +5,28 @@
 
 export const CURRENT_SESSION_VERSION = 3;
 
+/** As `@mariozechner/pi-ai` declares it. */
 export interface TextContent {
   type: "text";
   text: string;
-  [key: string]: unknown;
+  textSignature?: string;
 }
 
+/** As `@mariozechner/pi-ai` declares it. */
 export interface ImageContent {
   type: "image";
   data: string;
   mimeType: string;
-  [key: string]: unknown;
 }
 
-/** Any message pi's agent keeps (user, assistant, toolResult, custom, bashExecution, summaries, …). */
+/**
+ * Any message pi's agent keeps (user, assistant, toolResult, custom, bashExecution, summaries, …).
+ * The index signature is `any` on purpose: only that one accepts pi's message interfaces as they are.
+ */
 export interface AgentMessage {
   role: string;
-  [key: string]: unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  [key: string]: any;
 }
 
 /** What `appendMessage` accepts: pi's Message | CustomMessage | BashExecutionMessage. */
