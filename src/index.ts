@@ -27,7 +27,7 @@ export { SessionManager } from "./session/session-manager.ts";
 export type { BuildContextOptions } from "./session/session-manager.ts";
 export type { SessionManagerOptions, RehydrateMode } from "./session/session-options.ts";
 export type { SessionContext, SessionTreeNode } from "./session/session-tree.ts";
-export { cwdBucket, defaultRoot } from "./session/paths.ts";
+export { cwdBucket, defaultRoot, detectLayout, type SessionLayout } from "./session/paths.ts";
 
 export { ArtifactStore } from "./artifacts/artifact-store.ts";
 export type { ArtifactStoreOptions, SaveOptions, WriterOptions, AllocatedArtifact, ArtifactStats } from "./artifacts/artifact-store.ts";

@@ -9,3 +9,17 @@ describe("package entry", () => {
     expect(compiled.ERROR_CODES).toEqual(source.ERROR_CODES);
   });
 });
+
+describe("package entry transcript-store/pi", () => {
+  it("package.json exports ./pi to the compiled facade, which offers exactly src/pi/index.ts's surface", async () => {
+    const { readFileSync } = await import("node:fs");
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(pkg.exports["./pi"]).toEqual({ types: "./dist/pi/index.d.ts", default: "./dist/pi/index.js" });
+    const facade = await import("../src/pi/index.ts");
+    const compiled = await import("../dist/pi/index.js" as string);
+    expect(Object.keys(compiled).sort()).toEqual(Object.keys(facade).sort());
+    const viaName = await import("transcript-store/pi" as string);
+    expect(typeof viaName.SessionManager.continueRecent).toBe("function");
+    expect(viaName.CURRENT_SESSION_VERSION).toBe(3);
+  });
+});

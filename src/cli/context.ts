@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
-import { resolveStoreDirs, type StoreDirs } from "../session/paths.ts";
+import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -25,6 +25,7 @@ export const GLOBAL_OPTIONS: OptionSpec = {
   root: { type: "string" },
   "sessions-dir": { type: "string" },
   "blobs-dir": { type: "string" },
+  layout: { type: "string" },
   json: { type: "boolean", default: false },
   ndjson: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -34,6 +35,8 @@ export const GLOBAL_OPTIONS: OptionSpec = {
 export interface CommandContext {
   io: CliIo;
   dirs: StoreDirs;
+  /** Bucket naming: `--layout`, else what the sessions tree shows, else omp's. */
+  layout: SessionLayout;
   root: string | undefined;
   json: boolean;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
@@ -63,7 +66,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     throw new UsageError((err as Error).message.split("\n")[0]!);
   }
   const { values, positionals } = parsed;
-  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, root: undefined, json: false, values, positionals, emit: () => {}, close: async () => {} };
+  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, layout: "omp", root: undefined, json: false, values, positionals, emit: () => {}, close: async () => {} };
   if (command.minArgs !== undefined && positionals.length < command.minArgs) throw new UsageError(`${command.name}: missing argument (usage: transcript-store ${command.usage})`);
   if (command.maxArgs !== undefined && positionals.length > command.maxArgs) throw new UsageError(`${command.name}: too many arguments (usage: transcript-store ${command.usage})`);
   const root = (values.root as string | undefined) ?? io.env.TRANSCRIPT_STORE_HOME;
@@ -74,11 +77,15 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     if (err instanceof TranscriptStoreError) throw new UsageError(err.message);
     throw err;
   }
+  const given = values.layout as string | undefined;
+  if (given !== undefined && given !== "omp" && given !== "pi") throw new UsageError(`--layout must be "omp" or "pi", got ${JSON.stringify(given)}`);
+  const layout: SessionLayout = given ?? detectLayout(dirs.sessionsDir) ?? "omp";
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
   return {
     io,
     dirs,
+    layout,
     root,
     json,
     values,

@@ -24,6 +24,8 @@ Global options:
   --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or ~/.transcript-store)
   --sessions-dir <dir>  sessions directory (default <root>/sessions), e.g. ~/.pi/agent/sessions
   --blobs-dir <dir>     blob directory (default <root>/blobs)
+  --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's --<absolute path>--
+                        (default: what the sessions tree shows, else omp)
   --json, --ndjson      machine output on stdout (one JSON object per line)
   -h, --help            this help
 

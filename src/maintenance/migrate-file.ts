@@ -11,7 +11,7 @@ import type { ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { ensureDir, io } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
-import { cwdBucket, sessionFileName } from "../session/paths.ts";
+import { cwdBucket, detectLayout, sessionFileName, type SessionLayout } from "../session/paths.ts";
 import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/session-file.ts";
 import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
@@ -24,6 +24,8 @@ export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
   sessionsDir: string;
   blobsDir: string;
+  /** Bucket naming of imports into `sessionsDir`. @default detected from the tree, else "omp" */
+  layout?: SessionLayout;
   /** Rewrite the file where it is instead of importing it into the store. */
   inPlace?: boolean;
   /** Keep the original as `<file>.bak` (in place; `<file>.2.bak`, … when earlier backups exist). */
@@ -103,7 +105,8 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
   if (options.inPlace) return source;
   const name = basename(source);
   const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name) ? name : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
-  return join(options.sessionsDir, cwdBucket(header.cwd || "/"), fileName);
+  const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
+  return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
 }
 
 /**

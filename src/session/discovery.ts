@@ -1,7 +1,7 @@
 import { basename, join, resolve as resolvePath } from "node:path";
 import fg from "fast-glob";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
-import { cwdBucket, idFromFileName, isAuxiliarySessionName, resolveStoreDirs } from "./paths.ts";
+import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionInfo, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
 import { io } from "../io.ts";
@@ -11,6 +11,8 @@ export interface DiscoveryOptions {
   sessionsDir?: string;
   /** More session roots to search (e.g. pi's and omp's trees), after `sessionsDir`. */
   roots?: string[];
+  /** Bucket naming of `sessionsDir`. @default detected per root, else "omp" */
+  layout?: SessionLayout;
   onWarning?: WarningHandler;
 }
 
@@ -79,9 +81,12 @@ function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
 /** Sessions recorded for `cwd` (its bucket, header `cwd` equal), newest first. */
 export async function listSessions(cwd: string, options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
   const abs = resolvePath(cwd);
-  const bucket = cwdBucket(abs);
   const paths: string[] = [];
-  for (const root of sessionRoots(options)) paths.push(...(await sessionFiles(join(root, bucket), "*.jsonl")));
+  for (const [i, root] of sessionRoots(options).entries()) {
+    // The main root uses the given layout; extra roots (pi's, omp's trees) name buckets their own way.
+    const layout = (i === 0 ? options.layout : undefined) ?? detectLayout(root) ?? "omp";
+    paths.push(...(await sessionFiles(join(root, cwdBucket(abs, layout)), "*.jsonl")));
+  }
   return infos(paths, options.onWarning).filter((info) => info.cwd === abs || info.cwd === "");
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 
@@ -33,12 +34,20 @@ function flatten(path: string): string {
   return path.replace(/[/\\:]/g, "-");
 }
 
+/** How cwd buckets are named: omp's home-relative names or pi's `--<absolute path>--`. */
+export type SessionLayout = "omp" | "pi";
+
+export const SESSION_LAYOUTS: readonly SessionLayout[] = ["omp", "pi"];
+
 /**
- * The cwd bucket directory name, encoded as pi/omp do so their trees can be read in place:
- * inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
+ * The cwd bucket directory name, encoded as omp or pi do so their trees can be read in place.
+ * omp: inside home → `-<rel>`, inside the temp dir → `-tmp-<rel>`, elsewhere → `--<path>--`.
+ * pi: always `--<absolute path without its first separator, / \\ : as ->--`, shortened only past
+ * the file system's 255-byte limit (where pi itself cannot create the directory).
  */
-export function cwdBucket(cwd: string): string {
+export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
   const abs = resolve(cwd);
+  if (layout === "pi") return piBucket(abs);
   const home = inside(resolve(homedir()), abs);
   if (home !== null) return fitName(home === "" ? "-" : `-${flatten(home)}`);
   const tmp = inside(resolve(tmpdir()), abs);
@@ -46,16 +55,49 @@ export function cwdBucket(cwd: string): string {
   return fitName(`--${flatten(abs.replace(/^[/\\]+/, ""))}--`);
 }
 
-/** Longest bucket name in bytes; file systems cap a name at 255. */
-const MAX_BUCKET_BYTES = 200;
+/** pi 0.73.1's name for a cwd's directory: every name pi can create is kept exactly. */
+function piBucket(abs: string): string {
+  // A shortened name still ends in `--`, so the tree still reads as pi's.
+  return fitName(`--${flatten(abs.replace(/^[/\\]/, ""))}--`, MAX_NAME_BYTES, "--");
+}
 
-/** Keeps a bucket name within the limit: a long one keeps its start plus a hash of the whole. */
-function fitName(bucket: string): string {
-  if (Buffer.byteLength(bucket) <= MAX_BUCKET_BYTES) return bucket;
+function isPiBucketName(name: string): boolean {
+  return name.length >= 4 && name.startsWith("--") && name.endsWith("--");
+}
+
+/**
+ * The layout an existing sessions tree uses, when its bucket names say so unambiguously: every
+ * bucket `--…--` → pi (pi names no other way); any `-…` bucket not ending `--` (and every bucket
+ * starting `-`) → omp. An empty or absent tree, or names neither writes, → null.
+ */
+export function detectLayout(sessionsDir: string): SessionLayout | null {
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith("."))
+      .map((d) => d.name);
+  } catch {
+    return null;
+  }
+  if (names.length === 0) return null;
+  if (names.every(isPiBucketName)) return "pi";
+  if (names.every((n) => n.startsWith("-"))) return "omp";
+  return null;
+}
+
+/** Longest omp-layout bucket name in bytes; file systems cap a name at 255. */
+const MAX_BUCKET_BYTES = 200;
+/** The file systems' cap on one name. */
+const MAX_NAME_BYTES = 255;
+
+/** Keeps a bucket name within `limit`: a long one keeps its start plus a hash of the whole. */
+function fitName(bucket: string, limit: number = MAX_BUCKET_BYTES, tail = ""): string {
+  if (Buffer.byteLength(bucket) <= limit) return bucket;
   const hash = createHash("sha256").update(bucket).digest("hex").slice(0, 16);
-  let head = bucket.slice(0, MAX_BUCKET_BYTES - 20);
-  while (Buffer.byteLength(head) > MAX_BUCKET_BYTES - 20) head = head.slice(0, -1);
-  return `${head}--${hash}`;
+  const budget = limit - 20 - tail.length;
+  let head = bucket.slice(0, budget);
+  while (Buffer.byteLength(head) > budget) head = head.slice(0, -1);
+  return `${head}--${hash}${tail}`;
 }
 
 /** `<ISO time with : and . as ->_<id>.jsonl` */

@@ -115,18 +115,24 @@ class LockHeartbeat {
       });
     };
     const stat = (p: fs.PathLike, cb: (err: NodeJS.ErrnoException | null, st?: fs.Stats) => void) => {
-      fs.stat(p, (err, st) => {
-        if (err || p !== this.lockDir || this.libraryMtime === null) return cb(err, st);
-        // Our own out-of-band refresh: show the library the mtime it last wrote.
-        if (st.mtimeMs === this.mtimeMs && st.mtimeMs !== this.libraryMtime.getTime()) {
-          const view = Object.create(st) as fs.Stats;
-          Object.defineProperty(view, "mtime", { value: this.libraryMtime });
-          return cb(null, view);
-        }
-        cb(null, st);
-      });
+      fs.stat(p, (err, st) => (err ? cb(err, st) : cb(null, this.libraryView(p, st))));
     };
-    return { ...fs, utimes, stat } as unknown as typeof fs;
+    // proper-lockfile's sync API calls these instead (lockSync and its heartbeat).
+    const utimesSync = (p: fs.PathLike, a: fs.TimeLike, m: fs.TimeLike) => {
+      fs.utimesSync(p, a, m);
+      if (p === this.lockDir) this.recordLibraryRefresh(m as Date);
+    };
+    const statSync = (p: fs.PathLike) => this.libraryView(p, fs.statSync(p));
+    return { ...fs, utimes, stat, utimesSync, statSync } as unknown as typeof fs;
+  }
+
+  /** Our own out-of-band refresh of the lock directory: show the library the mtime it last wrote. */
+  private libraryView(p: fs.PathLike, st: fs.Stats): fs.Stats {
+    if (p !== this.lockDir || this.libraryMtime === null) return st;
+    if (st.mtimeMs !== this.mtimeMs || st.mtimeMs === this.libraryMtime.getTime()) return st;
+    const view = Object.create(st) as fs.Stats;
+    Object.defineProperty(view, "mtime", { value: this.libraryMtime });
+    return view;
   }
 
   private recordLibraryRefresh(m: Date): void {
@@ -182,54 +188,102 @@ class LockHeartbeat {
  * (declared in `<file>.lock.json`), never by a taker's shorter one.
  */
 export async function acquireSessionLock(path: string, options: SessionLockOptions): Promise<SessionLock> {
+  const attempt = startAttempt(path, options);
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(path, attempt.lockOptions);
+  } catch (err) {
+    throw lockError(path, err);
+  }
+  return attempt.held(release, null);
+}
+
+/** A held lock that can also be released synchronously (callers without an event-loop turn). */
+export interface SyncSessionLock extends SessionLock {
+  releaseSync(): void;
+}
+
+/**
+ * `acquireSessionLock` for synchronous callers (pi's sync factories): the same directory, holder
+ * declaration, stale periods, heartbeat and `assertHeld`, taken with proper-lockfile's `lockSync`.
+ */
+export function acquireSessionLockSync(path: string, options: SessionLockOptions): SyncSessionLock {
+  const attempt = startAttempt(path, options);
+  let release: () => void;
+  try {
+    release = lockfile.lockSync(path, attempt.lockOptions);
+  } catch (err) {
+    throw lockError(path, err);
+  }
+  const lock = attempt.held(async () => release(), release);
+  return lock as SyncSessionLock;
+}
+
+function lockError(path: string, err: unknown): TranscriptStoreError {
+  if (errnoCode(err) === "ELOCKED") {
+    return new TranscriptStoreError("SESSION_LOCKED", `Session is locked by another writer: ${path}`, { path, cause: err });
+  }
+  return new TranscriptStoreError("PERSISTENCE_FAILED", `Could not lock session ${path}: ${(err as Error).message}`, { path, cause: err });
+}
+
+/** Everything about one acquisition that does not depend on how the directory is taken. */
+function startAttempt(path: string, options: SessionLockOptions) {
   const stale = Math.max(MIN_STALE_MS, options.staleMs ?? DEFAULT_LOCK_STALE_MS);
   const holderStale = readDeclaration(path)?.staleMs ?? stale;
   const heartbeat = new LockHeartbeat(`${resolve(path)}.lock`);
   let released = false;
-  let release: () => Promise<void>;
   const compromise = (err: Error) => {
     if (released) return;
     released = true;
     options.onCompromised(err);
   };
-  try {
-    release = await lockfile.lock(path, {
-      stale: holderStale,
-      update: Math.max(1000, Math.floor(Math.min(stale, holderStale) / 2)),
-      retries: 0,
-      realpath: false,
-      fs: heartbeat.fs(),
-      onCompromised: compromise,
-    });
-  } catch (err) {
-    if (errnoCode(err) === "ELOCKED") {
-      throw new TranscriptStoreError("SESSION_LOCKED", `Session is locked by another writer: ${path}`, { path, cause: err });
-    }
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not lock session ${path}: ${(err as Error).message}`, { path, cause: err });
-  }
-  heartbeat.acquired();
-  writeDeclaration(path, { pid: process.pid, staleMs: stale });
-  return {
-    path,
-    assertHeld() {
-      const lost = (why: string) => {
-        const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, { path });
-        compromise(err);
-        throw err;
-      };
-      if (released) lost("released");
-      if (Date.now() - heartbeat.refreshedAt < stale * TRUST_SHARE) return;
-      if (!heartbeat.refreshIfOurs()) lost("taken over or removed");
-    },
-    async release() {
-      if (released) return;
-      released = true;
-      removeDeclaration(path);
-      try {
-        await release();
-      } catch {
-        // Already released or compromised: nothing left to free.
-      }
-    },
+  const lockOptions = {
+    stale: holderStale,
+    update: Math.max(1000, Math.floor(Math.min(stale, holderStale) / 2)),
+    retries: 0,
+    realpath: false,
+    fs: heartbeat.fs(),
+    onCompromised: compromise,
   };
+  const held = (release: () => Promise<void>, releaseSync: (() => void) | null): SessionLock & { releaseSync?: () => void } => {
+    heartbeat.acquired();
+    writeDeclaration(path, { pid: process.pid, staleMs: stale });
+    const lock: SessionLock & { releaseSync?: () => void } = {
+      path,
+      assertHeld() {
+        const lost = (why: string) => {
+          const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, { path });
+          compromise(err);
+          throw err;
+        };
+        if (released) lost("released");
+        if (Date.now() - heartbeat.refreshedAt < stale * TRUST_SHARE) return;
+        if (!heartbeat.refreshIfOurs()) lost("taken over or removed");
+      },
+      async release() {
+        if (released) return;
+        released = true;
+        removeDeclaration(path);
+        try {
+          await release();
+        } catch {
+          // Already released or compromised: nothing left to free.
+        }
+      },
+    };
+    if (releaseSync !== null) {
+      lock.releaseSync = () => {
+        if (released) return;
+        released = true;
+        removeDeclaration(path);
+        try {
+          releaseSync();
+        } catch {
+          // Already released or compromised: nothing left to free.
+        }
+      };
+    }
+    return lock;
+  };
+  return { lockOptions, held };
 }

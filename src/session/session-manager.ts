@@ -99,7 +99,7 @@ export class SessionManager {
     const resolved = resolveSessionManagerOptions(options);
     const created = resolved.now();
     const id = uuidv7(created.getTime());
-    const path = join(resolved.sessionsDir, cwdBucket(cwd), sessionFileName(created, id));
+    const path = join(resolved.sessionsDir, cwdBucket(cwd, resolved.layout), sessionFileName(created, id));
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
     return SessionManager.startNew(path, header, resolved, null);
   }
@@ -199,7 +199,7 @@ export class SessionManager {
   /** The most recent session of `cwd`, or a new one when there is none. */
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
-    const sessions = await listSessions(cwd, { sessionsDir: resolved.sessionsDir, onWarning: resolved.onWarning });
+    const sessions = await listSessions(cwd, { sessionsDir: resolved.sessionsDir, layout: resolved.layout, onWarning: resolved.onWarning });
     for (const info of sessions) {
       try {
         return await SessionManager.open(info.path, options);
@@ -229,19 +229,19 @@ export class SessionManager {
   /** Sessions of `cwd`, newest first, read from each file's head and tail. */
   static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return listSessions(cwd, { sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
+    return listSessions(cwd, { sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
   }
 
   /** Every session of the store (and of `roots`), newest first. */
   static async listAll(options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return listAllSessions({ sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
+    return listAllSessions({ sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
   }
 
   /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
   static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
     const resolved = resolveSessionManagerOptions(options);
-    return resolveSession(arg, cwd, { sessionsDir: resolved.sessionsDir, roots: options.roots, onWarning: resolved.onWarning });
+    return resolveSession(arg, cwd, { sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
   }
 
   private static ensureParent(path: string, sessionsDir: string): void {
@@ -406,7 +406,7 @@ export class SessionManager {
     const cwd = resolve(options.cwd ?? this.cwd);
     const { type: _t, version: _v, id: _id, timestamp: _ts, cwd: _c, parentSession: _p, ...extra } = this._header;
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd, parentSession: this.sessionId, ...extra };
-    const path = join(resolved.sessionsDir, cwdBucket(cwd), sessionFileName(created, id));
+    const path = join(resolved.sessionsDir, cwdBucket(cwd, resolved.layout), sessionFileName(created, id));
     const sourceArtifacts = this.artifactsDir;
     if (sourceArtifacts !== null) {
       SessionManager.ensureParent(path, resolved.sessionsDir);
@@ -431,7 +431,7 @@ export class SessionManager {
     const file = this.writer?.file ?? null;
     if (file === null) throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");
     const cwd = resolve(newCwd);
-    const to = join(this.options.sessionsDir, cwdBucket(cwd), basename(file.path));
+    const to = join(this.options.sessionsDir, cwdBucket(cwd, this.options.layout), basename(file.path));
     const header: SessionHeader = { ...this._header, cwd };
     const headerLine = this.writer!.hasHeader ? Buffer.from(`${JSON.stringify(header)}\n`) : null;
     // Inline images memory points at keep their bytes; only their offsets move with the header.

@@ -1,6 +1,6 @@
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
-import { resolveStoreDirs } from "./paths.ts";
+import { detectLayout, resolveStoreDirs, SESSION_LAYOUTS, type SessionLayout } from "./paths.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 
@@ -14,6 +14,11 @@ export interface SessionManagerOptions extends PrepareOptions {
   sessionsDir?: string;
   /** @default <root>/blobs */
   blobsDir?: string;
+  /**
+   * How cwd buckets are named: `omp` (`-<home-relative>`) or `pi` (`--<absolute path>--`, as pi
+   * 0.73.1 names them). @default detected from the sessions tree when unambiguous, else "omp"
+   */
+  layout?: SessionLayout;
   /** Data-sync every append and fsync rewrites and blobs. @default false */
   fsync?: boolean;
   /** Resolve blob refs while loading (`eager`) or on demand (`lazy`). @default "eager" */
@@ -37,6 +42,7 @@ export interface SessionManagerOptions extends PrepareOptions {
 export interface ResolvedSessionManagerOptions {
   sessionsDir: string;
   blobsDir: string;
+  layout: SessionLayout;
   fsync: boolean;
   rehydrate: RehydrateMode;
   deferUntilAssistant: boolean;
@@ -77,6 +83,7 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   const dirs = resolveStoreDirs(options);
   return {
     ...dirs,
+    layout: resolveLayout(options.layout, dirs.sessionsDir),
     fsync: bool("fsync", options.fsync, false),
     rehydrate,
     deferUntilAssistant: bool("deferUntilAssistant", options.deferUntilAssistant, false),
@@ -89,4 +96,13 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     prepare: resolvePrepareOptions(options),
     original: options,
   };
+}
+
+/** A given layout (validated), else the one the sessions tree shows, else omp's. */
+export function resolveLayout(layout: unknown, sessionsDir: string): SessionLayout {
+  if (layout === undefined) return detectLayout(sessionsDir) ?? "omp";
+  if (typeof layout !== "string" || !(SESSION_LAYOUTS as readonly string[]).includes(layout)) {
+    throw new TranscriptStoreError("INVALID_OPTION", `layout must be "omp" or "pi", got ${String(layout)}`);
+  }
+  return layout as SessionLayout;
 }

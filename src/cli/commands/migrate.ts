@@ -19,7 +19,7 @@ export const migrateCommand: Command = {
     const reports: MigrateFileReport[] = [];
     try {
       for (const file of files) {
-        const report = await migrateFile(file, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, inPlace, backup: ctx.values.backup === true, dryRun });
+        const report = await migrateFile(file, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, inPlace, backup: ctx.values.backup === true, dryRun });
         reports.push(report);
         progress.tick(basename(file));
       }

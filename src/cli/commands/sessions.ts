@@ -5,7 +5,7 @@ import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, formatTable, type Command, type CommandContext } from "../context.ts";
 
 function storeOptions(ctx: CommandContext) {
-  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir };
+  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout };
 }
 
 function infoRecord(info: SessionInfo) {

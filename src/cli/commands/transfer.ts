@@ -32,7 +32,7 @@ export const exportCommand: Command = {
       if (rehydrating && NOT_INLINED.has(w.code)) notInlined++;
       ctx.io.stderr(`warning: ${w.message}\n`);
     };
-    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, readOnly: true, rehydrate: "lazy", onWarning });
+    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, readOnly: true, rehydrate: "lazy", onWarning });
     try {
       const report = m.loadReport;
       // Read before anything is written, so a failure leaves stdout empty rather than short.
@@ -81,9 +81,9 @@ export const importCommand: Command = {
       else throw new TranscriptStoreError("INVALID_OPTION", `record ${i + 1}: every record must be an object with a type`);
     });
     const migrated = migrateSession(header as SessionHeader, records.map((record, i) => ({ record, lineIndex: i + 1 })));
-    const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, rehydrate: "lazy" });
+    const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, rehydrate: "lazy" });
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
-    const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
+    const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd, resolved.layout), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
     // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
     const quarantine = quarantinePathOf(path);
     const hadQuarantine = io.existsSync(quarantine);

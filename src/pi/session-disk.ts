@@ -1,0 +1,111 @@
+import { dirname } from "node:path";
+import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
+import { BlobStore } from "../blob/blob-store.ts";
+import type { StoreWarning } from "../errors.ts";
+import type { SessionEntry as EngineEntry, SessionHeader as EngineHeader } from "../format/types.ts";
+import { InlineImageSources } from "../session/inline-image-sources.ts";
+import { ensureSessionDir } from "../session/session-dirs.ts";
+import { SessionFile } from "../session/session-file.ts";
+import { loadSessionFile } from "../session/session-loader.ts";
+import { acquireSessionLockSync, type SyncSessionLock } from "../session/session-lock.ts";
+import { SessionWriter } from "../session/session-writer.ts";
+import type { ResolvedPiOptions } from "./options.ts";
+import type { SessionEntry, SessionHeader } from "./types.ts";
+
+/**
+ * One session file as the facade writes it, through the engine: its single-writer lock (taken
+ * synchronously), the prepare pipeline with images to the blob store, torn-tail repair, atomic
+ * whole-file rewrites. The facade keeps the entries; this keeps the bytes.
+ */
+export class PiSessionDisk {
+  private lock: SyncSessionLock | null = null;
+  private readonly file: SessionFile;
+  private readonly writer: SessionWriter;
+  private readonly blobs: BlobStore;
+  /** While a loaded file is repaired or upgraded: its own header (the manager's is not set yet). */
+  private loadingHeader: SessionHeader | null = null;
+
+  constructor(
+    readonly path: string,
+    private readonly options: ResolvedPiOptions,
+    header: () => SessionHeader,
+  ) {
+    const engine = options.engine;
+    this.blobs = new BlobStore(engine.blobsDir, { fsync: engine.fsync });
+    this.file = new SessionFile(path, { fsync: engine.fsync, now: engine.now });
+    const writerOptions = {
+      prepare: engine.prepare,
+      rehydrate: engine.rehydrate,
+      missingBlob: () => null,
+      rewritten: () => {},
+      register: () => registerReferrer(engine.blobsDir, referrerFor(path, options.sessionsRoot)),
+      warn: (w: StoreWarning) => this.warn(w),
+    };
+    this.writer = new SessionWriter(this.file, this.blobs, writerOptions, () => (this.loadingHeader ?? header()) as unknown as EngineHeader, true);
+  }
+
+  /** Takes the lock unless held (SESSION_LOCKED when another live writer has it), else checks it is still ours. */
+  ensureLocked(): void {
+    if (this.lock !== null) {
+      this.lock.assertHeld();
+      return;
+    }
+    ensureSessionDir(dirname(this.path), this.options.sessionsRoot);
+    const onCompromised = (err: Error) => this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); appends now fail` });
+    this.lock = acquireSessionLockSync(this.path, { staleMs: this.options.engine.lockStaleMs, onCompromised });
+  }
+
+  /**
+   * Locks and reads the file (images resolved back from the blob store), then makes it safe to
+   * append to: a torn tail goes to quarantine, a legacy file is rewritten as v3 (its unreadable
+   * lines quarantined). Null for an empty file; BAD_HEADER (nothing written) for a non-session.
+   */
+  load(): { header: SessionHeader; entries: SessionEntry[] } | null {
+    this.ensureLocked();
+    const engine = this.options.engine;
+    const loaded = loadSessionFile(this.path, {
+      rehydrate: "eager",
+      blobThreshold: engine.prepare.blobThreshold,
+      chunkSize: engine.chunkSize,
+      blobs: this.blobs,
+      sources: new InlineImageSources(() => this.path),
+      warn: (w) => this.warn(w),
+      writable: true,
+      fsync: engine.fsync,
+    });
+    if (loaded === null) return null;
+    // A session written with refs before the store kept a registry of referrers gets registered here.
+    if (loaded.hasBlobRefs) registerReferrer(engine.blobsDir, referrerFor(this.path, this.options.sessionsRoot));
+    this.loadingHeader = loaded.header as unknown as SessionHeader;
+    try {
+      this.writer.repairOnOpen(loaded, loaded.entries, (w) => this.warn(w));
+    } finally {
+      this.loadingHeader = null;
+    }
+    return { header: loaded.header as unknown as SessionHeader, entries: loaded.entries as unknown as SessionEntry[] };
+  }
+
+  /** The header and `entries` as the whole file, replaced atomically. */
+  writeWhole(entries: readonly SessionEntry[]): void {
+    this.ensureLocked();
+    this.writer.writeWhole(entries as unknown as EngineEntry[]);
+  }
+
+  /** One entry appended as one whole line (PERSISTENCE_FAILED with nothing written otherwise). */
+  append(entry: SessionEntry): void {
+    this.ensureLocked();
+    this.writer.persist(entry as unknown as EngineEntry);
+  }
+
+  /** Closes the file and releases the lock. */
+  release(): void {
+    this.file.close();
+    const lock = this.lock;
+    this.lock = null;
+    lock?.releaseSync();
+  }
+
+  private warn(warning: StoreWarning): void {
+    this.options.engine.onWarning({ ...warning, path: warning.path ?? this.path });
+  }
+}
