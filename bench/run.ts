@@ -57,6 +57,14 @@ console.log(`|---|---|---|---|---|---|${previous.length ? "---|" : ""}`);
 for (const r of rows) {
   const prev = previous.find((p) => p.scenario === r.scenario);
   const met = r.met === null ? "—" : r.met ? "yes" : "no";
-  console.log(`| ${r.scenario} | ${fmt(r.ours)} ${r.unit} | ${r.baseline === null ? "—" : `${fmt(r.baseline)} ${r.unit} (${r.baselineName})`} | ${r.ratio === null ? "—" : `${fmt(r.ratio)}×`} | ${r.target} | ${met} |${previous.length ? ` ${prev?.ratio == null ? "—" : `${fmt(prev.ratio)}×`} |` : ""}`);
+  console.log(
+    `| ${r.scenario} | ${fmt(r.ours)} ${r.unit} | ${r.baseline === null ? "—" : `${fmt(r.baseline)} ${r.unit} (${r.baselineName})`} ` +
+      `| ${r.ratio === null ? "—" : `${fmt(r.ratio)}×`} | ${r.target} | ${met} |` +
+      `${previous.length ? ` ${prev?.ratio == null ? "—" : `${fmt(prev.ratio)}×`} |` : ""}`,
+  );
 }
-if (values.json) writeFileSync(values.json, JSON.stringify({ node: process.version, cpu: cpus()[0]?.model, date: new Date().toISOString(), rows }, null, 2));
+if (values.json)
+  writeFileSync(
+    values.json,
+    JSON.stringify({ node: process.version, cpu: cpus()[0]?.model, date: new Date().toISOString(), rows }, null, 2),
+  );

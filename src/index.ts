@@ -2,7 +2,18 @@ export { TranscriptStoreError, ERROR_CODES, isStoreError } from "./errors.ts";
 export type { ErrorCode, StoreWarning, WarningCode, WarningHandler } from "./errors.ts";
 
 export { CURRENT_VERSION } from "./format/types.ts";
-export type { AgentMessage, SessionEntry, SessionHeader, MessageEntry, CompactionEntry, BranchSummaryEntry, ModelChangeEntry, ThinkingLevelChangeEntry, CustomEntry, LabelEntry } from "./format/types.ts";
+export type {
+  AgentMessage,
+  SessionEntry,
+  SessionHeader,
+  MessageEntry,
+  CompactionEntry,
+  BranchSummaryEntry,
+  ModelChangeEntry,
+  ThinkingLevelChangeEntry,
+  CustomEntry,
+  LabelEntry,
+} from "./format/types.ts";
 export type { LoadReport, MalformedLine } from "./format/load-report.ts";
 export { LineSplitter } from "./format/line-splitter.ts";
 export type { ScannedLine } from "./format/line-splitter.ts";

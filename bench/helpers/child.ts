@@ -6,7 +6,10 @@ const ROOT = join(import.meta.dirname, "../..");
 /** Runs a bench helper script in a fresh Node process and returns its last stdout line as JSON. */
 export function runChild(script: string, args: string[], nodeArgs: string[] = []): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(ROOT, "bench/helpers", script), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(ROOT, "bench/helpers", script), ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));

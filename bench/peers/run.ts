@@ -20,16 +20,27 @@ interface Row {
   pi: number | string;
 }
 
-function child(script: string, args: string[], heapMB: number): Promise<{ ok: true; ms: number; maxRssMB: number } | { ok: false; reason: string }> {
+function child(
+  script: string,
+  args: string[],
+  heapMB: number,
+): Promise<{ ok: true; ms: number; maxRssMB: number } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [`--max-old-space-size=${heapMB}`, "--import", "tsx", join(import.meta.dirname, script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawn(process.execPath, [`--max-old-space-size=${heapMB}`, "--import", "tsx", join(import.meta.dirname, script), ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     c.stdout.setEncoding("utf8").on("data", (d) => (out += d));
     c.stderr.setEncoding("utf8").on("data", (d) => (err += d));
     c.on("close", (code) => {
       if (code === 0) return resolve({ ok: true, ...JSON.parse(out.trim().split("\n").at(-1)!) });
-      resolve({ ok: false, reason: /heap out of memory|Allocation failed/i.test(err) ? `out of memory at --max-old-space-size=${heapMB}` : `exit ${code}: ${err.trim().split("\n").at(-1)}` });
+      resolve({
+        ok: false,
+        reason: /heap out of memory|Allocation failed/i.test(err)
+          ? `out of memory at --max-old-space-size=${heapMB}`
+          : `exit ${code}: ${err.trim().split("\n").at(-1)}`,
+      });
     });
   });
 }
@@ -70,7 +81,12 @@ try {
     Pi.open(text, join(work, "p-open"));
     po.push(performance.now() - t);
   }
-  rows.push({ workload: `open ${mb.toFixed(0)} MB text session`, unit: "MB/s", ours: mb / (median(oo) / 1000), pi: mb / (median(po) / 1000) });
+  rows.push({
+    workload: `open ${mb.toFixed(0)} MB text session`,
+    unit: "MB/s",
+    ours: mb / (median(oo) / 1000),
+    pi: mb / (median(po) / 1000),
+  });
 
   // open an image-heavy legacy session under the same heap limit
   const images = join(work, "images.jsonl");
@@ -81,7 +97,12 @@ try {
   cpSync(images, copy);
   const piImg = await child("pi-child.ts", ["open", copy, join(work, "pi-img")], 512);
   const show = (r: typeof ourImg) => (r.ok ? `${r.maxRssMB.toFixed(0)} MB RSS, ${(r.ms / 1000).toFixed(1)} s` : r.reason);
-  rows.push({ workload: `open ${imgMB.toFixed(0)} MB image-heavy session (heap 512 MB)`, unit: "peak RSS", ours: show(ourImg), pi: show(piImg) });
+  rows.push({
+    workload: `open ${imgMB.toFixed(0)} MB image-heavy session (heap 512 MB)`,
+    unit: "peak RSS",
+    ours: show(ourImg),
+    pi: show(piImg),
+  });
 
   // list 2,000 sessions of one cwd
   const cwd = "/home/u/listing";
@@ -120,10 +141,18 @@ try {
 }
 
 const fmt = (v: number | string) => (typeof v === "string" ? v : v >= 100 ? v.toFixed(0) : v.toFixed(2));
-console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; pi-coding-agent ${PI_VERSION}; medians of ${REPEATS}\n`);
+console.log(
+  `\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; pi-coding-agent ${PI_VERSION}; medians of ${REPEATS}\n`,
+);
 console.log("| workload | ours | pi | pi / ours |");
 console.log("|---|---|---|---|");
 for (const r of rows) {
-  const ratio = typeof r.ours === "number" && typeof r.pi === "number" ? `${(r.unit === "MB/s" ? r.ours / r.pi : r.pi / r.ours).toFixed(2)}× ${r.unit === "MB/s" ? "(ours faster by)" : ""}` : "—";
-  console.log(`| ${r.workload} | ${fmt(r.ours)} ${typeof r.ours === "number" ? r.unit : ""} | ${fmt(r.pi)} ${typeof r.pi === "number" ? r.unit : ""} | ${ratio} |`);
+  const ratio =
+    typeof r.ours === "number" && typeof r.pi === "number"
+      ? `${(r.unit === "MB/s" ? r.ours / r.pi : r.pi / r.ours).toFixed(2)}× ${r.unit === "MB/s" ? "(ours faster by)" : ""}`
+      : "—";
+  console.log(
+    `| ${r.workload} | ${fmt(r.ours)} ${typeof r.ours === "number" ? r.unit : ""} ` +
+      `| ${fmt(r.pi)} ${typeof r.pi === "number" ? r.unit : ""} | ${ratio} |`,
+  );
 }

@@ -19,7 +19,10 @@ async function appendRun(count: number, fsync: boolean): Promise<{ ours: number;
     for (let i = 0; i < count; i++) {
       const t = performance.now();
       const id = (0x10000000 + i).toString(16);
-      writeSync(fd, `${JSON.stringify({ type: "message", id, parentId: parent, timestamp: new Date().toISOString(), message: messages[i] })}\n`);
+      writeSync(
+        fd,
+        `${JSON.stringify({ type: "message", id, parentId: parent, timestamp: new Date().toISOString(), message: messages[i] })}\n`,
+      );
       if (fsync) fdatasyncSync(fd);
       parent = id;
       baseLat[i] = performance.now() - t;
@@ -54,14 +57,43 @@ export async function benchAppend(ctx: BenchContext): Promise<BenchRow[]> {
   const base = median(runs.map((r) => (r.base / n) * 1000));
   const p99 = median(runs.map((r) => r.oursP99 * 1000));
   const baseP99 = median(runs.map((r) => r.baseP99 * 1000));
-  rows.push({ scenario: "append (no fsync)", unit: "µs/append", ours, baseline: base, baselineName: "stringify+writeSync", ratio: ours / base, target: "≤ 1.5×", met: ours / base <= 1.5, extra: { appends: n } });
-  rows.push({ scenario: "append p99 (no fsync)", unit: "µs", ours: p99, baseline: baseP99, baselineName: "baseline p99", ratio: p99 / baseP99, target: "≤ 50 µs", met: p99 <= 50 });
+  rows.push({
+    scenario: "append (no fsync)",
+    unit: "µs/append",
+    ours,
+    baseline: base,
+    baselineName: "stringify+writeSync",
+    ratio: ours / base,
+    target: "≤ 1.5×",
+    met: ours / base <= 1.5,
+    extra: { appends: n },
+  });
+  rows.push({
+    scenario: "append p99 (no fsync)",
+    unit: "µs",
+    ours: p99,
+    baseline: baseP99,
+    baselineName: "baseline p99",
+    ratio: p99 / baseP99,
+    target: "≤ 50 µs",
+    met: p99 <= 50,
+  });
 
   const nf = ctx.quick ? 200 : 1000;
   const fsyncRuns = [];
   for (let i = 0; i < ctx.repeats; i++) fsyncRuns.push(await appendRun(nf, true));
   const oursF = median(fsyncRuns.map((r) => (r.ours / nf) * 1000));
   const baseF = median(fsyncRuns.map((r) => (r.base / nf) * 1000));
-  rows.push({ scenario: "append (fsync: true)", unit: "µs/append", ours: oursF, baseline: baseF, baselineName: "writeSync+fdatasync", ratio: oursF / baseF, target: "≤ 1.2×", met: oursF / baseF <= 1.2, extra: { appends: nf } });
+  rows.push({
+    scenario: "append (fsync: true)",
+    unit: "µs/append",
+    ours: oursF,
+    baseline: baseF,
+    baselineName: "writeSync+fdatasync",
+    ratio: oursF / baseF,
+    target: "≤ 1.2×",
+    met: oursF / baseF <= 1.2,
+    extra: { appends: nf },
+  });
   return rows;
 }

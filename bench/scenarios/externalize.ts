@@ -12,7 +12,13 @@ import { imageBytes } from "../workload.ts";
 export async function benchExternalize(ctx: BenchContext): Promise<BenchRow[]> {
   const count = ctx.quick ? 8 : 24;
   const payloads = Array.from({ length: count }, (_, i) => imageBytes(900 + i, 1_000_000 + i * 40_000).toString("base64"));
-  const entries = payloads.map((data, i) => ({ type: "message", id: `e${i}`, parentId: null, timestamp: "t", message: { role: "user", content: [{ type: "image", data, mimeType: "image/png" }] } }));
+  const entries = payloads.map((data, i) => ({
+    type: "message",
+    id: `e${i}`,
+    parentId: null,
+    timestamp: "t",
+    message: { role: "user", content: [{ type: "image", data, mimeType: "image/png" }] },
+  }));
   const totalMB = payloads.reduce((a, p) => a + (p.length * 3) / 4, 0) / 1e6;
   const ours: number[] = [];
   const base: number[] = [];
@@ -61,5 +67,17 @@ export async function benchExternalize(ctx: BenchContext): Promise<BenchRow[]> {
   }
   const o = median(ours) / totalMB;
   const b = median(base) / totalMB;
-  return [{ scenario: "image externalization", unit: "ms/MB", ours: o, baseline: b, baselineName: "decode+sha256+temp write+rename", ratio: o / b, target: "≤ 1.3×", met: o / b <= 1.3, extra: { images: count, MB: Number(totalMB.toFixed(1)) } }];
+  return [
+    {
+      scenario: "image externalization",
+      unit: "ms/MB",
+      ours: o,
+      baseline: b,
+      baselineName: "decode+sha256+temp write+rename",
+      ratio: o / b,
+      target: "≤ 1.3×",
+      met: o / b <= 1.3,
+      extra: { images: count, MB: Number(totalMB.toFixed(1)) },
+    },
+  ];
 }

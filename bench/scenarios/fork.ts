@@ -33,7 +33,18 @@ export async function benchFork(ctx: BenchContext): Promise<BenchRow[]> {
     await m.close();
     const o = median(ours);
     const b = median(base);
-    return [{ scenario: "fork with a 50 MB artifacts dir", unit: "ms", ours: o, baseline: b, baselineName: "recursive copy", ratio: o / b, target: "≤ 0.25×", met: o / b <= 0.25 }];
+    return [
+      {
+        scenario: "fork with a 50 MB artifacts dir",
+        unit: "ms",
+        ours: o,
+        baseline: b,
+        baselineName: "recursive copy",
+        ratio: o / b,
+        target: "≤ 0.25×",
+        met: o / b <= 0.25,
+      },
+    ];
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -51,8 +51,26 @@ export async function benchList(ctx: BenchContext): Promise<BenchRow[]> {
     const c = median(cold);
     const w = median(warm);
     return [
-      { scenario: `list ${count} sessions (first listing)`, unit: "ms", ours: c, baseline: b, baselineName: "readdir + 4 KB heads", ratio: c / b, target: "≤ 1.5×", met: c / b <= 1.5 },
-      { scenario: `list ${count} sessions (repeat, in-process cache)`, unit: "ms", ours: w, baseline: b, baselineName: "readdir + 4 KB heads", ratio: w / b, target: "≤ 1.5×", met: w / b <= 1.5 },
+      {
+        scenario: `list ${count} sessions (first listing)`,
+        unit: "ms",
+        ours: c,
+        baseline: b,
+        baselineName: "readdir + 4 KB heads",
+        ratio: c / b,
+        target: "≤ 1.5×",
+        met: c / b <= 1.5,
+      },
+      {
+        scenario: `list ${count} sessions (repeat, in-process cache)`,
+        unit: "ms",
+        ours: w,
+        baseline: b,
+        baselineName: "readdir + 4 KB heads",
+        ratio: w / b,
+        target: "≤ 1.5×",
+        met: w / b <= 1.5,
+      },
     ];
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -42,8 +42,26 @@ export async function benchMigrate(ctx: BenchContext): Promise<BenchRow[]> {
     const b = mb / (median(base) / 1000);
     const peak = Math.max(...rss);
     return [
-      { scenario: `migrate image-heavy legacy (${mb.toFixed(0)} MB)`, unit: "MB/s", ours: o, baseline: b, baselineName: "read + write same bytes", ratio: o / b, target: "≥ 0.5×", met: o / b >= 0.5 },
-      { scenario: "migrate peak RSS", unit: "MB", ours: peak, baseline: null, baselineName: "—", ratio: null, target: "≤ 256 MB", met: peak <= 256 },
+      {
+        scenario: `migrate image-heavy legacy (${mb.toFixed(0)} MB)`,
+        unit: "MB/s",
+        ours: o,
+        baseline: b,
+        baselineName: "read + write same bytes",
+        ratio: o / b,
+        target: "≥ 0.5×",
+        met: o / b >= 0.5,
+      },
+      {
+        scenario: "migrate peak RSS",
+        unit: "MB",
+        ours: peak,
+        baseline: null,
+        baselineName: "—",
+        ratio: null,
+        target: "≤ 256 MB",
+        met: peak <= 256,
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

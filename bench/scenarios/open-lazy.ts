@@ -14,7 +14,8 @@ export async function benchOpenLazy(ctx: BenchContext): Promise<BenchRow[]> {
     const smallSize = ctx.quick ? 30e6 : 100e6;
     writeImageHeavyLegacy(small, smallSize, 3);
     writeImageHeavyLegacy(large, smallSize * 3, 4);
-    const rss = async (path: string) => (await runChild("rss-child.ts", ["open-lazy", path, join(dir, `store-${Math.random()}`)])).maxRssMB!;
+    const rss = async (path: string) =>
+      (await runChild("rss-child.ts", ["open-lazy", path, join(dir, `store-${Math.random()}`)])).maxRssMB!;
     const rSmall = await rss(small);
     const rLarge = await rss(large);
     const mbSmall = statSync(small).size / 1e6;

@@ -75,8 +75,27 @@ export async function benchOpen(ctx: BenchContext): Promise<BenchRow[]> {
     const base = mb / (median(baseTimes) / 1000);
     const nd = mb / (median(ndTimes) / 1000);
     return [
-      { scenario: "open eager, text session", unit: "MB/s", ours, baseline: base, baselineName: "chunked scan+JSON.parse", ratio: ours / base, target: "≥ 0.8×", met: ours / base >= 0.8, extra: { sizeMB: Number(mb.toFixed(1)) } },
-      { scenario: "open eager vs ndjson", unit: "MB/s", ours, baseline: nd, baselineName: "ndjson parse stream", ratio: ours / nd, target: "≥ 3×", met: ours / nd >= 3 },
+      {
+        scenario: "open eager, text session",
+        unit: "MB/s",
+        ours,
+        baseline: base,
+        baselineName: "chunked scan+JSON.parse",
+        ratio: ours / base,
+        target: "≥ 0.8×",
+        met: ours / base >= 0.8,
+        extra: { sizeMB: Number(mb.toFixed(1)) },
+      },
+      {
+        scenario: "open eager vs ndjson",
+        unit: "MB/s",
+        ours,
+        baseline: nd,
+        baselineName: "ndjson parse stream",
+        ratio: ours / nd,
+        target: "≥ 3×",
+        met: ours / nd >= 3,
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -50,7 +50,11 @@ export class AgentOutputs {
     const base = sanitizeAgentName(name);
     const prefix = options.parentPrefix === undefined ? undefined : assertAgentOutputId(options.parentPrefix);
     const stem = prefix === undefined ? base : `${prefix}.${base}`;
-    if (stem.length > MAX_AGENT_OUTPUT_ID) throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Agent output id would exceed ${MAX_AGENT_OUTPUT_ID} characters (parentPrefix too deep)`);
+    if (stem.length > MAX_AGENT_OUTPUT_ID)
+      throw new TranscriptStoreError(
+        "INVALID_ARTIFACT_ID",
+        `Agent output id would exceed ${MAX_AGENT_OUTPUT_ID} characters (parentPrefix too deep)`,
+      );
     this.host.prepareDir();
     const suffixes = this.knownSuffixes();
     let n = (suffixes.get(stem) ?? 0) + 1;
@@ -60,7 +64,10 @@ export class AgentOutputs {
       try {
         claimed = claimName(this.host.dir, agentOutputFileName(id));
       } catch (err) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, {
+          path: join(this.host.dir, agentOutputFileName(id)),
+          cause: err,
+        });
       }
       // Taken or not, the name now exists: another process's claims are learned by stepping over them.
       noteName(suffixes, id);
@@ -79,7 +86,10 @@ export class AgentOutputs {
     try {
       path = writeAtomic(this.host.dir, agentOutputFileName(id), bytes, this.host.fsync);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, { path: join(this.host.dir, agentOutputFileName(id)), cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, {
+        path: join(this.host.dir, agentOutputFileName(id)),
+        cause: err,
+      });
     }
     return { id, uri: `agent://${id}`, path, sizeBytes: bytes.length };
   }

@@ -37,11 +37,10 @@ export class IdLedger {
         state = directoryState(this.dir);
       }
     } catch (err) {
-      throw new TranscriptStoreError(
-        "PERSISTENCE_FAILED",
-        `Could not create artifacts directory: ${(err as Error).message}`,
-        { path: this.dir, cause: err },
-      );
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create artifacts directory: ${(err as Error).message}`, {
+        path: this.dir,
+        cause: err,
+      });
     }
     if (state !== "directory") throw unsafeDirectory(this.dir);
   }
@@ -67,11 +66,10 @@ export class IdLedger {
       try {
         claimed = claimName(this.dir, metaFileName(id));
       } catch (err) {
-        throw new TranscriptStoreError(
-          "PERSISTENCE_FAILED",
-          `Could not reserve artifact id ${id}: ${(err as Error).message}`,
-          { path: join(this.dir, metaFileName(id)), cause: err },
-        );
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, {
+          path: join(this.dir, metaFileName(id)),
+          cause: err,
+        });
       }
       this.nextId++;
       if (claimed) return id;
@@ -100,7 +98,10 @@ export class IdLedger {
   skip(id: string, logName: string): void {
     const path = join(this.dir, logName);
     const derived = regularFileSize(path) === null ? null : deriveMeta(logName, io.lstatSync(path).mtimeMs);
-    if (derived === null) return this.release(id);
+    if (derived === null) {
+      this.release(id);
+      return;
+    }
     try {
       writeAtomic(this.dir, metaFileName(id), encodeMeta(derived), this.fsync);
     } catch {
@@ -122,11 +123,10 @@ export class IdLedger {
         this.index.forget(meta.id);
       }
     } catch (err) {
-      throw new TranscriptStoreError(
-        "PERSISTENCE_FAILED",
-        `Could not remove artifacts: ${(err as Error).message}`,
-        { path: this.dir, cause: err },
-      );
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not remove artifacts: ${(err as Error).message}`, {
+        path: this.dir,
+        cause: err,
+      });
     }
     return removed;
   }

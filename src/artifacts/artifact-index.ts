@@ -66,11 +66,10 @@ export class ArtifactIndex {
     try {
       return this.guarded(path, readGuarded(path));
     } catch (err) {
-      throw new TranscriptStoreError(
-        "PERSISTENCE_FAILED",
-        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
-        { path, cause: err },
-      );
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, {
+        path,
+        cause: err,
+      });
     }
   }
 
@@ -81,11 +80,10 @@ export class ArtifactIndex {
     try {
       fd = openGuarded(path);
     } catch (err) {
-      throw new TranscriptStoreError(
-        "PERSISTENCE_FAILED",
-        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
-        { path, cause: err },
-      );
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, {
+        path,
+        cause: err,
+      });
     }
     if (fd === null || fd === "unsafe") {
       this.guarded(path, fd);
@@ -95,11 +93,10 @@ export class ArtifactIndex {
       return pageFile(fd, options);
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
-      throw new TranscriptStoreError(
-        "PERSISTENCE_FAILED",
-        `Could not read artifact ${meta.id}: ${(err as Error).message}`,
-        { path, cause: err },
-      );
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, {
+        path,
+        cause: err,
+      });
     } finally {
       io.closeSync(fd);
     }
@@ -108,7 +105,11 @@ export class ArtifactIndex {
   /** A symlink or special file where content belongs is never followed: it reads as absent. */
   private guarded(path: string, result: Buffer | null | "unsafe"): Buffer | null {
     if (result !== "unsafe") return result;
-    this.warnOnce(path, { code: "ARTIFACT_NOT_FOUND", message: "Not a regular file (symlink or special file) in the artifacts directory; ignored", path });
+    this.warnOnce(path, {
+      code: "ARTIFACT_NOT_FOUND",
+      message: "Not a regular file (symlink or special file) in the artifacts directory; ignored",
+      path,
+    });
     return null;
   }
 
@@ -190,7 +191,12 @@ export class ArtifactIndex {
       const ids = this.names!.get(state.meta.name);
       if (ids === undefined) this.names!.set(state.meta.name, [id]);
       else if (ids[ids.length - 1]! < id) ids.push(id);
-      else if (!ids.includes(id)) ids.splice(ids.findIndex((x) => x > id), 0, id);
+      else if (!ids.includes(id))
+        ids.splice(
+          ids.findIndex((x) => x > id),
+          0,
+          id,
+        );
     }
     if (state.kind === "pending") this.pendingNames.add(id);
     if (state.kind !== "missing") return "read";
@@ -229,7 +235,8 @@ export class ArtifactIndex {
     }
     const state = decodeMeta(bytes, id);
     if (state.kind === "meta") this.metaCache.set(id, state.meta);
-    if (state.kind === "corrupt") this.warnOnce(path, { code: "MALFORMED_LINES", message: `Artifact metadata ignored: ${state.reason}`, path });
+    if (state.kind === "corrupt")
+      this.warnOnce(path, { code: "MALFORMED_LINES", message: `Artifact metadata ignored: ${state.reason}`, path });
     return state;
   }
 

@@ -60,9 +60,12 @@ export class ArtifactStore {
   private readonly agentOutputs: AgentOutputs;
 
   constructor(dir: string, options: ArtifactStoreOptions = {}) {
-    if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "ArtifactStore needs a directory path");
-    if (options.now !== undefined && typeof options.now !== "function") throw new TranscriptStoreError("INVALID_OPTION", "now must be a function returning epoch milliseconds");
-    if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
+    if (typeof dir !== "string" || dir.length === 0)
+      throw new TranscriptStoreError("INVALID_OPTION", "ArtifactStore needs a directory path");
+    if (options.now !== undefined && typeof options.now !== "function")
+      throw new TranscriptStoreError("INVALID_OPTION", "now must be a function returning epoch milliseconds");
+    if (options.onWarning !== undefined && typeof options.onWarning !== "function")
+      throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
     this.dir = dir;
     this.now = options.now ?? Date.now;
     this.onWarning = options.onWarning;
@@ -103,11 +106,10 @@ export class ArtifactStore {
         published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
       } catch (err) {
         this.releaseId(id);
-        throw new TranscriptStoreError(
-          "PERSISTENCE_FAILED",
-          `Could not save artifact ${id}: ${(err as Error).message}`,
-          { path: join(this.dir, logNameOf(meta)), cause: err },
-        );
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, {
+          path: join(this.dir, logNameOf(meta)),
+          cause: err,
+        });
       }
       if (!published) {
         // Something already holds the content name: skip the id and leave it as it was. Another
@@ -128,12 +130,22 @@ export class ArtifactStore {
   allocate(toolType: string): AllocatedArtifact {
     const type = sanitizeToolType(toolType);
     const id = this.claimId();
-    const meta: ArtifactMeta = { v: 1, id, toolType: type, createdAt: this.now(), contentType: defaultContentType("text"), encoding: "text" };
+    const meta: ArtifactMeta = {
+      v: 1,
+      id,
+      toolType: type,
+      createdAt: this.now(),
+      contentType: defaultContentType("text"),
+      encoding: "text",
+    };
     try {
       writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
     } catch (err) {
       this.releaseId(id);
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not allocate artifact ${id}: ${(err as Error).message}`, { path: join(this.dir, metaFileName(id)), cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not allocate artifact ${id}: ${(err as Error).message}`, {
+        path: join(this.dir, metaFileName(id)),
+        cause: err,
+      });
     }
     this.index.remember(meta);
     return { id, uri: `artifact://${id}`, path: join(this.dir, logFileName(id, type)), toolType: type };
@@ -161,7 +173,11 @@ export class ArtifactStore {
     try {
       return decodeValue(bytes, found.meta.encoding, text);
     } catch (err) {
-      this.warn({ code: "MALFORMED_LINES", message: `Artifact ${found.meta.id} is not valid JSON, returned as text: ${(err as Error).message}`, path: this.index.logPath(found.meta) });
+      this.warn({
+        code: "MALFORMED_LINES",
+        message: `Artifact ${found.meta.id} is not valid JSON, returned as text: ${(err as Error).message}`,
+        path: this.index.logPath(found.meta),
+      });
       return text;
     }
   }
@@ -190,7 +206,8 @@ export class ArtifactStore {
   /** Every live (present, unexpired) artifact, by ascending id; an alias never lists twice. */
   list(): ArtifactRef[] {
     const now = this.now();
-    return this.index.scan()
+    return this.index
+      .scan()
       .filter((f) => f.size !== null && !isExpired(f.meta, now))
       .map((f) => this.toRef(f.meta, f.size!));
   }
@@ -325,5 +342,4 @@ export class ArtifactStore {
     if (found === null || found.size === null || isExpired(found.meta, this.now())) return null;
     return found;
   }
-
 }

@@ -32,7 +32,8 @@ export interface ListedArtifact {
 
 function requireString(args: Record<string, unknown> | undefined, key: string): string {
   const value = args?.[key];
-  if (typeof value !== "string" || value.length === 0) throw new TranscriptStoreError("INVALID_OPTION", `${key} must be a non-empty string`);
+  if (typeof value !== "string" || value.length === 0)
+    throw new TranscriptStoreError("INVALID_OPTION", `${key} must be a non-empty string`);
   return value;
 }
 
@@ -70,7 +71,14 @@ export function artifactTools(store: ArtifactStore): ArtifactTool[] {
       parameters: { type: "object", properties: {}, required: [], additionalProperties: false },
       async execute() {
         return store.list().map((ref): ListedArtifact => {
-          const item: ListedArtifact = { pointer: ref.uri, toolType: ref.toolType, sizeBytes: ref.sizeBytes, preview: cutChars(ref.summary, DEFAULT_PREVIEW_CHARS), contentType: ref.contentType, storedAt: ref.createdAt };
+          const item: ListedArtifact = {
+            pointer: ref.uri,
+            toolType: ref.toolType,
+            sizeBytes: ref.sizeBytes,
+            preview: cutChars(ref.summary, DEFAULT_PREVIEW_CHARS),
+            contentType: ref.contentType,
+            storedAt: ref.createdAt,
+          };
           if (ref.name !== undefined) item.name = ref.name;
           return item;
         });
@@ -94,8 +102,12 @@ export function artifactTools(store: ArtifactStore): ArtifactTool[] {
         const value = args?.value;
         if (typeof value !== "string") throw new TranscriptStoreError("INVALID_OPTION", "value must be a string");
         const contentType = args?.contentType;
-        if (contentType !== undefined && typeof contentType !== "string") throw new TranscriptStoreError("INVALID_OPTION", "contentType must be a string");
-        const ref = store.save(value, contentType === undefined ? { toolType: "artifact", name } : { toolType: "artifact", name, contentType });
+        if (contentType !== undefined && typeof contentType !== "string")
+          throw new TranscriptStoreError("INVALID_OPTION", "contentType must be a string");
+        const ref = store.save(
+          value,
+          contentType === undefined ? { toolType: "artifact", name } : { toolType: "artifact", name, contentType },
+        );
         return { pointer: ref.uri, preview: cutChars(value, DEFAULT_PREVIEW_CHARS), sizeBytes: ref.sizeBytes, name };
       },
     },

@@ -17,7 +17,8 @@ export interface SerializedValue {
  */
 export function serializeValue(value: unknown): SerializedValue {
   if (typeof value === "string") return { bytes: Buffer.from(value, "utf8"), text: value, encoding: "text" };
-  if (value instanceof Uint8Array) return { bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength), text: null, encoding: "bytes" };
+  if (value instanceof Uint8Array)
+    return { bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength), text: null, encoding: "bytes" };
   const text = stringifyJson(value);
   return { bytes: Buffer.from(text, "utf8"), text, encoding: "json" };
 }

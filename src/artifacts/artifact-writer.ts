@@ -43,7 +43,10 @@ export class ArtifactWriter {
       this.fd = io.openSync(this.tempPath, "wx", FILE_MODE);
     } catch (err) {
       store.releaseId(this.id);
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not open artifact ${this.id} for writing: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not open artifact ${this.id} for writing: ${(err as Error).message}`, {
+        path: this.tempPath,
+        cause: err,
+      });
     }
   }
 
@@ -54,12 +57,16 @@ export class ArtifactWriter {
 
   /** Appends a chunk (strings as UTF-8). A failed write throws `PERSISTENCE_FAILED`; call `abort()` then. */
   write(chunk: string | Uint8Array): void {
-    if (this.state !== "open" || this.fd === undefined) throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    if (this.state !== "open" || this.fd === undefined)
+      throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
     const data = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     try {
       writeFully(this.fd, data);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not write artifact ${this.id}: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not write artifact ${this.id}: ${(err as Error).message}`, {
+        path: this.tempPath,
+        cause: err,
+      });
     }
     this.bytes += data.length;
     if (this.headBytes < HEAD_BYTES) {
@@ -71,7 +78,8 @@ export class ArtifactWriter {
 
   /** Publishes the artifact: metadata first, then the content file by rename. */
   finish(): ArtifactRef {
-    if (this.state !== "open" || this.fd === undefined) throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    if (this.state !== "open" || this.fd === undefined)
+      throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
     const store = this.store;
     const meta: ArtifactMeta = {
       v: 1,
@@ -96,7 +104,10 @@ export class ArtifactWriter {
       if (store.fsync) fsyncDir(store.dir);
     } catch (err) {
       this.abort();
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, { path: this.tempPath, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, {
+        path: this.tempPath,
+        cause: err,
+      });
     }
     this.state = "finished";
     store.remember(meta);

@@ -49,7 +49,10 @@ export function resolveInternalUrl(url: string, options: ResolveInternalUrlOptio
     if (store === null) throw new TranscriptStoreError("NO_SESSION", NO_SESSION_MESSAGE);
     return resolveAgent(url, store, options);
   }
-  throw new TranscriptStoreError("INVALID_ARTIFACT_ID", `Unsupported internal URL (expected artifact:// or agent://): ${url.slice(0, 200)}`);
+  throw new TranscriptStoreError(
+    "INVALID_ARTIFACT_ID",
+    `Unsupported internal URL (expected artifact:// or agent://): ${url.slice(0, 200)}`,
+  );
 }
 
 function resolveArtifact(url: string, store: ArtifactStore, options: LinePageOptions): ResolvedInternalUrl {
@@ -60,7 +63,11 @@ function resolveArtifact(url: string, store: ArtifactStore, options: LinePageOpt
   const page = ref === null ? null : store.read(id, { offset: options.offset, limit: options.limit });
   if (ref === null || page === null) {
     const ids = store.list().map((r) => r.id);
-    throw new TranscriptStoreError("ARTIFACT_NOT_FOUND", `Artifact ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`, { path: store.dir });
+    throw new TranscriptStoreError(
+      "ARTIFACT_NOT_FOUND",
+      `Artifact ${id} not found. Available: ${ids.length > 0 ? ids.join(", ") : "none"}`,
+      { path: store.dir },
+    );
   }
   const { content, ...rest } = page;
   return { url, scheme: "artifact", id, content, contentType: ref.contentType, page: rest };
@@ -82,7 +89,8 @@ function resolveAgent(url: string, store: ArtifactStore, options: LinePageOption
   const path = segments.slice(1);
   if (path.length > 0 && path[path.length - 1] === "") path.pop();
   if (path.some((s) => s.length === 0)) throw new TranscriptStoreError("INVALID_QUERY", `Empty path segment in ${url}`);
-  if (path.length > 0 && query !== null) throw new TranscriptStoreError("INVALID_QUERY", "agent:// URL cannot combine path extraction with ?q=");
+  if (path.length > 0 && query !== null)
+    throw new TranscriptStoreError("INVALID_QUERY", "agent:// URL cannot combine path extraction with ?q=");
   const extracting = path.length > 0 || query !== null;
   if (extracting && (options.offset !== undefined || options.limit !== undefined)) {
     throw new TranscriptStoreError("INVALID_OPTION", "offset/limit cannot be combined with agent:// JSON extraction");

@@ -77,13 +77,17 @@ export function extractJson(value: unknown, steps: readonly JsonStep[], describe
   for (const step of steps) {
     if (Array.isArray(current)) {
       const index = typeof step === "number" ? step : /^\d+$/.test(step) ? Number(step) : Number.NaN;
-      if (Number.isNaN(index)) throw new TranscriptStoreError("INVALID_QUERY", `Cannot index an array with ${JSON.stringify(step)} in ${describe}`);
+      if (Number.isNaN(index))
+        throw new TranscriptStoreError("INVALID_QUERY", `Cannot index an array with ${JSON.stringify(step)} in ${describe}`);
       current = index < current.length ? current[index] : null;
     } else if (current !== null && typeof current === "object") {
       const key = String(step);
       current = Object.hasOwn(current, key) ? (current as Record<string, unknown>)[key] : null;
     } else {
-      throw new TranscriptStoreError("INVALID_QUERY", `Cannot index ${current === null ? "null" : typeof current} with ${JSON.stringify(step)} in ${describe}`);
+      throw new TranscriptStoreError(
+        "INVALID_QUERY",
+        `Cannot index ${current === null ? "null" : typeof current} with ${JSON.stringify(step)} in ${describe}`,
+      );
     }
   }
   return current;

@@ -25,8 +25,10 @@ export interface LinePage {
 /** Checks pagination options once; a bad value is `INVALID_OPTION` naming it. */
 export function validatePageOptions(options: LinePageOptions): { offset: number; limit: number } {
   const { offset = 1, limit } = options;
-  if (!Number.isSafeInteger(offset) || offset < 1) throw new TranscriptStoreError("INVALID_OPTION", `offset must be an integer >= 1, got: ${String(offset)}`);
-  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TranscriptStoreError("INVALID_OPTION", `limit must be an integer >= 1, got: ${String(limit)}`);
+  if (!Number.isSafeInteger(offset) || offset < 1)
+    throw new TranscriptStoreError("INVALID_OPTION", `offset must be an integer >= 1, got: ${String(offset)}`);
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1))
+    throw new TranscriptStoreError("INVALID_OPTION", `limit must be an integer >= 1, got: ${String(limit)}`);
   return { offset, limit: limit ?? Number.POSITIVE_INFINITY };
 }
 

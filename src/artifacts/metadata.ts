@@ -126,7 +126,14 @@ export function decodeMeta(bytes: Buffer, expectedId: string): MetaState {
   if (m.summary !== undefined && typeof m.summary !== "string") return { kind: "corrupt", reason: "bad summary" };
   if (typeof m.contentType !== "string") return { kind: "corrupt", reason: "bad contentType" };
   if (m.encoding !== "text" && m.encoding !== "json" && m.encoding !== "bytes") return { kind: "corrupt", reason: "bad encoding" };
-  const meta: ArtifactMeta = { v: 1, id: expectedId, toolType: m.toolType, createdAt: m.createdAt, contentType: m.contentType, encoding: m.encoding };
+  const meta: ArtifactMeta = {
+    v: 1,
+    id: expectedId,
+    toolType: m.toolType,
+    createdAt: m.createdAt,
+    contentType: m.contentType,
+    encoding: m.encoding,
+  };
   if (m.name !== undefined) meta.name = m.name;
   if (m.summary !== undefined) meta.summary = m.summary;
   if (m.sizeBytes !== undefined) meta.sizeBytes = m.sizeBytes as number;
@@ -139,7 +146,14 @@ export function deriveMeta(logName: string, mtimeMs: number): ArtifactMeta | nul
   const match = LOG_FILE.exec(logName);
   // Only canonical ids (`7`, not `007`): the derived record must name this very file.
   if (!match || !isArtifactId(match[1]!) || String(Number(match[1])) !== match[1]) return null;
-  return { v: 1, id: match[1]!, toolType: match[2]!, createdAt: Math.floor(mtimeMs), contentType: defaultContentType("text"), encoding: "text" };
+  return {
+    v: 1,
+    id: match[1]!,
+    toolType: match[2]!,
+    createdAt: Math.floor(mtimeMs),
+    contentType: defaultContentType("text"),
+    encoding: "text",
+  };
 }
 
 /** The content file name a metadata record points at. */

@@ -43,7 +43,8 @@ const NEWLINE = 0x0a;
 
 function nonNegativeInteger(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a non-negative integer, got: ${String(value)}`);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+    throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a non-negative integer, got: ${String(value)}`);
   return value;
 }
 
@@ -102,13 +103,15 @@ export class OutputSink {
   private result: OutputSummary | null = null;
 
   constructor(options: OutputSinkOptions) {
-    if (options === null || typeof options !== "object") throw new TranscriptStoreError("INVALID_OPTION", "OutputSink needs options with a toolType");
+    if (options === null || typeof options !== "object")
+      throw new TranscriptStoreError("INVALID_OPTION", "OutputSink needs options with a toolType");
     this.artifacts = options.artifacts ?? null;
     this.toolType = options.toolType;
     this.tailWindow = nonNegativeInteger(options.spillThreshold, "spillThreshold", DEFAULT_SPILL_THRESHOLD);
     this.headWindow = nonNegativeInteger(options.headBytes, "headBytes", 0);
     this.maxColumns = nonNegativeInteger(options.maxColumns, "maxColumns", 0);
-    if (options.onChunk !== undefined && typeof options.onChunk !== "function") throw new TranscriptStoreError("INVALID_OPTION", "onChunk must be a function");
+    if (options.onChunk !== undefined && typeof options.onChunk !== "function")
+      throw new TranscriptStoreError("INVALID_OPTION", "onChunk must be a function");
     this.onChunk = options.onChunk;
     this.headClosed = this.headWindow === 0;
   }
@@ -150,7 +153,12 @@ export class OutputSink {
     let output = head.toString("utf8");
     if (this.truncated && omitted > 0 && head.length > 0) output += `\n\n[... ${omitted} bytes omitted ...]\n\n`;
     output += tail.toString("utf8");
-    this.result = { output, truncated: this.truncated, totalBytes: this.totalBytes, totalLines: this.newlines + (this.totalBytes > 0 && this.lastByte !== NEWLINE ? 1 : 0) };
+    this.result = {
+      output,
+      truncated: this.truncated,
+      totalBytes: this.totalBytes,
+      totalLines: this.newlines + (this.totalBytes > 0 && this.lastByte !== NEWLINE ? 1 : 0),
+    };
     if (artifactId !== undefined) this.result.artifactId = artifactId;
     this.raw = [];
     this.tail = [];
@@ -251,6 +259,10 @@ export class OutputSink {
     this.mirror = null;
     this.mirrorState = "off";
     this.raw = [];
-    this.artifacts?.warn({ code: "PERSISTENCE_FAILED", message: `Tool output not mirrored to an artifact; keeping bounded output only: ${(err as Error).message}`, path: this.artifacts.dir });
+    this.artifacts?.warn({
+      code: "PERSISTENCE_FAILED",
+      message: `Tool output not mirrored to an artifact; keeping bounded output only: ${(err as Error).message}`,
+      path: this.artifacts.dir,
+    });
   }
 }

@@ -45,7 +45,8 @@ const POINTER = /^artifact:\/\/\d{1,15}$/;
 
 function nonNegativeInteger(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a non-negative integer, got: ${String(value)}`);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+    throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a non-negative integer, got: ${String(value)}`);
   return value;
 }
 
@@ -57,7 +58,8 @@ function nonNegativeInteger(value: unknown, name: string, fallback: number): num
  * and is returned as is.
  */
 export function spillValue<T>(store: ArtifactStore, value: T, options: SpillOptions): SpillResult<T> {
-  if (options === null || typeof options !== "object") throw new TranscriptStoreError("INVALID_OPTION", "spill needs options with a toolType");
+  if (options === null || typeof options !== "object")
+    throw new TranscriptStoreError("INVALID_OPTION", "spill needs options with a toolType");
   const maxInlineBytes = nonNegativeInteger(options.maxInlineBytes, "maxInlineBytes", DEFAULT_MAX_INLINE_BYTES);
   const previewChars = nonNegativeInteger(options.previewChars, "previewChars", DEFAULT_PREVIEW_CHARS);
   if (value === undefined || typeof value === "function" || typeof value === "symbol") return value;
@@ -70,7 +72,9 @@ export function spillValue<T>(store: ArtifactStore, value: T, options: SpillOpti
     pointer: ref.uri,
     preview: cutChars(text, previewChars),
     sizeBytes: ref.sizeBytes,
-    note: `Output too large for the context (${ref.sizeBytes} bytes); the full value is stored as ${ref.uri}. Call getArtifact with this pointer${ref.name === undefined ? "" : ` or the name "${ref.name}"`} to read it.`,
+    note:
+      `Output too large for the context (${ref.sizeBytes} bytes); the full value is stored as ${ref.uri}. ` +
+      `Call getArtifact with this pointer${ref.name === undefined ? "" : ` or the name "${ref.name}"`} to read it.`,
   };
   if (ref.name !== undefined) envelope.name = ref.name;
   return envelope;
@@ -105,7 +109,9 @@ export function toModelHint(ref: ArtifactRef): ModelHint {
   return {
     artifact_reference: ref.uri,
     summary: ref.summary,
-    hint: `Full content (${ref.sizeBytes} bytes) is stored as ${ref.uri}; call getArtifact with "${ref.uri}" or read that URL to retrieve it.`,
+    hint:
+      `Full content (${ref.sizeBytes} bytes) is stored as ${ref.uri}; ` +
+      `call getArtifact with "${ref.uri}" or read that URL to retrieve it.`,
     size_bytes: ref.sizeBytes,
   };
 }

@@ -32,7 +32,13 @@ const TAG = /<artifact((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/
 const ATTRIBUTE = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
 function escapeAttribute(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\r/g, "&#13;").replace(/\n/g, "&#10;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/"/g, "&quot;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/\r/g, "&#13;")
+    .replace(/\n/g, "&#10;");
 }
 
 function unescapeAttribute(value: string): string {
@@ -55,7 +61,8 @@ function unescapeAttribute(value: string): string {
 }
 
 function checkPolicy(policy: unknown): asserts policy is RevealPolicy {
-  if (policy !== "none" && policy !== "summary" && policy !== "full") throw new TranscriptStoreError("INVALID_OPTION", `Reveal policy must be "none", "summary" or "full", got: ${String(policy)}`);
+  if (policy !== "none" && policy !== "summary" && policy !== "full")
+    throw new TranscriptStoreError("INVALID_OPTION", `Reveal policy must be "none", "summary" or "full", got: ${String(policy)}`);
 }
 
 /**
@@ -66,7 +73,8 @@ function checkPolicy(policy: unknown): asserts policy is RevealPolicy {
 export function renderArtifactReference(ref: ReferenceLike, policy: RevealPolicy, store?: ArtifactStore): string {
   checkPolicy(policy);
   if (policy === "full") {
-    if (store === undefined) throw new TranscriptStoreError("INVALID_OPTION", 'The "full" reveal policy needs the artifact store to read from');
+    if (store === undefined)
+      throw new TranscriptStoreError("INVALID_OPTION", 'The "full" reveal policy needs the artifact store to read from');
     const content = store.getText(ref.id);
     if (content !== null) return content;
   }

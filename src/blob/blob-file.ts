@@ -20,7 +20,8 @@ function openNoFollow(path: string): number | null {
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT") return null;
-    if (code === "ELOOP") throw new TranscriptStoreError("BLOB_CORRUPT", "Blob path is a symlink; refusing to follow it", { path, cause: err });
+    if (code === "ELOOP")
+      throw new TranscriptStoreError("BLOB_CORRUPT", "Blob path is a symlink; refusing to follow it", { path, cause: err });
     throw err;
   }
 }

@@ -7,7 +7,12 @@ const HASH_RE = /^[0-9a-f]{64}$/;
 
 /** True for a well-formed `blob:sha256:<64 lowercase hex>` string. */
 export function isBlobRef(value: unknown): boolean {
-  return typeof value === "string" && value.length === BLOB_REF_PREFIX.length + 64 && value.startsWith(BLOB_REF_PREFIX) && HASH_RE.test(value.slice(BLOB_REF_PREFIX.length));
+  return (
+    typeof value === "string" &&
+    value.length === BLOB_REF_PREFIX.length + 64 &&
+    value.startsWith(BLOB_REF_PREFIX) &&
+    HASH_RE.test(value.slice(BLOB_REF_PREFIX.length))
+  );
 }
 
 /** True for anything that claims to be a blob ref, well-formed or not. */
@@ -27,7 +32,10 @@ export function isBlobHash(value: unknown): value is string {
 export function parseBlobRef(refOrHash: string): string {
   const hash = refOrHash.startsWith(BLOB_REF_PREFIX) ? refOrHash.slice(BLOB_REF_PREFIX.length) : refOrHash;
   if (!HASH_RE.test(hash)) {
-    throw new TranscriptStoreError("INVALID_BLOB_REF", `Invalid blob ref ${JSON.stringify(refOrHash.slice(0, 100))}: expected ${BLOB_REF_PREFIX}<64 lowercase hex>`);
+    throw new TranscriptStoreError(
+      "INVALID_BLOB_REF",
+      `Invalid blob ref ${JSON.stringify(refOrHash.slice(0, 100))}: expected ${BLOB_REF_PREFIX}<64 lowercase hex>`,
+    );
   }
   return hash;
 }

@@ -92,10 +92,14 @@ export function registerReferrer(blobsDir: string, referrer: Referrer): void {
       writeFully(fd, Buffer.from(`${JSON.stringify(referrer)}\n`));
       io.fsyncSync(fd);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot register ${referrer.path} with the blob store: ${(err as Error).message}`, {
-        path: file,
-        cause: err,
-      });
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Cannot register ${referrer.path} with the blob store: ${(err as Error).message}`,
+        {
+          path: file,
+          cause: err,
+        },
+      );
     } finally {
       if (fd !== undefined) io.closeSync(fd);
     }
@@ -115,7 +119,9 @@ export function forgetReferrers(blobsDir: string, paths: readonly string[]): Ref
   const removed = current.filter((r) => drop.has(r.path));
   if (removed.length === 0) return [];
   const kept = current.filter((r) => !drop.has(r.path));
-  writeFileAtomic(referrersPathOf(blobsDir), (emit) => emit(Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(""))), { fsync: true });
+  writeFileAtomic(referrersPathOf(blobsDir), (emit) => emit(Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(""))), {
+    fsync: true,
+  });
   return removed;
 }
 

@@ -97,7 +97,10 @@ export class BlobStore {
       writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
     } catch (err) {
       const what = state === "damaged" ? "repair" : "store";
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, {
+        path,
+        cause: err,
+      });
     }
     this.rememberProven(hash, path);
     return { hash, ref, path, existed: false, repaired: state === "damaged" };
@@ -159,7 +162,10 @@ export class BlobStore {
     try {
       ensureDir(this.dir);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create blob directory: ${(err as Error).message}`, { path: this.dir, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create blob directory: ${(err as Error).message}`, {
+        path: this.dir,
+        cause: err,
+      });
     }
     this.dirReady = true;
   }
@@ -195,7 +201,9 @@ export class BlobStore {
     const actual = createHash("sha256").update(bytes).digest("hex");
     if (actual !== expected) {
       this.proven.delete(expected);
-      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, { path });
+      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, {
+        path,
+      });
     }
     this.rememberProven(expected, path, stamp);
   }
@@ -217,7 +225,7 @@ export class BlobStore {
     } catch {
       return false;
     }
-    return stat !== undefined && stat.isFile() && (stat.size > 0 || hash === EMPTY_SHA256);
+    return stat?.isFile() === true && (stat.size > 0 || hash === EMPTY_SHA256);
   }
 
   /** Re-hashes a stored blob: true when intact, false when corrupt or missing. */

@@ -66,19 +66,37 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     throw new UsageError((err as Error).message.split("\n")[0]!);
   }
   const { values, positionals } = parsed;
-  if (values.help) return { io, dirs: { sessionsDir: "", blobsDir: "" }, layout: "omp", root: undefined, json: false, values, positionals, emit: () => {}, close: async () => {} };
-  if (command.minArgs !== undefined && positionals.length < command.minArgs) throw new UsageError(`${command.name}: missing argument (usage: transcript-store ${command.usage})`);
-  if (command.maxArgs !== undefined && positionals.length > command.maxArgs) throw new UsageError(`${command.name}: too many arguments (usage: transcript-store ${command.usage})`);
+  if (values.help)
+    return {
+      io,
+      dirs: { sessionsDir: "", blobsDir: "" },
+      layout: "omp",
+      root: undefined,
+      json: false,
+      values,
+      positionals,
+      emit: () => {},
+      close: async () => {},
+    };
+  if (command.minArgs !== undefined && positionals.length < command.minArgs)
+    throw new UsageError(`${command.name}: missing argument (usage: transcript-store ${command.usage})`);
+  if (command.maxArgs !== undefined && positionals.length > command.maxArgs)
+    throw new UsageError(`${command.name}: too many arguments (usage: transcript-store ${command.usage})`);
   const root = (values.root as string | undefined) ?? io.env.TRANSCRIPT_STORE_HOME;
   let dirs: StoreDirs;
   try {
-    dirs = resolveStoreDirs({ root, sessionsDir: values["sessions-dir"] as string | undefined, blobsDir: values["blobs-dir"] as string | undefined });
+    dirs = resolveStoreDirs({
+      root,
+      sessionsDir: values["sessions-dir"] as string | undefined,
+      blobsDir: values["blobs-dir"] as string | undefined,
+    });
   } catch (err) {
     if (err instanceof TranscriptStoreError) throw new UsageError(err.message);
     throw err;
   }
   const given = values.layout as string | undefined;
-  if (given !== undefined && given !== "omp" && given !== "pi") throw new UsageError(`--layout must be "omp" or "pi", got ${JSON.stringify(given)}`);
+  if (given !== undefined && given !== "omp" && given !== "pi")
+    throw new UsageError(`--layout must be "omp" or "pi", got ${JSON.stringify(given)}`);
   const layout: SessionLayout = given ?? detectLayout(dirs.sessionsDir) ?? "omp";
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
@@ -128,6 +146,10 @@ export function formatBytes(n: number): string {
 /** A plain text table. */
 export function formatTable(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }

@@ -32,7 +32,8 @@ export function bucketDirs(roots: readonly string[]): string[] {
   const out: string[] = [];
   for (const root of roots) {
     try {
-      for (const e of io.readdirSync(root, { withFileTypes: true })) if (e.isDirectory() && !e.name.startsWith(".")) out.push(resolve(root, e.name));
+      for (const e of io.readdirSync(root, { withFileTypes: true }))
+        if (e.isDirectory() && !e.name.startsWith(".")) out.push(resolve(root, e.name));
     } catch {
       // a root that does not exist has no buckets
     }

@@ -10,7 +10,19 @@ import { verifyCommand } from "./commands/verify.ts";
 
 export type { CliIo };
 
-const COMMANDS: Command[] = [migrateCommand, verifyCommand, gcCommand, lsCommand, showCommand, exportCommand, importCommand, forkCommand, mvCommand, statsCommand, demoCommand];
+const COMMANDS: Command[] = [
+  migrateCommand,
+  verifyCommand,
+  gcCommand,
+  lsCommand,
+  showCommand,
+  exportCommand,
+  importCommand,
+  forkCommand,
+  mvCommand,
+  statsCommand,
+  demoCommand,
+];
 
 /** The one help text. */
 export const HELP = `transcript-store — keep coding-agent sessions small, safe and movable

@@ -47,11 +47,21 @@ export function readDamagedLines(path: string, report: LoadReport): MalformedLin
 }
 
 function changedUnderfoot(path: string): TranscriptStoreError {
-  return new TranscriptStoreError("PERSISTENCE_FAILED", "The session's damaged lines changed while it was exported (a writer repaired it?); run export again", { path });
+  return new TranscriptStoreError(
+    "PERSISTENCE_FAILED",
+    "The session's damaged lines changed while it was exported (a writer repaired it?); run export again",
+    { path },
+  );
 }
 
 export function toMalformedRecord(line: MalformedLine): MalformedRecord {
-  return { type: MALFORMED_RECORD_TYPE, line: line.line, offset: line.offset, reason: line.reason, raw_base64: line.bytes.toString("base64") };
+  return {
+    type: MALFORMED_RECORD_TYPE,
+    line: line.line,
+    offset: line.offset,
+    reason: line.reason,
+    raw_base64: line.bytes.toString("base64"),
+  };
 }
 
 /** True for a record of the reserved type (well-formed or not). */

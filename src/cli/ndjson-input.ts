@@ -20,7 +20,10 @@ export async function readNdjson(stream: Readable): Promise<unknown[]> {
     try {
       values.push(JSON.parse(text));
     } catch (err) {
-      throw new TranscriptStoreError("INVALID_OPTION", `stdin is not NDJSON: line ${line.lineNumber} (after record ${values.length}): ${(err as Error).message}`);
+      throw new TranscriptStoreError(
+        "INVALID_OPTION",
+        `stdin is not NDJSON: line ${line.lineNumber} (after record ${values.length}): ${(err as Error).message}`,
+      );
     }
   };
   const splitter = new LineSplitter(onLine);

@@ -16,7 +16,10 @@ export function startProgress(io: CliIo, total: number, verb: string, quiet: boo
       stop: () => {},
     };
   }
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(total, 0, { label: "" });
   let stopped = false;
   return {

@@ -43,7 +43,7 @@ export function decodeLine(bytes: Buffer): DecodedLine {
 
 function recordProblem(value: unknown): string | null {
   if (!isRecord(value)) return "line is not a JSON object";
-  if (typeof value.type !== "string") return "object has no string \"type\"";
+  if (typeof value.type !== "string") return 'object has no string "type"';
   return null;
 }
 

@@ -61,7 +61,8 @@ export function migrateV1ToV2(header: SessionHeader, records: readonly Positione
   const chain = new V1ToV2Chain(header.id, idsOf(records));
   const out = records.map(({ record, lineIndex }) => ({ record: chain.assign(record, lineIndex), lineIndex }));
   for (const item of out) {
-    if (hasKeptIndex(item.record)) item.record = withKeptId(item.record, chain.keptId(item.record.firstKeptEntryIndex) ?? (item.record.id as string));
+    if (hasKeptIndex(item.record))
+      item.record = withKeptId(item.record, chain.keptId(item.record.firstKeptEntryIndex) ?? (item.record.id as string));
   }
   return out;
 }

@@ -149,7 +149,12 @@ export class SessionParser {
       }
       // v1 and v2 repeats are given fresh ids by migration; a current file's repeat is reported.
       if (version >= CURRENT_VERSION && this.ids.has(id)) {
-        this.malformed.push({ line: scanned.lineNumber, offset: scanned.offset, reason: `duplicate entry id ${id}`, bytes: Buffer.from(bytes) });
+        this.malformed.push({
+          line: scanned.lineNumber,
+          offset: scanned.offset,
+          reason: `duplicate entry id ${id}`,
+          bytes: Buffer.from(bytes),
+        });
         return;
       }
       this.ids.add(id);
@@ -216,4 +221,3 @@ export function parseSessionBytes(bytes: Buffer, options?: SessionParserOptions)
   }
   return parser.finish();
 }
-

@@ -49,7 +49,8 @@ export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: s
   });
   const buf = Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE);
   try {
-    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) splitter.push(buf.subarray(0, n));
+    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null))
+      splitter.push(buf.subarray(0, n));
     splitter.end();
   } catch (err) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });

@@ -61,7 +61,14 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   }
 }
 
-async function sweep(options: GcOptions, store: BlobStore, places: Referrer[], graceMs: number, cutoff: number, now: () => number): Promise<GcReport> {
+async function sweep(
+  options: GcOptions,
+  store: BlobStore,
+  places: Referrer[],
+  _graceMs: number,
+  cutoff: number,
+  now: () => number,
+): Promise<GcReport> {
   restoreTrash(options.blobsDir);
   // List blobs before marking: a blob written after this listing is not a candidate at all.
   const candidates: Array<{ hash: string; mtimeMs: number; size: number }> = [];
@@ -76,7 +83,17 @@ async function sweep(options: GcOptions, store: BlobStore, places: Referrer[], g
   const referenced = new Set<string>();
   const markStarted = Date.now();
   const filesScanned = await markFiles(places, referenced, 0);
-  const report: GcReport = { places, filesScanned, referenced: referenced.size, blobs: candidates.length, deleted: [], keptYoung: 0, bytesFreed: 0, tempFilesRemoved: 0, dryRun: options.dryRun === true };
+  const report: GcReport = {
+    places,
+    filesScanned,
+    referenced: referenced.size,
+    blobs: candidates.length,
+    deleted: [],
+    keptYoung: 0,
+    bytesFreed: 0,
+    tempFilesRemoved: 0,
+    dryRun: options.dryRun === true,
+  };
   // Sweep in two phases: move doomed blobs aside, re-mark the files that changed since marking
   // began (a writer may have referenced one meanwhile), put those back, then delete the rest.
   const trashed: Array<{ hash: string; trash: string; size: number }> = [];
@@ -200,8 +217,12 @@ async function lockGc(blobsDir: string): Promise<() => Promise<void>> {
       onCompromised: () => {},
     });
   } catch (err) {
-    if (errnoCode(err) === "ELOCKED") throw new TranscriptStoreError("STORE_BUSY", "Another gc is running on this blob store", { path: blobsDir, cause: err });
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot lock the blob store for gc: ${(err as Error).message}`, { path: blobsDir, cause: err });
+    if (errnoCode(err) === "ELOCKED")
+      throw new TranscriptStoreError("STORE_BUSY", "Another gc is running on this blob store", { path: blobsDir, cause: err });
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot lock the blob store for gc: ${(err as Error).message}`, {
+      path: blobsDir,
+      cause: err,
+    });
   }
 }
 
@@ -211,7 +232,14 @@ async function markFiles(places: readonly Referrer[], into: Set<string>, sinceMs
   for (const place of places) {
     const root = place.path;
     const patterns = place.kind === "tree" ? ["**/*.jsonl", "**/*.bak"] : ["*.jsonl", "*.bak"];
-    const files = await fg(patterns, { cwd: root, absolute: true, dot: false, followSymbolicLinks: false, suppressErrors: false, onlyFiles: true }).catch((err: unknown) => {
+    const files = await fg(patterns, {
+      cwd: root,
+      absolute: true,
+      dot: false,
+      followSymbolicLinks: false,
+      suppressErrors: false,
+      onlyFiles: true,
+    }).catch((err: unknown) => {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot scan ${root}: ${(err as Error).message}`, { path: root, cause: err });
     });
     for (const path of files) {

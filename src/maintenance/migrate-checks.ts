@@ -13,7 +13,8 @@ export function hashFile(path: string): string | null {
     const fd = io.openSync(path, "r");
     const buf = Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE);
     try {
-      for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n));
+      for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null))
+        hash.update(buf.subarray(0, n));
     } finally {
       io.closeSync(fd);
     }
@@ -37,8 +38,16 @@ export function assertUnchanged(path: string, before: Stats, bytesScanned: numbe
  * right. Blobs this run wrote (hashed from the very bytes, temp + rename) or re-hashed while
  * writing are checked by presence and size; any other referenced blob is read back and re-hashed.
  */
-export function verifyWritten(temp: string, digest: string, entries: number, blobs: BlobStore, fresh: ReadonlyMap<string, number>, chunkSize: number): void {
-  if (hashFile(temp) !== digest) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not read back identically", { path: temp });
+export function verifyWritten(
+  temp: string,
+  digest: string,
+  entries: number,
+  blobs: BlobStore,
+  fresh: ReadonlyMap<string, number>,
+  chunkSize: number,
+): void {
+  if (hashFile(temp) !== digest)
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not read back identically", { path: temp });
   const checked = new Set<string>();
   const parsed = scanSessionFile(
     temp,
@@ -52,7 +61,8 @@ export function verifyWritten(temp: string, digest: string, entries: number, blo
           const size = fresh.get(ref.slice(BLOB_REF_PREFIX.length));
           if (size !== undefined) {
             const stat = io.lstatSync(path, { throwIfNoEntry: false });
-            if (stat === undefined || !stat.isFile() || stat.size !== size) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing or short after write`, { path });
+            if (stat === undefined || !stat.isFile() || stat.size !== size)
+              throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing or short after write`, { path });
           } else if (blobs.getSync(ref, { verify: true }) === null) {
             throw new TranscriptStoreError("BLOB_MISSING", `Blob ${ref} missing after write`, { path });
           }
@@ -62,7 +72,14 @@ export function verifyWritten(temp: string, digest: string, entries: number, blo
     },
     chunkSize,
   );
-  if (parsed === null || parsed.header === null || parsed.malformed.length > 0 || parsed.repaired.length > 0 || parsed.tornTail !== null || parsed.records.length !== entries) {
+  if (
+    parsed === null ||
+    parsed.header === null ||
+    parsed.malformed.length > 0 ||
+    parsed.repaired.length > 0 ||
+    parsed.tornTail !== null ||
+    parsed.records.length !== entries
+  ) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", "Written file does not verify", { path: temp });
   }
 }

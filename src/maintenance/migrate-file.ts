@@ -104,7 +104,9 @@ function twoPassTransform(migrated: SessionEntry[]): Transform {
 function targetPathFor(source: string, header: SessionHeader, options: MigrateFileOptions): string {
   if (options.inPlace) return source;
   const name = basename(source);
-  const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name) ? name : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
+  const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name)
+    ? name
+    : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
   const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
   return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
 }
@@ -139,7 +141,20 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
         return report;
       }
       await lockFor(report, options, locks);
-      return finish(report, options, writeMigrated(report, migrated.header, twoPassTransform(migrated.entries), report.fromVersion, prepare, new BlobStore(options.blobsDir, { fsync: options.fsync }), options, chunkSize));
+      return finish(
+        report,
+        options,
+        writeMigrated(
+          report,
+          migrated.header,
+          twoPassTransform(migrated.entries),
+          report.fromVersion,
+          prepare,
+          new BlobStore(options.blobsDir, { fsync: options.fsync }),
+          options,
+          chunkSize,
+        ),
+      );
     }
     const fromVersion = headerVersion(header);
     const newHeader = migrateSession(header, []).header;
@@ -170,7 +185,8 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
 function firstPass(source: string, chunkSize: number): ParsedSession & { header: SessionHeader } {
   const pass1 = scanSessionFile(source, { mapRecord: skeletonOf }, chunkSize);
   if (pass1 === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", "File vanished", { path: source });
-  if (pass1.header === null) throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${pass1.headerProblem ?? "no header"})`, { path: source });
+  if (pass1.header === null)
+    throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${pass1.headerProblem ?? "no header"})`, { path: source });
   return pass1 as ParsedSession & { header: SessionHeader };
 }
 
@@ -271,7 +287,8 @@ function writeMigrated(
     if (parsed !== null && parsed.header === null && parsed.headerProblem !== null) {
       throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem})`, { path: report.source });
     }
-    if (parsed === null || parsed.header === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
+    if (parsed === null || parsed.header === null)
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", "Source changed during migration", { path: report.source });
     draft.sync();
   } catch (err) {
     draft.discard();
@@ -298,7 +315,13 @@ function writeMigrated(
     if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
     if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
     const lost = [...parsed.malformed, ...parsed.repaired];
-    if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
+    if (parsed.tornTail !== null)
+      lost.push({
+        line: parsed.linesRead,
+        offset: parsed.tornTail.offset,
+        reason: "torn tail (unterminated final line)",
+        bytes: parsed.tornTail.bytes,
+      });
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
     if (options.backup && options.inPlace) backupSessionFile(report.source);
     draft.commit(true);

@@ -14,15 +14,7 @@
  * the store copy did not: brought up to date. `conflict`: both gained entries: the store copy is
  * left untouched and the file fails with `IMPORT_CONFLICT`.
  */
-export type MigrateStatus =
-  | "migrated"
-  | "imported"
-  | "updated"
-  | "current"
-  | "continued"
-  | "planned"
-  | "conflict"
-  | "failed";
+export type MigrateStatus = "migrated" | "imported" | "updated" | "current" | "continued" | "planned" | "conflict" | "failed";
 
 export interface CounterSpec {
   name: string;
@@ -114,11 +106,7 @@ export function totalCounters(reports: readonly MigrateCounters[]): Partial<Migr
  * The counters' part of a file line (`where` "file") or of the totals line ("total"); `size`
  * formats a byte count.
  */
-export function countersText(
-  counts: Partial<MigrateCounters>,
-  where: "file" | "total",
-  size: (n: number) => string,
-): string {
+export function countersText(counts: Partial<MigrateCounters>, where: "file" | "total", size: (n: number) => string): string {
   let text = "";
   for (const c of MIGRATE_COUNTERS as readonly CounterSpec[]) {
     const template = where === "file" ? c.file : c.total;

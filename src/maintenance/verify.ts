@@ -6,7 +6,15 @@ import { io } from "../io.ts";
 import { scanSessionFile } from "../session/session-file-reader.ts";
 import { collectRefs } from "./blob-refs.ts";
 
-export type FindingKind = "BAD_HEADER" | "MALFORMED_LINE" | "TORN_TAIL" | "BROKEN_PARENT" | "BLOB_MISSING" | "BLOB_CORRUPT" | "ORPHANED_ARTIFACTS" | "UNREADABLE";
+export type FindingKind =
+  | "BAD_HEADER"
+  | "MALFORMED_LINE"
+  | "TORN_TAIL"
+  | "BROKEN_PARENT"
+  | "BLOB_MISSING"
+  | "BLOB_CORRUPT"
+  | "ORPHANED_ARTIFACTS"
+  | "UNREADABLE";
 
 /** One problem found by `verify`. */
 export interface Finding {
@@ -32,7 +40,11 @@ export interface VerifyFileResult {
  * Checks one session file: header, malformed lines, torn tail, parent links that point nowhere,
  * and every referenced blob (present, and re-hashed unless `rehash: false`). Streams the file.
  */
-export function verifySessionFile(path: string, options: VerifyOptions, checkedBlobs = new Map<string, Finding["kind"] | null>()): VerifyFileResult {
+export function verifySessionFile(
+  path: string,
+  options: VerifyOptions,
+  checkedBlobs = new Map<string, Finding["kind"] | null>(),
+): VerifyFileResult {
   const findings: Finding[] = [];
   const store = new BlobStore(options.blobsDir);
   const rehash = options.rehash !== false;
@@ -57,11 +69,18 @@ export function verifySessionFile(path: string, options: VerifyOptions, checkedB
     findings.push({ kind: "BAD_HEADER", path, message: parsed.headerProblem ?? "no session header" });
     return { path, entries: 0, findings };
   }
-  for (const m of parsed.malformed) findings.push({ kind: "MALFORMED_LINE", path, line: m.line, message: `line ${m.line} (byte ${m.offset}): ${m.reason}` });
-  if (parsed.tornTail !== null) findings.push({ kind: "TORN_TAIL", path, message: `unterminated final fragment of ${parsed.tornTail.bytes.length} bytes at byte ${parsed.tornTail.offset}` });
+  for (const m of parsed.malformed)
+    findings.push({ kind: "MALFORMED_LINE", path, line: m.line, message: `line ${m.line} (byte ${m.offset}): ${m.reason}` });
+  if (parsed.tornTail !== null)
+    findings.push({
+      kind: "TORN_TAIL",
+      path,
+      message: `unterminated final fragment of ${parsed.tornTail.bytes.length} bytes at byte ${parsed.tornTail.offset}`,
+    });
   const version = typeof parsed.header.version === "number" ? parsed.header.version : 1;
   if (version >= 2) {
-    for (const { parentId, id } of parents) if (!ids.has(parentId)) findings.push({ kind: "BROKEN_PARENT", path, message: `entry ${id} points at missing parent ${parentId}` });
+    for (const { parentId, id } of parents)
+      if (!ids.has(parentId)) findings.push({ kind: "BROKEN_PARENT", path, message: `entry ${id} points at missing parent ${parentId}` });
   }
   for (const hash of refs) {
     let state = checkedBlobs.get(hash);
@@ -108,4 +127,3 @@ export function findOrphanedArtifactDirs(sessionFiles: readonly string[], bucket
 export function bucketDirsOf(files: readonly string[]): string[] {
   return [...new Set(files.map((f) => dirname(f)))];
 }
-

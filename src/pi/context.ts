@@ -19,7 +19,9 @@ function messageOf(entry: SessionEntry): AgentMessage | null {
     case "custom_message":
       return customMessage(entry);
     case "branch_summary":
-      return entry.summary ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) } : null;
+      return entry.summary
+        ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) }
+        : null;
     default:
       return null;
   }

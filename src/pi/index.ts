@@ -7,7 +7,13 @@ import type { SessionManager } from "./session-manager.ts";
 
 export { SessionManager } from "./session-manager.ts";
 export { buildSessionContext, getLatestCompactionEntry } from "./context.ts";
-export { findMostRecentSession, getDefaultSessionDir, loadEntriesFromFile, migrateSessionEntries, parseSessionEntries } from "./file-entries.ts";
+export {
+  findMostRecentSession,
+  getDefaultSessionDir,
+  loadEntriesFromFile,
+  migrateSessionEntries,
+  parseSessionEntries,
+} from "./file-entries.ts";
 export type { PiStoreOptions } from "./options.ts";
 export { CURRENT_SESSION_VERSION } from "./types.ts";
 export type {

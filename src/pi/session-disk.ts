@@ -41,7 +41,13 @@ export class PiSessionDisk {
       register: () => registerReferrer(engine.blobsDir, referrerFor(path, options.sessionsRoot)),
       warn: (w: StoreWarning) => this.warn(w),
     };
-    this.writer = new SessionWriter(this.file, this.blobs, writerOptions, () => (this.loadingHeader ?? header()) as unknown as EngineHeader, true);
+    this.writer = new SessionWriter(
+      this.file,
+      this.blobs,
+      writerOptions,
+      () => (this.loadingHeader ?? header()) as unknown as EngineHeader,
+      true,
+    );
   }
 
   /** Takes the lock unless held (SESSION_LOCKED when another live writer has it), else checks it is still ours. */
@@ -51,7 +57,8 @@ export class PiSessionDisk {
       return;
     }
     ensureSessionDir(dirname(this.path), this.options.sessionsRoot);
-    const onCompromised = (err: Error) => this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); appends now fail` });
+    const onCompromised = (err: Error) =>
+      this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); appends now fail` });
     this.lock = acquireSessionLockSync(this.path, { staleMs: this.options.engine.lockStaleMs, onCompromised });
   }
 

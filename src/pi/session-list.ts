@@ -8,7 +8,10 @@ import type { SessionInfo, SessionListProgress } from "./types.ts";
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.filter((b) => isRecord(b) && b.type === "text").map((b) => (b as { text: unknown }).text).join(" ");
+  return content
+    .filter((b) => isRecord(b) && b.type === "text")
+    .map((b) => (b as { text: unknown }).text)
+    .join(" ");
 }
 
 /** Latest user/assistant activity: the message's own ms timestamp, else its entry's. */
@@ -56,7 +59,12 @@ export async function readPiSessionInfo(path: string): Promise<SessionInfo | nul
     }
     const activity = lastActivity(records);
     const headerTime = typeof header.timestamp === "string" ? new Date(header.timestamp).getTime() : NaN;
-    const modified = activity !== undefined && activity > 0 ? new Date(activity) : !Number.isNaN(headerTime) ? new Date(headerTime) : (await stat(path)).mtime;
+    const modified =
+      activity !== undefined && activity > 0
+        ? new Date(activity)
+        : !Number.isNaN(headerTime)
+          ? new Date(headerTime)
+          : (await stat(path)).mtime;
     const info: SessionInfo = {
       path,
       id: header.id as string,

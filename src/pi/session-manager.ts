@@ -110,7 +110,10 @@ export class SessionManager {
   static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: PiStoreOptions): SessionManager {
     const store = resolvePiOptions(options);
     const source = readSessionUnlocked(sourcePath, store);
-    if (source === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `Cannot fork: source session file is empty or absent: ${sourcePath}`, { path: sourcePath });
+    if (source === null)
+      throw new TranscriptStoreError("SESSION_NOT_FOUND", `Cannot fork: source session file is empty or absent: ${sourcePath}`, {
+        path: sourcePath,
+      });
     const entries = source.entries;
     const dir = sessionDir ?? getDefaultSessionDir(targetCwd, store.agentDir);
     const manager = new SessionManager(targetCwd, dir, true, store);
@@ -189,7 +192,14 @@ export class SessionManager {
     this.releaseDisk();
     this.sessionId = options?.id ?? uuidv7();
     const timestamp = new Date().toISOString();
-    const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id: this.sessionId, timestamp, cwd: this.cwd, parentSession: options?.parentSession };
+    const header: SessionHeader = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: this.sessionId,
+      timestamp,
+      cwd: this.cwd,
+      parentSession: options?.parentSession,
+    };
     this.fileEntries = [header];
     this.leafId = this.index.rebuild([]);
     this.onDisk = 0;
@@ -210,7 +220,14 @@ export class SessionManager {
     const labels = this.index.labelsFor(kept);
     const timestamp = new Date().toISOString();
     const id = uuidv7();
-    const header: SessionHeader = { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd: this.cwd, parentSession: this.persist ? previousFile : undefined };
+    const header: SessionHeader = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd: this.cwd,
+      parentSession: this.persist ? previousFile : undefined,
+    };
     this.releaseDisk();
     this.fileEntries = [header, ...kept, ...labels];
     this.sessionId = id;
@@ -294,7 +311,12 @@ export class SessionManager {
   appendSessionInfo(name: string): string {
     return this.appendEntry({ type: "session_info", name: name.trim() });
   }
-  appendCustomMessageEntry<T = unknown>(customType: string, content: string | (TextContent | ImageContent)[], display: boolean, details?: T): string {
+  appendCustomMessageEntry<T = unknown>(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display: boolean,
+    details?: T,
+  ): string {
     return this.appendEntry({ type: "custom_message", customType, content, display, details });
   }
   /** Sets (or with undefined/"" clears) the label of an existing entry. */
@@ -364,7 +386,12 @@ export class SessionManager {
   // ---------------------------------------------------------------- internals
 
   private appendEntry(fields: { type: string; [key: string]: unknown }): string {
-    const entry = { ...fields, id: newShortId(this.index.byId), parentId: this.leafId, timestamp: new Date().toISOString() } as SessionEntry;
+    const entry = {
+      ...fields,
+      id: newShortId(this.index.byId),
+      parentId: this.leafId,
+      timestamp: new Date().toISOString(),
+    } as SessionEntry;
     const previousLeaf = this.leafId;
     this.fileEntries.push(entry);
     this.index.add(entry);

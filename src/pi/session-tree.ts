@@ -7,7 +7,8 @@ import type { SessionEntry, SessionTreeNode } from "./types.ts";
  */
 export function buildPiTree(entries: SessionEntry[], labels: Map<string, string>, labelTimes: Map<string, string>): SessionTreeNode[] {
   const nodes = new Map<string, SessionTreeNode>();
-  for (const entry of entries) nodes.set(entry.id, { entry, children: [], label: labels.get(entry.id), labelTimestamp: labelTimes.get(entry.id) });
+  for (const entry of entries)
+    nodes.set(entry.id, { entry, children: [], label: labels.get(entry.id), labelTimestamp: labelTimes.get(entry.id) });
   const roots: SessionTreeNode[] = [];
   for (const entry of entries) {
     const node = nodes.get(entry.id)!;

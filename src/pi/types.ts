@@ -25,7 +25,7 @@ export interface ImageContent {
  */
 export interface AgentMessage {
   role: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: pi's own message type is open in the same way
   [key: string]: any;
 }
 

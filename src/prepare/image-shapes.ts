@@ -11,7 +11,6 @@ export type PayloadKind = "base64" | "dataUrl";
 /** Returns the replacement payload, or the same string to leave it. */
 export type PayloadVisitor = (payload: string, kind: PayloadKind) => string;
 
-
 function isUrlPayload(value: string): boolean {
   return value.startsWith("data:image/") || value.startsWith("blob:");
 }

@@ -36,13 +36,7 @@ export function mapTree<T>(value: T, mapper: TreeMapper): T {
   return slot(value, null, null, TOP, mapper) as T;
 }
 
-function slot(
-  value: unknown,
-  key: string | null,
-  parent: Record<string, unknown> | null,
-  where: SlotContext,
-  mapper: TreeMapper,
-): unknown {
+function slot(value: unknown, key: string | null, parent: Record<string, unknown> | null, where: SlotContext, mapper: TreeMapper): unknown {
   const action = mapper.visit(value, key, parent, where);
   if (action !== DESCEND) return action;
   if (typeof value !== "object" || value === null) return value;

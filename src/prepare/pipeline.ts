@@ -51,8 +51,7 @@ export function resolvePrepareOptions(options: PrepareOptions = {}): ResolvedPre
     throw new TranscriptStoreError("INVALID_OPTION", "transientKeys must be an array of strings");
   }
   const stages = options.stages ?? [];
-  const badStage = (s: PrepareStage) =>
-    typeof s !== "function" || (s.needed !== undefined && typeof s.needed !== "function");
+  const badStage = (s: PrepareStage) => typeof s !== "function" || (s.needed !== undefined && typeof s.needed !== "function");
   if (!Array.isArray(stages) || stages.some(badStage)) {
     const message = "stages must be an array of functions (each with an optional needed function)";
     throw new TranscriptStoreError("INVALID_OPTION", message);
@@ -117,7 +116,10 @@ export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions
   try {
     return prepareLineUnguarded(entry, options, sourceText);
   } catch (err) {
-    if (err instanceof RangeError) throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry ${String(entry.id)} is nested too deeply to serialize (${err.message})`, { cause: err });
+    if (err instanceof RangeError)
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry ${String(entry.id)} is nested too deeply to serialize (${err.message})`, {
+        cause: err,
+      });
     throw err;
   }
 }

@@ -13,7 +13,7 @@ export function stripTransientFields<T>(value: T, keys: ReadonlySet<string>): T 
 
 /** `"key":` strings whose absence from a serialized line proves none of `keys` is in it. */
 export function transientMarkers(keys: readonly string[]): string[] {
-  return keys.map((k) => JSON.stringify(k) + ":");
+  return keys.map((k) => `${JSON.stringify(k)}:`);
 }
 
 /** False when the serialized line proves there is nothing to strip (no marker in it). */

@@ -26,7 +26,14 @@ function sessionRoots(options: DiscoveryOptions): string[] {
  * minus those an interrupted move has already committed elsewhere.
  */
 async function sessionFiles(root: string, pattern: string): Promise<string[]> {
-  const found = await fg([pattern, pattern.replace(/\.jsonl$/, ".move.json")], { cwd: root, absolute: true, onlyFiles: true, followSymbolicLinks: false, dot: false, suppressErrors: true });
+  const found = await fg([pattern, pattern.replace(/\.jsonl$/, ".move.json")], {
+    cwd: root,
+    absolute: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    dot: false,
+    suppressErrors: true,
+  });
   const moving = new Set(found.filter((p) => p.endsWith(".move.json")).map((p) => `${p.slice(0, -".move.json".length)}.jsonl`));
   return found.filter((p) => p.endsWith(".jsonl") && !isAuxiliarySessionName(basename(p)) && !(moving.has(p) && movedAway(p)));
 }
@@ -100,7 +107,7 @@ export async function listAllSessions(options: DiscoveryOptions = {}): Promise<S
 function matches(info: SessionInfo, arg: string): boolean {
   const name = basename(info.path);
   const fileId = idFromFileName(info.path);
-  return info.id.startsWith(arg) || name.startsWith(arg) || (fileId !== null && fileId.startsWith(arg));
+  return info.id.startsWith(arg) || name.startsWith(arg) || fileId?.startsWith(arg) === true;
 }
 
 /**

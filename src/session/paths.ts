@@ -126,4 +126,3 @@ export function idFromFileName(path: string): string | null {
   const m = /_([0-9a-fA-F-]{8,})\.jsonl$/.exec(name);
   return m ? m[1]! : null;
 }
-

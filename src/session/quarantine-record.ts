@@ -2,8 +2,19 @@ import type { MalformedLine } from "../format/load-report.ts";
 import { io, writeFully } from "../io.ts";
 
 /** One quarantined item as written to `<stem>.quarantine.jsonl`. */
-export function quarantineRecord(source: string, item: { line?: number; offset: number; reason: string; bytes: Buffer }, at: string): string {
-  const record: Record<string, unknown> = { type: "quarantine", source, line: item.line ?? null, offset: item.offset, reason: item.reason, quarantinedAt: at };
+export function quarantineRecord(
+  source: string,
+  item: { line?: number; offset: number; reason: string; bytes: Buffer },
+  at: string,
+): string {
+  const record: Record<string, unknown> = {
+    type: "quarantine",
+    source,
+    line: item.line ?? null,
+    offset: item.offset,
+    reason: item.reason,
+    quarantinedAt: at,
+  };
   const text = item.bytes.toString("utf8");
   if (Buffer.from(text, "utf8").equals(item.bytes)) record.text = text;
   else record.base64 = item.bytes.toString("base64");

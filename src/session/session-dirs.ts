@@ -12,7 +12,10 @@ export function ensureSessionDir(dir: string, sessionsDir: string): void {
   try {
     ensureDir(dir);
   } catch (err) {
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create session directory: ${(err as Error).message}`, { path: dir, cause: err });
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create session directory: ${(err as Error).message}`, {
+      path: dir,
+      cause: err,
+    });
   }
   const rel = relative(sessionsDir, dir);
   if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) return;
@@ -20,7 +23,9 @@ export function ensureSessionDir(dir: string, sessionsDir: string): void {
   for (const part of rel.split(sep)) {
     at = join(at, part);
     if (io.lstatSync(at).isSymbolicLink()) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Refusing to write through a symlink planted in the sessions tree: ${at}`, { path: at });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Refusing to write through a symlink planted in the sessions tree: ${at}`, {
+        path: at,
+      });
     }
   }
 }

@@ -136,12 +136,7 @@ export function headerEndOffset(path: string, chunkSize = 1 << 16): number | nul
 }
 
 /** Streams the bytes of `path` from `offset` to its end through `emit`. */
-export function copyFileFrom(
-  path: string,
-  offset: number,
-  emit: (data: Buffer) => void,
-  chunkSize = DEFAULT_CHUNK_SIZE,
-): void {
+export function copyFileFrom(path: string, offset: number, emit: (data: Buffer) => void, chunkSize = DEFAULT_CHUNK_SIZE): void {
   const fd = io.openSync(path, "r");
   const buffer = Buffer.allocUnsafe(chunkSize);
   try {

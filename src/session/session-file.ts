@@ -71,7 +71,10 @@ export class SessionFile {
       this.size = io.fstatSync(fd).size;
       this.fd = fd;
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot open session for writing: ${(err as Error).message}`, { path: this.path, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot open session for writing: ${(err as Error).message}`, {
+        path: this.path,
+        cause: err,
+      });
     }
   }
 
@@ -96,7 +99,10 @@ export class SessionFile {
       if (this.options.fsync) io.fdatasyncSync(fd);
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot repair torn tail: ${(err as Error).message}`, { path: this.path, cause: err });
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot repair torn tail: ${(err as Error).message}`, {
+        path: this.path,
+        cause: err,
+      });
     }
     return true;
   }
@@ -238,11 +244,7 @@ export class SessionFile {
  * file beside it (0600), (fsynced and) renamed over it; on failure the temp file is removed and
  * `path` is as it was. Errors are the file system's own. Returns the bytes written.
  */
-export function writeSessionFileAtomic(
-  path: string,
-  write: (emit: (data: Buffer) => void) => void,
-  options: { fsync: boolean },
-): number {
+export function writeSessionFileAtomic(path: string, write: (emit: (data: Buffer) => void) => void, options: { fsync: boolean }): number {
   return writeFileAtomic(path, write as (emit: (data: Uint8Array) => void) => void, options);
 }
 

@@ -72,8 +72,11 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
     if (parsed === null) return null;
   }
   if (parsed.header === null) {
-    if (parsed.headerProblem === null && parsed.records.length === 0 && parsed.malformed.length === 0 && parsed.tornTail === null) return null;
-    throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem ?? "no header"}); it is left untouched`, { path });
+    if (parsed.headerProblem === null && parsed.records.length === 0 && parsed.malformed.length === 0 && parsed.tornTail === null)
+      return null;
+    throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${parsed.headerProblem ?? "no header"}); it is left untouched`, {
+      path,
+    });
   }
   const migrated = migrateSession(parsed.header, parsed.records);
   const report: LoadReport = {
@@ -87,10 +90,22 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
     bytesRead: parsed.bytesRead,
   };
   if (report.malformed.length > 0) {
-    warn({ code: "MALFORMED_LINES", message: `${report.malformed.length} malformed line(s) preserved (first at line ${report.malformed[0]!.line}: ${report.malformed[0]!.reason})`, path });
+    warn({
+      code: "MALFORMED_LINES",
+      message:
+        `${report.malformed.length} malformed line(s) preserved ` +
+        `(first at line ${report.malformed[0]!.line}: ${report.malformed[0]!.reason})`,
+      path,
+    });
   }
   if (report.repaired.length > 0) {
-    warn({ code: "GLUED_RECORDS_SPLIT", message: `${report.repaired.length} line(s) held several records glued together; each was read (first at line ${report.repaired[0]!.line})`, path });
+    warn({
+      code: "GLUED_RECORDS_SPLIT",
+      message:
+        `${report.repaired.length} line(s) held several records glued together; ` +
+        `each was read (first at line ${report.repaired[0]!.line})`,
+      path,
+    });
   }
   if (parsed.nulRuns > 0) warn({ code: "NUL_BYTES_SKIPPED", message: `${parsed.nulRuns} run(s) of NUL bytes skipped`, path });
   return { header: migrated.header, entries: migrated.entries, parsed, report, hasBlobRefs };
@@ -98,7 +113,8 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
 
 function externalizeOnLoad(record: RawRecord, offset: number, length: number, options: LoadSessionOptions): RawRecord {
   const { value, blobs, keptInline } = externalizeImages(record, options.blobThreshold);
-  if (keptInline > 0) options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${keptInline} image payload(s) are not base64; kept inline` });
+  if (keptInline > 0)
+    options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${keptInline} image payload(s) are not base64; kept inline` });
   for (const blob of blobs) options.sources.add(blob.hash, offset, length);
   return value;
 }

@@ -252,7 +252,9 @@ function startAttempt(path: string, options: SessionLockOptions) {
       path,
       assertHeld() {
         const lost = (why: string) => {
-          const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, { path });
+          const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, {
+            path,
+          });
           compromise(err);
           throw err;
         };

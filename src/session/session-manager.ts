@@ -86,7 +86,8 @@ export class SessionManager {
       register: () => this.registerWithBlobs(),
       warn: (w: StoreWarning) => this.warn(w),
     };
-    this.writer = init.file === null ? null : new SessionWriter(init.file, this.blobs, writerOptions, () => this._header, init.headerWritten);
+    this.writer =
+      init.file === null ? null : new SessionWriter(init.file, this.blobs, writerOptions, () => this._header, init.headerWritten);
     this.lock = init.lock;
     this.readOnly = init.readOnly;
     this.loadReport = init.loadReport;
@@ -114,9 +115,21 @@ export class SessionManager {
   ): Promise<SessionManager> {
     SessionManager.ensureParent(path, resolved.sessionsDir);
     const file = new SessionFile(path, { fsync: resolved.fsync, now: resolved.now });
-    const init = { options: resolved, header, entries: [], file, lock: null, readOnly: false, headerWritten: false, loadReport: emptyLoadReport() };
+    const init = {
+      options: resolved,
+      header,
+      entries: [],
+      file,
+      lock: null,
+      readOnly: false,
+      headerWritten: false,
+      loadReport: emptyLoadReport(),
+    };
     const manager = new SessionManager({ ...init, missingBlob });
-    manager.lock = await acquireSessionLock(path, { staleMs: resolved.lockStaleMs, onCompromised: (err) => manager.onLockCompromised(err) });
+    manager.lock = await acquireSessionLock(path, {
+      staleMs: resolved.lockStaleMs,
+      onCompromised: (err) => manager.onLockCompromised(err),
+    });
     try {
       if (entries !== null) {
         manager.writer!.writeWhole(entries);
@@ -145,7 +158,10 @@ export class SessionManager {
     const holder: { manager: SessionManager | null } = { manager: null };
     if (!readOnly) {
       SessionManager.ensureParent(abs, resolved.sessionsDir);
-      lock = await acquireSessionLock(abs, { staleMs: resolved.lockStaleMs, onCompromised: (err) => holder.manager?.onLockCompromised(err) });
+      lock = await acquireSessionLock(abs, {
+        staleMs: resolved.lockStaleMs,
+        onCompromised: (err) => holder.manager?.onLockCompromised(err),
+      });
     }
     try {
       await recoverMovesOnOpen(abs, { readOnly, lockStaleMs: resolved.lockStaleMs });
@@ -167,13 +183,38 @@ export class SessionManager {
         if (readOnly) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });
         const created = resolved.now();
         const id = idFromFileName(abs) ?? uuidv7(created.getTime());
-        const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(resolved.cwd ?? process.cwd()) };
-        manager = new SessionManager({ options: resolved, header, entries: [], file, lock, readOnly, headerWritten: false, loadReport: emptyLoadReport() });
+        const header: SessionHeader = {
+          type: "session",
+          version: CURRENT_VERSION,
+          id,
+          timestamp: created.toISOString(),
+          cwd: resolve(resolved.cwd ?? process.cwd()),
+        };
+        manager = new SessionManager({
+          options: resolved,
+          header,
+          entries: [],
+          file,
+          lock,
+          readOnly,
+          headerWritten: false,
+          loadReport: emptyLoadReport(),
+        });
         holder.manager = manager;
         if (!resolved.deferUntilAssistant) manager.writer!.writeWhole([]);
         return manager;
       }
-      manager = new SessionManager({ options: resolved, header: loaded.header, entries: loaded.entries, file, lock, readOnly, headerWritten: true, loadReport: loaded.report, sources });
+      manager = new SessionManager({
+        options: resolved,
+        header: loaded.header,
+        entries: loaded.entries,
+        file,
+        lock,
+        readOnly,
+        headerWritten: true,
+        loadReport: loaded.report,
+        sources,
+      });
       holder.manager = manager;
       if (!readOnly) {
         // A session written before the store kept a registry of referrers gets registered here.
@@ -192,8 +233,23 @@ export class SessionManager {
   static inMemory(cwd: string = process.cwd(), options: SessionManagerOptions = {}): SessionManager {
     const resolved = resolveSessionManagerOptions(options);
     const created = resolved.now();
-    const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id: uuidv7(created.getTime()), timestamp: created.toISOString(), cwd: resolve(cwd) };
-    return new SessionManager({ options: resolved, header, entries: [], file: null, lock: null, readOnly: false, headerWritten: true, loadReport: emptyLoadReport() });
+    const header: SessionHeader = {
+      type: "session",
+      version: CURRENT_VERSION,
+      id: uuidv7(created.getTime()),
+      timestamp: created.toISOString(),
+      cwd: resolve(cwd),
+    };
+    return new SessionManager({
+      options: resolved,
+      header,
+      entries: [],
+      file: null,
+      lock: null,
+      readOnly: false,
+      headerWritten: true,
+      loadReport: emptyLoadReport(),
+    });
   }
 
   /** The most recent session of `cwd`, or a new one when there is none. */
@@ -229,25 +285,39 @@ export class SessionManager {
   /** Sessions of `cwd`, newest first, read from each file's head and tail. */
   static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return listSessions(cwd, { sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
+    return listSessions(cwd, {
+      sessionsDir: resolved.sessionsDir,
+      layout: resolved.layout,
+      roots: options.roots,
+      onWarning: resolved.onWarning,
+    });
   }
 
   /** Every session of the store (and of `roots`), newest first. */
   static async listAll(options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return listAllSessions({ sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
+    return listAllSessions({
+      sessionsDir: resolved.sessionsDir,
+      layout: resolved.layout,
+      roots: options.roots,
+      onWarning: resolved.onWarning,
+    });
   }
 
   /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
   static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
     const resolved = resolveSessionManagerOptions(options);
-    return resolveSession(arg, cwd, { sessionsDir: resolved.sessionsDir, layout: resolved.layout, roots: options.roots, onWarning: resolved.onWarning });
+    return resolveSession(arg, cwd, {
+      sessionsDir: resolved.sessionsDir,
+      layout: resolved.layout,
+      roots: options.roots,
+      onWarning: resolved.onWarning,
+    });
   }
 
   private static ensureParent(path: string, sessionsDir: string): void {
     ensureSessionDir(dirname(path), sessionsDir);
   }
-
 
   // ---------------------------------------------------------------- identity
 
@@ -273,7 +343,8 @@ export class SessionManager {
   get artifacts(): ArtifactStore | null {
     const dir = this.artifactsDir;
     if (dir === null) return null;
-    if (this.artifactStore === null || this.artifactStore.dir !== dir) this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning, fsync: this.options.fsync });
+    if (this.artifactStore === null || this.artifactStore.dir !== dir)
+      this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning, fsync: this.options.fsync });
     return this.artifactStore;
   }
   /** True when appends are refused (opened read-only, lock lost, or closed). */
@@ -285,13 +356,15 @@ export class SessionManager {
 
   /** Appends a chat message; returns the new entry id. */
   appendMessage(message: AgentMessage): string {
-    if (!isRecord(message) || typeof message.role !== "string") throw new TranscriptStoreError("INVALID_OPTION", "message must be an object with a string role");
+    if (!isRecord(message) || typeof message.role !== "string")
+      throw new TranscriptStoreError("INVALID_OPTION", "message must be an object with a string role");
     return this.appendEntry({ type: "message", message });
   }
 
   /** Appends any entry type (custom ones included). `id` and `parentId` are assigned here. */
   appendEntry(fields: { type: string; [key: string]: unknown }): string {
-    if (!isRecord(fields) || typeof fields.type !== "string" || fields.type.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "entry fields need a non-empty string type");
+    if (!isRecord(fields) || typeof fields.type !== "string" || fields.type.length === 0)
+      throw new TranscriptStoreError("INVALID_OPTION", "entry fields need a non-empty string type");
     if (fields.type === "session") throw new TranscriptStoreError("INVALID_OPTION", 'entry type "session" is reserved for the header');
     this.assertWritable();
     this.lock?.assertHeld();
@@ -405,7 +478,15 @@ export class SessionManager {
     const id = uuidv7(created.getTime());
     const cwd = resolve(options.cwd ?? this.cwd);
     const { type: _t, version: _v, id: _id, timestamp: _ts, cwd: _c, parentSession: _p, ...extra } = this._header;
-    const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd, parentSession: this.sessionId, ...extra };
+    const header: SessionHeader = {
+      type: "session",
+      version: CURRENT_VERSION,
+      id,
+      timestamp: created.toISOString(),
+      cwd,
+      parentSession: this.sessionId,
+      ...extra,
+    };
     const path = join(resolved.sessionsDir, cwdBucket(cwd, resolved.layout), sessionFileName(created, id));
     const sourceArtifacts = this.artifactsDir;
     if (sourceArtifacts !== null) {
@@ -451,7 +532,10 @@ export class SessionManager {
     }
     SessionManager.ensureParent(to, this.options.sessionsDir);
     this.registerWithBlobs(to);
-    const newLock = await acquireSessionLock(to, { staleMs: this.options.lockStaleMs, onCompromised: (err) => this.onLockCompromised(err) });
+    const newLock = await acquireSessionLock(to, {
+      staleMs: this.options.lockStaleMs,
+      onCompromised: (err) => this.onLockCompromised(err),
+    });
     try {
       file.close();
       moveSessionFiles({ from: file.path, to, headerLine, fsync: this.options.fsync, warn: (w) => this.warn(w) });
@@ -472,7 +556,7 @@ export class SessionManager {
 
   /** Data-syncs everything appended so far. */
   async flush(): Promise<void> {
-    if (this.writer !== null && this.writer.file.isOpen) this.writer.file.sync();
+    if (this.writer?.file.isOpen) this.writer.file.sync();
   }
 
   /** Closes the file and releases the lock. Idempotent. */
@@ -504,7 +588,8 @@ export class SessionManager {
 
   private requireEntry(id: string): SessionEntry {
     const entry = this.byId.get(id);
-    if (entry === undefined) throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry with id ${JSON.stringify(id)} in session ${this.sessionId}`);
+    if (entry === undefined)
+      throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry with id ${JSON.stringify(id)} in session ${this.sessionId}`);
     return entry;
   }
 

@@ -44,7 +44,10 @@ export function moveSessionFiles(plan: MovePlan): void {
           // keep undoing: every step that can be undone must be
         }
       }
-      throw new TranscriptStoreError("MOVE_FAILED", `Move failed at "${name}" and was undone: ${(err as Error).message}`, { path: from, cause: err });
+      throw new TranscriptStoreError("MOVE_FAILED", `Move failed at "${name}" and was undone: ${(err as Error).message}`, {
+        path: from,
+        cause: err,
+      });
     }
   };
 
@@ -124,13 +127,7 @@ export function moveSessionFiles(plan: MovePlan): void {
 }
 
 /** Writes header + the old body into the draft `temp` of `to`; returns its size and sha256. */
-function writeNewFile(
-  from: string,
-  to: string,
-  temp: string,
-  headerLine: Buffer,
-  fsync: boolean,
-): { size: number; sha256: string } {
+function writeNewFile(from: string, to: string, temp: string, headerLine: Buffer, fsync: boolean): { size: number; sha256: string } {
   const bodyStart = headerEndOffset(from);
   if (bodyStart === null) throw new Error("source has no header line");
   const hash = createHash("sha256");

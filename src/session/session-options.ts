@@ -73,13 +73,18 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     }
   }
   const rehydrate = options.rehydrate ?? "eager";
-  if (rehydrate !== "eager" && rehydrate !== "lazy") throw new TranscriptStoreError("INVALID_OPTION", `rehydrate must be "eager" or "lazy", got ${String(rehydrate)}`);
-  if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
-  if (options.now !== undefined && typeof options.now !== "function") throw new TranscriptStoreError("INVALID_OPTION", "now must be a function");
+  if (rehydrate !== "eager" && rehydrate !== "lazy")
+    throw new TranscriptStoreError("INVALID_OPTION", `rehydrate must be "eager" or "lazy", got ${String(rehydrate)}`);
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function")
+    throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
+  if (options.now !== undefined && typeof options.now !== "function")
+    throw new TranscriptStoreError("INVALID_OPTION", "now must be a function");
   const lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
-  if (typeof lockStaleMs !== "number" || !(lockStaleMs >= 2000)) throw new TranscriptStoreError("INVALID_OPTION", "lockStaleMs must be a number >= 2000");
+  if (typeof lockStaleMs !== "number" || !(lockStaleMs >= 2000))
+    throw new TranscriptStoreError("INVALID_OPTION", "lockStaleMs must be a number >= 2000");
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
-  if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
   const dirs = resolveStoreDirs(options);
   return {
     ...dirs,

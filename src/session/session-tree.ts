@@ -51,7 +51,8 @@ function modelOf(entry: SessionEntry): unknown {
 
 function headerModel(header: SessionHeader | null): unknown {
   if (header === null) return null;
-  if (typeof header.provider === "string" || typeof header.modelId === "string") return { provider: header.provider, modelId: header.modelId };
+  if (typeof header.provider === "string" || typeof header.modelId === "string")
+    return { provider: header.provider, modelId: header.modelId };
   return null;
 }
 
@@ -61,7 +62,14 @@ function toMessage(entry: SessionEntry): Record<string, unknown> | null {
     case "message":
       return isRecord(entry.message) ? entry.message : null;
     case "custom_message":
-      return { role: "custom", customType: entry.customType, content: entry.content, display: entry.display, details: entry.details, timestamp: entry.timestamp };
+      return {
+        role: "custom",
+        customType: entry.customType,
+        content: entry.content,
+        display: entry.display,
+        details: entry.details,
+        timestamp: entry.timestamp,
+      };
     case "branch_summary":
       return { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: entry.timestamp };
     default:
@@ -93,7 +101,12 @@ export function buildSessionContext(path: readonly SessionEntry[], header: Sessi
     return { messages, model, thinkingLevel };
   }
   const compaction = path[compactionIndex]!;
-  messages.push({ role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: compaction.timestamp });
+  messages.push({
+    role: "compactionSummary",
+    summary: compaction.summary,
+    tokensBefore: compaction.tokensBefore,
+    timestamp: compaction.timestamp,
+  });
   const keptFrom = path.findIndex((e) => e.id === compaction.firstKeptEntryId);
   if (keptFrom !== -1 && keptFrom < compactionIndex) for (let i = keptFrom; i < compactionIndex; i++) push(path[i]!);
   for (let i = compactionIndex + 1; i < path.length; i++) push(path[i]!);

@@ -95,13 +95,25 @@ export class SessionWriter {
     if (loaded.report.migratedFrom !== null) {
       // A line of glued records is rewritten as one line per record; its original bytes are kept.
       const lost = [...parsed.malformed, ...parsed.repaired];
-      if (parsed.tornTail !== null) lost.push({ line: parsed.linesRead, offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes });
+      if (parsed.tornTail !== null)
+        lost.push({
+          line: parsed.linesRead,
+          offset: parsed.tornTail.offset,
+          reason: "torn tail (unterminated final line)",
+          bytes: parsed.tornTail.bytes,
+        });
       this.file.quarantine(lost);
       this.writeWhole(entries);
       return;
     }
     if (this.file.repairTail(parsed)) {
-      warn({ code: "TORN_TAIL_REPAIRED", message: parsed.tornTail !== null ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine` : "Final line was missing its newline" });
+      warn({
+        code: "TORN_TAIL_REPAIRED",
+        message:
+          parsed.tornTail !== null
+            ? `Torn final line (${parsed.tornTail.bytes.length} bytes) moved to quarantine`
+            : "Final line was missing its newline",
+      });
     }
   }
 
@@ -118,7 +130,10 @@ export class SessionWriter {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
     }
     if (prepared.imagesKeptInline > 0) {
-      this.options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole` });
+      this.options.warn({
+        code: "IMAGE_NOT_EXTERNALIZED",
+        message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole`,
+      });
     }
     if (!prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
     // The store learns where this session lives before anything of it can reference a blob.

@@ -16,7 +16,14 @@ describe("agent outputs", () => {
     expect(reopened.allocateAgentOutputId("reviewer")).toBe("reviewer-3");
     expect(reopened.allocateAgentOutputId("reviewer", { parentPrefix: "planner" })).toBe("planner.reviewer");
     expect(reopened.allocateAgentOutputId("reviewer", { parentPrefix: "planner" })).toBe("planner.reviewer-2");
-    expect(reopened.listAgentOutputs()).toEqual(["planner", "planner.reviewer", "planner.reviewer-2", "reviewer", "reviewer-2", "reviewer-3"]);
+    expect(reopened.listAgentOutputs()).toEqual([
+      "planner",
+      "planner.reviewer",
+      "planner.reviewer-2",
+      "reviewer",
+      "reviewer-2",
+      "reviewer-3",
+    ]);
   });
 
   it("saveAgentOutput writes <id>.md (0600) by rename and reads back; artifacts and outputs do not collide", () => {

@@ -9,7 +9,6 @@ import { codeOf } from "../support/error-code.ts";
 
 const HOSTILE = ["../../etc/passwd", "a/b", "..", ".", "%2e%2e%2f", "a\\b", "x\0y", "", " ", "C:evil", "a".repeat(300), "../".repeat(100)];
 
-
 /** Every file below `root`, relative, with directories marked. */
 function tree(root: string): string[] {
   const out: string[] = [];
@@ -66,11 +65,20 @@ describe("hostile ids, names and tool types stay inside the directory (acceptanc
   it("rejects hostile parent prefixes and agent output ids with INVALID_ARTIFACT_ID", () => {
     const store = new ArtifactStore(join(tempDir("ts-art-"), "s"));
     for (const prefix of ["..", "../x", "a/b", "a..b", ".a", "a.", "%2e%2e", "x".repeat(250)]) {
-      expect(codeOf(() => store.allocateAgentOutputId("child", { parentPrefix: prefix })), prefix).toBe("INVALID_ARTIFACT_ID");
+      expect(
+        codeOf(() => store.allocateAgentOutputId("child", { parentPrefix: prefix })),
+        prefix,
+      ).toBe("INVALID_ARTIFACT_ID");
     }
     for (const id of ["..", "../x", "a/b", "", "a..b", "x\0"]) {
-      expect(codeOf(() => store.saveAgentOutput(id, "x")), id).toBe("INVALID_ARTIFACT_ID");
-      expect(codeOf(() => store.getAgentOutput(id)), id).toBe("INVALID_ARTIFACT_ID");
+      expect(
+        codeOf(() => store.saveAgentOutput(id, "x")),
+        id,
+      ).toBe("INVALID_ARTIFACT_ID");
+      expect(
+        codeOf(() => store.getAgentOutput(id)),
+        id,
+      ).toBe("INVALID_ARTIFACT_ID");
     }
   });
 
@@ -96,7 +104,11 @@ describe("hostile ids, names and tool types stay inside the directory (acceptanc
       ["agent://", "INVALID_ARTIFACT_ID"],
       ["file:///etc/passwd", "INVALID_ARTIFACT_ID"],
     ];
-    for (const [url, code] of cases) expect(codeOf(() => resolveInternalUrl(url, { session })), url).toBe(code);
+    for (const [url, code] of cases)
+      expect(
+        codeOf(() => resolveInternalUrl(url, { session })),
+        url,
+      ).toBe(code);
     expect(codeOf(() => store.get("artifact://../x"))).toBe("INVALID_ARTIFACT_ID");
     expect(codeOf(() => store.get("artifact://1e3"))).toBe("INVALID_ARTIFACT_ID");
     // a hostile string used as a plain name is just an unknown name

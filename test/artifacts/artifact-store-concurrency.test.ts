@@ -8,7 +8,6 @@ import { tempDir } from "../support/temp-dir.ts";
 import { childContent } from "./helpers/child-content.ts";
 import { ARTIFACT_CHILD } from "./helpers/run-child.ts";
 
-
 const PER_CHILD = 100;
 
 interface Saver {
@@ -19,7 +18,10 @@ interface Saver {
 
 /** Starts a saver that waits for "go" on stdin, so both children save at the same moment. */
 function startSaver(dir: string, label: string): Saver {
-  const child = spawn(process.execPath, ["--import", "tsx", ARTIFACT_CHILD, "save", dir, String(PER_CHILD), label], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", ARTIFACT_CHILD, "save", dir, String(PER_CHILD), label], {
+    cwd: REPO_ROOT,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   let markReady: () => void;
@@ -62,7 +64,10 @@ describe("two processes saving into one directory (acceptance 1)", () => {
     const store = new ArtifactStore(dir);
     const refs = store.list();
     expect(refs).toHaveLength(2 * PER_CHILD);
-    for (const [label, ids] of [["alpha", idsA], ["beta", idsB]] as const) {
+    for (const [label, ids] of [
+      ["alpha", idsA],
+      ["beta", idsB],
+    ] as const) {
       ids.forEach((id, i) => {
         const ref = store.getRef(id)!;
         expect(ref.toolType).toBe(label);

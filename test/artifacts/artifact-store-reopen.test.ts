@@ -30,7 +30,10 @@ function populate(dir: string, keysFile: string): { expected: unknown; pointer: 
   const streamed = Array.from({ length: 5000 }, (_, i) => `out ${i} ✓\n`).join("");
   for (let off = 0; off < streamed.length; off += 999) sink.push(streamed.slice(off, off + 999));
   const { artifactId } = sink.dump();
-  const { text, refs } = extractArtifactBlocks("intro\nARTIFACT\nSUMMARY: first\n~~~\nbody one\n~~~\nARTIFACT\nSUMMARY: second\nbody two\n", store);
+  const { text, refs } = extractArtifactBlocks(
+    "intro\nARTIFACT\nSUMMARY: first\n~~~\nbody one\n~~~\nARTIFACT\nSUMMARY: second\nbody two\n",
+    store,
+  );
   const reviewer = store.allocateAgentOutputId("reviewer");
   store.saveAgentOutput(reviewer, JSON.stringify({ verdict: "ok", issues: [{ line: 3 }] }));
   store.saveAgentOutput(store.allocateAgentOutputId("reviewer"), "# Second review\nfine\n");
@@ -39,7 +42,14 @@ function populate(dir: string, keysFile: string): { expected: unknown; pointer: 
     ids: ["0", "1", "2", "3", artifactId!, ...refs.map((r) => r.id), "99"],
     names: ["build", "rows", "missing"],
     pointers: [envelope.pointer, "artifact://4"],
-    agentUrls: ["agent://reviewer", "agent://reviewer/issues/0/line", "agent://reviewer?q=.verdict", "agent://reviewer-2", "agent://reviewer.fixer", "agent://nobody"],
+    agentUrls: [
+      "agent://reviewer",
+      "agent://reviewer/issues/0/line",
+      "agent://reviewer?q=.verdict",
+      "agent://reviewer-2",
+      "agent://reviewer.fixer",
+      "agent://nobody",
+    ],
     text: `${text}see <artifact id="0" /> and <artifact id='99' />`,
   };
   writeFileSync(keysFile, JSON.stringify(keys));
@@ -58,7 +68,14 @@ describe("artifacts read back in a new process (acceptance 9)", () => {
     // spot checks, so the comparison above cannot pass on two equally empty snapshots
     const list = child.list as Array<{ id: string; name?: string; toolType: string }>;
     expect(list.map((r) => r.id)).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
-    expect(list[0]).toMatchObject({ name: "build", toolType: "bash", summary: "the build log", contentType: "text/x-log", createdAt: 1_000, file: "/0.bash.log" });
+    expect(list[0]).toMatchObject({
+      name: "build",
+      toolType: "bash",
+      summary: "the build log",
+      contentType: "text/x-log",
+      createdAt: 1_000,
+      file: "/0.bash.log",
+    });
     expect((child.byName as unknown[])[1]).toEqual(bigRows);
     expect((child.byPointer as unknown[])[0]).toEqual(bigRows);
     expect(pointer).toBe("artifact://1");
@@ -75,7 +92,7 @@ describe("artifacts read back in a new process (acceptance 9)", () => {
       "patched",
       "ARTIFACT_NOT_FOUND",
     ]);
-    expect(child.expanded).toBe('intro\nbody one\nbody two\nsee alpha\nbeta\ngamma\ndelta\n and <artifact id=\'99\' />');
+    expect(child.expanded).toBe("intro\nbody one\nbody two\nsee alpha\nbeta\ngamma\ndelta\n and <artifact id='99' />");
 
     // later clock in another process: the TTL still applies
     const later = await childJson(["snapshot", dir, "1500", keysFile]);

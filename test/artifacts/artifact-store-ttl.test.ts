@@ -29,7 +29,9 @@ describe("TTL with an injected clock (acceptance 6)", () => {
     expect(store.read("0")).toBeNull();
     expect(store.list().map((r) => r.id)).toEqual(["1", "2"]);
     expect(store.stats()).toEqual({ artifactCount: 2, totalBytes: 14 + 13 });
-    expect(() => resolveInternalUrl("artifact://0", { session: { artifacts: store } })).toThrow(expect.objectContaining({ code: "ARTIFACT_NOT_FOUND", message: "Artifact 0 not found. Available: 1, 2" }));
+    expect(() => resolveInternalUrl("artifact://0", { session: { artifacts: store } })).toThrow(
+      expect.objectContaining({ code: "ARTIFACT_NOT_FOUND", message: "Artifact 0 not found. Available: 1, 2" }),
+    );
     // not yet removed from disk: expiry is a read-time rule, cleanup is explicit
     expect(existsSync(short.path)).toBe(true);
 

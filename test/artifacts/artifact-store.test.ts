@@ -12,7 +12,6 @@ function storeIn(root: string, options: ConstructorParameters<typeof ArtifactSto
   return new ArtifactStore(join(root, "2026-01-01T00-00-00-000Z_abc"), { now: () => 1_000, ...options });
 }
 
-
 describe("ArtifactStore ids and files", () => {
   it("creates no directory until the first write, then 0700 with 0600 files", () => {
     const store = storeIn(tempDir("ts-art-"));
@@ -124,7 +123,13 @@ describe("ArtifactStore ids and files", () => {
   it("reads 1-based line pages that add up to the exact content", () => {
     const store = storeIn(tempDir("ts-art-"));
     store.save("l1\nl2\nl3\nl4\nl5", { toolType: "bash", name: "five" });
-    expect(store.read("artifact://0", { offset: 2, limit: 2 })).toEqual({ content: "l2\nl3\n", offset: 2, lineCount: 2, totalLines: 5, hasMore: true });
+    expect(store.read("artifact://0", { offset: 2, limit: 2 })).toEqual({
+      content: "l2\nl3\n",
+      offset: 2,
+      lineCount: 2,
+      totalLines: 5,
+      hasMore: true,
+    });
     expect(store.read("five", { offset: 4 })).toEqual({ content: "l4\nl5", offset: 4, lineCount: 2, totalLines: 5, hasMore: false });
     expect(store.read("0", { offset: 9 })).toEqual({ content: "", offset: 9, lineCount: 0, totalLines: 5, hasMore: false });
     const pages = [1, 3, 5].map((offset) => store.read("0", { offset, limit: 2 })!.content);

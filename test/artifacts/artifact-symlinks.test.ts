@@ -16,7 +16,12 @@ function victimDir(root: string): { dir: string; snapshot: () => Record<string, 
   const meta = { v: 1, id: "0", toolType: "bash", createdAt: 1, contentType: "text/plain", encoding: "text" };
   writeFileSync(join(dir, "0.meta.json"), `${JSON.stringify(meta)}\n`);
   writeFileSync(join(dir, "notes.md"), "precious notes");
-  const snapshot = () => Object.fromEntries(readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n), "utf8")]));
+  const snapshot = () =>
+    Object.fromEntries(
+      readdirSync(dir)
+        .sort()
+        .map((n) => [n, readFileSync(join(dir, n), "utf8")]),
+    );
   return { dir, snapshot };
 }
 
@@ -105,7 +110,11 @@ describe("symlinks planted as or in the artifacts directory are never written th
     const ref = store.save("second", { toolType: "bash" });
     expect(ref.id).toBe("2");
     expect(store.get("1")).toBe("written by another tool");
-    expect(store.list().map((r) => [r.id, store.get(r.id)])).toEqual([["0", "first"], ["1", "written by another tool"], ["2", "second"]]);
+    expect(store.list().map((r) => [r.id, store.get(r.id)])).toEqual([
+      ["0", "first"],
+      ["1", "written by another tool"],
+      ["2", "second"],
+    ]);
   });
 
   it("a symlink planted at a temp name just before it is created: coded error, nothing written to the target", () => {

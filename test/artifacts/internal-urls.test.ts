@@ -99,7 +99,10 @@ describe("resolveInternalUrl reads", () => {
       contentType: "text/plain",
       page: { offset: 1, lineCount: 3, totalLines: 3, hasMore: false },
     });
-    expect(resolveInternalUrl("artifact://0", { session, offset: 2, limit: 1 })).toMatchObject({ content: "two\n", page: { offset: 2, lineCount: 1, totalLines: 3, hasMore: true } });
+    expect(resolveInternalUrl("artifact://0", { session, offset: 2, limit: 1 })).toMatchObject({
+      content: "two\n",
+      page: { offset: 2, lineCount: 1, totalLines: 3, hasMore: true },
+    });
     expect(resolveInternalUrl("artifact://1", { session })).toMatchObject({ content: '{"k":[1,2]}', contentType: "application/json" });
   });
 
@@ -107,9 +110,20 @@ describe("resolveInternalUrl reads", () => {
     const session = sessionIn(tempDir("ts-art-"));
     const store = session.artifacts;
     const id = store.allocateAgentOutputId("finder");
-    const doc = { files: [{ name: "a.ts", lines: 10 }, { name: "b/c.ts", lines: 20 }], "odd key": { "x.y": true } };
+    const doc = {
+      files: [
+        { name: "a.ts", lines: 10 },
+        { name: "b/c.ts", lines: 20 },
+      ],
+      "odd key": { "x.y": true },
+    };
     store.saveAgentOutput(id, JSON.stringify(doc));
-    expect(resolveInternalUrl("agent://finder", { session })).toMatchObject({ scheme: "agent", id: "finder", content: JSON.stringify(doc), contentType: "text/markdown" });
+    expect(resolveInternalUrl("agent://finder", { session })).toMatchObject({
+      scheme: "agent",
+      id: "finder",
+      content: JSON.stringify(doc),
+      contentType: "text/markdown",
+    });
     const value = (url: string) => JSON.parse(resolveInternalUrl(url, { session }).content) as unknown;
     expect(value("agent://finder/files/1/name")).toBe("b/c.ts");
     expect(value("agent://finder/odd%20key/x.y")).toBe(true);

@@ -111,7 +111,9 @@ describe("OutputSink (acceptance 8)", () => {
     const sink = new OutputSink({ artifacts: store, toolType: "bash", spillThreshold: 30, headBytes: 20 });
     for (const chunk of chunksOf(Buffer.from(lines), 7)) sink.push(chunk);
     const summary = sink.dump();
-    expect(summary.output).toBe(`line 0000\nline 0001\n\n\n[... ${lines.length - 50} bytes omitted ...]\n\nline 0997\nline 0998\nline 0999\n`);
+    expect(summary.output).toBe(
+      `line 0000\nline 0001\n\n\n[... ${lines.length - 50} bytes omitted ...]\n\nline 0997\nline 0998\nline 0999\n`,
+    );
     expect(summary.totalLines).toBe(1000);
     expect(readFileSync(store.getRef(summary.artifactId!)!.path, "utf8")).toBe(lines);
   });

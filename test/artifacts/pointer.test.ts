@@ -11,7 +11,6 @@ function newStore() {
   return new ArtifactStore(join(tempDir("ts-art-"), "s"), { now: () => 42 });
 }
 
-
 describe("spill (acceptance 5)", () => {
   it("returns a value below the threshold by identity and stores nothing", () => {
     const store = newStore();
@@ -96,7 +95,16 @@ describe("isPointer, approxByteSize and toModelHint", () => {
   it("recognises pointer strings and envelopes only", () => {
     expect(isPointer("artifact://12")).toBe(true);
     expect(isPointer({ pointer: "artifact://3", preview: "", sizeBytes: 9, note: "" })).toBe(true);
-    for (const v of ["artifact://", "artifact://x", "artifact://1/2", "art:1", 5, null, { pointer: "artifact://1" }, { pointer: 1, sizeBytes: 1 }]) {
+    for (const v of [
+      "artifact://",
+      "artifact://x",
+      "artifact://1/2",
+      "art:1",
+      5,
+      null,
+      { pointer: "artifact://1" },
+      { pointer: 1, sizeBytes: 1 },
+    ]) {
       expect(isPointer(v), JSON.stringify(v)).toBe(false);
     }
   });
@@ -105,7 +113,12 @@ describe("isPointer, approxByteSize and toModelHint", () => {
     const store = newStore();
     const ref = store.save("first\nsecond", { toolType: "bash" });
     const hint = toModelHint(ref);
-    expect(hint).toEqual({ artifact_reference: "artifact://0", summary: "first second", hint: expect.stringContaining("artifact://0"), size_bytes: 12 });
+    expect(hint).toEqual({
+      artifact_reference: "artifact://0",
+      summary: "first second",
+      hint: expect.stringContaining("artifact://0"),
+      size_bytes: 12,
+    });
   });
 });
 
@@ -132,7 +145,17 @@ describe("artifactTools", () => {
     expect(await get!.execute({ pointerOrName: "0" })).toBe(huge);
     expect(await get!.execute({ pointerOrName: "nope" })).toBe("[no artifact found for 'nope']");
     expect(await get!.execute({ pointerOrName: "artifact://../x" })).toBe("[no artifact found for 'artifact://../x']");
-    expect(await list!.execute({})).toEqual([{ pointer: "artifact://0", name: "big", toolType: "artifact", sizeBytes: 200_000, preview: "z".repeat(200), contentType: "text/x-log", storedAt: 42 }]);
+    expect(await list!.execute({})).toEqual([
+      {
+        pointer: "artifact://0",
+        name: "big",
+        toolType: "artifact",
+        sizeBytes: 200_000,
+        preview: "z".repeat(200),
+        contentType: "text/x-log",
+        storedAt: 42,
+      },
+    ]);
     await expect(put!.execute({ name: "", value: "x" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     await expect(get!.execute({})).rejects.toMatchObject({ code: "INVALID_OPTION" });
   });

@@ -86,7 +86,7 @@ describe("the scanning header parsers accept exactly what the regexes did", () =
       expect(isMarkerLine(line), JSON.stringify(line)).toBe(MARKER.test(line));
       expect(inlineSummaryOf(line), JSON.stringify(line)).toBe(INLINE_MARKER.exec(line)?.[1] ?? null);
       expect(summaryOf(line), JSON.stringify(line)).toBe(SUMMARY_LINE.exec(line)?.[1] ?? null);
-      expect(fenceOpenLength(line), JSON.stringify(line)).toBe(FENCE_OPEN.exec(line)?.[1]!.length ?? 0);
+      expect(fenceOpenLength(line), JSON.stringify(line)).toBe((FENCE_OPEN.exec(line)?.[1] ?? "").length);
       for (const n of [3, 4]) expect(closesFence(line, n), JSON.stringify(line)).toBe(new RegExp(`^\\s*~{${n},}\\s*$`).test(line));
     }
   });

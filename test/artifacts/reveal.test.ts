@@ -45,8 +45,12 @@ describe("reveal policies (acceptance 7)", () => {
         "not a tag: <artifact> <artifact id=0 />",
       ].join("\n"),
     );
-    expect(expandArtifactReferences('x <artifact id="0" summary="stale summary" /> <artifact id="1"/>', store, "summary")).toBe('x <artifact id="0" summary="zero" /> <artifact id="1" summary="one" />');
-    expect(expandArtifactReferences('x <artifact id="0" summary="zero" /> <artifact id="99" />', store, "none")).toBe('x <artifact id="0" /> <artifact id="99" />');
+    expect(expandArtifactReferences('x <artifact id="0" summary="stale summary" /> <artifact id="1"/>', store, "summary")).toBe(
+      'x <artifact id="0" summary="zero" /> <artifact id="1" summary="one" />',
+    );
+    expect(expandArtifactReferences('x <artifact id="0" summary="zero" /> <artifact id="99" />', store, "none")).toBe(
+      'x <artifact id="0" /> <artifact id="99" />',
+    );
   });
 
   it("extractArtifactBlocks turns a reply with two ARTIFACT/SUMMARY blocks into two artifacts and two references", () => {
@@ -75,9 +79,14 @@ describe("reveal policies (acceptance 7)", () => {
     ]);
     expect(store.get("0")).toBe("[Feature]: Dark mode\n\n~~~ not a closing fence\nBody line.");
     expect(store.get("1")).toBe('{ "theme": "dark" }');
-    expect(text).toBe('Here is the draft.\n<artifact id="0" summary="Add dark mode theme" />\nAnd the schema:\n<artifact id="1" summary="Settings schema" />\n');
+    expect(text).toBe(
+      'Here is the draft.\n<artifact id="0" summary="Add dark mode theme" />\nAnd the schema:\n<artifact id="1" summary="Settings s' +
+        'chema" />\n',
+    );
     // and the reference expands back to the content under the "full" policy
-    expect(expandArtifactReferences(text, store, "full")).toBe('Here is the draft.\n[Feature]: Dark mode\n\n~~~ not a closing fence\nBody line.\nAnd the schema:\n{ "theme": "dark" }\n');
+    expect(expandArtifactReferences(text, store, "full")).toBe(
+      'Here is the draft.\n[Feature]: Dark mode\n\n~~~ not a closing fence\nBody line.\nAnd the schema:\n{ "theme": "dark" }\n',
+    );
   });
 
   it("leaves text without blocks untouched and stores nothing", () => {

@@ -53,7 +53,14 @@ describe("BlobStore", () => {
 
   it("rejects refs that could address anything outside the directory", async () => {
     const store = new BlobStore(tempDir());
-    for (const bad of ["blob:sha256:../../x", "blob:sha256:" + "A".repeat(64), "blob:sha256:" + "a".repeat(63), "../etc/passwd", "a".repeat(65), ""]) {
+    for (const bad of [
+      "blob:sha256:../../x",
+      `blob:sha256:${"A".repeat(64)}`,
+      `blob:sha256:${"a".repeat(63)}`,
+      "../etc/passwd",
+      "a".repeat(65),
+      "",
+    ]) {
       expect(isBlobRef(bad)).toBe(false);
       expect(() => parseBlobRef(bad)).toThrow(expect.objectContaining({ code: "INVALID_BLOB_REF" }));
       await expect(store.get(bad)).rejects.toMatchObject({ code: "INVALID_BLOB_REF" });
@@ -89,12 +96,15 @@ describe("BlobStore", () => {
     ["truncated", (path, bytes) => writeFileSync(path, bytes.subarray(0, bytes.length >> 1))],
     ["same length, wrong bytes", (path, bytes) => writeFileSync(path, Buffer.from(bytes.map((b) => b ^ 0x5a)))],
     ["one flipped byte", (path, bytes) => writeFileSync(path, Buffer.from(bytes).fill(bytes[7]! ^ 1, 7, 8))],
-    ["a symlink to the right bytes elsewhere", (path, bytes) => {
-      const elsewhere = join(tempDir(), "outside");
-      writeFileSync(elsewhere, bytes);
-      unlinkSync(path);
-      symlinkSync(elsewhere, path);
-    }],
+    [
+      "a symlink to the right bytes elsewhere",
+      (path, bytes) => {
+        const elsewhere = join(tempDir(), "outside");
+        writeFileSync(elsewhere, bytes);
+        unlinkSync(path);
+        symlinkSync(elsewhere, path);
+      },
+    ],
   ];
   const putPaths: Array<[string, (store: BlobStore, bytes: Buffer) => Promise<{ existed: boolean; repaired: boolean }>]> = [
     ["put", (store, bytes) => store.put(bytes)],

@@ -14,7 +14,13 @@ async function store() {
   const cwd = join(root, "proj");
   const m = await SessionManager.create(cwd, { root });
   const png = makePng(32, 32, 4).toString("base64");
-  m.appendMessage({ role: "user", content: [{ type: "text", text: "look at this" }, { type: "image", data: png, mimeType: "image/png" }] });
+  m.appendMessage({
+    role: "user",
+    content: [
+      { type: "text", text: "look at this" },
+      { type: "image", data: png, mimeType: "image/png" },
+    ],
+  });
   m.appendMessage({ role: "assistant", content: [{ type: "text", text: "nice" }] });
   await m.close();
   return { root, cwd, m, png };
@@ -25,11 +31,16 @@ describe("transcript-store session commands", () => {
     const { root, m, png } = await store();
     const exported = await cli(["export", m.sessionId.slice(0, 18), "--root", root]);
     expect(exported.code).toBe(0);
-    const lines = exported.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const lines = exported.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toEqual(m.header);
     expect(lines[1].message.content[1].data).toBe(png);
     const refs = await cli(["export", m.sessionId, "--refs", "--root", root]);
-    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(`blob:sha256:${createHash("sha256").update(Buffer.from(png, "base64")).digest("hex")}`);
+    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(
+      `blob:sha256:${createHash("sha256").update(Buffer.from(png, "base64")).digest("hex")}`,
+    );
 
     const other = tempDir();
     const imported = await cli(["import", "--root", other, "--json"], { stdin: exported.stdout });
@@ -67,7 +78,14 @@ describe("transcript-store session commands", () => {
 
   it("usage errors print one line and exit 2; expected failures exit 1 without a stack", async () => {
     const root = tempDir();
-    for (const argv of [["frobnicate"], ["ls", "--nope"], ["show"], ["mv", "x"], ["verify", join(root, "missing")], ["gc", "--grace", "soon"]]) {
+    for (const argv of [
+      ["frobnicate"],
+      ["ls", "--nope"],
+      ["show"],
+      ["mv", "x"],
+      ["verify", join(root, "missing")],
+      ["gc", "--grace", "soon"],
+    ]) {
       const run = await cli([...argv, "--root", root]);
       expect(run.code, argv.join(" ")).toBe(2);
       expect(run.stderr.trim().split("\n"), argv.join(" ")).toHaveLength(1);

@@ -5,10 +5,12 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
-const ndjson = [
+const ndjson = `${[
   { type: "session", version: 3, id: "0197a000-0000-7000-8000-00000000abcd", timestamp: "2025-05-01T00:00:00.000Z", cwd: "/home/u/imp" },
   { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "user", content: "hi" } },
-].map((r) => JSON.stringify(r)).join("\n") + "\n";
+]
+  .map((r) => JSON.stringify(r))
+  .join("\n")}\n`;
 
 describe("transcript-store import never replaces an existing session", () => {
   it("a session that appears at the target after the existence check is kept (exit 1)", async () => {

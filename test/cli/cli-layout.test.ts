@@ -22,8 +22,26 @@ function piTree() {
     time: TIME,
     version: 2,
     lines: [
-      { type: "message", id: "11111111", parentId: null, timestamp: TIME, message: { role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: png, mimeType: "image/png" }] } },
-      { type: "message", id: "22222222", parentId: "11111111", timestamp: TIME, message: { role: "assistant", content: [{ type: "text", text: "ok" }] } },
+      {
+        type: "message",
+        id: "11111111",
+        parentId: null,
+        timestamp: TIME,
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "see" },
+            { type: "image", data: png, mimeType: "image/png" },
+          ],
+        },
+      },
+      {
+        type: "message",
+        id: "22222222",
+        parentId: "11111111",
+        timestamp: TIME,
+        message: { role: "assistant", content: [{ type: "text", text: "ok" }] },
+      },
     ],
   });
   const other = writePiSession(sessionsDir, join(base, "elsewhere"), { id: "019a0000-0000-7000-8000-0000000000b2", time: TIME });
@@ -47,11 +65,17 @@ describe("CLI on a pi tree (--layout, detected)", () => {
     const t = piTree();
     const migrated = await cli(["migrate", "--in-place", ...t.dirs, "--json"]);
     expect(migrated.code).toBe(0);
-    const lines = readFileSync(t.old, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(t.old, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ type: "session", version: 3, cwd: t.cwd });
     const hash = createHash("sha256").update(Buffer.from(t.png, "base64")).digest("hex");
     expect(lines[1].message.content[1].data).toBe(`blob:sha256:${hash}`);
-    expect(lines.slice(1).map((l) => [l.id, l.parentId])).toEqual([["11111111", null], ["22222222", "11111111"]]);
+    expect(lines.slice(1).map((l) => [l.id, l.parentId])).toEqual([
+      ["11111111", null],
+      ["22222222", "11111111"],
+    ]);
     expect(readdirSync(t.sessionsDir).sort()).toEqual([piDirName(t.cwd), piDirName(join(t.base, "elsewhere"))].sort());
     expect(readdirSync(join(t.sessionsDir, piDirName(t.cwd)))).toEqual([t.old.split("/").at(-1)]);
 
@@ -74,7 +98,9 @@ describe("CLI on a pi tree (--layout, detected)", () => {
     expect(readdirSync(join(t.sessionsDir, piDirName(join(t.base, "third"))))).toEqual([loose.split("/").at(-1)]);
     const exported = await cli(["export", "019a0000-0000-7000-8000-0000000000b2", ...t.dirs]);
     const other = join(t.base, "other-tree");
-    const imported = await cli(["import", "--sessions-dir", other, "--blobs-dir", t.blobsDir, "--layout", "pi", "--json"], { stdin: exported.stdout });
+    const imported = await cli(["import", "--sessions-dir", other, "--blobs-dir", t.blobsDir, "--layout", "pi", "--json"], {
+      stdin: exported.stdout,
+    });
     expect(imported.code).toBe(0);
     expect(readdirSync(other)).toEqual([piDirName(join(t.base, "elsewhere"))]);
   });

@@ -13,10 +13,15 @@ const ROUNDS = Number(process.env.MIGRATE_KILL_ROUNDS ?? 10);
 describe("migrate under SIGKILL and memory limits", () => {
   it(`every file is the untouched original or a complete v3 file after a kill; a rerun finishes (${ROUNDS} rounds)`, async () => {
     const originals = tempDir("ts-orig-");
-    for (let i = 0; i < 6; i++) writeImageHeavyLegacySession(join(originals, `legacy-${i}.jsonl`), { seed: i, count: 6, imageSize: 400_000 });
+    for (let i = 0; i < 6; i++)
+      writeImageHeavyLegacySession(join(originals, `legacy-${i}.jsonl`), { seed: i, count: 6, imageSize: 400_000 });
     const names = readdirSync(originals).sort();
     const expected = new Map<string, number>();
-    for (const n of names) expected.set(n, (await SessionManager.open(join(originals, n), { root: tempDir(), readOnly: true, rehydrate: "lazy" })).getEntries().length);
+    for (const n of names)
+      expected.set(
+        n,
+        (await SessionManager.open(join(originals, n), { root: tempDir(), readOnly: true, rehydrate: "lazy" })).getEntries().length,
+      );
     const random = prng(Number(process.env.MIGRATE_KILL_SEED ?? 5150));
     let killedMidway = 0;
     for (let round = 0; round < ROUNDS; round++) {
@@ -42,10 +47,12 @@ describe("migrate under SIGKILL and memory limits", () => {
         expect(m.loadReport.malformed).toEqual([]);
         expect(m.loadReport.tornTail).toBe(false);
         expect(m.getEntries()).toHaveLength(expected.get(n)!);
-        for (const h of readFileSync(path, "utf8").matchAll(/blob:sha256:([0-9a-f]{64})/g)) expect(statSync(join(blobs, h[1]!)).isFile()).toBe(true);
+        for (const h of readFileSync(path, "utf8").matchAll(/blob:sha256:([0-9a-f]{64})/g))
+          expect(statSync(join(blobs, h[1]!)).isFile()).toBe(true);
       }
       // the killed run's locks go stale after lockStaleMs; age them instead of sleeping
-      for (const n of readdirSync(src).filter((x) => x.endsWith(".lock"))) utimesSync(join(src, n), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+      for (const n of readdirSync(src).filter((x) => x.endsWith(".lock")))
+        utimesSync(join(src, n), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
       const rerun = await cli(["migrate", src, "--in-place", "--blobs-dir", blobs, "--json"]);
       expect(rerun.code).toBe(0);
       const statuses = rerun.records.filter((r) => r.type === "file").map((r) => r.status);

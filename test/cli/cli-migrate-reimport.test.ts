@@ -8,7 +8,7 @@ import { tempDir } from "../support/temp-dir.ts";
 
 const header = { type: "session", id: "reimport-1", timestamp: "2025-03-01T00:00:00.000Z", cwd: "/home/u/reimport" };
 const msg = (text: string) => ({ type: "message", timestamp: "t", message: { role: "user", content: text } });
-const jsonl = (records: object[]) => records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+const jsonl = (records: object[]) => `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 const texts = (m: SessionManager) => m.getEntries().map((e) => (e.message as { content: string }).content);
 
 /** A v1 source imported once into a fresh store; returns where the store copy went. */
@@ -75,7 +75,10 @@ describe("migrate never renames over content it did not read", () => {
     io.openSync = ((path: string, flags: string, mode?: number) => {
       if (!appended && typeof path === "string" && path.endsWith(".tmp") && flags === "r") {
         appended = true;
-        appendFileSync(target, "{\"type\":\"message\",\"id\":\"ffffffff\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"late\"}}\n");
+        appendFileSync(
+          target,
+          '{"type":"message","id":"ffffffff","parentId":null,"timestamp":"t","message":{"role":"user","content":"late"}}\n',
+        );
       }
       return original(path, flags, mode);
     }) as typeof io.openSync;
@@ -89,7 +92,6 @@ describe("migrate never renames over content it did not read", () => {
     expect(result.code).toBe(1);
     expect(texts(await SessionManager.open(target, { root, readOnly: true }))).toEqual(["a", "b", "late"]);
   });
-
 
   it("a line appended by another (lock-less) writer during the migration is not lost", async () => {
     const dir = tempDir();
@@ -115,7 +117,10 @@ describe("migrate never renames over content it did not read", () => {
     expect(result.code).toBe(1);
     expect(result.records[0]).toMatchObject({ status: "failed", error: { code: "PERSISTENCE_FAILED" } });
     expect(readFileSync(src, "utf8")).toBe(jsonl([header, msg("a"), msg("appended by pi")]));
-    expect((await cli(["migrate", src, "--in-place", "--root", join(dir, "store"), "--json"])).records[0]).toMatchObject({ status: "migrated", entries: 2 });
+    expect((await cli(["migrate", src, "--in-place", "--root", join(dir, "store"), "--json"])).records[0]).toMatchObject({
+      status: "migrated",
+      entries: 2,
+    });
   });
 
   it("--backup never replaces an earlier backup", async () => {

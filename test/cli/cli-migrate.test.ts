@@ -34,11 +34,21 @@ function legacyTree(): { src: string; png: Buffer } {
   for (const n of [1, 2]) {
     const lines = [
       { type: "session", id: `legacy-img-${n}`, timestamp: `2025-0${n}-01T00:00:00.000Z`, cwd: "/home/u/images" },
-      { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: png.toString("base64"), mimeType: "image/png" }] } },
+      {
+        type: "message",
+        timestamp: "t",
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "see" },
+            { type: "image", data: png.toString("base64"), mimeType: "image/png" },
+          ],
+        },
+      },
       { type: "message", timestamp: "t", message: { role: "assistant", content: [{ type: "text", text: `reply ${n}` }] } },
     ];
     mkdirSync(join(src, "nested"), { recursive: true });
-    writeFileSync(join(src, "nested", `img-${n}.jsonl`), lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    writeFileSync(join(src, "nested", `img-${n}.jsonl`), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
   }
   return { src, png };
 }
@@ -60,7 +70,11 @@ describe("transcript-store migrate", () => {
       expect(m.header.version).toBe(3);
       expect(m.loadReport.migratedFrom).toBeNull();
       const fromSource = await SessionManager.open(f.source, { root, readOnly: true });
-      expect(m.getEntries()).toEqual(fromSource.getEntries().map((e) => JSON.parse(JSON.stringify(e, (k, v) => (k === "partialJson" || k === "jsonlEvents" ? undefined : v)))));
+      expect(m.getEntries()).toEqual(
+        fromSource
+          .getEntries()
+          .map((e) => JSON.parse(JSON.stringify(e, (k, v) => (k === "partialJson" || k === "jsonlEvents" ? undefined : v)))),
+      );
     }
     const totals = first.records.find((r) => r.type === "totals")!;
     expect(totals).toMatchObject({ files: 4, migrated: 4, failed: 0, imagesExternalized: 2, blobsNew: 1, blobsDeduplicated: 1 });
@@ -100,12 +114,24 @@ describe("transcript-store migrate", () => {
     const src = tempDir();
     const root = tempDir();
     const bad = '{"type":"message", broken';
-    writeFileSync(join(src, "damaged.jsonl"), ['{"type":"session","id":"dmg","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}', '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}', bad, '{"type":"message","timestamp":"t","message":{"role":"assistant","content":"b"}}', '{"type":"mes'].join("\n"));
+    writeFileSync(
+      join(src, "damaged.jsonl"),
+      [
+        '{"type":"session","id":"dmg","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}',
+        '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}',
+        bad,
+        '{"type":"message","timestamp":"t","message":{"role":"assistant","content":"b"}}',
+        '{"type":"mes',
+      ].join("\n"),
+    );
     const run = await cli(["migrate", src, "--root", root, "--json"]);
     expect(run.code).toBe(0);
     const report = run.records[0]!;
     expect(report).toMatchObject({ status: "imported", malformed: 1, tornTail: true, entries: 2 });
-    const q = readFileSync(report.target.replace(/\.jsonl$/, ".quarantine.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).text);
+    const q = readFileSync(report.target.replace(/\.jsonl$/, ".quarantine.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).text);
     expect(q).toEqual([bad, '{"type":"mes']);
     expect((await cli(["verify", report.target, "--root", root])).code).toBe(0);
   });

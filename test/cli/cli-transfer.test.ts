@@ -12,10 +12,13 @@ import { tempDir } from "../support/temp-dir.ts";
 /** The raw bytes a quarantine file preserved, in order. */
 function quarantinedBytes(sessionPath: string): Buffer[] {
   const text = readFileSync(quarantinePathOf(sessionPath), "utf8");
-  return text.split("\n").filter(Boolean).map((l) => {
-    const r = JSON.parse(l);
-    return typeof r.text === "string" ? Buffer.from(r.text, "utf8") : Buffer.from(r.base64, "base64");
-  });
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const r = JSON.parse(l);
+      return typeof r.text === "string" ? Buffer.from(r.text, "utf8") : Buffer.from(r.base64, "base64");
+    });
 }
 
 /** A session whose file holds two malformed lines (bad JSON, invalid UTF-8) between good entries. */
@@ -25,7 +28,11 @@ async function damagedSession() {
   m.appendMessage({ role: "user", content: "first" });
   await m.close();
   const broken = Buffer.from('{"type":"message","id":"deadbeef", broken json\n');
-  const invalidUtf8 = Buffer.concat([Buffer.from('{"type":"custom","id":"0badc0de","x":"'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('"}\n')]);
+  const invalidUtf8 = Buffer.concat([
+    Buffer.from('{"type":"custom","id":"0badc0de","x":"'),
+    Buffer.from([0xff, 0xfe, 0x80]),
+    Buffer.from('"}\n'),
+  ]);
   appendFileSync(m.sessionFile!, Buffer.concat([broken, invalidUtf8]));
   const again = await SessionManager.open(m.sessionFile!, { root });
   again.appendMessage({ role: "assistant", content: [{ type: "text", text: "second" }] });
@@ -38,7 +45,14 @@ async function importChunked(root: string, data: Buffer, chunkSize: number): Pro
   const chunks: Buffer[] = [];
   for (let i = 0; i < data.length; i += chunkSize) chunks.push(data.subarray(i, i + chunkSize));
   let stderr = "";
-  const code = await main(["import", "--root", root], { stdout: () => {}, stderr: (t) => (stderr += t), stdin: Readable.from(chunks), isTTY: false, env: {}, cwd: root });
+  const code = await main(["import", "--root", root], {
+    stdout: () => {},
+    stderr: (t) => (stderr += t),
+    stdin: Readable.from(chunks),
+    isTTY: false,
+    env: {},
+    cwd: root,
+  });
   return { code, stderr };
 }
 
@@ -47,7 +61,10 @@ describe("export | import keeps damaged lines", () => {
     const { root, m, raw } = await damagedSession();
     const exported = await cli(["export", m.sessionId, "--root", root]);
     expect(exported.code).toBe(0);
-    const records = exported.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const records = exported.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const damaged = records.filter((r) => r.type === "transcript_store_malformed");
     expect(damaged.map((r) => Buffer.from(r.raw_base64, "base64"))).toEqual(raw);
     expect(damaged.map((r) => r.line)).toEqual([3, 4]);
@@ -61,7 +78,9 @@ describe("export | import keeps damaged lines", () => {
     expect(quarantinedBytes(path)).toEqual(raw);
     const copy = await SessionManager.open(path, { root: other, readOnly: true });
     expect(copy.loadReport.malformed).toEqual([]);
-    expect(copy.getEntries().map((e) => e.id)).toEqual((await SessionManager.open(m.sessionFile!, { root, readOnly: true })).getEntries().map((e) => e.id));
+    expect(copy.getEntries().map((e) => e.id)).toEqual(
+      (await SessionManager.open(m.sessionFile!, { root, readOnly: true })).getEntries().map((e) => e.id),
+    );
   });
 
   it("a torn final line is exported and quarantined too", async () => {
@@ -82,11 +101,21 @@ describe("export | import keeps damaged lines", () => {
     const { root, m } = await damagedSession();
     let stdout = "";
     let stderr = "";
-    const repair = () => writeFileSync(m.sessionFile!, readFileSync(m.sessionFile!, "utf8").split("\n").filter((l) => !l.includes("broken")).join("\n"));
+    const repair = () =>
+      writeFileSync(
+        m.sessionFile!,
+        readFileSync(m.sessionFile!, "utf8")
+          .split("\n")
+          .filter((l) => !l.includes("broken"))
+          .join("\n"),
+      );
     const code = await main(["export", m.sessionId, "--root", root], {
       stdout: (t) => (stdout += t),
       // the load has just reported the malformed lines: a writer repairs the file before export reads them back
-      stderr: (t) => (stderr += t) && /malformed/i.test(t) && repair(),
+      stderr: (t) => {
+        stderr += t;
+        if (/malformed/i.test(t)) repair();
+      },
       stdin: Readable.from([]),
       isTTY: false,
       env: {},
@@ -100,7 +129,13 @@ describe("export | import keeps damaged lines", () => {
 
   it("import refuses a damaged raw record and creates nothing", async () => {
     const root = tempDir();
-    const header = { type: "session", version: 3, id: "0197a000-0000-7000-8000-0000000000b1", timestamp: "2025-06-01T09:00:00.000Z", cwd: "/p" };
+    const header = {
+      type: "session",
+      version: 3,
+      id: "0197a000-0000-7000-8000-0000000000b1",
+      timestamp: "2025-06-01T09:00:00.000Z",
+      cwd: "/p",
+    };
     const bad = { type: "transcript_store_malformed", line: 2, offset: 10, reason: "x", raw_base64: "not base64!" };
     const run = await cli(["import", "--root", root], { stdin: `${JSON.stringify(header)}\n${JSON.stringify(bad)}\n` });
     expect(run.code).toBe(1);
@@ -114,7 +149,13 @@ describe("import reads NDJSON in linear time", () => {
   function exportWithImage(bytes: number, id: string): Buffer {
     const header = { type: "session", version: 3, id, timestamp: "2025-06-01T09:00:00.000Z", cwd: "/p" };
     const data = Buffer.alloc(bytes, "image bytes ").toString("base64");
-    const entry = { type: "message", id: "1a2b3c4d", parentId: null, timestamp: "2025-06-01T09:00:01.000Z", message: { role: "user", content: [{ type: "image", data, mimeType: "image/png" }] } };
+    const entry = {
+      type: "message",
+      id: "1a2b3c4d",
+      parentId: null,
+      timestamp: "2025-06-01T09:00:01.000Z",
+      message: { role: "user", content: [{ type: "image", data, mimeType: "image/png" }] },
+    };
     return Buffer.from(`${JSON.stringify(header)}\r\n\n${JSON.stringify(entry)}\n`);
   }
 

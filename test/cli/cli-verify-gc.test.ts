@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -13,7 +13,8 @@ const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex")
 
 async function storeWithImages(root: string, seeds: number[]) {
   const m = await SessionManager.create(join(root, "proj"), { root });
-  for (const s of seeds) m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(20, 20, s).toString("base64"), mimeType: "image/png" }] });
+  for (const s of seeds)
+    m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(20, 20, s).toString("base64"), mimeType: "image/png" }] });
   await m.close();
   return m.sessionFile!;
 }
@@ -40,15 +41,35 @@ describe("transcript-store verify", () => {
     writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_torn.jsonl"), `${header("torn")}\n{"type":"mess`);
     writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_malformed.jsonl"), `${header("mal")}\n{nope}\n`);
     writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_badheader.jsonl"), "garbage\n");
-    writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_parent.jsonl"), `${header("par")}\n${JSON.stringify({ type: "message", id: "aaaaaaaa", parentId: "deadbeef", timestamp: "t", message: { role: "user", content: "x" } })}\n`);
+    writeFileSync(
+      join(dir, "2025-01-01T00-00-00-000Z_parent.jsonl"),
+      `${header("par")}\n${JSON.stringify({
+        type: "message",
+        id: "aaaaaaaa",
+        parentId: "deadbeef",
+        timestamp: "t",
+        message: { role: "user", content: "x" },
+      })}\n`,
+    );
     mkdirSync(join(dir, "2025-01-01T00-00-00-000Z_orphan"));
     const blobs = blobDirEntries(join(root, "blobs"));
     unlinkSync(join(root, "blobs", blobs[0]!));
     writeFileSync(join(root, "blobs", blobs[1]!), "corrupted");
     const run = await cli(["verify", "--root", root, "--json"]);
     expect(run.code).toBe(1);
-    const kinds = run.records.filter((r) => r.type === "finding").map((r) => r.kind).sort();
-    expect(kinds).toEqual(["BAD_HEADER", "BLOB_CORRUPT", "BLOB_MISSING", "BROKEN_PARENT", "MALFORMED_LINE", "ORPHANED_ARTIFACTS", "TORN_TAIL"]);
+    const kinds = run.records
+      .filter((r) => r.type === "finding")
+      .map((r) => r.kind)
+      .sort();
+    expect(kinds).toEqual([
+      "BAD_HEADER",
+      "BLOB_CORRUPT",
+      "BLOB_MISSING",
+      "BROKEN_PARENT",
+      "MALFORMED_LINE",
+      "ORPHANED_ARTIFACTS",
+      "TORN_TAIL",
+    ]);
   });
 });
 
@@ -62,8 +83,17 @@ describe("transcript-store gc", () => {
     const orphanYoung = sha("young orphan");
     const onlyInQuarantine = sha("quarantined");
     const onlyInBak = sha("backed up");
-    for (const [h, body] of [[orphanOld, "old orphan"], [orphanYoung, "young orphan"], [onlyInQuarantine, "quarantined"], [onlyInBak, "backed up"]] as const) writeFileSync(join(blobsDir, h), body);
-    writeFileSync(file.replace(/\.jsonl$/, ".quarantine.jsonl"), `${JSON.stringify({ type: "quarantine", text: `{"data":"blob:sha256:${onlyInQuarantine}"` })}\n`);
+    for (const [h, body] of [
+      [orphanOld, "old orphan"],
+      [orphanYoung, "young orphan"],
+      [onlyInQuarantine, "quarantined"],
+      [onlyInBak, "backed up"],
+    ] as const)
+      writeFileSync(join(blobsDir, h), body);
+    writeFileSync(
+      file.replace(/\.jsonl$/, ".quarantine.jsonl"),
+      `${JSON.stringify({ type: "quarantine", text: `{"data":"blob:sha256:${onlyInQuarantine}"` })}\n`,
+    );
     writeFileSync(`${file}.bak`, `{"type":"session","id":"b"}\n{"x":"blob:sha256:${onlyInBak}"}\n`);
     for (const h of [...referenced, orphanOld, onlyInQuarantine, onlyInBak]) age(join(blobsDir, h), 2 * 3600_000);
 

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { migrateSession } from "../../src/format/migrate.ts";
 import { parseSessionBytes } from "../../src/format/session-parser.ts";
 
-const v1 = [
+const v1 = `${[
   '{"type":"session","id":"legacy-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","provider":"anthropic","modelId":"m"}',
   '{"type":"message","timestamp":"t1","message":{"role":"user","content":"a"}}',
   '{"type":"message","timestamp":"t2","message":{"role":"assistant","content":"b"}}',
   '{"type":"message","timestamp":"t3","message":{"role":"user","content":"c"}}',
   '{"type":"compaction","timestamp":"t4","summary":"S","firstKeptEntryIndex":3,"tokensBefore":10}',
   '{"type":"message","timestamp":"t5","message":{"role":"hookMessage","content":"h"}}',
-].join("\n") + "\n";
+].join("\n")}\n`;
 
 function migrate(text: string) {
   const parsed = parseSessionBytes(Buffer.from(text));
@@ -38,7 +38,7 @@ describe("migrations", () => {
 
   it("is idempotent: migrating the migrated session changes nothing", () => {
     const once = migrate(v1);
-    const text = [JSON.stringify(once.header), ...once.entries.map((e) => JSON.stringify(e))].join("\n") + "\n";
+    const text = `${[JSON.stringify(once.header), ...once.entries.map((e) => JSON.stringify(e))].join("\n")}\n`;
     const twice = migrate(text);
     expect(twice.migratedFrom).toBeNull();
     expect(twice.entries).toEqual(once.entries);
@@ -53,7 +53,8 @@ describe("migrations", () => {
   });
 
   it("returns current records by identity", () => {
-    const text = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"x","id":"aaaaaaaa","parentId":null,"timestamp":"t"}\n';
+    const text =
+      '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"x","id":"aaaaaaaa","parentId":null,"timestamp":"t"}\n';
     const parsed = parseSessionBytes(Buffer.from(text));
     const { entries } = migrateSession(parsed.header!, parsed.records);
     expect(entries[0]).toBe(parsed.records[0]!.record);
@@ -68,19 +69,34 @@ describe("migrations", () => {
   });
 
   it("v2 → v3 keeps ids and converts hookMessage", () => {
-    const text = '{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"hookMessage","content":"x","extra":1}}\n';
+    const text =
+      '{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timest' +
+      'amp":"t","message":{"role":"hookMessage","content":"x","extra":1}}\n';
     const { entries, migratedFrom } = migrate(text);
     expect(migratedFrom).toBe(2);
-    expect(entries[0]).toEqual({ type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "custom", content: "x", extra: 1 } });
+    expect(entries[0]).toEqual({
+      type: "message",
+      id: "aaaaaaaa",
+      parentId: null,
+      timestamp: "t",
+      message: { role: "custom", content: "x", extra: 1 },
+    });
   });
 });
 
 describe("migrations make ids unique", () => {
   const head = '{"type":"session","id":"dup-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}';
-  const rec = (id: string, text: string, extra = "") => `{"type":"message","id":"${id}"${extra},"timestamp":"t","message":{"role":"user","content":"${text}"}}`;
+  const rec = (id: string, text: string, extra = "") =>
+    `{"type":"message","id":"${id}"${extra},"timestamp":"t","message":{"role":"user","content":"${text}"}}`;
 
   it("v1 records that repeat an id each become an entry of their own, deterministically and idempotently", () => {
-    const text = [head, rec("abcdef01", "a"), rec("abcdef01", "b"), rec("abcdef01", "c"), '{"type":"message","id":"","timestamp":"t","message":{"role":"user","content":"d"}}'].join("\n") + "\n";
+    const text = `${[
+      head,
+      rec("abcdef01", "a"),
+      rec("abcdef01", "b"),
+      rec("abcdef01", "c"),
+      '{"type":"message","id":"","timestamp":"t","message":{"role":"user","content":"d"}}',
+    ].join("\n")}\n`;
     const once = migrate(text);
     expect(once.entries.map((e) => (e.message as { content: string }).content)).toEqual(["a", "b", "c", "d"]);
     expect(once.entries[0]!.id).toBe("abcdef01");
@@ -89,7 +105,7 @@ describe("migrations make ids unique", () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
     for (let i = 1; i < ids.length; i++) expect(once.entries[i]!.parentId).toBe(ids[i - 1]);
     expect(migrate(text).entries).toEqual(once.entries); // deterministic
-    const written = [JSON.stringify(once.header), ...once.entries.map((e) => JSON.stringify(e))].join("\n") + "\n";
+    const written = `${[JSON.stringify(once.header), ...once.entries.map((e) => JSON.stringify(e))].join("\n")}\n`;
     const twice = migrate(written);
     expect(twice.migratedFrom).toBeNull();
     expect(twice.entries).toEqual(once.entries); // idempotent: nothing hidden on the next load
@@ -98,7 +114,12 @@ describe("migrations make ids unique", () => {
 
   it("v2 records that repeat an id are all kept; the repeat gets a derived id, parents keep naming the first", () => {
     const v2 = head.replace('"type":"session"', '"type":"session","version":2');
-    const text = [v2, rec("aaaaaaaa", "a", ',"parentId":null'), rec("aaaaaaaa", "b", ',"parentId":"aaaaaaaa"'), rec("bbbbbbbb", "c", ',"parentId":"aaaaaaaa"')].join("\n") + "\n";
+    const text = `${[
+      v2,
+      rec("aaaaaaaa", "a", ',"parentId":null'),
+      rec("aaaaaaaa", "b", ',"parentId":"aaaaaaaa"'),
+      rec("bbbbbbbb", "c", ',"parentId":"aaaaaaaa"'),
+    ].join("\n")}\n`;
     const parsed = parseSessionBytes(Buffer.from(text));
     expect(parsed.malformed).toEqual([]);
     const { entries } = migrateSession(parsed.header!, parsed.records);
@@ -113,7 +134,9 @@ describe("migrations make ids unique", () => {
 
   it("a current (v3) file that repeats an id reports the repeat instead of hiding it silently", () => {
     const v3 = head.replace('"type":"session"', '"type":"session","version":3');
-    const parsed = parseSessionBytes(Buffer.from([v3, rec("aaaaaaaa", "a", ',"parentId":null'), rec("aaaaaaaa", "b", ',"parentId":null')].join("\n") + "\n"));
+    const parsed = parseSessionBytes(
+      Buffer.from(`${[v3, rec("aaaaaaaa", "a", ',"parentId":null'), rec("aaaaaaaa", "b", ',"parentId":null')].join("\n")}\n`),
+    );
     expect(parsed.records).toHaveLength(1);
     expect(parsed.malformed).toMatchObject([{ line: 3, reason: "duplicate entry id aaaaaaaa" }]);
   });

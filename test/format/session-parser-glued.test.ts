@@ -4,7 +4,9 @@ import { parseSessionBytes, PRETTY_PRINTED_PROBLEM } from "../../src/format/sess
 
 const header = '{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/x"}';
 const e1 = '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"a }{ \\" b"}}';
-const e2 = '{"type":"compaction","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","summary":"s","firstKeptEntryId":"aaaaaaaa","tokensBefore":1}';
+const e2 =
+  '{"type":"compaction","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","summary":"s","firstKeptEntryId":"aaaaaaaa","tokensBe' +
+  'fore":1}';
 const e3 = '{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"t","message":{"role":"user","content":"c"}}';
 
 describe("SessionParser: records glued on one line", () => {
@@ -21,11 +23,12 @@ describe("SessionParser: records glued on one line", () => {
   });
 
   it("a glued v1 compaction counts as its own position (pi's index counts every record)", () => {
-    const v1 = [
+    const v1 = `${[
       '{"type":"session","id":"g1","timestamp":"t","cwd":"/x"}',
-      '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}' + '{"type":"message","timestamp":"t","message":{"role":"user","content":"b"}}',
+      '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}' +
+        '{"type":"message","timestamp":"t","message":{"role":"user","content":"b"}}',
       '{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":2,"tokensBefore":1}',
-    ].join("\n") + "\n";
+    ].join("\n")}\n`;
     const p = parseSessionBytes(Buffer.from(v1));
     const { entries } = migrateSession(p.header!, p.records);
     expect(entries.map((e) => e.type)).toEqual(["message", "message", "compaction"]);
@@ -54,14 +57,14 @@ describe("SessionParser: pretty-printed files", () => {
   const objects = [JSON.parse(header), JSON.parse(e1), JSON.parse(e2), JSON.parse(e3)];
 
   it("a pretty-printed file is one clear problem, not hundreds of malformed lines", () => {
-    const p = parseSessionBytes(Buffer.from(objects.map(pretty).join("\n") + "\n"));
+    const p = parseSessionBytes(Buffer.from(`${objects.map(pretty).join("\n")}\n`));
     expect(p.header).toBeNull();
     expect(p.headerProblem).toBe(PRETTY_PRINTED_PROBLEM);
     expect(p.malformed).toEqual([]);
   });
 
   it("pretty-printed entries under a one-line header are the same single problem", () => {
-    const p = parseSessionBytes(Buffer.from([header, ...objects.slice(1).map(pretty)].join("\n") + "\n"));
+    const p = parseSessionBytes(Buffer.from(`${[header, ...objects.slice(1).map(pretty)].join("\n")}\n`));
     expect(p.header).toBeNull();
     expect(p.headerProblem).toBe(PRETTY_PRINTED_PROBLEM);
   });

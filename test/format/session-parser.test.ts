@@ -9,7 +9,10 @@ describe("SessionParser", () => {
   it("reads a header and entries with positions", () => {
     const p = parseSessionBytes(Buffer.from(`${header}\n${e1}\n${e2}\n`));
     expect(p.header?.id).toBe("s1");
-    expect(p.records.map((r) => [r.record.id, r.lineIndex])).toEqual([["aaaaaaaa", 1], ["bbbbbbbb", 2]]);
+    expect(p.records.map((r) => [r.record.id, r.lineIndex])).toEqual([
+      ["aaaaaaaa", 1],
+      ["bbbbbbbb", 2],
+    ]);
     expect(p.malformed).toEqual([]);
     expect(p.tornTail).toBeNull();
     expect(p.completeLength).toBe(Buffer.byteLength(`${header}\n${e1}\n${e2}\n`));
@@ -54,7 +57,7 @@ describe("SessionParser", () => {
   });
 
   it("reports a garbage header instead of guessing", () => {
-    expect(parseSessionBytes(Buffer.from("garbage\n" + e1 + "\n")).headerProblem).toMatch(/header/);
+    expect(parseSessionBytes(Buffer.from(`garbage\n${e1}\n`)).headerProblem).toMatch(/header/);
     expect(parseSessionBytes(Buffer.from(`${e1}\n`)).headerProblem).toMatch(/not a session header/);
   });
 

@@ -20,7 +20,7 @@ describe("splitGluedObjects", () => {
 
   it("is linear: one read per character, however many objects the line holds", () => {
     // Every character is read exactly once: a scanner that retried per object would read more.
-    const obj = '{"type":"m","t":"' + "x".repeat(50) + '"}';
+    const obj = `{"type":"m","t":"${"x".repeat(50)}"}`;
     let reads = 0;
     const original = String.prototype.charCodeAt;
     String.prototype.charCodeAt = function (this: string, i: number) {

@@ -12,7 +12,7 @@ const msg = (t: string) => ({ type: "message", timestamp: "t", message: { role: 
 async function expectSameAsLoad(records: object[]): Promise<void> {
   const dir = tempDir();
   const path = join(dir, "s.jsonl");
-  writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
   const expected = (await SessionManager.open(path, { root: dir, readOnly: true })).getEntries();
   const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs") });
   expect(report.status).toBe("imported");
@@ -24,11 +24,24 @@ async function expectSameAsLoad(records: object[]): Promise<void> {
 
 describe("migrateFile agrees with the in-memory migration", () => {
   it("v1 with a backward compaction (one pass)", async () => {
-    await expectSameAsLoad([header, msg("a"), msg("b"), msg("c"), { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 2, tokensBefore: 1 }, msg("d")]);
+    await expectSameAsLoad([
+      header,
+      msg("a"),
+      msg("b"),
+      msg("c"),
+      { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 2, tokensBefore: 1 },
+      msg("d"),
+    ]);
   });
 
   it("v1 whose compaction keeps an entry after itself (falls back to two passes)", async () => {
-    await expectSameAsLoad([header, msg("a"), { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 4, tokensBefore: 1 }, msg("b"), msg("c")]);
+    await expectSameAsLoad([
+      header,
+      msg("a"),
+      { type: "compaction", timestamp: "t", summary: "s", firstKeptEntryIndex: 4, tokensBefore: 1 },
+      msg("b"),
+      msg("c"),
+    ]);
   });
 
   it("v1 whose records already carry some ids (falls back to two passes)", async () => {
@@ -36,8 +49,14 @@ describe("migrateFile agrees with the in-memory migration", () => {
   });
 
   it("v2 with a hookMessage and v3 untouched", async () => {
-    await expectSameAsLoad([{ ...header, version: 2 }, { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "hookMessage", content: "h" } }]);
-    await expectSameAsLoad([{ ...header, version: 3 }, { type: "x", id: "aaaaaaaa", parentId: null, timestamp: "t", keep: { me: 1 } }]);
+    await expectSameAsLoad([
+      { ...header, version: 2 },
+      { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "hookMessage", content: "h" } },
+    ]);
+    await expectSameAsLoad([
+      { ...header, version: 3 },
+      { type: "x", id: "aaaaaaaa", parentId: null, timestamp: "t", keep: { me: 1 } },
+    ]);
   });
 });
 
@@ -52,7 +71,16 @@ describe("migrateFile verification", () => {
     mkdirSync(join(dir, "blobs"));
     writeFileSync(join(dir, "blobs", hash), "not the image"); // corrupt, left by an earlier crash or disk
     const path = join(dir, "s.jsonl");
-    const text = [header, { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] } }].map((r) => JSON.stringify(r)).join("\n") + "\n";
+    const text = `${[
+      header,
+      {
+        type: "message",
+        timestamp: "t",
+        message: { role: "user", content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] },
+      },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n")}\n`;
     writeFileSync(path, text);
     const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs"), inPlace: true });
     expect(report).toMatchObject({ status: "migrated", blobsRepaired: 1, blobsDeduplicated: 1, blobsNew: 0 });
@@ -66,7 +94,7 @@ describe("migrateFile with repeated ids", () => {
     const dir = tempDir();
     const path = join(dir, "s.jsonl");
     const records = [header, { ...msg("a"), id: "abcdef01" }, { ...msg("b"), id: "abcdef01" }, msg("c")];
-    writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
     const options = { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs") };
     const report = await migrateFile(path, options);
     expect(report.error).toBeUndefined();
@@ -80,6 +108,11 @@ describe("migrateFile with repeated ids", () => {
 
   it("a v2 file that repeats an id keeps both entries, agreeing with the in-memory load", async () => {
     const v2 = { ...header, version: 2 };
-    await expectSameAsLoad([v2, { ...msg("a"), id: "aaaaaaaa", parentId: null }, { ...msg("b"), id: "aaaaaaaa", parentId: "aaaaaaaa" }, { ...msg("c"), id: "cccccccc", parentId: "aaaaaaaa" }]);
+    await expectSameAsLoad([
+      v2,
+      { ...msg("a"), id: "aaaaaaaa", parentId: null },
+      { ...msg("b"), id: "aaaaaaaa", parentId: "aaaaaaaa" },
+      { ...msg("c"), id: "cccccccc", parentId: "aaaaaaaa" },
+    ]);
   });
 });

@@ -10,7 +10,8 @@ describe("migrate report", () => {
     const busy = { ...r, imagesExternalized: 2, imagesKeptInline: 1, blobsNew: 1, blobsDeduplicated: 1, blobsRepaired: 3 };
     const text = migrateFileText({ ...busy, malformed: 4, linesSplit: 5, tornTail: true }, size);
     expect(text).toBe(
-      "imported v1→v3 10B→4B images 2 (1 not base64, kept inline) blobs 1 new/1 dedup/3 repaired malformed 4 glued lines split 5 torn tail repaired",
+      "imported v1→v3 10B→4B images 2 (1 not base64, kept inline) blobs 1 new/1 dedup/3 repaired malformed 4 glued lines split 5 to" +
+        "rn tail repaired",
     );
   });
 
@@ -20,8 +21,20 @@ describe("migrate report", () => {
     const c = { ...baseReport("/c"), status: "continued" as const };
     const totals = migrateTotals([a, b, c]);
     expect(totals).toEqual({
-      type: "totals", files: 3, migrated: 1, current: 0, continued: 1, conflicts: 1, planned: 0, failed: 1,
-      bytesBefore: 15, bytesAfter: 0, imagesExternalized: 1, blobsNew: 0, blobsDeduplicated: 0, blobsRepaired: 1,
+      type: "totals",
+      files: 3,
+      migrated: 1,
+      current: 0,
+      continued: 1,
+      conflicts: 1,
+      planned: 0,
+      failed: 1,
+      bytesBefore: 15,
+      bytesAfter: 0,
+      imagesExternalized: 1,
+      blobsNew: 0,
+      blobsDeduplicated: 0,
+      blobsRepaired: 1,
     });
     expect(migrateTotalsText(totals, size)).toBe(
       "3 file(s): 1 migrated, 0 already current, 1 continued in the store (left alone), 1 in conflict (store copy left alone), " +

@@ -8,7 +8,12 @@ import { tempDir } from "../support/temp-dir.ts";
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 function run(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false" } });
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false" },
+  });
 }
 
 describe("the packed package, installed into an empty project", () => {
@@ -62,9 +67,16 @@ describe("the packed package, installed into an empty project", () => {
     );
     run(process.execPath, [join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], consumer);
     // The same program as plain JavaScript (type annotations removed) runs against the install.
-    const js = source.replace(", type SessionEntry", "").replace(": string =", " =").replace(": SessionEntry[] =", " =").replaceAll("!.", ".").replace("sessionFile!", "sessionFile");
+    const js = source
+      .replace(", type SessionEntry", "")
+      .replace(": string =", " =")
+      .replace(": SessionEntry[] =", " =")
+      .replaceAll("!.", ".")
+      .replace("sessionFile!", "sessionFile");
     writeFileSync(join(consumer, "consumer.mjs"), js);
     expect(run(process.execPath, ["consumer.mjs"], consumer).trim()).toBe("ok");
-    expect(run(process.execPath, [join(consumer, "node_modules", ".bin", "transcript-store"), "--help"], consumer)).toMatch(/transcript-store/);
+    expect(run(process.execPath, [join(consumer, "node_modules", ".bin", "transcript-store"), "--help"], consumer)).toMatch(
+      /transcript-store/,
+    );
   }, 180_000);
 });

@@ -25,7 +25,13 @@ describe("pi facade on the engine", () => {
     const png = makePng(24, 24, 7).toString("base64");
     const hash = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir });
-    const u = sm.appendMessage({ role: "user", content: [{ type: "text", text: "look" }, { type: "image", data: png, mimeType: "image/png" }] });
+    const u = sm.appendMessage({
+      role: "user",
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", data: png, mimeType: "image/png" },
+      ],
+    });
     sm.appendMessage(assistant("seen"));
     // In memory the image is as given, as in pi.
     expect((sm.getEntry(u) as any).message.content[1].data).toBe(png);
@@ -61,7 +67,9 @@ describe("pi facade on the engine", () => {
     const path = join(h.base, "notes.jsonl");
     const bytes = '{"hello":"world"}\n{"type":"message"}\n';
     writeFileSync(path, bytes);
-    expect(() => SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir })).toThrow(expect.objectContaining({ code: "BAD_HEADER" }));
+    expect(() => SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir })).toThrow(
+      expect.objectContaining({ code: "BAD_HEADER" }),
+    );
     expect(readFileSync(path, "utf8")).toBe(bytes);
   });
 
@@ -93,11 +101,13 @@ describe("pi facade on the engine", () => {
     const path = join(h.base, "old.jsonl");
     writeFileSync(
       path,
-      [
+      `${[
         { type: "session", id: "old-session", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/w" },
         { type: "message", timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: "hi" } },
         { type: "message", timestamp: "2025-01-01T00:00:02.000Z", message: { role: "hookMessage", content: "hook" } },
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n",
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n")}\n`,
     );
     const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
     const entries = sm.getEntries();
@@ -128,15 +138,30 @@ describe("pi facade on the engine", () => {
     const u = sm.appendMessage(user("deferred"));
     expect(linesOf(path)).toHaveLength(1);
     const a = sm.appendMessage(assistant("now"));
-    expect(linesOf(path).map((l) => l.type === "session" ? "session" : l.id)).toEqual(["session", u, a]);
+    expect(linesOf(path).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", u, a]);
     sm.close();
   });
 
   it("a parentId cycle does not hang getBranch or buildSessionContext", () => {
     const h = piHome();
     const path = join(h.base, "cycle.jsonl");
-    const line = (id: string, parentId: string) => ({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: user(id) });
-    writeFileSync(path, [{ type: "session", version: 3, id: "c", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/" }, line("aaaaaaaa", "bbbbbbbb"), line("bbbbbbbb", "aaaaaaaa")].map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const line = (id: string, parentId: string) => ({
+      type: "message",
+      id,
+      parentId,
+      timestamp: "2026-01-01T00:00:00.000Z",
+      message: user(id),
+    });
+    writeFileSync(
+      path,
+      `${[
+        { type: "session", version: 3, id: "c", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/" },
+        line("aaaaaaaa", "bbbbbbbb"),
+        line("bbbbbbbb", "aaaaaaaa"),
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n")}\n`,
+    );
     const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
     expect(sm.getBranch().map((e) => e.id)).toEqual(["aaaaaaaa", "bbbbbbbb"]);
     expect(sm.buildSessionContext().messages).toHaveLength(2);

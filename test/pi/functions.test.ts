@@ -20,7 +20,8 @@ import { tempDir } from "../support/temp-dir.ts";
 import { assistant, piHome, user } from "./helpers.ts";
 
 const T = "2026-01-01T00:00:00.000Z";
-const e = (id: string, parentId: string | null, rest: Record<string, unknown>) => ({ id, parentId, timestamp: T, ...rest }) as unknown as SessionEntry;
+const e = (id: string, parentId: string | null, rest: Record<string, unknown>) =>
+  ({ id, parentId, timestamp: T, ...rest }) as unknown as SessionEntry;
 
 describe("pi free functions", () => {
   it("CURRENT_SESSION_VERSION is 3", () => {
@@ -47,13 +48,20 @@ describe("pi free functions", () => {
     expect(m2.message.role).toBe("custom");
     expect(c.firstKeptEntryId).toBe(m2.id);
     expect("firstKeptEntryIndex" in c).toBe(false);
-    const current = [{ type: "session", version: 3, id: "s" }, { type: "message", message: { role: "hookMessage" } }] as unknown as FileEntry[];
+    const current = [
+      { type: "session", version: 3, id: "s" },
+      { type: "message", message: { role: "hookMessage" } },
+    ] as unknown as FileEntry[];
     migrateSessionEntries(current);
     expect((current[1] as any).message.role).toBe("hookMessage");
   });
 
   it("getLatestCompactionEntry finds the last compaction or null", () => {
-    const entries = [e("a", null, { type: "compaction", summary: "1" }), e("b", "a", { type: "message", message: user("x") }), e("c", "b", { type: "compaction", summary: "2" })];
+    const entries = [
+      e("a", null, { type: "compaction", summary: "1" }),
+      e("b", "a", { type: "message", message: user("x") }),
+      e("c", "b", { type: "compaction", summary: "2" }),
+    ];
     expect(getLatestCompactionEntry(entries)!.id).toBe("c");
     expect(getLatestCompactionEntry(entries.slice(1, 2))).toBeNull();
   });

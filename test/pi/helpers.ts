@@ -10,8 +10,17 @@ export function piHome() {
 
 /** The JSON records of a file's lines. */
 export function linesOf(path: string): Array<Record<string, any>> {
-  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 export const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
-export const assistant = (text: string) => ({ role: "assistant", content: [{ type: "text", text }], provider: "anthropic", model: "claude", timestamp: 2 });
+export const assistant = (text: string) => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  provider: "anthropic",
+  model: "claude",
+  timestamp: 2,
+});

@@ -43,7 +43,9 @@ describe("the facade's synchronous lock", () => {
     // A lock aged past a taker's own 10 s but within the holder's declared 30 s is not taken over.
     const past = new Date(Date.now() - 15_000);
     utimesSync(`${path}.lock`, past, past);
-    expect(() => acquireSessionLockSync(path, { staleMs: 10_000, onCompromised: () => {} })).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
+    expect(() => acquireSessionLockSync(path, { staleMs: 10_000, onCompromised: () => {} })).toThrow(
+      expect.objectContaining({ code: "SESSION_LOCKED" }),
+    );
     lock.releaseSync();
     expect(existsSync(`${path}.lock`)).toBe(false);
     expect(existsSync(lockDeclarationPathOf(path))).toBe(false);

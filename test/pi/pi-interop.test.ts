@@ -6,7 +6,14 @@ import * as facade from "../../src/pi/index.ts";
 import { assistant, linesOf, piHome, user } from "./helpers.ts";
 
 /** What both implementations must agree on for one session. */
-function view(sm: { getEntries(): any[]; getLeafId(): string | null; getHeader(): any; getSessionName(): string | undefined; buildSessionContext(): any; getTree(): any[] }) {
+function view(sm: {
+  getEntries(): any[];
+  getLeafId(): string | null;
+  getHeader(): any;
+  getSessionName(): string | undefined;
+  buildSessionContext(): any;
+  getTree(): any[];
+}) {
   return {
     entries: sm.getEntries(),
     leaf: sm.getLeafId(),
@@ -85,7 +92,9 @@ describe("interop with the real pi 0.73.1 SessionManager", () => {
     const again = real.SessionManager.open(file, dir);
     expect(again.getLeafId()).toBe(added);
     expect(again.getEntry(added)!.parentId).toBe(theirs.getLeafId());
-    expect(view(again)).toEqual(view(facade.SessionManager.open(file, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir })));
+    expect(view(again)).toEqual(
+      view(facade.SessionManager.open(file, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir })),
+    );
   });
 
   it("list, continueRecent and createBranchedSession agree with pi on the same tree", async () => {

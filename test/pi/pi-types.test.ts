@@ -10,12 +10,16 @@ export type InfoBothWays = [Accepts<Pi.SessionInfo, Facade.SessionInfo>, Accepts
 export type EntryIntoFacade = Accepts<Facade.SessionEntry, Pi.SessionEntry>;
 export type FileEntryIntoFacade = Accepts<Facade.FileEntry, Pi.FileEntry>;
 export type CompactionBothWays = [Accepts<Pi.CompactionEntry, Facade.CompactionEntry>, Accepts<Facade.CompactionEntry, Pi.CompactionEntry>];
-export type NewSessionBothWays = [Accepts<Pi.NewSessionOptions, Facade.NewSessionOptions>, Accepts<Facade.NewSessionOptions, Pi.NewSessionOptions>];
+export type NewSessionBothWays = [
+  Accepts<Pi.NewSessionOptions, Facade.NewSessionOptions>,
+  Accepts<Facade.NewSessionOptions, Pi.NewSessionOptions>,
+];
 
 /** A pi call site, unchanged, against the facade's class. */
 function piCallSite(sm: Facade.SessionManager, entries: Pi.SessionEntry[], message: Pi.SessionMessageEntry["message"]): void {
   sm.appendMessage(message);
-  for (const entry of entries) if (entry.type === "custom_message") sm.appendCustomMessageEntry(entry.customType, entry.content, entry.display, entry.details);
+  for (const entry of entries)
+    if (entry.type === "custom_message") sm.appendCustomMessageEntry(entry.customType, entry.content, entry.display, entry.details);
   sm.appendModelChange("provider", "model");
   const ctx: Facade.SessionContext = sm.buildSessionContext();
   void ctx;

@@ -46,16 +46,40 @@ describe("pi facade: create, deferred writing, appends", () => {
     expect(sm.getLeafEntry()).toEqual(sm.getEntry(lb));
     const lines = linesOf(sm.getSessionFile()!);
     expect(lines.slice(3)).toEqual([
-      { type: "compaction", id: c, parentId: a, timestamp: expect.any(String), summary: "sum", firstKeptEntryId: u, tokensBefore: 1234, details: { k: 1 }, fromHook: true },
+      {
+        type: "compaction",
+        id: c,
+        parentId: a,
+        timestamp: expect.any(String),
+        summary: "sum",
+        firstKeptEntryId: u,
+        tokensBefore: 1234,
+        details: { k: 1 },
+        fromHook: true,
+      },
       { type: "custom", customType: "ext", data: { state: 2 }, id: ce, parentId: c, timestamp: expect.any(String) },
-      { type: "custom_message", customType: "ext", content: "injected", display: false, details: { d: 1 }, id: cm, parentId: ce, timestamp: expect.any(String) },
+      {
+        type: "custom_message",
+        customType: "ext",
+        content: "injected",
+        display: false,
+        details: { d: 1 },
+        id: cm,
+        parentId: ce,
+        timestamp: expect.any(String),
+      },
       { type: "session_info", id: si, parentId: cm, timestamp: expect.any(String), name: "My session" },
       { type: "label", id: lb, parentId: si, timestamp: expect.any(String), targetId: u, label: "start" },
     ]);
     expect(sm.getSessionName()).toBe("My session");
     sm.appendSessionInfo("   ");
     expect(sm.getSessionName()).toBeUndefined();
-    expect(sm.getEntries().map((e) => e.id).slice(0, 2)).toEqual([u, a]);
+    expect(
+      sm
+        .getEntries()
+        .map((e) => e.id)
+        .slice(0, 2),
+    ).toEqual([u, a]);
     sm.close();
   });
 
@@ -96,9 +120,21 @@ describe("pi facade: tree navigation", () => {
     expect(sm.buildSessionContext().messages.map((m) => m.content)).toEqual(["one", [{ type: "text", text: "alt" }]]);
 
     const bs = sm.branchWithSummary(u1, "tried alt", { why: 1 }, false);
-    expect(sm.getEntry(bs)).toMatchObject({ type: "branch_summary", parentId: u1, fromId: u1, summary: "tried alt", details: { why: 1 }, fromHook: false });
+    expect(sm.getEntry(bs)).toMatchObject({
+      type: "branch_summary",
+      parentId: u1,
+      fromId: u1,
+      summary: "tried alt",
+      details: { why: 1 },
+      fromHook: false,
+    });
     const ctx = sm.buildSessionContext();
-    expect(ctx.messages.at(-1)).toEqual({ role: "branchSummary", summary: "tried alt", fromId: u1, timestamp: new Date(sm.getEntry(bs)!.timestamp).getTime() });
+    expect(ctx.messages.at(-1)).toEqual({
+      role: "branchSummary",
+      summary: "tried alt",
+      fromId: u1,
+      timestamp: new Date(sm.getEntry(bs)!.timestamp).getTime(),
+    });
     const root = sm.branchWithSummary(null, "from scratch");
     expect(sm.getEntry(root)).toMatchObject({ parentId: null, fromId: "root" });
     expect(() => sm.branch("missing")).toThrow("Entry missing not found");
@@ -189,7 +225,12 @@ describe("pi facade: sessions on disk", () => {
     expect(created).not.toBe(old);
     const lines = linesOf(created);
     expect(lines[0]).toMatchObject({ type: "session", parentSession: old, id: sm.getSessionId() });
-    expect(lines.slice(1).map((l) => l.id).slice(0, 2)).toEqual([u1, a1]);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.id)
+        .slice(0, 2),
+    ).toEqual([u1, a1]);
     expect(lines[3]).toMatchObject({ type: "label", targetId: u1, label: "keep", parentId: a1 });
     expect(lines).toHaveLength(4);
     expect(sm.getLabel(u1)).toBe("keep");
@@ -235,7 +276,9 @@ describe("pi facade: sessions on disk", () => {
     expect(lines[0]).toMatchObject({ type: "session", cwd: target, parentSession: source });
     expect(lines.slice(1)).toEqual(sourceLines.slice(1));
     expect(linesOf(source)).toEqual(sourceLines);
-    expect(() => SessionManager.forkFrom(join(h.base, "absent.jsonl"), target, undefined, opts)).toThrow(expect.objectContaining({ code: "SESSION_NOT_FOUND" }));
+    expect(() => SessionManager.forkFrom(join(h.base, "absent.jsonl"), target, undefined, opts)).toThrow(
+      expect.objectContaining({ code: "SESSION_NOT_FOUND" }),
+    );
     fork.close();
     sm.close();
   });
@@ -244,7 +287,14 @@ describe("pi facade: sessions on disk", () => {
     const h = piHome();
     const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
     const a = SessionManager.create(h.cwd, undefined, opts);
-    a.appendMessage({ role: "user", content: [{ type: "text", text: "first" }, { type: "text", text: "question" }], timestamp: 1000 });
+    a.appendMessage({
+      role: "user",
+      content: [
+        { type: "text", text: "first" },
+        { type: "text", text: "question" },
+      ],
+      timestamp: 1000,
+    });
     a.appendMessage({ ...assistant("answer"), timestamp: 2000 });
     a.appendSessionInfo("A");
     const b = SessionManager.create(join(h.base, "other"), undefined, opts);

@@ -36,7 +36,7 @@ describe("mapTree", () => {
     const input = JSON.parse('{"__proto__": {"n": 1}, "other": "x"}') as Record<string, unknown>;
     const out = mapTree(input, mapper([]));
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(out, "__proto__")).toBe(true);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
     expect(JSON.stringify(out)).toBe('{"__proto__":{"n":2},"other":"x"}');
     expect(JSON.stringify(input)).toBe('{"__proto__":{"n":1},"other":"x"}');
   });

@@ -18,10 +18,10 @@ function checkKept(line: string): void {
   const out = JSON.parse(line);
   expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
   expect(Object.hasOwn(out, "__proto__")).toBe(true);
-  expect(out["__proto__"]).toEqual({ keep: 1 });
+  expect(out.__proto__).toEqual({ keep: 1 });
   expect(Object.hasOwn(out.message, "__proto__")).toBe(true);
-  expect(out.message["__proto__"].long.length).toBeLessThanOrEqual(200);
-  expect(out.message.content[0]["__proto__"]).toEqual({ k: 2 });
+  expect(out.message.__proto__.long.length).toBeLessThanOrEqual(200);
+  expect(out.message.content[0].__proto__).toEqual({ k: 2 });
   expect(out.message.content[0].data).toMatch(/^blob:sha256:/);
 }
 
@@ -38,11 +38,14 @@ describe("own __proto__ keys survive every stage as data, never as prototypes", 
     const dir = tempDir();
     const path = join(dir, "s.jsonl");
     const v1Line = text.replace('"id":"aaaaaaaa","parentId":null,', "");
-    writeFileSync(path, `{"type":"session","id":"proto","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","__proto__":{"h":1}}\n${v1Line}\n`);
+    writeFileSync(
+      path,
+      `{"type":"session","id":"proto","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","__proto__":{"h":1}}\n${v1Line}\n`,
+    );
     const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs"), maxStringChars: 200 });
     expect(report.status).toBe("imported");
     const [header, line] = readFileSync(report.target, "utf8").trimEnd().split("\n");
-    expect(JSON.parse(header!)["__proto__"]).toEqual({ h: 1 });
+    expect(JSON.parse(header!).__proto__).toEqual({ h: 1 });
     checkKept(line!);
   });
 });

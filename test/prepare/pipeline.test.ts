@@ -19,7 +19,10 @@ function entry(fields: Record<string, unknown>): SessionEntry {
 describe("stage 1: transient-field stripping", () => {
   it("removes partialJson and jsonlEvents at any depth, sharing untouched branches", () => {
     const untouched = { role: "user", content: [{ type: "text", text: "x" }] };
-    const input = entry({ message: { role: "assistant", content: [{ type: "toolCall", partialJson: "{", arguments: {} }], jsonlEvents: [1] }, other: untouched });
+    const input = entry({
+      message: { role: "assistant", content: [{ type: "toolCall", partialJson: "{", arguments: {} }], jsonlEvents: [1] },
+      other: untouched,
+    });
     const frozen = structuredClone(input);
     const out = stripTransientFields(input, options.transientKeys);
     expect(out).toEqual(entry({ message: { role: "assistant", content: [{ type: "toolCall", arguments: {} }] }, other: untouched }));
@@ -36,7 +39,10 @@ describe("stage 1: transient-field stripping", () => {
 
 describe("stage 2: image externalization", () => {
   it("stores the decoded bytes of a pi image block; the blob name is their sha256", () => {
-    const { value, blobs } = externalizeImages(entry({ message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }] } }), 1024);
+    const { value, blobs } = externalizeImages(
+      entry({ message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }] } }),
+      1024,
+    );
     expect(blobs).toHaveLength(1);
     expect(blobs[0]!.bytes.equals(png)).toBe(true);
     expect(blobs[0]!.hash).toBe(sha(png));
@@ -51,7 +57,10 @@ describe("stage 2: image externalization", () => {
 
   it("stores the UTF-8 bytes of provider data URLs, string and OpenAI {url} shapes", () => {
     const url = `data:image/png;base64,${b64}`;
-    const { value, blobs } = externalizeImages(entry({ a: { image_url: url }, b: { type: "image_url", image_url: { url, detail: "high" } } }), 1024);
+    const { value, blobs } = externalizeImages(
+      entry({ a: { image_url: url }, b: { type: "image_url", image_url: { url, detail: "high" } } }),
+      1024,
+    );
     expect(blobs.map((b) => b.hash)).toEqual([sha(url), sha(url)]);
     expect(blobs[0]!.bytes.toString("utf8")).toBe(url);
     expect(value.a).toEqual({ image_url: `blob:sha256:${sha(url)}` });
@@ -59,9 +68,16 @@ describe("stage 2: image externalization", () => {
   });
 
   it("stores the decoded bytes of Anthropic source blocks", () => {
-    const { value, blobs } = externalizeImages(entry({ content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64 } }] }), 1024);
+    const { value, blobs } = externalizeImages(
+      entry({ content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64 } }] }),
+      1024,
+    );
     expect(blobs[0]!.bytes.equals(png)).toBe(true);
-    expect((value.content as Array<{ source: unknown }>)[0]!.source).toEqual({ type: "base64", media_type: "image/png", data: `blob:sha256:${sha(png)}` });
+    expect((value.content as Array<{ source: unknown }>)[0]!.source).toEqual({
+      type: "base64",
+      media_type: "image/png",
+      data: `blob:sha256:${sha(png)}`,
+    });
   });
 
   it("applies the 1024-char threshold at its boundary", () => {
@@ -74,7 +90,10 @@ describe("stage 2: image externalization", () => {
   });
 
   it("leaves data that is already a ref untouched, by identity", () => {
-    const input = entry({ content: [{ type: "image", data: `blob:sha256:${sha(png)}`, mimeType: "image/png" }], x: { image_url: `blob:sha256:${sha("u")}` } });
+    const input = entry({
+      content: [{ type: "image", data: `blob:sha256:${sha(png)}`, mimeType: "image/png" }],
+      x: { image_url: `blob:sha256:${sha("u")}` },
+    });
     const { value, blobs } = externalizeImages(input, 1024);
     expect(value).toBe(input);
     expect(blobs).toEqual([]);
@@ -108,7 +127,14 @@ describe("stage 3: string truncation", () => {
 
   it("clears signature keys instead of cutting them and recomputes lineCount", () => {
     const content = "line\n".repeat(200_000);
-    const input = entry({ message: { content: [{ type: "thinking", thinking: "t", thinkingSignature: "s".repeat(600_000) }], output: { content, lineCount: 200_001 }, encrypted_content: "e".repeat(500_001), signature: "short" } });
+    const input = entry({
+      message: {
+        content: [{ type: "thinking", thinking: "t", thinkingSignature: "s".repeat(600_000) }],
+        output: { content, lineCount: 200_001 },
+        encrypted_content: "e".repeat(500_001),
+        signature: "short",
+      },
+    });
     const out = truncateStrings(input, 500_000);
     const msg = out.message as Record<string, any>;
     expect(msg.content[0].thinkingSignature).toBe("");
@@ -130,7 +156,9 @@ describe("pipeline", () => {
   });
 
   it("never mutates its input and keeps inline data in the caller's entry", () => {
-    const input = entry({ message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }], partialJson: "x", big: "z".repeat(600_000) } });
+    const input = entry({
+      message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }], partialJson: "x", big: "z".repeat(600_000) },
+    });
     const snapshot = structuredClone(input);
     const out = prepareLine(input, options);
     expect(input).toEqual(snapshot);
@@ -142,7 +170,8 @@ describe("pipeline", () => {
   });
 
   it("runs user stages after the built-in ones", () => {
-    const redact = (e: SessionEntry) => (JSON.stringify(e).includes("sk-secret") ? (JSON.parse(JSON.stringify(e).replaceAll("sk-secret", "[redacted]")) as SessionEntry) : e);
+    const redact = (e: SessionEntry) =>
+      JSON.stringify(e).includes("sk-secret") ? (JSON.parse(JSON.stringify(e).replaceAll("sk-secret", "[redacted]")) as SessionEntry) : e;
     const custom = resolvePrepareOptions({ stages: [redact] });
     const out = prepareLine(entry({ message: { role: "user", content: "key sk-secret" } }), custom);
     expect(out.line).toContain("[redacted]");
@@ -152,6 +181,8 @@ describe("pipeline", () => {
   it("rejects bad options with INVALID_OPTION", () => {
     expect(() => resolvePrepareOptions({ blobThreshold: -1 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
     expect(() => resolvePrepareOptions({ maxStringChars: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
-    expect(() => resolvePrepareOptions({ transientKeys: [1 as unknown as string] })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    expect(() => resolvePrepareOptions({ transientKeys: [1 as unknown as string] })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION" }),
+    );
   });
 });

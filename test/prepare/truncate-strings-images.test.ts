@@ -47,7 +47,10 @@ describe("string truncation never cuts an image payload", () => {
 
   it("externalizes base64 with MIME line breaks (longer than maxStringChars) instead of cutting it", () => {
     expect(mime.length).toBeGreaterThan(MAX);
-    for (const block of [{ type: "image", data: mime, mimeType: "image/png" }, { type: "image", source: { type: "base64", media_type: "image/png", data: mime } }]) {
+    for (const block of [
+      { type: "image", data: mime, mimeType: "image/png" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: mime } },
+    ]) {
       const prepared = prepareEntryForPersistence(entry([block]), options);
       expect(prepared.blobs).toHaveLength(1);
       expect(prepared.blobs[0]!.bytes.equals(png)).toBe(true);
@@ -67,8 +70,21 @@ describe("string truncation never cuts an image payload", () => {
     const dir = tempDir();
     const path = join(dir, "s.jsonl");
     const head = { type: "session", id: "mime-1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/m" };
-    const records = [head, { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "image", data: mime, mimeType: "image/png" }, { type: "image", data: notBase64, mimeType: "image/png" }] } }];
-    writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const records = [
+      head,
+      {
+        type: "message",
+        timestamp: "t",
+        message: {
+          role: "user",
+          content: [
+            { type: "image", data: mime, mimeType: "image/png" },
+            { type: "image", data: notBase64, mimeType: "image/png" },
+          ],
+        },
+      },
+    ];
+    writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
     const report = await migrateFile(path, { sessionsDir: join(dir, "store"), blobsDir: join(dir, "blobs"), maxStringChars: MAX });
     expect(report).toMatchObject({ status: "imported", imagesExternalized: 1, imagesKeptInline: 1 });
     expect(readFileSync(report.target, "utf8")).not.toContain(TRUNCATION_SUFFIX.trim());

@@ -23,8 +23,14 @@ const CORRUPTIONS: Array<[string, (bytes: Buffer) => Buffer]> = [
 const png = makePng(48, 48, 21);
 const b64 = png.toString("base64");
 const ref = `blob:sha256:${sha(png)}`;
-const message = () => ({ role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: b64, mimeType: "image/png" }] });
-const imageOf = (entry: unknown) => ((entry as { message: { content: Array<{ data?: string }> } }).message.content[1]!.data);
+const message = () => ({
+  role: "user",
+  content: [
+    { type: "text", text: "see" },
+    { type: "image", data: b64, mimeType: "image/png" },
+  ],
+});
+const imageOf = (entry: unknown) => (entry as { message: { content: Array<{ data?: string }> } }).message.content[1]!.data;
 
 async function sessionWithDamagedBlob(damage: (bytes: Buffer) => Buffer) {
   const root = tempDir();
@@ -52,7 +58,10 @@ describe("blob corruption under its final name", () => {
       const warnings: StoreWarning[] = [];
       const m = await SessionManager.open(path, { root, readOnly: true, rehydrate: "lazy", onWarning: (w) => warnings.push(w) });
       expect(imageOf(m.rehydrate(m.getEntry(id)))).toBe(ref);
-      expect(m.buildContext({ rehydrate: true }).messages[0]).toEqual({ ...message(), content: [message().content[0], { ...message().content[1], data: ref }] });
+      expect(m.buildContext({ rehydrate: true }).messages[0]).toEqual({
+        ...message(),
+        content: [message().content[0], { ...message().content[1], data: ref }],
+      });
       expect(warnings.map((w) => w.code)).toEqual(["BLOB_CORRUPT", "BLOB_CORRUPT"]);
     });
 
@@ -81,7 +90,13 @@ describe("blob corruption under its final name", () => {
     it(`${kind}: migrating a legacy file that holds the image inline heals the blob`, async () => {
       const { root, blob } = await sessionWithDamagedBlob(damage);
       const legacy = join(root, "legacy.jsonl");
-      const header = { type: "session", version: 3, id: "0197a000-0000-7000-8000-0000000000aa", timestamp: "2025-06-01T09:00:00.000Z", cwd: "/x" };
+      const header = {
+        type: "session",
+        version: 3,
+        id: "0197a000-0000-7000-8000-0000000000aa",
+        timestamp: "2025-06-01T09:00:00.000Z",
+        cwd: "/x",
+      };
       const entry = { type: "message", id: "1a2b3c4d", parentId: null, timestamp: "2025-06-01T09:00:01.000Z", message: message() };
       writeFileSync(legacy, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
       const report = await migrateFile(legacy, { sessionsDir: join(root, "sessions"), blobsDir: join(root, "blobs"), inPlace: true });
@@ -93,7 +108,10 @@ describe("blob corruption under its final name", () => {
       const { root, sessionId } = await sessionWithDamagedBlob(damage);
       const run = await cli(["export", sessionId, "--root", root]);
       expect(run.code).toBe(1);
-      const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      const lines = run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(imageOf(lines[1])).toBe(ref);
       expect(run.stderr).toContain("could not be inlined");
       const verify = await cli(["verify", "--root", root, "--json"]);

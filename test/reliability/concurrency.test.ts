@@ -5,7 +5,7 @@ import { BlobStore } from "../../src/blob/blob-store.ts";
 import { collectGarbage } from "../../src/maintenance/gc.ts";
 import { verifySessionFile } from "../../src/maintenance/verify.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { runTs, spawnTs } from "../support/child.ts";
+import { runTs } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const WRITER = join(import.meta.dirname, "helpers/shared-blob-writer.ts");

@@ -1,4 +1,15 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,7 +39,8 @@ function ageLocks(dir: string): void {
 }
 
 function refsResolve(path: string, blobsDir: string): void {
-  for (const m of readFileSync(path, "utf8").matchAll(/blob:sha256:([0-9a-f]{64})/g)) expect(existsSync(join(blobsDir, m[1]!)), `dangling ${m[1]}`).toBe(true);
+  for (const m of readFileSync(path, "utf8").matchAll(/blob:sha256:([0-9a-f]{64})/g))
+    expect(existsSync(join(blobsDir, m[1]!)), `dangling ${m[1]}`).toBe(true);
 }
 
 /**
@@ -36,7 +48,13 @@ function refsResolve(path: string, blobsDir: string): void {
  * acknowledged step (so the kill lands while it works, not while Node starts), or after spawn
  * when `fromSpawn` is set. Returns its acknowledged lines.
  */
-async function runAndKill(op: string, work: string, root: string, delayMs: number, fromSpawn = false): Promise<{ acks: string[]; killed: boolean }> {
+async function runAndKill(
+  op: string,
+  work: string,
+  root: string,
+  delayMs: number,
+  fromSpawn = false,
+): Promise<{ acks: string[]; killed: boolean }> {
   const child = spawnTs(CHILD, [op, work, root]);
   const acks: string[] = [];
   let buffer = "";
@@ -143,7 +161,8 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
         // a fork is written whole; the child's append after it may or may not have happened
         expect(f.getEntries().length === 5 || f.getEntries().length === 6).toBe(true);
         expect(f.header.parentSession).toBe(src.sessionId);
-        for (let i = 0; i < 5; i++) expect(readFileSync(join(f.artifactsDir!, `${i}.bash.log`), "utf8")).toBe(`artifact ${i} `.repeat(2000));
+        for (let i = 0; i < 5; i++)
+          expect(readFileSync(join(f.artifactsDir!, `${i}.bash.log`), "utf8")).toBe(`artifact ${i} `.repeat(2000));
       }
       ageLocks(work);
       const next = await SessionManager.open(src.sessionFile!, { root });
@@ -281,7 +300,11 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
     for (let round = 0; round < ROUNDS; round++) {
       const root = tempDir();
       const m = await SessionManager.create(join(root, "p"), { root });
-      for (let i = 0; i < 3; i++) m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(24, 24, round * 10 + i).toString("base64"), mimeType: "image/png" }] });
+      for (let i = 0; i < 3; i++)
+        m.appendMessage({
+          role: "user",
+          content: [{ type: "image", data: makePng(24, 24, round * 10 + i).toString("base64"), mimeType: "image/png" }],
+        });
       await m.close();
       const store = new BlobStore(join(root, "blobs"));
       for (let i = 0; i < 30; i++) store.putSync(Buffer.from(`orphan ${round} ${i}`));

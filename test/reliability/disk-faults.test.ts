@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
@@ -12,7 +12,13 @@ import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const CODES = ["ENOSPC", "EIO"];
-const image = () => ({ role: "user", content: [{ type: "text", text: "pic" }, { type: "image", data: makePng(30, 30, 77).toString("base64"), mimeType: "image/png" }] });
+const image = () => ({
+  role: "user",
+  content: [
+    { type: "text", text: "pic" },
+    { type: "image", data: makePng(30, 30, 77).toString("base64"), mimeType: "image/png" },
+  ],
+});
 
 function expectCoded(err: unknown): void {
   expect(err, String(err)).toBeInstanceOf(TranscriptStoreError);
@@ -27,7 +33,10 @@ async function blobsIntact(dir: string): Promise<void> {
 }
 
 describe("disk faults at every write step", () => {
-  for (const [name, message] of [["append text", () => ({ role: "user", content: "plain" })], ["append with image", image]] as const) {
+  for (const [name, message] of [
+    ["append text", () => ({ role: "user", content: "plain" })],
+    ["append with image", image],
+  ] as const) {
     it(`${name}: each step failing with ENOSPC/EIO leaves state intact, and a retry succeeds`, async () => {
       const probeRoot = tempDir();
       const probe = await SessionManager.create(probeRoot, { root: probeRoot, fsync: true });
@@ -66,7 +75,9 @@ describe("disk faults at every write step", () => {
     writeImageHeavyLegacySession(legacy, { seed: 3, count: 3, imageSize: 20_000 });
     const probeCopy = join(dir, "count.jsonl");
     copyFileSync(legacy, probeCopy);
-    const counted = await withWriteFault(null, "EIO", async () => (await SessionManager.open(probeCopy, { root: tempDir(), fsync: true })).close());
+    const counted = await withWriteFault(null, "EIO", async () =>
+      (await SessionManager.open(probeCopy, { root: tempDir(), fsync: true })).close(),
+    );
     expect(counted.steps).toBeGreaterThan(5);
     for (const code of CODES) {
       for (let k = 0; k < counted.steps; k++) {
@@ -106,7 +117,9 @@ describe("disk faults at every write step", () => {
 
   it("artifact save: a failing step leaves no artifact (or a complete one) and a retry succeeds", async () => {
     const content = "artifact body ✓ ".repeat(5000);
-    const { steps } = await withWriteFault(null, "EIO", () => new ArtifactStore(join(tempDir(), "a"), { fsync: true }).save(content, { toolType: "bash" }));
+    const { steps } = await withWriteFault(null, "EIO", () =>
+      new ArtifactStore(join(tempDir(), "a"), { fsync: true }).save(content, { toolType: "bash" }),
+    );
     expect(steps).toBeGreaterThan(2);
     for (const code of CODES) {
       for (let k = 0; k < steps; k++) {
@@ -131,14 +144,18 @@ describe("disk faults at every write step", () => {
     writeImageHeavyLegacySession(legacy, { seed: 4, count: 3, imageSize: 20_000 });
     const probe = join(dir, "probe.jsonl");
     copyFileSync(legacy, probe);
-    const { steps } = await withWriteFault(null, "EIO", () => migrateFile(probe, { sessionsDir: join(dir, "s"), blobsDir: join(dir, "pb"), inPlace: true }));
+    const { steps } = await withWriteFault(null, "EIO", () =>
+      migrateFile(probe, { sessionsDir: join(dir, "s"), blobsDir: join(dir, "pb"), inPlace: true }),
+    );
     expect(steps).toBeGreaterThan(3);
     for (const code of CODES) {
       for (let k = 0; k < steps; k++) {
         const root = tempDir();
         const path = join(root, "m.jsonl");
         copyFileSync(legacy, path);
-        const outcome = await withWriteFault(k, code, () => migrateFile(path, { sessionsDir: join(root, "s"), blobsDir: join(root, "blobs"), inPlace: true }));
+        const outcome = await withWriteFault(k, code, () =>
+          migrateFile(path, { sessionsDir: join(root, "s"), blobsDir: join(root, "blobs"), inPlace: true }),
+        );
         const report = outcome.result!;
         expect(outcome.error).toBeUndefined(); // migrate reports, it does not throw
         if (report.status === "failed") {

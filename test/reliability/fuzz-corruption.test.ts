@@ -14,15 +14,24 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const SEED = Number(process.env.FUZZ_SEED ?? 424242);
 
 function validSession(version: 1 | 3): Buffer {
-  const lines: object[] = [version === 3 ? { type: "session", version: 3, id: "fuzz-session", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/fuzz" } : { type: "session", id: "fuzz-legacy", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/fuzz" }];
+  const lines: object[] = [
+    version === 3
+      ? { type: "session", version: 3, id: "fuzz-session", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/fuzz" }
+      : { type: "session", id: "fuzz-legacy", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/fuzz" },
+  ];
   let parent: string | null = null;
   for (let i = 0; i < 12; i++) {
     const id = (0xa0000000 + i).toString(16);
     const base = version === 3 ? { id, parentId: parent } : {};
-    lines.push({ type: "message", ...base, timestamp: "2025-01-01T00:00:01.000Z", message: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `line ${i} — ünïcødé ✓ ${"x".repeat(i * 7)}` }] } });
+    lines.push({
+      type: "message",
+      ...base,
+      timestamp: "2025-01-01T00:00:01.000Z",
+      message: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `line ${i} — ünïcødé ✓ ${"x".repeat(i * 7)}` }] },
+    });
     parent = id;
   }
-  return Buffer.from(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  return Buffer.from(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
 }
 
 type Corruption =
@@ -48,7 +57,12 @@ const corruption: fc.Arbitrary<Corruption> = fc.oneof(
 
 function apply(data: Buffer, c: Corruption): Buffer {
   if (["duplicate", "swap", "hugeLine", "deep"].includes(c.kind) && data.indexOf(0x0a) === -1) return data;
-  const lines = () => data.toString("latin1").split("\n").slice(0, -1).map((l) => Buffer.from(l, "latin1"));
+  const lines = () =>
+    data
+      .toString("latin1")
+      .split("\n")
+      .slice(0, -1)
+      .map((l) => Buffer.from(l, "latin1"));
   const join_ = (ls: Buffer[]) => Buffer.concat(ls.flatMap((l) => [l, Buffer.from("\n")]));
   switch (c.kind) {
     case "truncate":
@@ -81,13 +95,24 @@ function apply(data: Buffer, c: Corruption): Buffer {
     }
     case "hugeLine": {
       const ls = lines();
-      const huge = Buffer.from(JSON.stringify({ type: "message", id: "ffff0000", parentId: null, timestamp: "t", message: { role: "toolResult", content: "y".repeat(c.size) } }));
+      const huge = Buffer.from(
+        JSON.stringify({
+          type: "message",
+          id: "ffff0000",
+          parentId: null,
+          timestamp: "t",
+          message: { role: "toolResult", content: "y".repeat(c.size) },
+        }),
+      );
       ls.splice(c.line % ls.length, 0, huge);
       return join_(ls);
     }
     case "deep": {
       const ls = lines();
-      const deep = Buffer.from(`{"type":"custom","id":"dddd0000","parentId":null,"timestamp":"t","data":${"[".repeat(c.depth)}"image"${"]".repeat(c.depth)},"x":"${"z".repeat(1100)}"}`);
+      const deep = Buffer.from(
+        `{"type":"custom","id":"dddd0000","parentId":null,"timestamp":"t","data":${"[".repeat(c.depth)}"image` +
+          `"${"]".repeat(c.depth)},"x":"${"z".repeat(1100)}"}`,
+      );
       ls.splice(c.line % ls.length, 0, deep);
       return join_(ls);
     }
@@ -107,7 +132,10 @@ function expectStoreErrorOrNothing(fn: () => unknown): void {
 function intactOriginalIds(original: Buffer, corrupted: Buffer): string[] {
   const originals = new Map<string, string>();
   for (const l of original.toString("utf8").split("\n").slice(1)) if (l) originals.set(l, JSON.parse(l).id);
-  const complete = corrupted.subarray(0, corrupted.lastIndexOf(0x0a) + 1).toString("latin1").split("\n");
+  const complete = corrupted
+    .subarray(0, corrupted.lastIndexOf(0x0a) + 1)
+    .toString("latin1")
+    .split("\n");
   const ids = new Set<string>();
   for (const l of complete) {
     const text = Buffer.from(l, "latin1").toString("utf8");
@@ -149,13 +177,22 @@ describe("fuzzing: corrupted sessions never crash open, verify, list or migrate"
           return;
         }
         const ids = new Set(manager.getEntries().map((e) => e.id));
-        if (version === 3) for (const id of intactOriginalIds(original, corrupted)) expect(ids.has(id), `intact line ${id} lost`).toBe(true);
+        if (version === 3)
+          for (const id of intactOriginalIds(original, corrupted)) expect(ids.has(id), `intact line ${id} lost`).toBe(true);
         // every byte of every malformed line is still in the file or in quarantine
         const onDisk = readFileSync(path);
-        const q = existsSync(quarantinePathOf(path)) ? readFileSync(quarantinePathOf(path), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+        const q = existsSync(quarantinePathOf(path))
+          ? readFileSync(quarantinePathOf(path), "utf8")
+              .split("\n")
+              .filter(Boolean)
+              .map((l) => JSON.parse(l))
+          : [];
         const quarantined = q.map((r) => (typeof r.text === "string" ? Buffer.from(r.text, "utf8") : Buffer.from(r.base64, "base64")));
         for (const m of manager.loadReport.malformed) {
-          const raw = corrupted.subarray(m.offset, corrupted.indexOf(0x0a, m.offset) === -1 ? corrupted.length : corrupted.indexOf(0x0a, m.offset));
+          const raw = corrupted.subarray(
+            m.offset,
+            corrupted.indexOf(0x0a, m.offset) === -1 ? corrupted.length : corrupted.indexOf(0x0a, m.offset),
+          );
           const kept = onDisk.includes(raw) || quarantined.some((b) => b.equals(raw) || b.subarray(b.length - raw.length).equals(raw));
           expect(kept, `malformed line ${m.line} lost`).toBe(true);
         }

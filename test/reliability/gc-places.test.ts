@@ -64,8 +64,20 @@ describe("gc marks every place that references the blob store", () => {
     mkdirSync(bucket);
     const png = makePng(30, 30, 7).toString("base64");
     const lines = [
-      { type: "session", version: 3, id: "0190a5d2-0000-7000-8000-0000000000aa", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/home/me/proj" },
-      { type: "message", id: "m1", parentId: null, timestamp: "t", message: { role: "user", content: [{ type: "image", data: png, mimeType: "image/png" }] } },
+      {
+        type: "session",
+        version: 3,
+        id: "0190a5d2-0000-7000-8000-0000000000aa",
+        timestamp: "2026-01-01T00:00:00.000Z",
+        cwd: "/home/me/proj",
+      },
+      {
+        type: "message",
+        id: "m1",
+        parentId: null,
+        timestamp: "t",
+        message: { role: "user", content: [{ type: "image", data: png, mimeType: "image/png" }] },
+      },
     ];
     const file = join(bucket, "2026-01-01T00-00-00-000Z_0190a5d2-0000-7000-8000-0000000000aa.jsonl");
     writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
@@ -132,7 +144,9 @@ describe("gc marks every place that references the blob store", () => {
     ageAll(join(root, "blobs"), 2 * HOUR);
     const restore = injectFault("statSync", (_call, args) => (args[0] === repo ? "EACCES" : undefined));
     try {
-      await expect(collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 })).rejects.toMatchObject({ code: "REFERRER_MISSING" });
+      await expect(
+        collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 }),
+      ).rejects.toMatchObject({ code: "REFERRER_MISSING" });
     } finally {
       restore();
     }

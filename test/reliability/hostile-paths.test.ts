@@ -10,7 +10,19 @@ import { cli } from "../support/cli.ts";
 import { injectFault, opensForWriting } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
-const HOSTILE = ["../../etc/passwd", "..", ".", "a/b", "%2e%2e%2f", "..\\..\\windows", "x".repeat(300), "\u0000nul", "/absolute/path", "~root", "\n"];
+const HOSTILE = [
+  "../../etc/passwd",
+  "..",
+  ".",
+  "a/b",
+  "%2e%2e%2f",
+  "..\\..\\windows",
+  "x".repeat(300),
+  "\u0000nul",
+  "/absolute/path",
+  "~root",
+  "\n",
+];
 
 function inside(parent: string, child: string): boolean {
   const rel = relative(parent, child);
@@ -46,7 +58,9 @@ describe("hostile names and planted symlinks", () => {
     const m = await SessionManager.create(join(root, "p"), { root });
     await m.close();
     for (const arg of HOSTILE) {
-      await expect(SessionManager.resolve(arg, root, { root })).rejects.toMatchObject({ code: expect.stringMatching(/SESSION_NOT_FOUND|SESSION_AMBIGUOUS/) });
+      await expect(SessionManager.resolve(arg, root, { root })).rejects.toMatchObject({
+        code: expect.stringMatching(/SESSION_NOT_FOUND|SESSION_AMBIGUOUS/),
+      });
       const run = await cli(["show", arg, "--root", root]);
       expect([1, 2]).toContain(run.code);
       expect(run.stdout).toBe("");
@@ -56,12 +70,20 @@ describe("hostile names and planted symlinks", () => {
   it("a hostile header id and cwd in an imported or migrated file stay inside the store", async () => {
     const src = tempDir();
     const root = tempDir();
-    const header = { type: "session", version: 3, id: "../../../../escape", timestamp: "2025-01-01T00:00:00.000Z", cwd: "../../../../../etc" };
+    const header = {
+      type: "session",
+      version: 3,
+      id: "../../../../escape",
+      timestamp: "2025-01-01T00:00:00.000Z",
+      cwd: "../../../../../etc",
+    };
     writeFileSync(join(src, "hostile.jsonl"), `${JSON.stringify(header)}\n`);
     const report = await migrateFile(join(src, "hostile.jsonl"), { sessionsDir: join(root, "sessions"), blobsDir: join(root, "blobs") });
     expect(report.status).toBe("imported");
     expect(inside(join(root, "sessions"), report.target)).toBe(true);
-    const imported = await cli(["import", "--root", root, "--json"], { stdin: `${JSON.stringify({ ...header, id: "../../../elsewhere" })}\n` });
+    const imported = await cli(["import", "--root", root, "--json"], {
+      stdin: `${JSON.stringify({ ...header, id: "../../../elsewhere" })}\n`,
+    });
     expect(imported.code).toBe(0);
     expect(inside(join(root, "sessions"), imported.records[0]!.path)).toBe(true);
     for (const p of walk(root)) expect(inside(root, p)).toBe(true);
@@ -116,20 +138,31 @@ describe("permissions", () => {
     m.appendMessage({ role: "user", content: "kept" });
     await m.close();
     const bytes = readFileSync(m.sessionFile!);
-    const roSessions = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "sessions")) && opensForWriting(args[1]) ? "EROFS" : undefined));
+    const roSessions = injectFault("openSync", (_c, args) =>
+      String(args[0]).startsWith(join(root, "sessions")) && opensForWriting(args[1]) ? "EROFS" : undefined,
+    );
     try {
       const opened = await SessionManager.open(m.sessionFile!, { root });
-      expect(() => opened.appendMessage({ role: "user", content: "nope" })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+      expect(() => opened.appendMessage({ role: "user", content: "nope" })).toThrow(
+        expect.objectContaining({ code: "PERSISTENCE_FAILED" }),
+      );
       await opened.close();
       await expect(SessionManager.create(join(root, "q"), { root })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
     } finally {
       roSessions();
     }
     expect(readFileSync(m.sessionFile!).equals(bytes)).toBe(true);
-    const roBlobs = injectFault("openSync", (_c, args) => (String(args[0]).startsWith(join(root, "blobs")) && opensForWriting(args[1]) ? "EROFS" : undefined));
+    const roBlobs = injectFault("openSync", (_c, args) =>
+      String(args[0]).startsWith(join(root, "blobs")) && opensForWriting(args[1]) ? "EROFS" : undefined,
+    );
     try {
       const opened = await SessionManager.open(m.sessionFile!, { root });
-      expect(() => opened.appendMessage({ role: "user", content: [{ type: "image", data: Buffer.alloc(3000, 1).toString("base64"), mimeType: "image/png" }] })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+      expect(() =>
+        opened.appendMessage({
+          role: "user",
+          content: [{ type: "image", data: Buffer.alloc(3000, 1).toString("base64"), mimeType: "image/png" }],
+        }),
+      ).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
       opened.appendMessage({ role: "user", content: "text still works" });
       await opened.close();
     } finally {

@@ -1,4 +1,4 @@
-import { type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,12 @@ import { tempDir } from "../support/temp-dir.ts";
 
 const CHILD = join(import.meta.dirname, "helpers/lock-holder-child.ts");
 
-function startHolder(mode: string, path: string, root: string, staleMs: number): { child: ChildProcess; lines: string[]; next: (prefix: string) => Promise<string> } {
+function startHolder(
+  mode: string,
+  path: string,
+  root: string,
+  staleMs: number,
+): { child: ChildProcess; lines: string[]; next: (prefix: string) => Promise<string> } {
   const child = spawnTs(CHILD, [mode, path, root, String(staleMs)]);
   const lines: string[] = [];
   const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
@@ -24,7 +29,9 @@ function startHolder(mode: string, path: string, root: string, staleMs: number):
       const seen = lines.find((l) => l.startsWith(prefix));
       if (seen !== undefined) return resolve(seen);
       waiters.push({ prefix, resolve });
-      child.once("exit", (code) => setTimeout(() => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)), 50));
+      child.once("exit", (code) =>
+        setTimeout(() => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)), 50),
+      );
     });
   return { child, lines, next };
 }
@@ -44,7 +51,9 @@ async function untilLockOlderThan(path: string, ms: number): Promise<void> {
 }
 
 function contents(path: string): string[] {
-  const lines = readFileSync(path, "utf8").split("\n").filter((l) => l.length > 0);
+  const lines = readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0);
   return lines.map((l) => {
     const value = JSON.parse(l) as { type: string; message?: { content: string } };
     return value.type === "session" ? "header" : (value.message?.content ?? value.type);

@@ -1,4 +1,14 @@
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,7 +66,10 @@ describe("symlinks planted at a session's journal and quarantine names are never
 });
 
 describe("symlinks planted at the other names the engine writes are never written through", () => {
-  const image = () => ({ role: "user", content: [{ type: "image", data: Buffer.alloc(3000, 9).toString("base64"), mimeType: "image/png" }] });
+  const image = () => ({
+    role: "user",
+    content: [{ type: "image", data: Buffer.alloc(3000, 9).toString("base64"), mimeType: "image/png" }],
+  });
 
   it("the session file itself: an append refuses (PERSISTENCE_FAILED) instead of writing through", async () => {
     const root = tempDir();
@@ -70,7 +83,9 @@ describe("symlinks planted at the other names the engine writes are never writte
     const planted = join(dirname(m.sessionFile!), "2026-01-01T00-00-00-000Z_planted.jsonl");
     symlinkSync(target, planted);
     const opened = await SessionManager.open(planted, { root });
-    expect(() => opened.appendMessage({ role: "assistant", content: "x" })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(() => opened.appendMessage({ role: "assistant", content: "x" })).toThrow(
+      expect.objectContaining({ code: "PERSISTENCE_FAILED" }),
+    );
     await opened.close();
     expect(readFileSync(target, "utf8")).toBe(victim);
   });

@@ -24,7 +24,10 @@ describe("discovery", () => {
     expect((await SessionManager.resolve(basename(b.sessionFile!).slice(0, 12), cwd, { root })).path).toBe(b.sessionFile);
     // ids made the same millisecond-ish share a prefix; use the full id part of the file name
     expect((await SessionManager.resolve(basename(a.sessionFile!).split("_")[1]!.slice(0, 30), cwd, { root })).id).toBe(a.sessionId);
-    await expect(SessionManager.resolve("2025-0", cwd, { root })).rejects.toMatchObject({ code: "SESSION_AMBIGUOUS", message: expect.stringContaining(a.sessionId) });
+    await expect(SessionManager.resolve("2025-0", cwd, { root })).rejects.toMatchObject({
+      code: "SESSION_AMBIGUOUS",
+      message: expect.stringContaining(a.sessionId),
+    });
     await expect(SessionManager.resolve("ffffffff", cwd, { root })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
     await expect(SessionManager.resolve("", cwd, { root })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
     // found from another cwd through the global search
@@ -43,7 +46,16 @@ describe("discovery", () => {
     const list = await SessionManager.list(cwd, { root });
     expect(list).toHaveLength(2);
     const info = list.find((s) => s.id === fork.sessionId)!;
-    expect(info).toMatchObject({ path: fork.sessionFile, cwd, title: null, messageCount: 2, messageCountExact: true, firstMessage: "first question with lines", parentSession: m.sessionId, tornTail: false });
+    expect(info).toMatchObject({
+      path: fork.sessionFile,
+      cwd,
+      title: null,
+      messageCount: 2,
+      messageCountExact: true,
+      firstMessage: "first question with lines",
+      parentSession: m.sessionId,
+      tornTail: false,
+    });
     expect(info.created.toISOString()).toBe(fork.header.timestamp);
     expect(info.size).toBeGreaterThan(100);
     expect(list[0]!.modified.getTime()).toBeGreaterThanOrEqual(list[1]!.modified.getTime());
@@ -56,7 +68,14 @@ describe("discovery", () => {
     m.appendMessage({ role: "user", content: "the start" });
     await m.close();
     const fd = openSync(m.sessionFile!, "a");
-    const line = `${JSON.stringify({ type: "message", id: "00000000", parentId: null, timestamp: "t", message: { role: "toolResult", content: "z".repeat(9000) } })}\n`;
+    const record = {
+      type: "message",
+      id: "00000000",
+      parentId: null,
+      timestamp: "t",
+      message: { role: "toolResult", content: "z".repeat(9000) },
+    };
+    const line = `${JSON.stringify(record)}\n`;
     writeSync(fd, line);
     closeSync(fd);
     const big = openSync(m.sessionFile!, "r+");
@@ -86,7 +105,10 @@ describe("discovery", () => {
     await m.close();
     const dir = join(root, "sessions", cwdBucket(cwd));
     writeFileSync(join(dir, "2024-01-01T00-00-00-000Z_garbage.jsonl"), "not a header\n");
-    writeFileSync(join(dir, "2024-01-02T00-00-00-000Z_torn.jsonl"), `${JSON.stringify({ type: "session", version: 3, id: "torn-id", timestamp: "2024-01-02T00:00:00.000Z", cwd })}\n{"type":"mess`);
+    writeFileSync(
+      join(dir, "2024-01-02T00-00-00-000Z_torn.jsonl"),
+      `${JSON.stringify({ type: "session", version: 3, id: "torn-id", timestamp: "2024-01-02T00:00:00.000Z", cwd })}\n{"type":"mess`,
+    );
     writeFileSync(join(dir, "x.quarantine.jsonl"), '{"type":"quarantine"}\n');
     const warnings: StoreWarning[] = [];
     const list = await SessionManager.list(cwd, { root, onWarning: (w) => warnings.push(w) });
@@ -102,7 +124,16 @@ describe("discovery", () => {
     mkdirSync(dir, { recursive: true });
     const slot = JSON.stringify({ type: "title", v: 1, title: "Refactor the CLI" }).padEnd(6000, " ");
     const header = JSON.stringify({ type: "session", version: 3, id: "omp-1", timestamp: "2025-01-01T00:00:00.000Z", cwd });
-    writeFileSync(join(dir, "2025-01-01T00-00-00-000Z_omp-1.jsonl"), `${slot}\n${header}\n${JSON.stringify({ type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "user", content: "hi" } })}\n`);
+    writeFileSync(
+      join(dir, "2025-01-01T00-00-00-000Z_omp-1.jsonl"),
+      `${slot}\n${header}\n${JSON.stringify({
+        type: "message",
+        id: "aaaaaaaa",
+        parentId: null,
+        timestamp: "t",
+        message: { role: "user", content: "hi" },
+      })}\n`,
+    );
     const [info] = await SessionManager.list(cwd, { root });
     expect(info).toMatchObject({ id: "omp-1", title: "Refactor the CLI", messageCount: 1, firstMessage: "hi" });
   });

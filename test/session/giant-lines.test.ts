@@ -14,7 +14,8 @@ afterEach(() => Object.assign(scanLimits, saved));
 
 const ID = "0190aaaa-0000-7000-8000-000000000002";
 const header = (cwd: string) => JSON.stringify({ type: "session", version: 3, id: ID, timestamp: "2025-01-01T00:00:00.000Z", cwd });
-const message = (id: string, parentId: string | null, content: unknown) => JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content } });
+const message = (id: string, parentId: string | null, content: unknown) =>
+  JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content } });
 
 function writeSession(root: string, giant: string): string {
   const cwd = join(root, "p");
@@ -28,30 +29,44 @@ const png = makePng(200, 200, 7);
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 describe("a too-large line holding one giant image", () => {
-  it.each(["eager", "lazy"] as const)("is streamed to the blob store on a writable open and rewritten with its ref (%s)", async (rehydrate) => {
-    scanLimits.maxLineBytes = LIMIT;
-    const root = tempDir();
-    const data = png.toString("base64");
-    expect(data.length).toBeGreaterThan(4 * LIMIT);
-    const path = writeSession(root, message("a2", "a1", [{ type: "text", text: "look" }, { type: "image", data, mimeType: "image/png" }]));
-    const before = readFileSync(path, "utf8");
-    // read-only: reported, nothing written
-    const ro = await SessionManager.open(path, { root, readOnly: true });
-    expect(ro.loadReport.malformed.map((m) => m.reason)).toEqual([expect.stringMatching(/^line too large/)]);
-    await ro.close();
-    expect(readFileSync(path, "utf8")).toBe(before);
-    const m = await SessionManager.open(path, { root, rehydrate });
-    expect(m.loadReport.malformed).toEqual([]);
-    expect(m.getEntries().map((e) => e.id)).toEqual(["a1", "a2", "a3"]);
-    const content = (m.getEntry("a2") as unknown as { message: { content: Array<{ data?: string }> } }).message.content;
-    expect(content[1]!.data).toBe(rehydrate === "eager" ? data : `blob:sha256:${sha(png)}`);
-    await m.close();
-    const lines = readFileSync(path, "utf8").split("\n");
-    expect(lines[2]).toBe(message("a2", "a1", [{ type: "text", text: "look" }, { type: "image", data: `blob:sha256:${sha(png)}`, mimeType: "image/png" }]));
-    expect([lines[0], lines[1], lines[3]]).toEqual(before.split("\n").filter((_, i) => i !== 2 && i < 4));
-    expect(readFileSync(join(root, "blobs", sha(png))).equals(png)).toBe(true);
-    expect(readdirSync(join(root, "blobs")).filter((n) => n.endsWith(".tmp"))).toEqual([]);
-  });
+  it.each(["eager", "lazy"] as const)(
+    "is streamed to the blob store on a writable open and rewritten with its ref (%s)",
+    async (rehydrate) => {
+      scanLimits.maxLineBytes = LIMIT;
+      const root = tempDir();
+      const data = png.toString("base64");
+      expect(data.length).toBeGreaterThan(4 * LIMIT);
+      const path = writeSession(
+        root,
+        message("a2", "a1", [
+          { type: "text", text: "look" },
+          { type: "image", data, mimeType: "image/png" },
+        ]),
+      );
+      const before = readFileSync(path, "utf8");
+      // read-only: reported, nothing written
+      const ro = await SessionManager.open(path, { root, readOnly: true });
+      expect(ro.loadReport.malformed.map((m) => m.reason)).toEqual([expect.stringMatching(/^line too large/)]);
+      await ro.close();
+      expect(readFileSync(path, "utf8")).toBe(before);
+      const m = await SessionManager.open(path, { root, rehydrate });
+      expect(m.loadReport.malformed).toEqual([]);
+      expect(m.getEntries().map((e) => e.id)).toEqual(["a1", "a2", "a3"]);
+      const content = (m.getEntry("a2") as unknown as { message: { content: Array<{ data?: string }> } }).message.content;
+      expect(content[1]!.data).toBe(rehydrate === "eager" ? data : `blob:sha256:${sha(png)}`);
+      await m.close();
+      const lines = readFileSync(path, "utf8").split("\n");
+      expect(lines[2]).toBe(
+        message("a2", "a1", [
+          { type: "text", text: "look" },
+          { type: "image", data: `blob:sha256:${sha(png)}`, mimeType: "image/png" },
+        ]),
+      );
+      expect([lines[0], lines[1], lines[3]]).toEqual(before.split("\n").filter((_, i) => i !== 2 && i < 4));
+      expect(readFileSync(join(root, "blobs", sha(png))).equals(png)).toBe(true);
+      expect(readdirSync(join(root, "blobs")).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    },
+  );
 
   it("a data URL (image_url) is stored as the URL's bytes", async () => {
     scanLimits.maxLineBytes = LIMIT;
@@ -69,8 +84,14 @@ describe("a too-large line holding one giant image", () => {
   it.each([
     ["giant text", () => message("a2", "a1", "x".repeat(5 * LIMIT))],
     ["base64 that is not an image payload", () => message("a2", "a1", [{ type: "text", text: png.toString("base64") }])],
-    ["non-canonical base64", () => message("a2", "a1", [{ type: "image", data: `${png.toString("base64").replace(/=+$/, "")}A`, mimeType: "image/png" }])],
-    ["an image with too much JSON around it", () => message("a2", "a1", [{ type: "image", data: png.toString("base64"), mimeType: "image/png", pad: "y".repeat(2 * LIMIT) }])],
+    [
+      "non-canonical base64",
+      () => message("a2", "a1", [{ type: "image", data: `${png.toString("base64").replace(/=+$/, "")}A`, mimeType: "image/png" }]),
+    ],
+    [
+      "an image with too much JSON around it",
+      () => message("a2", "a1", [{ type: "image", data: png.toString("base64"), mimeType: "image/png", pad: "y".repeat(2 * LIMIT) }]),
+    ],
   ])("%s stays a reported problem, the file untouched, no blob left", async (_name, make) => {
     scanLimits.maxLineBytes = LIMIT;
     scanLimits.keepBytes = 2 * LIMIT;
@@ -90,7 +111,9 @@ describe("a too-large line holding one giant image", () => {
     const lines = readFileSync(path, "utf8").split("\n");
     // ~540 MiB of base64 ("A" decodes to zero bytes), written in pieces, never as one string
     const quanta = 135 * 1024 * 1024 + 1;
-    const prefix = `{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"image","data":"`;
+    const prefix =
+      `{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","co` +
+      `ntent":[{"type":"image","data":"`;
     const fd = openSync(path, "w");
     writeSync(fd, `${lines[0]}\n${lines[1]}\n${prefix}`);
     const piece = Buffer.alloc(4 * 1024 * 1024, "A");

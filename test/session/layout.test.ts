@@ -83,12 +83,12 @@ describe("a tree laid out exactly as pi lays it out", () => {
     expect(last).toMatchObject({ id, parentId: "e5f6a7b8", message: { content: "again" } });
 
     const fresh = await SessionManager.create(cwd, { sessionsDir, blobsDir });
-    expect(fresh.sessionFile!.startsWith(join(sessionsDir, piDirName(cwd)) + "/")).toBe(true);
+    expect(fresh.sessionFile!.startsWith(`${join(sessionsDir, piDirName(cwd))}/`)).toBe(true);
     const other = join(cwd, "sub");
     await fresh.moveTo(other);
-    expect(fresh.sessionFile!.startsWith(join(sessionsDir, piDirName(other)) + "/")).toBe(true);
+    expect(fresh.sessionFile!.startsWith(`${join(sessionsDir, piDirName(other))}/`)).toBe(true);
     const fork = await fresh.fork({ cwd });
-    expect(fork.sessionFile!.startsWith(join(sessionsDir, piDirName(cwd)) + "/")).toBe(true);
+    expect(fork.sessionFile!.startsWith(`${join(sessionsDir, piDirName(cwd))}/`)).toBe(true);
     await fresh.close();
     await fork.close();
     expect(readdirSync(sessionsDir).sort()).toEqual([piDirName(cwd), piDirName(other)].sort());

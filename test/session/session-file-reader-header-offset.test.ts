@@ -8,7 +8,14 @@ import { tempDir } from "../support/temp-dir.ts";
 
 /** A v3 session whose header line is longer than 16 MiB (a big unknown header field, kept as is). */
 function bigHeaderSession(dir: string): { path: string; headerLine: string; body: string } {
-  const headerLine = JSON.stringify({ type: "session", version: 3, id: "0197a000-0000-7000-8000-0000000000bb", timestamp: "2025-01-01T00:00:00.000Z", cwd: join(dir, "a"), notes: "n".repeat(17 << 20) });
+  const headerLine = JSON.stringify({
+    type: "session",
+    version: 3,
+    id: "0197a000-0000-7000-8000-0000000000bb",
+    timestamp: "2025-01-01T00:00:00.000Z",
+    cwd: join(dir, "a"),
+    notes: "n".repeat(17 << 20),
+  });
   const body = '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi"}}\n';
   const path = join(dir, "2025-01-01T00-00-00-000Z_0197a000-0000-7000-8000-0000000000bb.jsonl");
   writeFileSync(path, `${headerLine}\n${body}`);

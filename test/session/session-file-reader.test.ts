@@ -11,8 +11,10 @@ const LIMIT = 4096;
 const saved = { ...scanLimits };
 afterEach(() => Object.assign(scanLimits, saved));
 
-const header = (cwd: string, version = 3) => JSON.stringify({ type: "session", version, id: "0190aaaa-0000-7000-8000-000000000001", timestamp: "2025-01-01T00:00:00.000Z", cwd });
-const entry = (id: string, parentId: string | null, text: string) => JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: text } });
+const header = (cwd: string, version = 3) =>
+  JSON.stringify({ type: "session", version, id: "0190aaaa-0000-7000-8000-000000000001", timestamp: "2025-01-01T00:00:00.000Z", cwd });
+const entry = (id: string, parentId: string | null, text: string) =>
+  JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: text } });
 
 /** A session file in the store's bucket of `cwd` whose third line is `giant`. */
 function writeSession(root: string, cwd: string, giant: string, options: { version?: number; terminated?: boolean } = {}): string {
@@ -38,7 +40,9 @@ describe("a line longer than the scan limit", () => {
     for (const readOnly of [true, false]) {
       const m = await SessionManager.open(path, { root, readOnly, onWarning: (w) => warnings.push(w) });
       expect(m.getEntries().map((e) => e.id)).toEqual(["a1", "a3"]);
-      expect(m.loadReport.malformed).toEqual([{ line: 3, offset: before.indexOf(giantLine), reason: `line too large (${Buffer.byteLength(giantLine)} bytes)` }]);
+      expect(m.loadReport.malformed).toEqual([
+        { line: 3, offset: before.indexOf(giantLine), reason: `line too large (${Buffer.byteLength(giantLine)} bytes)` },
+      ]);
       expect(m.loadReport.bytesRead).toBe(before.length);
       if (!readOnly) m.appendMessage({ role: "user", content: "after" });
       await m.close();
@@ -81,7 +85,14 @@ describe("a line longer than the scan limit", () => {
     const root = tempDir();
     const cwd = join(root, "p");
     const path = writeSession(root, cwd, giantLine);
-    const huge = JSON.stringify({ type: "session", version: 3, id: "0190aaaa-0000-7000-8000-000000000001", timestamp: "2025-01-01T00:00:00.000Z", cwd, pad: "y".repeat(2 * LIMIT) });
+    const huge = JSON.stringify({
+      type: "session",
+      version: 3,
+      id: "0190aaaa-0000-7000-8000-000000000001",
+      timestamp: "2025-01-01T00:00:00.000Z",
+      cwd,
+      pad: "y".repeat(2 * LIMIT),
+    });
     writeFileSync(path, `${huge}\n${entry("a1", null, "first")}\n`);
     const before = readFileSync(path);
     await expect(SessionManager.open(path, { root })).rejects.toMatchObject({ code: "BAD_HEADER" });
@@ -99,7 +110,10 @@ describe("a line longer than the scan limit", () => {
     expect(m.loadReport.migratedFrom).toBe(2);
     await m.close();
     expect(readFileSync(path, "utf8")).not.toContain("xxxx");
-    const records = readFileSync(quarantinePathOf(path), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { base64: string; line: number; reason: string });
+    const records = readFileSync(quarantinePathOf(path), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { base64: string; line: number; reason: string });
     expect(records).toHaveLength(1);
     expect(records[0]!.line).toBe(3);
     expect(records[0]!.reason).toMatch(/^line too large/);

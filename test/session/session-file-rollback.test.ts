@@ -10,7 +10,8 @@ describe("a failed append's rollback", () => {
     const m = await SessionManager.create(root, { root });
     m.appendMessage({ role: "user", content: "mine" });
     // Another writer (one that took the lock over) appends behind this writer's back.
-    const foreign = `${JSON.stringify({ type: "message", id: "f1", parentId: null, timestamp: "t", message: { role: "user", content: "theirs" } })}\n`;
+    const theirs = { type: "message", id: "f1", parentId: null, timestamp: "t", message: { role: "user", content: "theirs" } };
+    const foreign = `${JSON.stringify(theirs)}\n`;
     appendFileSync(m.sessionFile!, foreign);
     const before = readFileSync(m.sessionFile!);
     const restore = injectFault("writeSync", (call, args) => {
@@ -20,7 +21,9 @@ describe("a failed append's rollback", () => {
       return "EIO";
     });
     try {
-      expect(() => m.appendMessage({ role: "assistant", content: "x".repeat(100) })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+      expect(() => m.appendMessage({ role: "assistant", content: "x".repeat(100) })).toThrow(
+        expect.objectContaining({ code: "PERSISTENCE_FAILED" }),
+      );
     } finally {
       restore();
     }

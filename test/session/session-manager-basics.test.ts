@@ -7,7 +7,10 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 function lines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 describe("SessionManager basics", () => {
@@ -129,7 +132,9 @@ describe("SessionManager basics", () => {
 
   it("validates options once with INVALID_OPTION", async () => {
     await expect(SessionManager.create(tempDir(), { rehydrate: "sometimes" as "lazy" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
-    await expect(SessionManager.create(tempDir(), { fsync: "yes" as unknown as boolean })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await expect(SessionManager.create(tempDir(), { fsync: "yes" as unknown as boolean })).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+    });
     await expect(SessionManager.create(tempDir(), { lockStaleMs: 10 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     const m = SessionManager.inMemory();
     expect(() => m.appendEntry({ type: "session" })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
@@ -146,7 +151,9 @@ describe("SessionManager basics", () => {
     expect(existsSync(`${bad}.lock`)).toBe(false); // the lock was released
 
     const bom = join(dir, "bom.jsonl");
-    const body = '{"type":"session","version":3,"id":"s-bom","timestamp":"t","cwd":"/x"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n';
+    const body =
+      '{"type":"session","version":3,"id":"s-bom","timestamp":"t","cwd":"/x"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"t' +
+      'imestamp":"t","message":{"role":"user","content":"x"}}\n';
     writeFileSync(bom, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body)]));
     const m = await SessionManager.open(bom, { root: dir });
     expect(m.sessionId).toBe("s-bom");
@@ -182,9 +189,16 @@ describe("SessionManager basics", () => {
     const records = [
       { type: "session", version: 2, id: "s-unknown", timestamp: "t", cwd: "/x", vendorField: { a: 1 } },
       { type: "session_init", id: "aaaaaaaa", parentId: null, timestamp: "t", systemPrompt: "p" },
-      { type: "message", id: "bbbbbbbb", parentId: "aaaaaaaa", timestamp: "t", message: { role: "user", content: "x", futureKnob: true }, extra: [1] },
+      {
+        type: "message",
+        id: "bbbbbbbb",
+        parentId: "aaaaaaaa",
+        timestamp: "t",
+        message: { role: "user", content: "x", futureKnob: true },
+        extra: [1],
+      },
     ];
-    writeFileSync(path, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    writeFileSync(path, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
     const warnings: StoreWarning[] = [];
     const m = await SessionManager.open(path, { root: dir, onWarning: (w) => warnings.push(w) });
     await m.close();

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -80,10 +80,19 @@ describe("SessionManager with blobs", () => {
   it("a hostile ref in a session file is kept as text, never followed", async () => {
     const root = tempDir();
     const path = join(root, "hostile.jsonl");
-    writeFileSync(path, [
-      JSON.stringify({ type: "session", version: 3, id: "h", timestamp: "t", cwd: "/" }),
-      JSON.stringify({ type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "user", content: [{ type: "image", data: "blob:sha256:../../etc/passwd", mimeType: "image/png" }] } }),
-    ].join("\n") + "\n");
+    writeFileSync(
+      path,
+      `${[
+        JSON.stringify({ type: "session", version: 3, id: "h", timestamp: "t", cwd: "/" }),
+        JSON.stringify({
+          type: "message",
+          id: "aaaaaaaa",
+          parentId: null,
+          timestamp: "t",
+          message: { role: "user", content: [{ type: "image", data: "blob:sha256:../../etc/passwd", mimeType: "image/png" }] },
+        }),
+      ].join("\n")}\n`,
+    );
     const warnings: StoreWarning[] = [];
     const m = await SessionManager.open(path, { root, onWarning: (w) => warnings.push(w) });
     expect((m.getEntry("aaaaaaaa")!.message as any).content[0].data).toBe("blob:sha256:../../etc/passwd");

@@ -55,7 +55,9 @@ describe("SessionManager under disk faults", () => {
     const before = readFileSync(m.sessionFile!);
     const restore = injectFault("renameSync", () => "EIO");
     try {
-      expect(() => m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(32, 32).toString("base64"), mimeType: "image/png" }] })).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+      expect(() =>
+        m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(32, 32).toString("base64"), mimeType: "image/png" }] }),
+      ).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
     } finally {
       restore();
     }
@@ -83,7 +85,8 @@ describe("SessionManager under disk faults", () => {
   it("a failed migration rewrite leaves the legacy file byte-identical", async () => {
     const root = tempDir();
     const path = join(root, "legacy.jsonl");
-    const text = '{"type":"session","id":"l","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}\n';
+    const text =
+      '{"type":"session","id":"l","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}\n';
     writeFileSync(path, text);
     const restore = injectFault("renameSync", () => "ENOSPC");
     try {
@@ -98,4 +101,3 @@ describe("SessionManager under disk faults", () => {
     await m.close();
   });
 });
-

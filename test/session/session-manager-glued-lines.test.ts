@@ -16,7 +16,7 @@ describe("SessionManager: a line of glued records", () => {
     const dir = tempDir();
     const path = join(dir, "s.jsonl");
     const glued = m("b") + compaction;
-    writeFileSync(path, [v1Header, m("a"), glued, m("c")].join("\n") + "\n");
+    writeFileSync(path, `${[v1Header, m("a"), glued, m("c")].join("\n")}\n`);
     const warnings: StoreWarning[] = [];
     const session = await SessionManager.open(path, { root: dir, onWarning: (w) => warnings.push(w) });
     expect(session.getEntries().map((e) => e.type)).toEqual(["message", "message", "compaction", "message"]);
@@ -29,7 +29,10 @@ describe("SessionManager: a line of glued records", () => {
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     expect(lines).toHaveLength(5);
     for (const line of lines) JSON.parse(line);
-    const quarantined = readFileSync(quarantinePathOf(path), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    const quarantined = readFileSync(quarantinePathOf(path), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(quarantined).toMatchObject([{ type: "quarantine", line: 3, text: glued }]);
   });
 
@@ -55,7 +58,7 @@ describe("a pretty-printed .jsonl", () => {
     const dir = tempDir();
     const path = join(dir, "pretty.jsonl");
     const objects = [JSON.parse(v1Header), JSON.parse(m("a")), JSON.parse(m("b"))];
-    const text = objects.map((o) => JSON.stringify(o, null, 2)).join("\n") + "\n";
+    const text = `${objects.map((o) => JSON.stringify(o, null, 2)).join("\n")}\n`;
     writeFileSync(path, text);
     const err = await SessionManager.open(path, { root: dir }).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("BAD_HEADER");

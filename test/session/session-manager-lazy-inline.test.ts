@@ -13,9 +13,27 @@ function writeInlineImageSession(path: string): { images: string[] } {
   const images = [makePng(40, 40, 1).toString("base64"), makePng(48, 40, 2).toString("base64")];
   const lines = [
     { type: "session", version: 3, id: "0190a5d2-0000-7000-8000-000000000001", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/p" },
-    { type: "message", id: "a1", parentId: null, timestamp: "t", message: { role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: images[0], mimeType: "image/png" }] } },
+    {
+      type: "message",
+      id: "a1",
+      parentId: null,
+      timestamp: "t",
+      message: {
+        role: "user",
+        content: [
+          { type: "text", text: "see" },
+          { type: "image", data: images[0], mimeType: "image/png" },
+        ],
+      },
+    },
     { type: "message", id: "a2", parentId: "a1", timestamp: "t", message: { role: "assistant", content: [{ type: "text", text: "ok" }] } },
-    { type: "message", id: "a3", parentId: "a2", timestamp: "t", message: { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: images[1] } }] } },
+    {
+      type: "message",
+      id: "a3",
+      parentId: "a2",
+      timestamp: "t",
+      message: { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: images[1] } }] },
+    },
   ];
   writeFileSync(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
   return { images };

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeImageHeavyLegacySession } from "../support/legacy-images.ts";

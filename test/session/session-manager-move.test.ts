@@ -73,13 +73,22 @@ describe("moveTo", () => {
       restoreRename();
       restoreUnlink();
     }
-    const newPath = join(root, "sessions", readdirSync(join(root, "sessions")).find((b) => b.includes("new-project")) ?? "missing", oldPath.split("/").at(-1)!);
+    const newPath = join(
+      root,
+      "sessions",
+      readdirSync(join(root, "sessions")).find((b) => b.includes("new-project")) ?? "missing",
+      oldPath.split("/").at(-1)!,
+    );
     const where = wholeAt(oldPath, newPath);
     if (error !== null) {
       expect(error).toMatchObject({ code: "MOVE_FAILED" });
       expect(where).toBe("old");
       expect(readFileSync(oldPath).equals(before)).toBe(true);
-      expect(readdirSync(join(root, "sessions")).flatMap((b) => readdirSync(join(root, "sessions", b))).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+      expect(
+        readdirSync(join(root, "sessions"))
+          .flatMap((b) => readdirSync(join(root, "sessions", b)))
+          .filter((n) => n.endsWith(".tmp")),
+      ).toEqual([]);
     } else {
       expect(where).toBe("new");
     }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -7,7 +7,11 @@ import { sharedData } from "../support/shared-data.ts";
 
 const REAL = sharedData("real-sessions") ?? "";
 const present = REAL !== "";
-const files = present ? readdirSync(REAL).filter((n) => n.endsWith(".jsonl")).sort() : [];
+const files = present
+  ? readdirSync(REAL)
+      .filter((n) => n.endsWith(".jsonl"))
+      .sort()
+  : [];
 
 /** An independent oracle: every object of the file, a glued line cut where `}{"type":` joins two. */
 function objectsOf(path: string): { objects: Array<Record<string, unknown>>; gluedLines: number } {

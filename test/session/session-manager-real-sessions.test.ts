@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TRANSIENT_KEYS, stripTransientFields } from "../../src/prepare/strip-transient-fields.ts";
@@ -10,7 +10,10 @@ const REAL = sharedData("real-sessions");
 const files = ["pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"];
 
 function rawLines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
 }
 
 describe.runIf(REAL !== null)("real pi v1 transcripts", () => {

@@ -9,11 +9,14 @@ import { tempDir } from "../support/temp-dir.ts";
 function quarantined(sessionFile: string): Buffer[] {
   const q = quarantinePathOf(sessionFile);
   if (!existsSync(q)) return [];
-  return readFileSync(q, "utf8").split("\n").filter(Boolean).map((l) => {
-    const r = JSON.parse(l);
-    expect(r).toMatchObject({ type: "quarantine", reason: expect.any(String), offset: expect.any(Number) });
-    return typeof r.text === "string" ? Buffer.from(r.text, "utf8") : Buffer.from(r.base64, "base64");
-  });
+  return readFileSync(q, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const r = JSON.parse(l);
+      expect(r).toMatchObject({ type: "quarantine", reason: expect.any(String), offset: expect.any(Number) });
+      return typeof r.text === "string" ? Buffer.from(r.text, "utf8") : Buffer.from(r.base64, "base64");
+    });
 }
 
 describe("torn tail repair", () => {
@@ -54,7 +57,9 @@ describe("torn tail repair", () => {
   it("a read-only open reports a torn tail but never repairs it", async () => {
     const root = tempDir();
     const path = join(root, "t.jsonl");
-    const text = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n{"type":"mess';
+    const text =
+      '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timest' +
+      'amp":"t","message":{"role":"user","content":"x"}}\n{"type":"mess';
     writeFileSync(path, text);
     const ro = await SessionManager.open(path, { root, readOnly: true });
     expect(ro.loadReport.tornTail).toBe(true);
@@ -67,26 +72,40 @@ describe("torn tail repair", () => {
     const root = tempDir();
     const path = join(root, "legacy.jsonl");
     const bad = '{"type":"message", "id": broken';
-    writeFileSync(path, [
-      '{"type":"session","id":"legacy","timestamp":"t","cwd":"/"}',
-      '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}',
-      bad,
-      '{"type":"message","timestamp":"t","message":{"role":"assistant","content":"b"}}',
-      '{"type":"mess',
-    ].join("\n"));
+    writeFileSync(
+      path,
+      [
+        '{"type":"session","id":"legacy","timestamp":"t","cwd":"/"}',
+        '{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}',
+        bad,
+        '{"type":"message","timestamp":"t","message":{"role":"assistant","content":"b"}}',
+        '{"type":"mess',
+      ].join("\n"),
+    );
     const m = await SessionManager.open(path, { root });
-    expect(m.loadReport).toMatchObject({ migratedFrom: 1, tornTail: true, malformed: [{ line: 3, reason: expect.stringContaining("invalid JSON") }] });
+    expect(m.loadReport).toMatchObject({
+      migratedFrom: 1,
+      tornTail: true,
+      malformed: [{ line: 3, reason: expect.stringContaining("invalid JSON") }],
+    });
     await m.close();
     expect(quarantined(path).map((b) => b.toString())).toEqual([bad, '{"type":"mess']);
     const disk = readFileSync(path, "utf8");
     expect(disk.endsWith("\n")).toBe(true);
-    expect(disk.split("\n").filter(Boolean).map((l) => JSON.parse(l).type)).toEqual(["session", "message", "message"]);
+    expect(
+      disk
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(["session", "message", "message"]);
   });
 
   it("malformed middle lines of a v3 file stay in place until a rewrite", async () => {
     const root = tempDir();
     const path = join(root, "v3.jsonl");
-    const text = '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{oops}\n{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n';
+    const text =
+      '{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n{oops}\n{"type":"message","id":"aaaaaaaa","parentId":null' +
+      ',"timestamp":"t","message":{"role":"user","content":"x"}}\n';
     writeFileSync(path, text);
     const m = await SessionManager.open(path, { root });
     expect(m.loadReport.malformed).toEqual([{ line: 2, offset: text.indexOf("{oops}"), reason: expect.stringContaining("invalid JSON") }]);

@@ -9,7 +9,11 @@ export function spawnTs(script: string, args: string[], nodeArgs: string[] = [])
 }
 
 /** Runs a script to completion and returns its exit code and output. */
-export function runTs(script: string, args: string[], nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runTs(
+  script: string,
+  args: string[],
+  nodeArgs: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawnTs(script, args, nodeArgs);
     let stdout = "";
@@ -30,8 +34,7 @@ export function onLines(child: ChildProcess, onLine: (line: string) => void): vo
   child.stdout!.setEncoding("utf8");
   child.stdout!.on("data", (d: string) => {
     buffer += d;
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) !== -1) {
+    for (let nl = buffer.indexOf("\n"); nl !== -1; nl = buffer.indexOf("\n")) {
       onLine(buffer.slice(0, nl));
       buffer = buffer.slice(nl + 1);
     }

@@ -2,7 +2,19 @@ import { io, type Io } from "../../src/io.ts";
 import { opensForWriting } from "./fault.ts";
 
 /** The seam functions that change the disk: a fault matrix fails each of their calls in turn. */
-const WRITE_STEPS = ["openSync", "writeSync", "fsyncSync", "fdatasyncSync", "ftruncateSync", "renameSync", "linkSync", "copyFileSync", "mkdirSync", "unlinkSync", "utimesSync"] as const;
+const WRITE_STEPS = [
+  "openSync",
+  "writeSync",
+  "fsyncSync",
+  "fdatasyncSync",
+  "ftruncateSync",
+  "renameSync",
+  "linkSync",
+  "copyFileSync",
+  "mkdirSync",
+  "unlinkSync",
+  "utimesSync",
+] as const;
 
 function isWriteOpen(name: string, args: unknown[]): boolean {
   if (name !== "openSync") return true;
@@ -13,7 +25,11 @@ function isWriteOpen(name: string, args: unknown[]): boolean {
  * Counts write steps while `fn` runs, and (when `failAt` is given) makes the step with that index
  * throw an errno error. Returns how many write steps ran.
  */
-export async function withWriteFault<T>(failAt: number | null, code: string, fn: () => Promise<T> | T): Promise<{ steps: number; result?: T; error?: unknown }> {
+export async function withWriteFault<T>(
+  failAt: number | null,
+  code: string,
+  fn: () => Promise<T> | T,
+): Promise<{ steps: number; result?: T; error?: unknown }> {
   const originals = new Map<string, unknown>();
   let steps = 0;
   for (const name of WRITE_STEPS) {

@@ -12,7 +12,8 @@ export function injectFault<K extends keyof Io>(name: K, fail: (call: number, ar
   let call = 0;
   (io as Record<string, unknown>)[name] = (...args: unknown[]) => {
     const code = fail(call++, args);
-    if (code !== undefined) throw Object.assign(new Error(`${code}: injected fault in ${String(name)}`), { code, errno: -1, syscall: String(name) });
+    if (code !== undefined)
+      throw Object.assign(new Error(`${code}: injected fault in ${String(name)}`), { code, errno: -1, syscall: String(name) });
     return (original as (...a: unknown[]) => unknown)(...args);
   };
   return () => {

@@ -17,12 +17,29 @@ export function imageBytes(seed: number, index: number, size: number): Buffer {
 export function writeImageHeavyLegacySession(path: string, options: { seed: number; count: number; imageSize: number }): void {
   const fd = openSync(path, "w");
   try {
-    writeSync(fd, `${JSON.stringify({ type: "session", id: `legacy-${options.seed}`, timestamp: "2025-06-01T00:00:00.000Z", cwd: "/home/u/big" })}\n`);
+    writeSync(
+      fd,
+      `${JSON.stringify({ type: "session", id: `legacy-${options.seed}`, timestamp: "2025-06-01T00:00:00.000Z", cwd: "/home/u/big" })}\n`,
+    );
     for (let i = 0; i < options.count; i++) {
       const data = imageBytes(options.seed, i, options.imageSize).toString("base64");
-      const user = { type: "message", timestamp: "2025-06-01T00:00:01.000Z", message: { role: "user", content: [{ type: "text", text: `screenshot ${i}` }, { type: "image", data, mimeType: "image/png" }] } };
+      const user = {
+        type: "message",
+        timestamp: "2025-06-01T00:00:01.000Z",
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: `screenshot ${i}` },
+            { type: "image", data, mimeType: "image/png" },
+          ],
+        },
+      };
       writeSync(fd, `${JSON.stringify(user)}\n`);
-      const reply = { type: "message", timestamp: "2025-06-01T00:00:02.000Z", message: { role: "assistant", content: [{ type: "text", text: `I see screenshot ${i}` }] } };
+      const reply = {
+        type: "message",
+        timestamp: "2025-06-01T00:00:02.000Z",
+        message: { role: "assistant", content: [{ type: "text", text: `I see screenshot ${i}` }] },
+      };
       writeSync(fd, `${JSON.stringify(reply)}\n`);
     }
   } finally {

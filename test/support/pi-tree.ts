@@ -19,10 +19,22 @@ export function writePiSession(
   mkdirSync(dir, { recursive: true });
   const header = { type: "session", version: options.version ?? 3, id: options.id, timestamp: options.time, cwd };
   const lines = options.lines ?? [
-    { type: "message", id: "a1b2c3d4", parentId: null, timestamp: options.time, message: { role: "user", content: "hello pi", timestamp: 1 } },
-    { type: "message", id: "e5f6a7b8", parentId: "a1b2c3d4", timestamp: options.time, message: { role: "assistant", content: [{ type: "text", text: "hi" }], provider: "p", model: "m", timestamp: 2 } },
+    {
+      type: "message",
+      id: "a1b2c3d4",
+      parentId: null,
+      timestamp: options.time,
+      message: { role: "user", content: "hello pi", timestamp: 1 },
+    },
+    {
+      type: "message",
+      id: "e5f6a7b8",
+      parentId: "a1b2c3d4",
+      timestamp: options.time,
+      message: { role: "assistant", content: [{ type: "text", text: "hi" }], provider: "p", model: "m", timestamp: 2 },
+    },
   ];
   const path = join(dir, `${options.time.replace(/[:.]/g, "-")}_${options.id}.jsonl`);
-  writeFileSync(path, [header, ...lines].map((l) => JSON.stringify(l)).join("\n") + "\n");
+  writeFileSync(path, `${[header, ...lines].map((l) => JSON.stringify(l)).join("\n")}\n`);
   return path;
 }

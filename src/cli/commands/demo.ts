@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { isBlobHash } from "../../blob/blob-ref.ts";
 import { collectGarbage } from "../../maintenance/gc.ts";
 import { migrateFile } from "../../maintenance/migrate-file.ts";
 import { verifySessionFile } from "../../maintenance/verify.ts";
@@ -25,14 +26,21 @@ export const demoCommand: Command = {
     const blobsDir = join(root, "blobs");
     try {
       mkdirSync(legacy, { mode: 0o700 });
-      const names = existsSync(FIXTURES_DIR) ? readdirSync(FIXTURES_DIR).filter((n) => n.endsWith(".jsonl") && !n.includes("garbage") && !n.includes("bad-header")).sort() : [];
+      const names = existsSync(FIXTURES_DIR)
+        ? readdirSync(FIXTURES_DIR)
+            .filter((n) => n.endsWith(".jsonl") && !n.includes("garbage") && !n.includes("bad-header"))
+            .sort()
+        : [];
       for (const name of names) copyFileSync(join(FIXTURES_DIR, name), join(legacy, name));
       const say = (text: string) => ctx.io.stdout(ctx.json ? "" : `${text}\n`);
       say(`transcript-store demo — ${names.length} legacy fixture sessions copied to ${root}\n`);
 
       const before = names.map((n) => verifySessionFile(join(legacy, n), { blobsDir }));
       const damaged = before.filter((r) => r.findings.length > 0).length;
-      say(`1. verify before: ${before.reduce((a, r) => a + r.findings.length, 0)} finding(s) in ${damaged} file(s) (torn tails, malformed lines) — nothing is dropped, they go to quarantine`);
+      say(
+        `1. verify before: ${before.reduce((a, r) => a + r.findings.length, 0)} finding(s) in ${damaged} file(s) ` +
+          "(torn tails, malformed lines) — nothing is dropped, they go to quarantine",
+      );
 
       const progress = startProgress(ctx.io, names.length, "migrating", ctx.json);
       const reports = [];
@@ -41,13 +49,26 @@ export const demoCommand: Command = {
         progress.tick(name);
       }
       progress.stop();
-      const rows = reports.map((r) => [basename(r.source), r.fromVersion === null ? "?" : `v${r.fromVersion}`, formatBytes(r.bytesBefore), formatBytes(r.bytesAfter), String(r.imagesExternalized), `${r.blobsNew}/${r.blobsDeduplicated}`, r.status === "failed" ? `failed: ${r.error?.code}` : r.status]);
+      const rows = reports.map((r) => [
+        basename(r.source),
+        r.fromVersion === null ? "?" : `v${r.fromVersion}`,
+        formatBytes(r.bytesBefore),
+        formatBytes(r.bytesAfter),
+        String(r.imagesExternalized),
+        `${r.blobsNew}/${r.blobsDeduplicated}`,
+        r.status === "failed" ? `failed: ${r.error?.code}` : r.status,
+      ]);
       const failed = reports.filter((r) => r.status === "failed").length;
       say(`2. migrate: imported into ${sessionsDir}\n`);
       say(formatTable(["file", "from", "before", "after", "images", "blobs new/dedup", "status"], rows));
       const totalBefore = reports.reduce((a, r) => a + r.bytesBefore, 0);
       const totalAfter = reports.reduce((a, r) => a + r.bytesAfter, 0);
-      say(`\n   total ${formatBytes(totalBefore)} → ${formatBytes(totalAfter)} of transcript, ${readdirSync(blobsDir).length} blob(s) (${formatBytes(readdirSync(blobsDir).reduce((a, h) => a + statSync(join(blobsDir, h)).size, 0))})`);
+      const blobNames = readdirSync(blobsDir).filter((name) => isBlobHash(name));
+      const blobBytes = blobNames.reduce((a, h) => a + statSync(join(blobsDir, h)).size, 0);
+      say(
+        `\n   total ${formatBytes(totalBefore)} → ${formatBytes(totalAfter)} of transcript, ` +
+          `${blobNames.length} blob(s) (${formatBytes(blobBytes)})`,
+      );
 
       const after = reports.filter((r) => r.status !== "failed").map((r) => verifySessionFile(r.target, { blobsDir }));
       const findingsAfter = after.reduce((a, r) => a + r.findings.length, 0);
@@ -67,12 +88,27 @@ export const demoCommand: Command = {
         movedTo = fork.sessionFile ?? "-";
         await fork.close();
         await resumed.close();
-        say(`4. resumed ${pick.id} (${resumed.getEntries().length} entries), forked it as ${forkId}, moved the fork to ${join(root, "moved-project")}`);
+        say(
+          `4. resumed ${pick.id} (${resumed.getEntries().length} entries), forked it as ${forkId}, ` +
+            `moved the fork to ${join(root, "moved-project")}`,
+        );
       }
       const gc = await collectGarbage({ sessionRoots: [sessionsDir], blobsDir, graceMs: 0, dryRun: true });
       say(`5. gc --dry-run: ${gc.referenced} of ${gc.blobs} blob(s) referenced, ${gc.deleted.length} would be deleted`);
       say(`\ndone in ${((performance.now() - started) / 1000).toFixed(1)} s${ctx.values.keep ? `; store kept at ${root}` : ""}`);
-      if (ctx.json) ctx.emit({ type: "demo", files: reports, findingsBefore: before.reduce((a, r) => a + r.findings.length, 0), findingsAfter, fork: forkId, movedTo, gc: { ...gc, deleted: gc.deleted.length } }, "");
+      if (ctx.json)
+        ctx.emit(
+          {
+            type: "demo",
+            files: reports,
+            findingsBefore: before.reduce((a, r) => a + r.findings.length, 0),
+            findingsAfter,
+            fork: forkId,
+            movedTo,
+            gc: { ...gc, deleted: gc.deleted.length },
+          },
+          "",
+        );
       return failed === 0 && findingsAfter === 0 ? 0 : 1;
     } finally {
       if (!ctx.values.keep) rmSync(root, { recursive: true, force: true });

@@ -34,10 +34,22 @@ export const gcCommand: Command = {
       }
       if (removed.length < forget.length) return 1;
     }
-    const report = await collectGarbage({ sessionRoots: [ctx.dirs.sessionsDir, ...also], blobsDir: ctx.dirs.blobsDir, graceMs, dryRun: ctx.values["dry-run"] === true });
-    for (const hash of report.deleted) ctx.emit({ type: report.dryRun ? "would-delete" : "deleted", hash }, `${report.dryRun ? "would delete" : "deleted"} ${hash}`);
+    const report = await collectGarbage({
+      sessionRoots: [ctx.dirs.sessionsDir, ...also],
+      blobsDir: ctx.dirs.blobsDir,
+      graceMs,
+      dryRun: ctx.values["dry-run"] === true,
+    });
+    for (const hash of report.deleted)
+      ctx.emit({ type: report.dryRun ? "would-delete" : "deleted", hash }, `${report.dryRun ? "would delete" : "deleted"} ${hash}`);
     const { deleted, places, ...totals } = report;
-    ctx.emit({ type: "summary", ...totals, places, deleted: deleted.length }, `${places.length} place(s) and ${report.filesScanned} file(s) scanned, ${report.referenced} blob(s) referenced of ${report.blobs}; ${report.dryRun ? "would delete" : "deleted"} ${deleted.length} (${formatBytes(report.bytesFreed)}), kept ${report.keptYoung} younger than the grace period`);
+    ctx.emit(
+      { type: "summary", ...totals, places, deleted: deleted.length },
+      `${places.length} place(s) and ${report.filesScanned} file(s) scanned, ` +
+        `${report.referenced} blob(s) referenced of ${report.blobs}; ` +
+        `${report.dryRun ? "would delete" : "deleted"} ${deleted.length} (${formatBytes(report.bytesFreed)}), ` +
+        `kept ${report.keptYoung} younger than the grace period`,
+    );
     return 0;
   },
 };

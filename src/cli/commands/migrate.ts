@@ -9,7 +9,11 @@ export const migrateCommand: Command = {
   name: "migrate",
   summary: "bring session files to v3 with images in the blob store (imports into the store by default)",
   usage: "migrate [paths…] [--in-place] [--backup] [--dry-run]",
-  options: { "in-place": { type: "boolean", default: false }, backup: { type: "boolean", default: false }, "dry-run": { type: "boolean", default: false } },
+  options: {
+    "in-place": { type: "boolean", default: false },
+    backup: { type: "boolean", default: false },
+    "dry-run": { type: "boolean", default: false },
+  },
   async run(ctx) {
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
     const files = await findSessionFiles(paths, ctx.io.cwd);
@@ -19,7 +23,14 @@ export const migrateCommand: Command = {
     const reports: MigrateFileReport[] = [];
     try {
       for (const file of files) {
-        const report = await migrateFile(file, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, inPlace, backup: ctx.values.backup === true, dryRun });
+        const report = await migrateFile(file, {
+          sessionsDir: ctx.dirs.sessionsDir,
+          blobsDir: ctx.dirs.blobsDir,
+          layout: ctx.layout,
+          inPlace,
+          backup: ctx.values.backup === true,
+          dryRun,
+        });
         reports.push(report);
         progress.tick(basename(file));
       }

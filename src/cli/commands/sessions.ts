@@ -34,12 +34,21 @@ export const lsCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const warn = (w: { message: string; path?: string }) => ctx.io.stderr(`warning: ${w.message}${w.path ? ` (${w.path})` : ""}\n`);
-    const list = ctx.values.all ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn }) : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
+    const list = ctx.values.all
+      ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
+      : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
     if (ctx.json) {
       for (const info of list) ctx.emit(infoRecord(info), "");
       return 0;
     }
-    const rows = list.map((s) => [s.id, s.modified.toISOString().slice(0, 16).replace("T", " "), formatBytes(s.size), `${s.messageCountExact ? "" : "~"}${s.messageCount}`, s.cwd, (s.title ?? s.firstMessage ?? "").slice(0, 60)]);
+    const rows = list.map((s) => [
+      s.id,
+      s.modified.toISOString().slice(0, 16).replace("T", " "),
+      formatBytes(s.size),
+      `${s.messageCountExact ? "" : "~"}${s.messageCount}`,
+      s.cwd,
+      (s.title ?? s.firstMessage ?? "").slice(0, 60),
+    ]);
     ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows)}\n`);
     return 0;
   },
@@ -56,15 +65,33 @@ export const showCommand: Command = {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
     if (ctx.json) {
-      ctx.emit({ type: "session", path: info.path, header: m.header, loadReport: m.loadReport, leafId: m.getLeafId(), entries: m.getEntries().length }, "");
+      ctx.emit(
+        {
+          type: "session",
+          path: info.path,
+          header: m.header,
+          loadReport: m.loadReport,
+          leafId: m.getLeafId(),
+          entries: m.getEntries().length,
+        },
+        "",
+      );
       return 0;
     }
     ctx.io.stdout(`${info.path}\n${JSON.stringify(m.header)}\n`);
     const r = m.loadReport;
-    ctx.io.stdout(`${r.entries} entries, ${r.malformed.length} malformed line(s), torn tail: ${r.tornTail ? "yes" : "no"}${r.migratedFrom !== null ? `, v${r.migratedFrom} (migrates on write)` : ""}\n\n`);
+    ctx.io.stdout(
+      `${r.entries} entries, ${r.malformed.length} malformed line(s), torn tail: ${r.tornTail ? "yes" : "no"}` +
+        `${r.migratedFrom !== null ? `, v${r.migratedFrom} (migrates on write)` : ""}\n\n`,
+    );
     for (const e of m.getEntries()) {
       const msg = e.message as { role?: string; content?: unknown } | undefined;
-      const text = typeof msg?.content === "string" ? msg.content : Array.isArray(msg?.content) ? (msg.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join(" ") : "";
+      const text =
+        typeof msg?.content === "string"
+          ? msg.content
+          : Array.isArray(msg?.content)
+            ? (msg.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join(" ")
+            : "";
       ctx.io.stdout(`${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""} ${text.replace(/\s+/g, " ").slice(0, 100)}\n`);
     }
     return 0;
@@ -81,9 +108,17 @@ export const forkCommand: Command = {
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     const cwd = typeof ctx.values.cwd === "string" ? resolve(ctx.io.cwd, ctx.values.cwd) : info.cwd || ctx.io.cwd;
-    const fork = await SessionManager.forkFrom(info.path, cwd, { ...storeOptions(ctx), rehydrate: "lazy", atEntryId: ctx.values.at as string | undefined, onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`) });
+    const fork = await SessionManager.forkFrom(info.path, cwd, {
+      ...storeOptions(ctx),
+      rehydrate: "lazy",
+      atEntryId: ctx.values.at as string | undefined,
+      onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`),
+    });
     await fork.close();
-    ctx.emit({ type: "fork", id: fork.sessionId, path: fork.sessionFile, parentSession: info.id, entries: fork.getEntries().length }, `forked ${info.id} → ${fork.sessionId}\n${fork.sessionFile}`);
+    ctx.emit(
+      { type: "fork", id: fork.sessionId, path: fork.sessionFile, parentSession: info.id, entries: fork.getEntries().length },
+      `forked ${info.id} → ${fork.sessionId}\n${fork.sessionFile}`,
+    );
     return 0;
   },
 };
@@ -103,7 +138,10 @@ export const mvCommand: Command = {
     } finally {
       await m.close();
     }
-    ctx.emit({ type: "moved", id: m.sessionId, from: info.path, to: m.sessionFile, cwd: m.cwd }, `moved ${m.sessionId} to ${m.cwd}\n${m.sessionFile}`);
+    ctx.emit(
+      { type: "moved", id: m.sessionId, from: info.path, to: m.sessionFile, cwd: m.cwd },
+      `moved ${m.sessionId} to ${m.cwd}\n${m.sessionFile}`,
+    );
     return 0;
   },
 };

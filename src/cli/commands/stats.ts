@@ -38,8 +38,22 @@ export const statsCommand: Command = {
       physical += size;
     }
     const dedupRatio = physical > 0 ? logical / physical : 1;
-    const record = { type: "stats", sessions: files.length, sessionBytes, blobs, blobBytes, references: refs, referencedBlobs: counter.counts.size, dedupRatio };
-    ctx.emit(record, `sessions: ${files.length} (${formatBytes(sessionBytes)})\nblobs:    ${blobs} (${formatBytes(blobBytes)})\nrefs:     ${refs} to ${counter.counts.size} blob(s), dedup ratio ${dedupRatio.toFixed(2)}×`);
+    const record = {
+      type: "stats",
+      sessions: files.length,
+      sessionBytes,
+      blobs,
+      blobBytes,
+      references: refs,
+      referencedBlobs: counter.counts.size,
+      dedupRatio,
+    };
+    ctx.emit(
+      record,
+      `sessions: ${files.length} (${formatBytes(sessionBytes)})\n` +
+        `blobs:    ${blobs} (${formatBytes(blobBytes)})\n` +
+        `refs:     ${refs} to ${counter.counts.size} blob(s), dedup ratio ${dedupRatio.toFixed(2)}×`,
+    );
     return 0;
   },
 };

@@ -32,7 +32,14 @@ export const exportCommand: Command = {
       if (rehydrating && NOT_INLINED.has(w.code)) notInlined++;
       ctx.io.stderr(`warning: ${w.message}\n`);
     };
-    const m = await SessionManager.open(info.path, { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, readOnly: true, rehydrate: "lazy", onWarning });
+    const m = await SessionManager.open(info.path, {
+      sessionsDir: ctx.dirs.sessionsDir,
+      blobsDir: ctx.dirs.blobsDir,
+      layout: ctx.layout,
+      readOnly: true,
+      rehydrate: "lazy",
+      onWarning,
+    });
     try {
       const report = m.loadReport;
       // Read before anything is written, so a failure leaves stdout empty rather than short.
@@ -54,7 +61,9 @@ export const exportCommand: Command = {
       await done;
       if (damaged.length > 0) ctx.io.stderr(`${damaged.length} damaged line(s) exported as raw records; import puts them in quarantine\n`);
       if (notInlined > 0) {
-        ctx.io.stderr(`transcript-store: ${notInlined} image(s) could not be inlined (missing or corrupt blobs); their refs were exported instead\n`);
+        ctx.io.stderr(
+          `transcript-store: ${notInlined} image(s) could not be inlined (missing or corrupt blobs); their refs were exported instead\n`,
+        );
         return 1;
       }
       return 0;
@@ -72,7 +81,8 @@ export const importCommand: Command = {
   maxArgs: 0,
   async run(ctx) {
     const [header, ...rest] = await readNdjson(ctx.io.stdin);
-    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string") throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
+    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
+      throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
     const records: Array<Record<string, unknown>> = [];
     const damaged: MalformedLine[] = [];
     rest.forEach((record, i) => {
@@ -80,10 +90,22 @@ export const importCommand: Command = {
       else if (isRecord(record) && typeof record.type === "string") records.push(record);
       else throw new TranscriptStoreError("INVALID_OPTION", `record ${i + 1}: every record must be an object with a type`);
     });
-    const migrated = migrateSession(header as SessionHeader, records.map((record, i) => ({ record, lineIndex: i + 1 })));
-    const resolved = resolveSessionManagerOptions({ sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, rehydrate: "lazy" });
+    const migrated = migrateSession(
+      header as SessionHeader,
+      records.map((record, i) => ({ record, lineIndex: i + 1 })),
+    );
+    const resolved = resolveSessionManagerOptions({
+      sessionsDir: ctx.dirs.sessionsDir,
+      blobsDir: ctx.dirs.blobsDir,
+      layout: ctx.layout,
+      rehydrate: "lazy",
+    });
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
-    const path = join(resolved.sessionsDir, cwdBucket(migrated.header.cwd || ctx.io.cwd, resolved.layout), sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")));
+    const path = join(
+      resolved.sessionsDir,
+      cwdBucket(migrated.header.cwd || ctx.io.cwd, resolved.layout),
+      sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")),
+    );
     // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
     const quarantine = quarantinePathOf(path);
     const hadQuarantine = io.existsSync(quarantine);
@@ -98,7 +120,8 @@ export const importCommand: Command = {
       throw err;
     }
     await m.close();
-    const text = `imported ${m.sessionId} (${migrated.entries.length} entries${damaged.length > 0 ? `, ${damaged.length} damaged line(s) to quarantine` : ""})\n${path}`;
+    const quarantined = damaged.length > 0 ? `, ${damaged.length} damaged line(s) to quarantine` : "";
+    const text = `imported ${m.sessionId} (${migrated.entries.length} entries${quarantined})\n${path}`;
     ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length, quarantined: damaged.length }, text);
     return 0;
   },

@@ -26,9 +26,15 @@ export const verifyCommand: Command = {
     } finally {
       progress.stop();
     }
-    findings.push(...findOrphanedArtifactDirs(files, [...new Set([...bucketDirsOf(files), ...bucketDirs(paths.map((p) => resolve(ctx.io.cwd, p)))])]));
-    for (const f of findings) ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
-    ctx.emit({ type: "summary", files: files.length, entries, findings: findings.length }, `${files.length} file(s), ${entries} entries, ${findings.length} finding(s)`);
+    findings.push(
+      ...findOrphanedArtifactDirs(files, [...new Set([...bucketDirsOf(files), ...bucketDirs(paths.map((p) => resolve(ctx.io.cwd, p)))])]),
+    );
+    for (const f of findings)
+      ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
+    ctx.emit(
+      { type: "summary", files: files.length, entries, findings: findings.length },
+      `${files.length} file(s), ${entries} entries, ${findings.length} finding(s)`,
+    );
     return findings.length > 0 ? 1 : 0;
   },
 };

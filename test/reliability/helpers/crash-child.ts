@@ -16,7 +16,9 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 switch (op) {
   case "rewrite": {
     // open each prepared legacy copy for writing: the open rewrites it as v3
-    for (const name of readdirSync(work).filter((n) => n.endsWith(".jsonl")).sort()) {
+    for (const name of readdirSync(work)
+      .filter((n) => n.endsWith(".jsonl"))
+      .sort()) {
       const m = await SessionManager.open(join(work, name), { root, rehydrate: "lazy" });
       await m.close();
       say(`done ${name}`);
@@ -24,7 +26,9 @@ switch (op) {
     break;
   }
   case "migrate": {
-    for (const name of readdirSync(work).filter((n) => n.endsWith(".jsonl")).sort()) {
+    for (const name of readdirSync(work)
+      .filter((n) => n.endsWith(".jsonl"))
+      .sort()) {
       const r = await migrateFile(join(work, name), { sessionsDir: join(root, "sessions"), blobsDir: join(root, "blobs"), inPlace: true });
       say(`${r.status} ${name}`);
     }
@@ -48,6 +52,7 @@ switch (op) {
       say(`moved ${m.sessionFile}`);
     }
   }
+  // biome-ignore lint/suspicious/noFallthroughSwitchClause: the clause above loops until killed
   case "move-once": {
     // One move, SIGKILLed by itself just before its Nth effectful I/O call (TS_KILL_AT=N): every
     // kill point of a move can be reached deterministically. Prints "done" when no kill was due.

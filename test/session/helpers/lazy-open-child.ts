@@ -9,7 +9,19 @@ const entries = m.getEntries();
 const heapAfterOpen = process.memoryUsage().heapUsed;
 m.branch(entries[3]!.id); // user 0, assistant 0, user 1, assistant 1
 const context = m.buildContext({ rehydrate: true });
-const images = context.messages.flatMap((msg) => (Array.isArray(msg.content) ? msg.content : []).filter((b: { type: string }) => b.type === "image"));
-const matches = images.map((img: { data: string }, i: number) => img.data === imageBytes(Number(seed), i, Number(imageSize)).toString("base64"));
+const images = context.messages.flatMap((msg) =>
+  (Array.isArray(msg.content) ? msg.content : []).filter((b: { type: string }) => b.type === "image"),
+);
+const matches = images.map(
+  (img: { data: string }, i: number) => img.data === imageBytes(Number(seed), i, Number(imageSize)).toString("base64"),
+);
 await m.close();
-process.stdout.write(`${JSON.stringify({ entries: entries.length, migratedFrom: m.loadReport.migratedFrom, images: images.length, matches, heapAfterOpen })}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    entries: entries.length,
+    migratedFrom: m.loadReport.migratedFrom,
+    images: images.length,
+    matches,
+    heapAfterOpen,
+  })}\n`,
+);

@@ -22,7 +22,13 @@ const images = [0, 1, 2].map((i) => makePng(24 + i * 8, 24, seed * 10 + i).toStr
 const m = await SessionManager.open(path, { root, lockStaleMs: 2000 });
 process.stdout.write(`ready ${m.getEntries().length}\n`);
 for (let i = 0; ; i++) {
-  const content = i % 4 === 3 ? [{ type: "text", text: `img ${i}` }, { type: "image", data: images[i % 3]!, mimeType: "image/png" }] : `entry ${seed}-${i} ${"pad ".repeat(i % 50)}`;
+  const content =
+    i % 4 === 3
+      ? [
+          { type: "text", text: `img ${i}` },
+          { type: "image", data: images[i % 3]!, mimeType: "image/png" },
+        ]
+      : `entry ${seed}-${i} ${"pad ".repeat(i % 50)}`;
   const id = m.appendMessage({ role: i % 2 ? "assistant" : "user", content });
   process.stdout.write(`${id}\n`);
   if (i % 16 === 15) await new Promise((r) => setImmediate(r));
