@@ -36,19 +36,26 @@ describe("the packed package, installed into an empty project", () => {
     expect(Object.keys(manifest.dependencies)).not.toContain("typescript");
 
     const root = join(consumer, "store");
-    const source = [
-      'import { SessionManager, type SessionEntry } from "transcript-store";',
-      `const root = ${JSON.stringify(root)};`,
-      "const session = await SessionManager.create(process.cwd(), { root });",
-      'const id: string = session.appendMessage({ role: "user", content: "hello from a consumer" });',
-      "await session.close();",
-      "const again = await SessionManager.open(session.sessionFile!, { root, readOnly: true });",
-      "const entries: SessionEntry[] = again.getEntries();",
-      "await again.close();",
-      'console.log(entries.length === 1 && entries[0]!.id === id ? "ok" : "mismatch");',
-      "",
-    ].join("\n");
-    writeFileSync(join(consumer, "consumer.ts"), source);
+    // One program, typed (checked by tsc against the installed declarations) and plain (run by node).
+    const program = (typed: boolean) =>
+      [
+        `import { SessionManager${typed ? ", type SessionEntry" : ""} } from "transcript-store";`,
+        'import { SessionManager as PiSessionManager } from "transcript-store/pi";',
+        `const root = ${JSON.stringify(root)};`,
+        "const session = await SessionManager.create(process.cwd(), { root });",
+        `const id${typed ? ": string" : ""} = session.appendMessage({ role: "user", content: "hello from a consumer" });`,
+        "await session.close();",
+        `const again = await SessionManager.open(session.sessionFile${typed ? "!" : ""}, { root, readOnly: true });`,
+        `const entries${typed ? ": SessionEntry[]" : ""} = again.getEntries();`,
+        "await again.close();",
+        `const pi = PiSessionManager.create(process.cwd(), ${JSON.stringify(join(consumer, "pi-sessions"))});`,
+        'pi.appendMessage({ role: "user", content: "hello from a pi caller", timestamp: Date.now() });',
+        "const piEntries = pi.getEntries().length;",
+        `const ok = entries.length === 1 && entries[0]${typed ? "!" : ""}.id === id && piEntries === 1;`,
+        'console.log(ok ? "ok" : "mismatch");',
+        "",
+      ].join("\n");
+    writeFileSync(join(consumer, "consumer.ts"), program(true));
     writeFileSync(
       join(consumer, "tsconfig.json"),
       JSON.stringify({
@@ -66,14 +73,7 @@ describe("the packed package, installed into an empty project", () => {
       }),
     );
     run(process.execPath, [join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], consumer);
-    // The same program as plain JavaScript (type annotations removed) runs against the install.
-    const js = source
-      .replace(", type SessionEntry", "")
-      .replace(": string =", " =")
-      .replace(": SessionEntry[] =", " =")
-      .replaceAll("!.", ".")
-      .replace("sessionFile!", "sessionFile");
-    writeFileSync(join(consumer, "consumer.mjs"), js);
+    writeFileSync(join(consumer, "consumer.mjs"), program(false));
     expect(run(process.execPath, ["consumer.mjs"], consumer).trim()).toBe("ok");
     expect(run(process.execPath, [join(consumer, "node_modules", ".bin", "transcript-store"), "--help"], consumer)).toMatch(
       /transcript-store/,
