@@ -135,14 +135,20 @@ export function headerEndOffset(path: string, chunkSize = 1 << 16): number | nul
   }
 }
 
-/** Streams the bytes of `path` from `offset` to its end through `emit`. */
-export function copyFileFrom(path: string, offset: number, emit: (data: Buffer) => void, chunkSize = DEFAULT_CHUNK_SIZE): void {
+/** Streams the bytes of `path` from `offset` to its end (or to `end`, exclusive) through `emit`. */
+export function copyFileFrom(
+  path: string,
+  offset: number,
+  emit: (data: Buffer) => void,
+  chunkSize = DEFAULT_CHUNK_SIZE,
+  end = Number.POSITIVE_INFINITY,
+): void {
   const fd = io.openSync(path, "r");
   const buffer = Buffer.allocUnsafe(chunkSize);
   try {
     let position = offset;
     for (;;) {
-      const n = io.readSync(fd, buffer, 0, chunkSize, position);
+      const n = io.readSync(fd, buffer, 0, Math.min(chunkSize, end - position), position);
       if (n === 0) break;
       emit(buffer.subarray(0, n));
       position += n;

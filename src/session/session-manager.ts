@@ -12,7 +12,7 @@ import { blobReader, InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { SessionFile } from "./session-file.ts";
 import { copyFileFrom, headerEndOffset } from "./session-file-reader.ts";
-import { loadSessionFile } from "./session-loader.ts";
+import { loadSessionFile, type LoadedSession } from "./session-loader.ts";
 import { ensureSessionDir } from "./session-dirs.ts";
 import { SessionWriter } from "./session-writer.ts";
 import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
@@ -49,6 +49,8 @@ interface ManagerInit {
   sources?: InlineImageSources;
   /** Where blobs referenced by given entries come from when the store lacks them (a fork's source). */
   missingBlob?: (hash: string) => Buffer | null;
+  /** The file's lines after its header are exactly the entries in memory (nothing to repair or migrate). @default false */
+  fileMatchesMemory?: boolean;
 }
 
 /**
@@ -69,8 +71,11 @@ export class SessionManager {
   private closed = false;
   private artifactStore: ArtifactStore | null = null;
   /** @internal */ readonly sources: InlineImageSources;
+  /** A whole-session fork may copy this file's body instead of re-writing every entry. */
+  private readonly fileMatchesMemory: boolean;
 
   private constructor(init: ManagerInit) {
+    this.fileMatchesMemory = init.fileMatchesMemory ?? false;
     this.sources = init.sources ?? new InlineImageSources(() => this.sessionFile);
     this.options = init.options;
     this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
@@ -112,6 +117,7 @@ export class SessionManager {
     resolved: ResolvedSessionManagerOptions,
     entries: SessionEntry[] | null,
     missingBlob?: (hash: string) => Buffer | null,
+    body?: ForkBody | null,
   ): Promise<SessionManager> {
     SessionManager.ensureParent(path, resolved.sessionsDir);
     const file = new SessionFile(path, { fsync: resolved.fsync, now: resolved.now });
@@ -125,13 +131,18 @@ export class SessionManager {
       headerWritten: false,
       loadReport: emptyLoadReport(),
     };
-    const manager = new SessionManager({ ...init, missingBlob });
+    const manager = new SessionManager({ ...init, missingBlob, fileMatchesMemory: true });
     manager.lock = await acquireSessionLock(path, {
       staleMs: resolved.lockStaleMs,
       onCompromised: (err) => manager.onLockCompromised(err),
     });
     try {
-      if (entries !== null) {
+      if (entries !== null && body) {
+        // The copied lines may hold blob refs: the store learns where the fork lives first.
+        manager.registerWithBlobs();
+        manager.writer!.writeHeaderAndBody((emit) => copyFileFrom(body.path, body.start, emit, undefined, body.end));
+        for (const entry of entries) manager.remember(entry);
+      } else if (entries !== null) {
         manager.writer!.writeWhole(entries);
         for (const entry of entries) manager.remember(entry);
       } else if (!resolved.deferUntilAssistant) {
@@ -214,6 +225,7 @@ export class SessionManager {
         headerWritten: true,
         loadReport: loaded.report,
         sources,
+        fileMatchesMemory: !readOnly && isCleanCurrentFile(loaded),
       });
       holder.manager = manager;
       if (!readOnly) {
@@ -493,8 +505,9 @@ export class SessionManager {
       SessionManager.ensureParent(path, resolved.sessionsDir);
       linkTree(sourceArtifacts, artifactsDirOf(path), (w) => resolved.onWarning(w));
     }
+    const body = options.atEntryId === undefined ? this.copyableBody() : null;
     try {
-      return await SessionManager.startNew(path, header, resolved, entries, (hash) => this.sources.bytesOf(hash));
+      return await SessionManager.startNew(path, header, resolved, entries, (hash) => this.sources.bytesOf(hash), body);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       throw err;
@@ -552,6 +565,26 @@ export class SessionManager {
     await oldLock?.release();
   }
 
+  /**
+   * The byte range of this file's lines after its header when they are exactly the entries in
+   * memory, so a whole-session fork can copy them: a current-version file with nothing repaired,
+   * migrated, malformed or deferred, no inline image memory points into, held under our lock (no
+   * other writer). Null when the fork must write its entries instead.
+   */
+  private copyableBody(): ForkBody | null {
+    const file = this.writer?.file;
+    if (file === undefined || !this.fileMatchesMemory || this.readOnly || this.closed || this.lock === null) return null;
+    if (!this.writer!.hasHeader || this.sources.size > 0) return null;
+    try {
+      file.openForAppend(); // learns the file's length (the lock keeps it ours)
+    } catch {
+      return null; // the file cannot be reopened as the one held: memory is written instead
+    }
+    const start = headerEndOffset(file.path);
+    const end = file.byteLength;
+    return start === null || start > end ? null : { path: file.path, start, end };
+  }
+
   // ---------------------------------------------------------------- lifecycle
 
   /** Data-syncs everything appended so far. */
@@ -603,6 +636,26 @@ export class SessionManager {
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
   }
+}
+
+/** A range of a session file's bytes that a fork copies as its body. */
+interface ForkBody {
+  path: string;
+  start: number;
+  end: number;
+}
+
+/** Nothing of the file was left out of memory, changed on reading, or is waiting to be repaired. */
+function isCleanCurrentFile(loaded: LoadedSession): boolean {
+  const { parsed, report } = loaded;
+  return (
+    report.migratedFrom === null &&
+    report.malformed.length === 0 &&
+    report.repaired.length === 0 &&
+    report.nulRuns === 0 &&
+    parsed.tornTail === null &&
+    !parsed.missingFinalNewline
+  );
 }
 
 function ensureRemoved(path: string): void {
