@@ -72,7 +72,10 @@ export class SessionFile implements EvictableHandle {
       touchHandle(this);
       return;
     }
-    if (this.identity !== null) return this.reopen();
+    if (this.identity !== null) {
+      this.reopen();
+      return;
+    }
     try {
       ensureDir(dirname(this.path));
       // Readable too (a rollback checks what it cuts); a link planted at the path is not followed.
