@@ -20,7 +20,8 @@ async function handWrittenSession(root: string): Promise<string> {
   const first = JSON.parse(readFileSync(path, "utf8").split("\n")[1]!);
   const lines = [
     header,
-    `{ "message": { "content": "hi", "role": "user" }, "type": "message", "id": "${first.id}", "parentId": null, "timestamp": "${first.timestamp}" }`,
+    `{ "message": { "content": "hi", "role": "user" }, "type": "message", "id": "${first.id}", ` +
+      `"parentId": null, "timestamp": "${first.timestamp}" }`,
     `{"parentId":"${first.id}","id":"e2","type":"message","timestamp":"${first.timestamp}","message":{"role":"assistant","content":"yo"}}`,
   ];
   writeFileSync(path, `${lines.join("\n")}\n`);
