@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -94,6 +94,45 @@ describe("whole-session fork of a clean file", () => {
     const fork = await m.fork();
     expect(bodyOf(fork.sessionFile!)).toBe(known);
     await fork.close();
+    await m.close();
+  });
+});
+
+describe("whole-session fork of a session opened read-only (forkFrom)", () => {
+  it("copies the source's lines byte for byte", async () => {
+    const root = tempDir();
+    const path = await handWrittenSession(root);
+    const fork = await SessionManager.forkFrom(path, join(root, "elsewhere"), { root });
+    expect(bodyOf(fork.sessionFile!)).toBe(bodyOf(path));
+    expect(fork.getEntries().map((e) => e.id)).toEqual([JSON.parse(bodyOf(path).split("\n")[0]!).id, "e2"]);
+    await fork.close();
+  });
+
+  it("copies only what was read while another writer appends, and nothing of a file renamed over it", async () => {
+    const root = tempDir();
+    const path = await handWrittenSession(root);
+    const read = bodyOf(path);
+    const m = await SessionManager.open(path, { root, readOnly: true });
+    const later = `{"type":"message","id":"e3","parentId":"e2","timestamp":"t","message":{"role":"user","content":"later"}}\n`;
+    appendFileSync(path, later);
+    const fork = await m.fork();
+    expect(bodyOf(fork.sessionFile!)).toBe(read);
+    await fork.close();
+
+    // Another file with the same header and other lines replaces it: memory is written instead.
+    const header = readFileSync(path, "utf8").split("\n")[0];
+    writeFileSync(`${path}.new`, `${header}\n${later}`);
+    renameSync(`${path}.new`, path);
+    const second = await m.fork();
+    const body = bodyOf(second.sessionFile!);
+    expect(body).not.toContain("later");
+    expect(
+      body
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).id),
+    ).toEqual(m.getEntries().map((e) => e.id));
+    await second.close();
     await m.close();
   });
 });
