@@ -6,6 +6,7 @@ import { benchAppend } from "./scenarios/append.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchList } from "./scenarios/list.ts";
+import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
@@ -19,6 +20,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   migrate: benchMigrate,
   list: benchList,
   fork: benchFork,
+  "many-sessions": benchManySessions,
 };
 
 function parseSize(text: string): number {

@@ -6,6 +6,7 @@
  * Writing is `session-file.ts`'s job (see its header).
  */
 import { constants as bufferConstants } from "node:buffer";
+import { constants } from "node:fs";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter, type ScannedLine } from "../format/line-splitter.ts";
 import type { MalformedLine } from "../format/load-report.ts";
@@ -31,11 +32,20 @@ const STAND_IN = Buffer.from([0x01]);
  * Streams a session file through the chunked line scanner. Never holds the file as one string,
  * nor a line longer than `scanLimits.maxLineBytes`. Returns null when the file does not exist.
  */
+/** Which file (not which name) was read: a file renamed over the path is another one. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** A scanned session and the identity of the file the scan read. */
+export type ScannedSession = ParsedSession & { identity: FileIdentity | null };
+
 export function scanSessionFile(
   path: string,
   parserOptions: SessionParserOptions = {},
   chunkSize = DEFAULT_CHUNK_SIZE,
-): ParsedSession | null {
+): ScannedSession | null {
   let fd: number;
   try {
     fd = io.openSync(path, "r");
@@ -54,6 +64,7 @@ export function scanSessionFile(
   };
   const splitter = new LineSplitter(onLine, scanLimits);
   const buffer = Buffer.allocUnsafe(chunkSize);
+  let identity: FileIdentity | null = null;
   try {
     for (;;) {
       const n = io.readSync(fd, buffer, 0, chunkSize, null);
@@ -61,12 +72,14 @@ export function scanSessionFile(
       splitter.push(buffer.subarray(0, n));
     }
     splitter.end();
+    const stat = io.fstatSync(fd);
+    identity = { dev: stat.dev, ino: stat.ino };
   } finally {
     io.closeSync(fd);
   }
   const parsed = parser.finish();
   if (tooLarge.size > 0) correctTooLarge(parsed, tooLarge, path);
-  return parsed;
+  return Object.assign(parsed, { identity });
 }
 
 /** Puts the real place, length and reason of each too-large line into the parser's report. */
@@ -108,8 +121,8 @@ const HEADER_TYPE = /"type"\s*:\s*"session"/;
  * head of the file in chunks, however long the header line is. Returns null when neither of the
  * first two non-blank lines is a header.
  */
-export function headerEndOffset(path: string, chunkSize = 1 << 16): number | null {
-  const fd = io.openSync(path, "r");
+export function headerEndOffset(path: string | number, chunkSize = 1 << 16): number | null {
+  const fd = typeof path === "number" ? path : io.openSync(path, "r");
   try {
     const chunk = Buffer.allocUnsafe(chunkSize);
     let pending: Buffer[] = [];
@@ -131,24 +144,30 @@ export function headerEndOffset(path: string, chunkSize = 1 << 16): number | nul
       position += n;
     }
   } finally {
-    io.closeSync(fd);
+    if (typeof path !== "number") io.closeSync(fd);
   }
 }
 
-/** Streams the bytes of `path` from `offset` to its end through `emit`. */
-export function copyFileFrom(path: string, offset: number, emit: (data: Buffer) => void, chunkSize = DEFAULT_CHUNK_SIZE): void {
-  const fd = io.openSync(path, "r");
+/** Streams the bytes of `path` (a name or an open descriptor) from `offset` to its end (or to `end`) through `emit`. */
+export function copyFileFrom(
+  path: string | number,
+  offset: number,
+  emit: (data: Buffer) => void,
+  chunkSize = DEFAULT_CHUNK_SIZE,
+  end = Number.POSITIVE_INFINITY,
+): void {
+  const fd = typeof path === "number" ? path : io.openSync(path, "r");
   const buffer = Buffer.allocUnsafe(chunkSize);
   try {
     let position = offset;
     for (;;) {
-      const n = io.readSync(fd, buffer, 0, chunkSize, position);
+      const n = io.readSync(fd, buffer, 0, Math.min(chunkSize, end - position), position);
       if (n === 0) break;
       emit(buffer.subarray(0, n));
       position += n;
     }
   } finally {
-    io.closeSync(fd);
+    if (typeof path !== "number") io.closeSync(fd);
   }
 }
 
@@ -164,4 +183,25 @@ export function readSessionHeader(path: string): SessionHeader | null {
   } finally {
     io.closeSync(fd);
   }
+}
+
+/**
+ * Opens `path` for reading only when it is still the file `identity` names (not one renamed over
+ * it) and holds at least `length` bytes; null otherwise. The caller closes the descriptor.
+ */
+export function openSameFile(path: string, identity: FileIdentity, length: number): number | null {
+  let fd: number;
+  try {
+    fd = io.openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = io.fstatSync(fd);
+    if (stat.dev === identity.dev && stat.ino === identity.ino && stat.size >= length) return fd;
+  } catch {
+    // unreadable: not the file that was scanned, as far as anyone can tell
+  }
+  io.closeSync(fd);
+  return null;
 }

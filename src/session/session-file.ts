@@ -25,6 +25,7 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import type { ParsedSession } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { forgetHandle, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
 import { quarantineRecord, writeStreamedRecord } from "./quarantine-record.ts";
@@ -38,10 +39,14 @@ export interface SessionFileOptions {
 
 /**
  * One session file held for writing: appends whole lines (never leaving a partial one), repairs a
- * torn tail into quarantine, and rewrites the file atomically (temp file + rename).
+ * torn tail into quarantine, and rewrites the file atomically (temp file + rename). Its descriptor
+ * may be closed while idle (append-handles.ts bounds how many a process keeps): the next write
+ * reopens it and refuses a file that was replaced or changed length meanwhile.
  */
-export class SessionFile {
+export class SessionFile implements EvictableHandle {
   private fd: number | null = null;
+  /** The file held (set at the first open, kept while the descriptor is evicted). */
+  private identity: { dev: number; ino: number } | null = null;
   private size = 0;
   /** A failed append's line that could not be rolled back yet: roll back before the next write. */
   private pendingRollback: Buffer | null = null;
@@ -51,8 +56,9 @@ export class SessionFile {
     private readonly options: SessionFileOptions,
   ) {}
 
+  /** Held for writing (its descriptor may be evicted until the next write). */
   get isOpen(): boolean {
-    return this.fd !== null;
+    return this.fd !== null || this.identity !== null;
   }
 
   /** Current length in bytes of the file as this writer knows it. */
@@ -62,19 +68,79 @@ export class SessionFile {
 
   /** Opens for appending; the file is created (0600) when absent. */
   openForAppend(): void {
-    if (this.fd !== null) return;
+    if (this.fd !== null) {
+      touchHandle(this);
+      return;
+    }
+    if (this.identity !== null) {
+      this.reopen();
+      return;
+    }
     try {
       ensureDir(dirname(this.path));
       // Readable too (a rollback checks what it cuts); a link planted at the path is not followed.
       const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
       const fd = io.openSync(this.path, flags, FILE_MODE);
-      this.size = io.fstatSync(fd).size;
+      let stat;
+      try {
+        stat = io.fstatSync(fd);
+      } catch (err) {
+        io.closeSync(fd);
+        throw err;
+      }
+      this.size = stat.size;
       this.fd = fd;
+      this.identity = { dev: stat.dev, ino: stat.ino };
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot open session for writing: ${(err as Error).message}`, {
         path: this.path,
         cause: err,
       });
+    }
+    touchHandle(this);
+  }
+
+  /**
+   * Reopens after an eviction: never creates, never follows a link, and refuses (nothing written)
+   * a file that is not the one held (replaced, moved away) or whose length is not the known one.
+   */
+  private reopen(): void {
+    const held = this.identity!;
+    let fd: number;
+    try {
+      fd = io.openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW);
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot reopen session for writing: ${(err as Error).message}`, {
+        path: this.path,
+        cause: err,
+      });
+    }
+    let problem: string | null = null;
+    try {
+      const stat = io.fstatSync(fd);
+      if (stat.dev !== held.dev || stat.ino !== held.ino) problem = "Session file was replaced under this writer; nothing was written";
+      else if (stat.size !== this.size && this.pendingRollback === null)
+        problem = `Session file changed under this writer (${stat.size} bytes, ${this.size} expected); nothing was written`;
+    } catch (err) {
+      problem = `Cannot check session file: ${(err as Error).message}`;
+    }
+    if (problem !== null) {
+      io.closeSync(fd);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", problem, { path: this.path });
+    }
+    this.fd = fd;
+    touchHandle(this);
+  }
+
+  /** Closes the descriptor while idle; the next write reopens the same file (see `reopen`). */
+  evict(): void {
+    const fd = this.fd;
+    if (fd === null) return;
+    this.fd = null;
+    try {
+      io.closeSync(fd);
+    } catch {
+      // closing a broken descriptor cannot lose data that was already written
     }
   }
 
@@ -216,22 +282,20 @@ export class SessionFile {
 
   /** Data-syncs what was appended. */
   sync(): void {
-    if (this.fd === null) return;
+    if (this.fd === null && this.identity === null) return;
+    // An evicted descriptor is reopened: what was appended through it is synced through the new one.
+    this.openForAppend();
     try {
-      io.fdatasyncSync(this.fd);
+      io.fdatasyncSync(this.fd!);
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `fsync failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }
   }
 
   private closeFd(): void {
-    if (this.fd === null) return;
-    try {
-      io.closeSync(this.fd);
-    } catch {
-      // closing a broken descriptor cannot lose data that was already written
-    }
-    this.fd = null;
+    this.identity = null;
+    forgetHandle(this);
+    this.evict();
   }
 
   close(): void {

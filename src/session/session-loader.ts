@@ -3,19 +3,18 @@ import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import type { LoadReport } from "../format/load-report.ts";
 import { migrateSession } from "../format/migrate.ts";
-import type { ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { externalizeGiantLines } from "./giant-lines.ts";
-import { scanSessionFile } from "./session-file-reader.ts";
+import { scanSessionFile, type ScannedSession } from "./session-file-reader.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
 export interface LoadedSession {
   header: SessionHeader;
   entries: SessionEntry[];
-  parsed: ParsedSession;
+  parsed: ScannedSession;
   report: LoadReport;
   /** Some line of the file holds a blob ref (the session must be registered with the store). */
   hasBlobRefs: boolean;

@@ -4,6 +4,7 @@ import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import { io } from "../io.ts";
 import { emptyLoadReport, type LoadReport } from "../format/load-report.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
@@ -11,8 +12,8 @@ import { artifactsDirOf, cwdBucket, idFromFileName, sessionFileName } from "./pa
 import { blobReader, InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { SessionFile } from "./session-file.ts";
-import { copyFileFrom, headerEndOffset } from "./session-file-reader.ts";
-import { loadSessionFile } from "./session-loader.ts";
+import { copyFileFrom, type FileIdentity, headerEndOffset, openSameFile } from "./session-file-reader.ts";
+import { loadSessionFile, type LoadedSession } from "./session-loader.ts";
 import { ensureSessionDir } from "./session-dirs.ts";
 import { SessionWriter } from "./session-writer.ts";
 import { acquireSessionLock, type SessionLock } from "./session-lock.ts";
@@ -49,6 +50,10 @@ interface ManagerInit {
   sources?: InlineImageSources;
   /** Where blobs referenced by given entries come from when the store lacks them (a fork's source). */
   missingBlob?: (hash: string) => Buffer | null;
+  /** The file's lines after its header are exactly the entries in memory (nothing to repair or migrate). @default false */
+  fileMatchesMemory?: boolean;
+  /** A read-only open: which file was scanned and how many of its bytes memory holds. */
+  scanned?: { identity: FileIdentity; length: number };
 }
 
 /**
@@ -69,8 +74,13 @@ export class SessionManager {
   private closed = false;
   private artifactStore: ArtifactStore | null = null;
   /** @internal */ readonly sources: InlineImageSources;
+  /** A whole-session fork may copy this file's body instead of re-writing every entry. */
+  private readonly fileMatchesMemory: boolean;
+  private readonly scanned: { identity: FileIdentity; length: number } | null;
 
   private constructor(init: ManagerInit) {
+    this.fileMatchesMemory = init.fileMatchesMemory ?? false;
+    this.scanned = init.scanned ?? null;
     this.sources = init.sources ?? new InlineImageSources(() => this.sessionFile);
     this.options = init.options;
     this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
@@ -112,6 +122,7 @@ export class SessionManager {
     resolved: ResolvedSessionManagerOptions,
     entries: SessionEntry[] | null,
     missingBlob?: (hash: string) => Buffer | null,
+    body?: ForkBody | null,
   ): Promise<SessionManager> {
     SessionManager.ensureParent(path, resolved.sessionsDir);
     const file = new SessionFile(path, { fsync: resolved.fsync, now: resolved.now });
@@ -125,13 +136,18 @@ export class SessionManager {
       headerWritten: false,
       loadReport: emptyLoadReport(),
     };
-    const manager = new SessionManager({ ...init, missingBlob });
+    const manager = new SessionManager({ ...init, missingBlob, fileMatchesMemory: true });
     manager.lock = await acquireSessionLock(path, {
       staleMs: resolved.lockStaleMs,
       onCompromised: (err) => manager.onLockCompromised(err),
     });
     try {
-      if (entries !== null) {
+      if (entries !== null && body) {
+        // The copied lines may hold blob refs: the store learns where the fork lives first.
+        manager.registerWithBlobs();
+        manager.writer!.writeHeaderAndBody((emit) => copyFileFrom(body.source, body.start, emit, undefined, body.end));
+        for (const entry of entries) manager.remember(entry);
+      } else if (entries !== null) {
         manager.writer!.writeWhole(entries);
         for (const entry of entries) manager.remember(entry);
       } else if (!resolved.deferUntilAssistant) {
@@ -214,6 +230,11 @@ export class SessionManager {
         headerWritten: true,
         loadReport: loaded.report,
         sources,
+        fileMatchesMemory: isCleanCurrentFile(loaded),
+        scanned:
+          readOnly && loaded.parsed.identity !== null
+            ? { identity: loaded.parsed.identity, length: loaded.parsed.completeLength }
+            : undefined,
       });
       holder.manager = manager;
       if (!readOnly) {
@@ -493,11 +514,14 @@ export class SessionManager {
       SessionManager.ensureParent(path, resolved.sessionsDir);
       linkTree(sourceArtifacts, artifactsDirOf(path), (w) => resolved.onWarning(w));
     }
+    const body = options.atEntryId === undefined ? this.copyableBody() : null;
     try {
-      return await SessionManager.startNew(path, header, resolved, entries, (hash) => this.sources.bytesOf(hash));
+      return await SessionManager.startNew(path, header, resolved, entries, (hash) => this.sources.bytesOf(hash), body);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       throw err;
+    } finally {
+      if (body !== null && typeof body.source === "number") io.closeSync(body.source);
     }
   }
 
@@ -552,6 +576,29 @@ export class SessionManager {
     await oldLock?.release();
   }
 
+  /**
+   * The byte range of this file's lines after its header when they are exactly the entries in
+   * memory, so a whole-session fork can copy them: a current-version file with nothing repaired,
+   * migrated, malformed or deferred, no inline image memory points into; held under our lock (no
+   * other writer), or opened read-only and still the very file scanned (another writer only appends
+   * past what was read). Null when the fork must write its entries instead.
+   */
+  private copyableBody(): ForkBody | null {
+    const file = this.writer?.file;
+    if (file === undefined || !this.fileMatchesMemory || this.closed) return null;
+    if (!this.writer!.hasHeader || this.sources.size > 0) return null;
+    if (this.scanned !== null) return scannedBody(file.path, this.scanned);
+    if (this.readOnly || this.lock === null) return null;
+    try {
+      file.openForAppend(); // learns the file's length (the lock keeps it ours)
+    } catch {
+      return null; // the file cannot be reopened as the one held: memory is written instead
+    }
+    const start = headerEndOffset(file.path);
+    const end = file.byteLength;
+    return start === null || start > end ? null : { source: file.path, start, end };
+  }
+
   // ---------------------------------------------------------------- lifecycle
 
   /** Data-syncs everything appended so far. */
@@ -603,6 +650,43 @@ export class SessionManager {
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
   }
+}
+
+/** A range of a session file's bytes (by name, or through a descriptor the fork closes) that a fork copies as its body. */
+interface ForkBody {
+  source: string | number;
+  start: number;
+  end: number;
+}
+
+/** The body of a file opened read-only, read through a descriptor of the very file scanned. */
+function scannedBody(path: string, scanned: { identity: FileIdentity; length: number }): ForkBody | null {
+  const fd = openSameFile(path, scanned.identity, scanned.length);
+  if (fd === null) return null;
+  let start: number | null = null;
+  try {
+    start = headerEndOffset(fd);
+  } catch {
+    // unreadable head: the fork writes memory instead
+  }
+  if (start === null || start > scanned.length) {
+    io.closeSync(fd);
+    return null;
+  }
+  return { source: fd, start, end: scanned.length };
+}
+
+/** Nothing of the file was left out of memory, changed on reading, or is waiting to be repaired. */
+function isCleanCurrentFile(loaded: LoadedSession): boolean {
+  const { parsed, report } = loaded;
+  return (
+    report.migratedFrom === null &&
+    report.malformed.length === 0 &&
+    report.repaired.length === 0 &&
+    report.nulRuns === 0 &&
+    parsed.tornTail === null &&
+    !parsed.missingFinalNewline
+  );
 }
 
 function ensureRemoved(path: string): void {

@@ -89,6 +89,16 @@ export class SessionWriter {
     this.options.rewritten();
   }
 
+  /** Writes the header followed by the bytes `body` emits (whole lines) as a fresh file (atomic replace). */
+  writeHeaderAndBody(body: (emit: (data: Buffer) => void) => void): void {
+    this.file.rewrite((emit) => {
+      emit(this.headerLine());
+      body(emit);
+    });
+    this.headerWritten = true;
+    this.options.rewritten();
+  }
+
   /** Before the first write: quarantine what cannot be kept, repair the tail, upgrade legacy files. */
   repairOnOpen(loaded: LoadedSession, entries: readonly SessionEntry[], warn: (w: StoreWarning) => void): void {
     const { parsed } = loaded;
