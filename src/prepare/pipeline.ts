@@ -129,7 +129,7 @@ export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions
 function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
   let scan: StageScan;
   try {
-    scan = scanStages(entry, options.transientKeys, options.maxStringChars);
+    scan = scanStages(entry, options.transientKeys, options.maxStringChars, options.blobThreshold);
   } catch (err) {
     // Deeper than the walk's stack (or a cycle): the substring checks decide, as JSON.stringify does.
     if (err instanceof RangeError) return prepareLineBySubstrings(entry, options, sourceText);
