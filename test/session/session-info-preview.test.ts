@@ -15,7 +15,10 @@ describe("preview (listing's first-message text)", () => {
   it("equals the reference on seeded random texts around the 200 and 400 unit cuts", () => {
     const parts = ["a", "bc", "é", "\ud83d\ude00", "word ", " ", "\t", "\n", "\u00a0", "\u2028", "\u3000", "\ufeff", "\u200b", "\u0085"];
     let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     for (let n = 0; n < 20_000; n++) {
       const length = Math.floor(random() * 520);
       let text = "";
