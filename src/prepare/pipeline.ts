@@ -5,14 +5,15 @@ import type { BlobWrite } from "./externalize-images.ts";
 import { DEFAULT_TRANSIENT_KEYS, stripNeeded, stripTransientFields } from "./strip-transient-fields.ts";
 import { transientMarkers } from "./strip-transient-fields.ts";
 import { DEFAULT_MAX_STRING_CHARS, truncateNeeded, truncateStrings } from "./truncate-strings.ts";
+import { scanStages, type StageScan } from "./stage-scan.ts";
 
 /**
  * A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing.
- * It may declare when it has nothing to do, as the built-in stages do: `needed(line)` is given the
- * entry's JSON (as it was before the built-in stages: without the blob refs or truncation suffix
- * they may add) and returns false when that proves the stage would change nothing (typically: a
- * substring is absent); the stage is then not called. Without `needed` the stage always runs, and
- * so does every stage when the pipeline only has the text the entry was parsed from (migrate).
+ * It may declare when it has nothing to do: `needed(line)` is given the entry's JSON (as it was
+ * before the built-in stages: without the blob refs or truncation suffix they may add) and returns
+ * false when that proves the stage would change nothing (typically: a substring is absent); the
+ * stage is then not called. Without `needed` the stage always runs, and so does every stage when
+ * the pipeline only has the text the entry was parsed from (migrate).
  */
 export type PrepareStage = ((entry: SessionEntry) => SessionEntry) & { needed?: (line: string) => boolean };
 
@@ -109,8 +110,9 @@ export interface PreparedLine extends PreparedEntry {
 }
 
 /**
- * Serializes an entry for disk. The common entry (no image, no transient key, no giant string)
- * is serialized once and proven clean by substring checks on the JSON, without walking it.
+ * Serializes an entry for disk. One structural walk of the entry (`scanStages`: node count, not
+ * bytes) decides which built-in stages run; the common entry (no image, no transient key, no giant
+ * string) is then serialized once, and an image entry only after its payloads became refs.
  */
 export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
   try {
@@ -125,11 +127,30 @@ export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions
 }
 
 function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
-  // A caller that just parsed the entry passes its text: the checks run on it, and an image-heavy
-  // entry is serialized once, after externalization, instead of twice.
+  let scan: StageScan;
+  try {
+    scan = scanStages(entry, options.transientKeys, options.maxStringChars, options.blobThreshold);
+  } catch (err) {
+    // Deeper than the walk's stack (or a cycle): the substring checks decide, as JSON.stringify does.
+    if (err instanceof RangeError) return prepareLineBySubstrings(entry, options, sourceText);
+    throw err;
+  }
+  // User stages are asked about the entry's own JSON; serialized only when one of them asks.
+  const ownJson = sourceText === undefined;
+  const probe = ownJson && options.stages.some((s) => s.needed !== undefined) ? JSON.stringify(entry) : undefined;
+  const needs: StageNeeds = { ...scan, user: probe === undefined ? options.stages : userStagesNeeded(probe, options.stages, true) };
+  if (needs.user.length === 0 && !needs.strip && !needs.images && !needs.cut) {
+    return { line: probe ?? JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
+  }
+  const prepared = runStages(entry, options, needs);
+  return { ...prepared, line: prepared.entry === entry && probe !== undefined ? probe : JSON.stringify(prepared.entry) };
+}
+
+/** The entry's JSON decides which stages run (substring checks); for entries the walk cannot scan. */
+function prepareLineBySubstrings(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
+  // A caller that just parsed the entry passes its text: the checks run on it.
   const probe = sourceText ?? JSON.stringify(entry);
-  // Substring checks on the JSON prove which stages have nothing to do; those are not walked. Text
-  // from another writer may spell a key with escapes (`"partial\u004ason"`) the checks cannot see.
+  // Text from another writer may spell a key with escapes (`"partial\u004ason"`) the checks cannot see.
   const hidden = sourceText !== undefined && mayHideText(sourceText);
   const needs: StageNeeds = {
     strip: hidden || stripNeeded(probe, options.transientMarkers),

@@ -201,7 +201,8 @@ export class SessionFile implements EvictableHandle {
 
   /**
    * Appends one or more complete lines (each already ending in `\n`). Either every byte lands or
-   * the file is cut back to its previous length and `PERSISTENCE_FAILED` is thrown.
+   * the file is cut back to its previous length and `PERSISTENCE_FAILED` is thrown. `data` is not
+   * kept: the caller may reuse its memory afterwards.
    */
   append(data: Buffer): void {
     this.openForAppend();
@@ -212,7 +213,8 @@ export class SessionFile implements EvictableHandle {
       if (this.options.fsync) io.fdatasyncSync(fd);
     } catch (err) {
       if (err instanceof TranscriptStoreError) throw err;
-      this.rollback(fd, data);
+      // Kept for a later rollback: a copy, since the caller may reuse `data` once append returns.
+      this.rollback(fd, Buffer.from(data));
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Append failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }
     this.size += data.length;

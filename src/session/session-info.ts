@@ -38,9 +38,44 @@ function messageText(message: unknown): string | null {
   return null;
 }
 
-function preview(text: string): string {
-  // Collapse whitespace only in the part that can show: a long first message costs no more.
-  return text.slice(0, 400).replace(/\s+/g, " ").trim().slice(0, 200);
+/**
+ * The first 400 units of `text` with whitespace runs collapsed to one space, trimmed, cut to 200:
+ * built in one pass that stops once 200 units are out (a long first message costs no more).
+ */
+export function preview(text: string): string {
+  let out = "";
+  let space = false;
+  const end = Math.min(text.length, 400);
+  for (let i = 0; i < end && out.length < 200; i++) {
+    const c = text.charCodeAt(i);
+    if (isWhitespace(c)) {
+      space = out.length > 0;
+      continue;
+    }
+    let run = i + 1;
+    while (run < end && !isWhitespace(text.charCodeAt(run))) run++;
+    out += space ? ` ${text.slice(i, run)}` : text.slice(i, run);
+    space = false;
+    i = run - 1;
+  }
+  return out.length > 200 ? out.slice(0, 200) : out;
+}
+
+/** What `\s` (and `trim`) count as whitespace, by UTF-16 code unit. */
+function isWhitespace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** Complete lines of a window; `skipFirst` drops a partial first line (tail windows). */

@@ -8,6 +8,8 @@ import type { LoadedSession } from "./session-loader.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
 const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
+/** Longest line (in worst-case UTF-8 bytes) encoded into the reused buffer; longer ones get their own. */
+const SCRATCH_LIMIT = 4 * 1024 * 1024;
 
 export interface SessionWriterOptions {
   prepare: ResolvedPrepareOptions;
@@ -33,6 +35,8 @@ export interface SessionWriterOptions {
 export class SessionWriter {
   /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
   private readonly deferred: SessionEntry[] = [];
+  /** Memory lines are encoded into before an append (see `encode`). */
+  private scratch: Buffer = Buffer.allocUnsafe(0);
 
   constructor(
     readonly file: SessionFile,
@@ -66,11 +70,24 @@ export class SessionWriter {
       return entry;
     }
     const { line, entry: prepared, blobs } = this.prepare(entry);
-    this.file.append(Buffer.from(`${line}\n`));
+    this.file.append(this.encode(line));
     // A concurrent gc (with a short grace period) may have collected a blob that existed before
     // this line referenced it: put it back before the append is acknowledged.
     for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
     return this.options.rehydrate === "lazy" ? prepared : entry;
+  }
+
+  /**
+   * `line` and its `\n` as UTF-8, in memory reused from line to line (valid until the next call):
+   * a line costs one encoding, not a fresh buffer each. A rare huge line gets its own buffer.
+   */
+  private encode(line: string): Buffer {
+    const max = line.length * 3 + 1;
+    if (max > SCRATCH_LIMIT) return Buffer.from(`${line}\n`);
+    if (this.scratch.length < max) this.scratch = Buffer.allocUnsafe(Math.max(max, this.scratch.length * 2));
+    const n = this.scratch.write(line, 0, "utf8");
+    this.scratch[n] = 0x0a;
+    return this.scratch.subarray(0, n + 1);
   }
 
   /** Appends the header line to a new, empty file. */

@@ -1,0 +1,71 @@
+import { looksLikeBlobRef } from "../blob/blob-ref.ts";
+import { payloadKindAt } from "./image-shapes.ts";
+
+/** Which built-in stages can change an entry, found by one structural walk (see `scanStages`). */
+export interface StageScan {
+  strip: boolean;
+  images: boolean;
+  cut: boolean;
+}
+
+/**
+ * Walks an entry once, the way `mapTree` does (`for…in` over objects, arrays by index), and
+ * reports which built-in stages would change it: a transient key anywhere (strip); an image
+ * payload (`payloadKindAt`) that is not a ref and, when base64, at least `blobThreshold` long
+ * (externalize: it moves it or warns about it); a string longer than `maxChars` that is no payload
+ * (truncate). A stage reported false returns its input unchanged, so skipping it writes the very
+ * same bytes. Once a transient key is seen every stage is reported, since removing keys can change
+ * what the later stages see. Cost grows with the number of nodes, not with the length of strings:
+ * a 300 KB payload is not read. Recursion is as deep as the entry (a RangeError past the stack).
+ */
+export function scanStages(entry: unknown, keys: ReadonlySet<string>, maxChars: number, blobThreshold: number): StageScan {
+  const found: StageScan = { strip: false, images: false, cut: false };
+  if (typeof entry === "string") found.cut = entry.length > maxChars;
+  else if (typeof entry === "object" && entry !== null) scanNode(entry, null, null, found, { keys, maxChars, blobThreshold });
+  return found;
+}
+
+/** Scans `node`, which sits at `parent[key]` (both null for the root and for array items). */
+function scanNode(node: object, parent: Record<string, unknown> | null, key: string | null, found: StageScan, limits: ScanLimits): void {
+  const { keys, maxChars } = limits;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const item: unknown = node[i];
+      if (typeof item === "string") {
+        if (item.length > maxChars) found.cut = true;
+      } else if (typeof item === "object" && item !== null) {
+        scanNode(item, null, null, found, limits);
+        if (found.strip) return;
+      }
+    }
+    return;
+  }
+  const obj = node as Record<string, unknown>;
+  for (const k in obj) {
+    if (keys.has(k)) {
+      found.strip = found.images = found.cut = true;
+      return;
+    }
+    const child = obj[k];
+    if (typeof child === "string") {
+      // Only these keys can hold a payload (`payloadKindAt`); the check itself is made only for them.
+      const kind =
+        k === "data" || k === "image_url" || k === "url" ? payloadKindAt(obj, k, parent === null ? TOP_SLOT : { parent, key }) : null;
+      // A payload is never cut; it is externalized unless it is a ref or a short base64 one.
+      if (kind === null) {
+        if (child.length > maxChars) found.cut = true;
+      } else if ((kind === "dataUrl" || child.length >= limits.blobThreshold) && !looksLikeBlobRef(child)) found.images = true;
+    } else if (typeof child === "object" && child !== null) {
+      scanNode(child, obj, k, found, limits);
+      if (found.strip) return;
+    }
+  }
+}
+
+const TOP_SLOT = { parent: null, key: null };
+
+interface ScanLimits {
+  keys: ReadonlySet<string>;
+  maxChars: number;
+  blobThreshold: number;
+}
