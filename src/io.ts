@@ -71,25 +71,25 @@ export function tempPathFor(target: string): string {
 }
 
 /**
- * Writes a whole file atomically: `write` emits its bytes into a temp file beside `target`
- * (created exclusively, 0600), which is (fsynced and) renamed over `target`. On any failure the
- * temp file is removed and `target` is as it was. Returns the bytes written.
+ * Fills a new file at `temp`: created exclusively (0600; a file or link already at the name is
+ * refused, never followed or replaced), written through `write`, fsynced when asked, closed.
+ * Returns the bytes written. On failure it removes the file only if this call created it.
  */
-export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array) => void) => void, options: { fsync: boolean }): number {
-  const temp = tempPathFor(target);
+export function writeTempFile(temp: string, write: (emit: (data: Uint8Array) => void) => void, fsync: boolean): number {
   let fd: number | undefined;
+  let created = false;
   let size = 0;
   try {
     fd = io.openSync(temp, "wx", FILE_MODE);
+    created = true;
     const out = fd;
     write((data) => {
       writeFully(out, data);
       size += data.length;
     });
-    if (options.fsync) io.fsyncSync(fd);
+    if (fsync) io.fsyncSync(fd);
     io.closeSync(fd);
     fd = undefined;
-    io.renameSync(temp, target);
   } catch (err) {
     if (fd !== undefined) {
       try {
@@ -98,11 +98,33 @@ export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array)
         // already failing: the first error is the one to report
       }
     }
-    try {
-      io.unlinkSync(temp);
-    } catch {
-      // the temp file may never have been created
-    }
+    if (created) removeQuietly(temp);
+    throw err;
+  }
+  return size;
+}
+
+/** Removes a file, ignoring any error (it may be gone already). */
+export function removeQuietly(path: string): void {
+  try {
+    io.unlinkSync(path);
+  } catch {
+    // absent, or already failing for another reason
+  }
+}
+
+/**
+ * Writes a whole file atomically: `write` emits its bytes into a temp file beside `target`
+ * (`writeTempFile`), which is (fsynced and) renamed over `target`. On any failure the temp file
+ * is removed and `target` is as it was. Returns the bytes written.
+ */
+export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array) => void) => void, options: { fsync: boolean }): number {
+  const temp = tempPathFor(target);
+  const size = writeTempFile(temp, write, options.fsync);
+  try {
+    io.renameSync(temp, target);
+  } catch (err) {
+    removeQuietly(temp);
     throw err;
   }
   if (options.fsync) fsyncDir(dirname(target));

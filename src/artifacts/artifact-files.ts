@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, removeQuietly, writeTempFile } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -124,13 +124,7 @@ export function closeQuietly(fd: number | undefined): void {
 }
 
 /** Unlinks a file, ignoring every error (cleanup after a failure). */
-export function unlinkQuietly(path: string): void {
-  try {
-    io.unlinkSync(path);
-  } catch {
-    // it may never have been created
-  }
-}
+export const unlinkQuietly = removeQuietly;
 
 /** Unlinks a file; true when something was removed, false when it was already gone. */
 export function removeFile(path: string): boolean {
@@ -165,19 +159,11 @@ export function claimName(dir: string, name: string): boolean {
 export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
   const target = join(dir, finalName);
   const temp = join(dir, tempNameFor(finalName));
-  let fd: number | undefined;
-  let created = false;
+  writeTempFile(temp, (emit) => emit(data), fsync);
   try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
-    created = true;
-    writeFully(fd, data);
-    if (fsync) io.fsyncSync(fd);
-    io.closeSync(fd);
-    fd = undefined;
     io.renameSync(temp, target);
   } catch (err) {
-    closeQuietly(fd);
-    if (created) unlinkQuietly(temp);
+    unlinkQuietly(temp);
     throw err;
   }
   if (fsync) fsyncDir(dir);
@@ -232,20 +218,12 @@ export function publishNew(tempPath: string, finalPath: string): boolean {
  */
 export function writeNew(dir: string, name: string, data: Uint8Array, fsync: boolean): boolean {
   const temp = join(dir, tempNameFor(name));
-  let fd: number | undefined;
-  let created = false;
+  // Only a temp file this call created is ever removed: whatever was planted at the name stays.
+  writeTempFile(temp, (emit) => emit(data), fsync);
   try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
-    created = true;
-    writeFully(fd, data);
-    if (fsync) io.fsyncSync(fd);
-    io.closeSync(fd);
-    fd = undefined;
     if (!publishNew(temp, join(dir, name))) return false;
   } catch (err) {
-    closeQuietly(fd);
-    // Only a temp file this call created is removed: whatever was planted at the name stays.
-    if (created) unlinkQuietly(temp);
+    unlinkQuietly(temp);
     throw err;
   }
   if (fsync) fsyncDir(dir);

@@ -1,7 +1,6 @@
 import { constants } from "node:fs";
-import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type ErrorCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
+import { FILE_MODE, io, writeFileAtomic } from "../io.ts";
 
 /** O_NOFOLLOW where the platform has it (0 elsewhere: Windows has no such symlinks to plant). */
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -32,21 +31,7 @@ export function isSymlinkRefusal(err: unknown): boolean {
  */
 export function writeSmallFileNoFollow(path: string, data: Buffer, code: ErrorCode): void {
   refuseSymlink(path, code);
-  const temp = tempPathFor(path);
-  let fd: number | undefined;
-  try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
-    writeFully(fd, data);
-    io.fsyncSync(fd);
-    io.closeSync(fd);
-    fd = undefined;
-    io.renameSync(temp, path);
-  } catch (err) {
-    if (fd !== undefined) io.closeSync(fd);
-    io.rmSync(temp, { force: true });
-    throw err;
-  }
-  fsyncDir(dirname(path));
+  writeFileAtomic(path, (emit) => emit(data), { fsync: true });
 }
 
 /** Throws `code` when `path` is a symlink. */

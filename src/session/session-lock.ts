@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { resolve } from "node:path";
 import lockfile from "proper-lockfile";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { FILE_MODE, io, tempPathFor } from "../io.ts";
+import { io, writeFileAtomic } from "../io.ts";
 
 /** Lock age after which a lock whose holder stopped refreshing it is taken over. @default 10000 */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
@@ -61,23 +61,10 @@ function readDeclaration(path: string): LockDeclaration | null {
 }
 
 function writeDeclaration(path: string, declaration: LockDeclaration): void {
-  const target = lockDeclarationPathOf(path);
-  const temp = tempPathFor(target);
   try {
-    const fd = io.openSync(temp, "wx", FILE_MODE);
-    try {
-      io.writeSync(fd, Buffer.from(JSON.stringify(declaration)));
-    } finally {
-      io.closeSync(fd);
-    }
-    // rename replaces a link planted at the target instead of writing through it
-    io.renameSync(temp, target);
+    // The rename replaces a link planted at the name instead of writing through it.
+    writeFileAtomic(lockDeclarationPathOf(path), (emit) => emit(Buffer.from(JSON.stringify(declaration))), { fsync: false });
   } catch {
-    try {
-      io.unlinkSync(temp);
-    } catch {
-      // never created
-    }
     // Without a declaration takers fall back to their own stale period: the lock still works.
   }
 }
