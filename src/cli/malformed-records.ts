@@ -1,6 +1,7 @@
 import { TranscriptStoreError } from "../errors.ts";
 import type { LoadReport, MalformedLine } from "../format/load-report.ts";
 import { isRecord } from "../format/types.ts";
+import { TORN_TAIL_REASON } from "../format/session-parser.ts";
 import { scanSessionFile } from "../session/session-file-reader.ts";
 
 /**
@@ -9,8 +10,6 @@ import { scanSessionFile } from "../session/session-file-reader.ts";
  * session's quarantine. Reserved type; it has no `id`, so it can never be taken for an entry.
  */
 export const MALFORMED_RECORD_TYPE = "transcript_store_malformed";
-
-const TORN_TAIL_REASON = "torn tail (unterminated final line)";
 
 export interface MalformedRecord {
   type: typeof MALFORMED_RECORD_TYPE;

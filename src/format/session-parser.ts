@@ -207,6 +207,20 @@ export class SessionParser {
   }
 }
 
+/** The reason a quarantined torn final fragment is recorded with. */
+export const TORN_TAIL_REASON = "torn tail (unterminated final line)";
+
+/**
+ * Every line a rewrite of the file must keep in quarantine, in file order: malformed lines, lines
+ * of glued records (rewritten one record per line) and a torn final fragment.
+ */
+export function linesToQuarantine(parsed: ParsedSession): MalformedLine[] {
+  const lines = [...parsed.malformed, ...parsed.repaired];
+  const torn = parsed.tornTail;
+  if (torn !== null) lines.push({ line: parsed.linesRead, offset: torn.offset, reason: TORN_TAIL_REASON, bytes: torn.bytes });
+  return lines;
+}
+
 /** Parses a whole in-memory buffer (tests, small inputs). Loading files goes through the chunked reader. */
 export function parseSessionBytes(bytes: Buffer, options?: SessionParserOptions): ParsedSession {
   const parser = new SessionParser(options);

@@ -7,7 +7,7 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { headerVersion, migrateSession } from "../format/migrate.ts";
 import { hasKeptIndex, V1ToV2Chain, withKeptId } from "../format/migrate-v1-to-v2.ts";
 import { migrateV2ToV3 } from "../format/migrate-v2-to-v3.ts";
-import type { ParsedSession } from "../format/session-parser.ts";
+import { linesToQuarantine, type ParsedSession } from "../format/session-parser.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
 import { ensureDir, io } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
@@ -314,14 +314,7 @@ function writeMigrated(
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
     if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
     if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
-    const lost = [...parsed.malformed, ...parsed.repaired];
-    if (parsed.tornTail !== null)
-      lost.push({
-        line: parsed.linesRead,
-        offset: parsed.tornTail.offset,
-        reason: "torn tail (unterminated final line)",
-        bytes: parsed.tornTail.bytes,
-      });
+    const lost = linesToQuarantine(parsed);
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
     if (options.backup && options.inPlace) backupSessionFile(report.source);
     draft.commit(true);

@@ -23,7 +23,7 @@ import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
-import type { ParsedSession } from "../format/session-parser.ts";
+import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
 import { forgetHandle, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
@@ -154,7 +154,7 @@ export class SessionFile implements EvictableHandle {
     const fd = this.fd!;
     try {
       if (parsed.tornTail !== null) {
-        this.quarantine([{ offset: parsed.tornTail.offset, reason: "torn tail (unterminated final line)", bytes: parsed.tornTail.bytes }]);
+        this.quarantine([{ offset: parsed.tornTail.offset, reason: TORN_TAIL_REASON, bytes: parsed.tornTail.bytes }]);
         io.ftruncateSync(fd, parsed.completeLength);
         this.size = parsed.completeLength;
       }

@@ -16,7 +16,7 @@ export interface LoadedSession {
   entries: SessionEntry[];
   parsed: ScannedSession;
   report: LoadReport;
-  /** Some line of the file holds a blob ref (the session must be registered with the store). */
+  /** Some line of the file holds a blob ref (tracked for writable opens: they register with the store). */
   hasBlobRefs: boolean;
 }
 
@@ -42,16 +42,16 @@ export interface LoadSessionOptions {
  */
 export function loadSessionFile(path: string, options: LoadSessionOptions): LoadedSession | null {
   const { blobs, warn } = options;
-  const transform =
-    options.rehydrate === "eager"
-      ? (record: RawRecord, text: string) => (text.includes(BLOB_REF_PREFIX) ? rehydrateValue(record, blobs, warn) : record)
-      : (record: RawRecord, text: string, offset: number, length: number) =>
-          text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, offset, length, options) : record;
+  const eager = options.rehydrate === "eager";
+  // Whether the file holds refs matters only to a writer (it registers with the blob store).
   let hasBlobRefs = false;
   const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number) => {
-    if (!hasBlobRefs && text.includes(BLOB_REF_PREFIX)) hasBlobRefs = true;
+    // One substring search per line serves both the eager rehydration and the ref tracking.
+    const hasRef = eager || (options.writable === true && !hasBlobRefs) ? text.includes(BLOB_REF_PREFIX) : false;
+    if (hasRef) hasBlobRefs = true;
     try {
-      return transform(record, text, offset, length);
+      if (eager) return hasRef ? rehydrateValue(record, blobs, warn) : record;
+      return text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, offset, length, options) : record;
     } catch (err) {
       // A pathologically deep value overflows the walkers: keep it exactly as read.
       if (!(err instanceof RangeError)) throw err;

@@ -2,6 +2,7 @@ import type { BlobStore } from "../blob/blob-store.ts";
 import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { linesToQuarantine } from "../format/session-parser.ts";
 import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
@@ -121,15 +122,7 @@ export class SessionWriter {
     const { parsed } = loaded;
     if (loaded.report.migratedFrom !== null) {
       // A line of glued records is rewritten as one line per record; its original bytes are kept.
-      const lost = [...parsed.malformed, ...parsed.repaired];
-      if (parsed.tornTail !== null)
-        lost.push({
-          line: parsed.linesRead,
-          offset: parsed.tornTail.offset,
-          reason: "torn tail (unterminated final line)",
-          bytes: parsed.tornTail.bytes,
-        });
-      this.file.quarantine(lost);
+      this.file.quarantine(linesToQuarantine(parsed));
       this.writeWhole(entries);
       return;
     }
