@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
 import type { SessionEntry } from "../format/types.ts";
 import { DEFAULT_BLOB_THRESHOLD, externalizeImages, externalizeNeeded } from "./externalize-images.ts";
 import type { BlobWrite } from "./externalize-images.ts";
@@ -107,6 +108,11 @@ function runStages(entry: SessionEntry, options: ResolvedPrepareOptions, needs: 
 export interface PreparedLine extends PreparedEntry {
   /** The JSON line, without its trailing `\n`. */
   line: string;
+  /**
+   * False when the line is known to name no blob (the common text entry), so the writer need not
+   * search it for refs; true when it may (externalized images, refs the entry carried, user stages).
+   */
+  mayHoldRefs: boolean;
 }
 
 /**
@@ -140,10 +146,11 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
   const probe = ownJson && options.stages.some((s) => s.needed !== undefined) ? JSON.stringify(entry) : undefined;
   const needs: StageNeeds = { ...scan, user: probe === undefined ? options.stages : userStagesNeeded(probe, options.stages, true) };
   if (needs.user.length === 0 && !needs.strip && !needs.images && !needs.cut) {
-    return { line: probe ?? JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
+    return { line: probe ?? JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0, mayHoldRefs: scan.refs };
   }
   const prepared = runStages(entry, options, needs);
-  return { ...prepared, line: prepared.entry === entry && probe !== undefined ? probe : JSON.stringify(prepared.entry) };
+  const line = prepared.entry === entry && probe !== undefined ? probe : JSON.stringify(prepared.entry);
+  return { ...prepared, line, mayHoldRefs: scan.refs || prepared.blobs.length > 0 || needs.user.length > 0 };
 }
 
 /** The entry's JSON decides which stages run (substring checks); for entries the walk cannot scan. */
@@ -159,10 +166,12 @@ function prepareLineBySubstrings(entry: SessionEntry, options: ResolvedPrepareOp
     user: userStagesNeeded(probe, options.stages, sourceText === undefined),
   };
   if (needs.user.length === 0 && !needs.strip && !needs.images && !needs.cut) {
-    return { line: sourceText === undefined ? probe : JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0 };
+    const line = sourceText === undefined ? probe : JSON.stringify(entry);
+    return { line, entry, blobs: [], imagesKeptInline: 0, mayHoldRefs: line.includes(BLOB_REF_PREFIX) };
   }
   const prepared = runStages(entry, options, needs);
-  return { ...prepared, line: prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry) };
+  const line = prepared.entry === entry && sourceText === undefined ? probe : JSON.stringify(prepared.entry);
+  return { ...prepared, line, mayHoldRefs: line.includes(BLOB_REF_PREFIX) };
 }
 
 /**

@@ -6,6 +6,8 @@ export interface StageScan {
   strip: boolean;
   images: boolean;
   cut: boolean;
+  /** An image payload is already a blob ref (a lazy session's entry): the line will name a blob. */
+  refs: boolean;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface StageScan {
  * a 300 KB payload is not read. Recursion is as deep as the entry (a RangeError past the stack).
  */
 export function scanStages(entry: unknown, keys: ReadonlySet<string>, maxChars: number, blobThreshold: number): StageScan {
-  const found: StageScan = { strip: false, images: false, cut: false };
+  const found: StageScan = { strip: false, images: false, cut: false, refs: false };
   if (typeof entry === "string") found.cut = entry.length > maxChars;
   else if (typeof entry === "object" && entry !== null) scanNode(entry, null, null, found, { keys, maxChars, blobThreshold });
   return found;
@@ -43,7 +45,7 @@ function scanNode(node: object, parent: Record<string, unknown> | null, key: str
   const obj = node as Record<string, unknown>;
   for (const k in obj) {
     if (keys.has(k)) {
-      found.strip = found.images = found.cut = true;
+      found.strip = found.images = found.cut = found.refs = true;
       return;
     }
     const child = obj[k];
@@ -54,7 +56,8 @@ function scanNode(node: object, parent: Record<string, unknown> | null, key: str
       // A payload is never cut; it is externalized unless it is a ref or a short base64 one.
       if (kind === null) {
         if (child.length > maxChars) found.cut = true;
-      } else if ((kind === "dataUrl" || child.length >= limits.blobThreshold) && !looksLikeBlobRef(child)) found.images = true;
+      } else if (looksLikeBlobRef(child)) found.refs = true;
+      else if (kind === "dataUrl" || child.length >= limits.blobThreshold) found.images = true;
     } else if (typeof child === "object" && child !== null) {
       scanNode(child, obj, k, found, limits);
       if (found.strip) return;

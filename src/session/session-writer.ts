@@ -155,7 +155,8 @@ export class SessionWriter {
         message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole`,
       });
     }
-    if (!prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
+    // The common text line is known to name no blob: no search of its text.
+    if (!prepared.mayHoldRefs || !prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
     // The store learns where this session lives before anything of it can reference a blob.
     this.options.register();
     // Order invariant: every referenced blob is in place before the line that references it.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { externalizeImages } from "../../src/prepare/externalize-images.ts";
+import { prepareLine, resolvePrepareOptions } from "../../src/prepare/pipeline.ts";
 import { scanStages } from "../../src/prepare/stage-scan.ts";
 import { stripTransientFields } from "../../src/prepare/strip-transient-fields.ts";
 import { truncateStrings } from "../../src/prepare/truncate-strings.ts";
@@ -40,6 +41,29 @@ describe("scanStages", () => {
   });
 
   it("reports every stage once a transient key is seen (removing keys can change what later stages see)", () => {
-    expect(scanStages(entries[1], KEYS, MAX, 1024)).toEqual({ strip: true, images: true, cut: true });
+    expect(scanStages(entries[1], KEYS, MAX, 1024)).toEqual({ strip: true, images: true, cut: true, refs: true });
+  });
+});
+
+describe("prepareLine's mayHoldRefs", () => {
+  it("is false for a text entry (the writer skips searching it) and true when the line names a blob", () => {
+    const options = resolvePrepareOptions({});
+    const base = { type: "message", id: "a", parentId: null, timestamp: "t" };
+    const text = prepareLine({ ...base, message: { role: "user", content: "blob:sha256: is just text here" } }, options);
+    expect(text.mayHoldRefs).toBe(false);
+    const ref = `blob:sha256:${"a".repeat(64)}`;
+    const carried = prepareLine(
+      { ...base, message: { role: "user", content: [{ type: "image", data: ref, mimeType: "image/png" }] } },
+      options,
+    );
+    expect(carried.mayHoldRefs).toBe(true);
+    expect(carried.line).toContain(ref);
+    const image = Buffer.alloc(3000, 7).toString("base64");
+    const fresh = prepareLine(
+      { ...base, message: { role: "user", content: [{ type: "image", data: image, mimeType: "image/png" }] } },
+      options,
+    );
+    expect(fresh.mayHoldRefs).toBe(true);
+    expect(fresh.blobs).toHaveLength(1);
   });
 });
