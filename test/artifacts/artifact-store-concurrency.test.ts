@@ -1,45 +1,16 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
-import { REPO_ROOT } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { childContent } from "./helpers/child-content.ts";
-import { ARTIFACT_CHILD } from "./helpers/run-child.ts";
+import { startArtifactChild } from "./helpers/run-child.ts";
 
 const PER_CHILD = 100;
 
-interface Saver {
-  child: ChildProcess;
-  ready: Promise<void>;
-  done: Promise<string[]>;
-}
-
-/** Starts a saver that waits for "go" on stdin, so both children save at the same moment. */
-function startSaver(dir: string, label: string): Saver {
-  const child = spawn(process.execPath, ["--import", "tsx", ARTIFACT_CHILD, "save", dir, String(PER_CHILD), label], {
-    cwd: REPO_ROOT,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  let markReady: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.stdout!.setEncoding("utf8");
-  child.stdout!.on("data", (d: string) => {
-    stdout += d;
-    if (stdout.startsWith("ready\n")) markReady();
-  });
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<string[]>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`child ${label} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout.slice("ready\n".length)) as string[]);
-    });
-  });
-  return { child, ready, done };
+/** A saver that waits for "go" on stdin, so both children save at the same moment. */
+function startSaver(dir: string, label: string) {
+  return startArtifactChild<string[]>(["save", dir, String(PER_CHILD), label], label);
 }
 
 describe("two processes saving into one directory (acceptance 1)", () => {
@@ -48,8 +19,8 @@ describe("two processes saving into one directory (acceptance 1)", () => {
     const a = startSaver(dir, "alpha");
     const b = startSaver(dir, "beta");
     await Promise.all([a.ready, b.ready]);
-    a.child.stdin!.end("go\n");
-    b.child.stdin!.end("go\n");
+    a.go();
+    b.go();
     const [idsA, idsB] = await Promise.all([a.done, b.done]);
 
     const all = [...idsA, ...idsB];

@@ -1,36 +1,15 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
-import { REPO_ROOT } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { ARTIFACT_CHILD } from "../artifacts/helpers/run-child.ts";
+import { startArtifactChild } from "../artifacts/helpers/run-child.ts";
 
 const ROUNDS = 150;
 
-/** Starts a churning child that waits for "go" on stdin; resolves with the [id, content] pairs it was issued. */
-function startChurner(dir: string, label: string): { ready: Promise<void>; go: () => void; done: Promise<[string, string][]> } {
-  const args = ["--import", "tsx", ARTIFACT_CHILD, "churn", dir, String(ROUNDS), label];
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  let markReady: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.stdout!.setEncoding("utf8");
-  child.stdout!.on("data", (d: string) => {
-    stdout += d;
-    if (stdout.startsWith("ready\n")) markReady();
-  });
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<[string, string][]>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) reject(new Error(`churner ${label} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout.slice("ready\n".length)) as [string, string][]);
-    });
-  });
-  return { ready, go: () => child.stdin!.end("go\n"), done };
+/** A churning child (waits for "go"); resolves with the [id, content] pairs it was issued. */
+function startChurner(dir: string, label: string) {
+  return startArtifactChild<[string, string][]>(["churn", dir, String(ROUNDS), label], label);
 }
 
 describe("artifact ids across processes racing saves against cleanup", () => {
