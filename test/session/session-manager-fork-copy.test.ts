@@ -28,6 +28,14 @@ async function handWrittenSession(root: string): Promise<string> {
   return path;
 }
 
+/** The entry ids of a file body, in order. */
+function idsOf(body: string): string[] {
+  return body
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l).id as string);
+}
+
 describe("whole-session fork of a clean file", () => {
   it("copies the source's lines byte for byte after a new header", async () => {
     const root = tempDir();
@@ -59,12 +67,7 @@ describe("whole-session fork of a clean file", () => {
     const body = bodyOf(fork.sessionFile!);
     expect(body).not.toContain("not json");
     expect(body).not.toContain("torn");
-    expect(
-      body
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l).id),
-    ).toEqual(m.getEntries().map((e) => e.id));
+    expect(idsOf(body)).toEqual(m.getEntries().map((e) => e.id));
     await fork.close();
     await m.close();
   });
@@ -126,12 +129,7 @@ describe("whole-session fork of a session opened read-only (forkFrom)", () => {
     const second = await m.fork();
     const body = bodyOf(second.sessionFile!);
     expect(body).not.toContain("later");
-    expect(
-      body
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l).id),
-    ).toEqual(m.getEntries().map((e) => e.id));
+    expect(idsOf(body)).toEqual(m.getEntries().map((e) => e.id));
     await second.close();
     await m.close();
   });
