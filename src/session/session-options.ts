@@ -1,6 +1,8 @@
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { detectLayout, resolveStoreDirs, SESSION_LAYOUTS, type SessionLayout } from "./paths.ts";
+import type { StorageBackend } from "../storage/session-storage.ts";
+import { storeFromUrl } from "../storage/store-url.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 
@@ -37,6 +39,11 @@ export interface SessionManagerOptions extends PrepareOptions {
   cwd?: string;
   /** Clock for timestamps. @default () => new Date() */
   now?: () => Date;
+  /**
+   * Where sessions live: a backend object (e.g. a shared PostgreSQL store) or a `postgres://` URL.
+   * @default the file tree under `root`
+   */
+  store?: StorageBackend | string;
 }
 
 export interface ResolvedSessionManagerOptions {
@@ -53,6 +60,8 @@ export interface ResolvedSessionManagerOptions {
   cwd: string | undefined;
   now: () => Date;
   prepare: ResolvedPrepareOptions;
+  /** The backend given by `store`; null: the file tree. */
+  store: StorageBackend | null;
   /** The options as given, for managers derived from this one (fork, move). */
   original: SessionManagerOptions;
 }
@@ -99,6 +108,7 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     cwd: options.cwd,
     now: options.now ?? (() => new Date()),
     prepare: resolvePrepareOptions(options),
+    store: resolveStore(options.store),
     original: options,
   };
 }
@@ -110,4 +120,12 @@ export function resolveLayout(layout: unknown, sessionsDir: string): SessionLayo
     throw new TranscriptStoreError("INVALID_OPTION", `layout must be "omp" or "pi", got ${String(layout)}`);
   }
   return layout as SessionLayout;
+}
+
+/** A backend object as given; a URL is opened by the backend registry (`storage/backends.ts`). */
+function resolveStore(store: unknown): StorageBackend | null {
+  if (store === undefined) return null;
+  if (typeof store === "string") return storeFromUrl(store);
+  if (typeof store === "object" && store !== null && typeof (store as StorageBackend).open === "function") return store as StorageBackend;
+  throw new TranscriptStoreError("INVALID_OPTION", "store must be a storage backend or a postgres:// URL");
 }

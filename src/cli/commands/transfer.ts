@@ -7,6 +7,7 @@ import { isRecord, type SessionHeader } from "../../format/types.ts";
 import { ensureDir, FILE_MODE, io } from "../../io.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile } from "../../session/session-file.ts";
+import { startNewFile } from "../../storage/file/file-start.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import type { Command } from "../context.ts";
@@ -54,7 +55,7 @@ export const exportCommand: Command = {
       rehydrating = true;
       // --refs keeps the refs the file holds; images the file holds inline stay inline (no blob of them
       // may exist, and a read-only export stores none).
-      for (const entry of m.getEntries()) out.write(ctx.values.refs ? m.sources.restore(entry) : m.rehydrate(entry));
+      for (const entry of m.getEntries()) out.write(ctx.values.refs ? m.storage.asStored(entry) : m.rehydrate(entry));
       rehydrating = false;
       for (const line of damaged) out.write(toMalformedRecord(line));
       out.end();
@@ -113,7 +114,7 @@ export const importCommand: Command = {
     let m: SessionManager;
     try {
       if (damaged.length > 0) new SessionFile(path, { fsync: true, now: resolved.now }).quarantine(damaged);
-      m = await SessionManager.startNew(path, migrated.header, resolved, migrated.entries);
+      m = SessionManager.adopt(await startNewFile(path, migrated.header, resolved, migrated.entries), resolved);
     } catch (err) {
       if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
       if (damaged.length > 0 && !hadQuarantine) io.rmSync(quarantine, { force: true });

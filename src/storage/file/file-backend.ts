@@ -1,0 +1,32 @@
+import { join, resolve } from "node:path";
+import type { SessionHeader } from "../../format/types.ts";
+import { type DiscoveryOptions, listAllSessions, listSessions, resolveSession } from "../../session/discovery.ts";
+import { cwdBucket, sessionFileName } from "../../session/paths.ts";
+import type { SessionInfo } from "../../session/session-info.ts";
+import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
+import type { OpenedSession, StorageBackend } from "../session-storage.ts";
+import { openFile, startNewFile } from "./file-start.ts";
+
+/** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
+export const fileBackend: StorageBackend = {
+  kind: "file",
+
+  create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
+    const path = join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
+    return startNewFile(path, header, options, null);
+  },
+
+  open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
+    return openFile(resolve(ref), options);
+  },
+
+  list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]> {
+    const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
+    return cwd === null ? listAllSessions(discovery) : listSessions(cwd, discovery);
+  },
+
+  resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
+    const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
+    return resolveSession(arg, cwd, discovery);
+  },
+};

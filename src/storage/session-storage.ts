@@ -1,0 +1,98 @@
+import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { LoadReport } from "../format/load-report.ts";
+import type { SessionEntry, SessionHeader } from "../format/types.ts";
+import type { BlobReader } from "../session/rehydrate.ts";
+import type { SessionInfo } from "../session/session-info.ts";
+import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
+import type { DiscoveryOptions } from "../session/discovery.ts";
+
+/**
+ * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
+ * everything that persists it goes through these two interfaces. The file tree implements them in
+ * `storage/file/`, PostgreSQL in `storage/postgres/`; one conformance suite
+ * (`test/conformance/`) runs the same behaviours against both.
+ */
+
+/** Which backend holds a session. */
+export type StorageKind = "file" | "postgres" | "memory";
+
+/** A content-addressed blob store as the public API exposes it (file or database). */
+export interface Blobs {
+  put(bytes: Uint8Array): Promise<{ hash: string; ref: string; existed: boolean }>;
+  get(hashOrRef: string): Promise<Buffer | null>;
+  has(hashOrRef: string): Promise<boolean>;
+  list(): AsyncIterable<string>;
+  delete(hashOrRef: string): Promise<boolean>;
+}
+
+/** Callbacks a storage uses to reach its manager (warnings, the loss of the single-writer lease). */
+export interface StorageHooks {
+  warn(warning: import("../errors.ts").StoreWarning): void;
+  /** The lease or lock was lost: the manager turns read-only. */
+  lost(err: Error): void;
+  /** The manager's current header (a deferred header is written from it). */
+  header(): SessionHeader;
+}
+
+/** One open session's persistence: appends, its lease, its blobs and artifacts, fork and move. */
+export interface SessionStorage {
+  readonly kind: StorageKind;
+  /** The session file, when the session lives in a file. */
+  readonly path: string | null;
+  /** Where the session lives, for messages: its path, or `<database>#<id>`. */
+  readonly location: string | null;
+  readonly blobs: Blobs;
+  /** Synchronous blob reads for rehydration (file: the store or the file line; database: what the open fetched). */
+  readonly blobReader: BlobReader;
+  /**
+   * Persists one entry (the manager assigned its id and parent) and returns what memory keeps:
+   * the entry as given, or in lazy mode its prepared form. Throws with nothing persisted.
+   * A database backend queues it: `flush()` is its acknowledgement.
+   */
+  persist(entry: SessionEntry): SessionEntry;
+  /**
+   * The entry as the store holds it, for an export that keeps refs: refs where a blob is stored,
+   * images inline where the file still holds them inline (a lazy open's memory has refs for those).
+   */
+  asStored(entry: SessionEntry): SessionEntry;
+  /** Throws `SESSION_LOCKED` when the single-writer lock or lease may no longer be ours. */
+  assertHeld(): void;
+  /** The session's artifacts, or null when it has none (in memory). */
+  artifacts(): ArtifactStore | null;
+  /** A new session (header given) holding `entries`: the whole session, or a branch of it. */
+  fork(request: ForkRequest): Promise<OpenedSession>;
+  /** Moves the session to `header.cwd`, all or nothing; afterwards the storage refers to the new place. */
+  moveTo(header: SessionHeader): Promise<void>;
+  /** Resolves when everything persisted so far is durable (file: data-synced; database: committed). */
+  flush(): Promise<void>;
+  /** Flushes what it can, releases the lease, closes handles. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface ForkRequest {
+  header: SessionHeader;
+  entries: SessionEntry[];
+  /** The fork keeps every entry of the source (a byte or row copy may be used). */
+  whole: boolean;
+  options: ResolvedSessionManagerOptions;
+}
+
+/** What a backend hands the manager for a session it created or opened. */
+export interface OpenedSession {
+  header: SessionHeader;
+  entries: SessionEntry[];
+  loadReport: LoadReport;
+  /** Built once the manager exists (its hooks are the manager's). */
+  storage: (hooks: StorageHooks) => SessionStorage;
+}
+
+/** A store of sessions: what the SessionManager factories and the CLI need. */
+export interface StorageBackend {
+  readonly kind: StorageKind;
+  /** A new session with this header (the backend chooses where it lives). */
+  create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
+  /** An existing session: a file path or a session id (database). Absent: null when `mayCreate`. */
+  open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
+  list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]>;
+  resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
+}
