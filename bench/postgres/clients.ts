@@ -55,7 +55,8 @@ const INSERT = "INSERT INTO bench_entries (session_id, seq, line) SELECT $1, s, 
 async function reset(): Promise<void> {
   await psqlRun([
     "-c",
-    "DROP TABLE IF EXISTS bench_entries; CREATE TABLE bench_entries (session_id text, seq bigint, line text, PRIMARY KEY (session_id, seq))",
+    "DROP TABLE IF EXISTS bench_entries; " +
+      "CREATE TABLE bench_entries (session_id text, seq bigint, line text, PRIMARY KEY (session_id, seq))",
   ]);
 }
 
