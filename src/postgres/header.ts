@@ -1,0 +1,32 @@
+import { TranscriptStoreError } from "../errors.ts";
+
+/** The header fields the sessions table keeps in columns. */
+export interface HeaderFields {
+  id: string;
+  cwd: string;
+  created: Date | null;
+  parentSession: string | null;
+  title: string | null;
+}
+
+/** Reads the columns of a session row from its header line; a line that is not a session header is `BAD_HEADER`. */
+export function headerFields(line: string): HeaderFields {
+  let header: unknown;
+  try {
+    header = JSON.parse(line);
+  } catch {
+    header = null;
+  }
+  const h = header as Record<string, unknown> | null;
+  if (h === null || typeof h !== "object" || h.type !== "session" || typeof h.id !== "string" || typeof h.cwd !== "string" || h.id === "") {
+    throw new TranscriptStoreError("BAD_HEADER", `Not a session header line: ${JSON.stringify(line.slice(0, 120))}`);
+  }
+  const created = typeof h.timestamp === "string" ? new Date(h.timestamp) : null;
+  return {
+    id: h.id,
+    cwd: h.cwd,
+    created: created !== null && !Number.isNaN(created.getTime()) ? created : null,
+    parentSession: typeof h.parentSession === "string" ? h.parentSession : null,
+    title: typeof h.title === "string" ? h.title : null,
+  };
+}

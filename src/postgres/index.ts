@@ -1,0 +1,11 @@
+/** The PostgreSQL layer: `PgStore` and the types of its API (docs/postgres.md). */
+export type { PgArtifact, PgArtifactInfo } from "./artifacts.ts";
+export { PgArtifacts } from "./artifacts.ts";
+export { PgBlobs } from "./blobs.ts";
+export { DEFAULT_GC_GRACE_MS, type PgGcOptions, type PgGcReport } from "./gc.ts";
+export { PgLeases } from "./lease.ts";
+export { type PgStoreOptions, PgStore } from "./pg-store.ts";
+export { SCHEMA_VERSION } from "./schema.ts";
+export type { PgForkOptions } from "./session-copies.ts";
+export { DEFAULT_READ_BATCH, type PgListOptions, type PgReadOptions } from "./session-reads.ts";
+export type { PgAppendResult, PgBlobWrite, PgEntry, PgLeaseRequest, PgLine, PgSession, PgSessionInfo } from "./types.ts";

@@ -1,0 +1,152 @@
+import pg from "pg";
+import { TranscriptStoreError } from "../errors.ts";
+import { PgArtifacts } from "./artifacts.ts";
+import { PgBlobs } from "./blobs.ts";
+import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
+import { PgLeases } from "./lease.ts";
+import { migrateSchema } from "./schema.ts";
+import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
+import {
+  getSession,
+  listSessions,
+  loadSession,
+  type PgListOptions,
+  type PgReadOptions,
+  readSession,
+  resolveSession,
+} from "./session-reads.ts";
+import { appendBatch, createSession, rewriteSession } from "./session-writes.ts";
+import type { PgAppendResult, PgBlobWrite, PgEntry, PgLeaseRequest, PgLine, PgSession, PgSessionInfo } from "./types.ts";
+
+/** Options of `PgStore.connect`. */
+export interface PgStoreOptions {
+  /** Connections in the pool the store creates from a URL. @default 10 */
+  maxConnections?: number;
+  /** Create or migrate the schema on connect. @default true */
+  migrate?: boolean;
+}
+
+/**
+ * Sessions, entries, blobs and artifacts in one PostgreSQL database (docs/postgres.md). Every
+ * method is async and resolves once its transaction committed; every failure is a
+ * `TranscriptStoreError` (`PERSISTENCE_FAILED` with the cause for a lost connection or a failed
+ * commit). Connections come from a pool: after a server restart the next call connects anew.
+ */
+export class PgStore {
+  readonly leases: PgLeases;
+  readonly blobs: PgBlobs;
+  readonly artifacts: PgArtifacts;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
+  ) {
+    this.leases = new PgLeases(pool);
+    this.blobs = new PgBlobs(pool);
+    this.artifacts = new PgArtifacts(pool);
+  }
+
+  /**
+   * Connects to `target` (a `postgres://` URL, or a `pg.Pool` you created and share) and creates or
+   * migrates the schema (idempotent; safe with other processes migrating at once).
+   */
+  static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
+    const owns = typeof target === "string";
+    let pool: pg.Pool;
+    if (typeof target === "string") {
+      if (!/^postgres(ql)?:\/\//.test(target)) {
+        throw new TranscriptStoreError("INVALID_OPTION", "A PostgreSQL store URL starts with postgres:// or postgresql://");
+      }
+      pool = new pg.Pool({ connectionString: target, max: options.maxConnections ?? 10 });
+      // an idle connection cut by a server restart reports here; the pool drops it and the next call reconnects
+      pool.on("error", () => {});
+    } else {
+      pool = target;
+    }
+    const store = new PgStore(pool, owns);
+    try {
+      if (options.migrate ?? true) await migrateSchema(pool);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
+
+  /** Ends the pool when the store created it (a pool you passed stays yours). */
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  /** Creates a session from its header line, optionally with its lease (`token`). */
+  createSession(header: string, options: { lease?: PgLeaseRequest } = {}): Promise<{ session: PgSession; token: number | null }> {
+    return createSession(this.pool, header, options.lease);
+  }
+
+  /** Appends a batch in one fenced transaction (see `appendBatch` in session-writes.ts). */
+  appendBatch(
+    sessionId: string,
+    token: number,
+    firstSeq: number,
+    lines: readonly PgLine[],
+    blobs: readonly PgBlobWrite[] = [],
+  ): Promise<PgAppendResult> {
+    return appendBatch(this.pool, sessionId, token, firstSeq, lines, blobs);
+  }
+
+  /** Replaces the header and all entries atomically under the lease. */
+  rewriteSession(
+    sessionId: string,
+    token: number,
+    header: string,
+    lines: readonly PgLine[],
+    blobs: readonly PgBlobWrite[] = [],
+  ): Promise<PgSession> {
+    return rewriteSession(this.pool, sessionId, token, header, lines, blobs);
+  }
+
+  /** The session row with its header, or null. */
+  getSession(sessionId: string): Promise<PgSession | null> {
+    return getSession(this.pool, sessionId);
+  }
+
+  /** Streams entries in seq order, a batch at a time, from one snapshot; resolves to the session row. */
+  readSession(sessionId: string, onBatch: (entries: PgEntry[]) => void | Promise<void>, options?: PgReadOptions): Promise<PgSession> {
+    return readSession(this.pool, sessionId, onBatch, options);
+  }
+
+  /** Header and every entry in memory. */
+  loadSession(sessionId: string): Promise<{ session: PgSession; entries: PgEntry[] }> {
+    return loadSession(this.pool, sessionId);
+  }
+
+  /** Sessions newest first, of one cwd or all. */
+  listSessions(options?: PgListOptions): Promise<PgSessionInfo[]> {
+    return listSessions(this.pool, options);
+  }
+
+  /** The one session matching an id or id prefix. */
+  resolveSession(idOrPrefix: string, options?: { cwd?: string }): Promise<PgSessionInfo> {
+    return resolveSession(this.pool, idOrPrefix, options);
+  }
+
+  /** Server-side copy into a new session named by `header`. */
+  forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
+    return forkSession(this.pool, sourceId, header, options);
+  }
+
+  /** Changes the session's cwd (its new header line) in one transaction under the lease. */
+  moveSession(sessionId: string, token: number, header: string): Promise<PgSession> {
+    return moveSession(this.pool, sessionId, token, header);
+  }
+
+  /** Deletes the session and its rows under the lease. */
+  deleteSession(sessionId: string, token: number): Promise<void> {
+    return deleteSession(this.pool, sessionId, token);
+  }
+
+  /** Transactional mark-and-sweep of unreferenced blobs older than the grace period. */
+  gc(options?: PgGcOptions): Promise<PgGcReport> {
+    return collectBlobs(this.pool, options);
+  }
+}

@@ -1,0 +1,78 @@
+import type { PoolClient } from "pg";
+import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
+
+/** Columns of `sessions` that make a `PgSessionInfo`. */
+export const INFO_COLUMNS =
+  "id, cwd, title, created, modified, parent_session, first_message, message_count::float8 AS message_count, last_seq::float8 AS last_seq";
+
+export interface SessionRow {
+  id: string;
+  cwd: string;
+  title: string | null;
+  created: Date;
+  modified: Date;
+  parent_session: string | null;
+  first_message: string | null;
+  message_count: number;
+  last_seq: number;
+  header?: string;
+}
+
+export function toInfo(row: SessionRow): PgSessionInfo {
+  return {
+    id: row.id,
+    cwd: row.cwd,
+    title: row.title,
+    created: row.created,
+    modified: row.modified,
+    parentSession: row.parent_session,
+    firstMessage: row.first_message,
+    messageCount: row.message_count,
+    lastSeq: row.last_seq,
+  };
+}
+
+export function toSession(row: SessionRow & { header: string }): PgSession {
+  return { ...toInfo(row), header: row.header };
+}
+
+export interface EntryRow {
+  seq: number;
+  entry_id: string | null;
+  kind: string | null;
+  line: string;
+}
+
+export function toEntry(row: EntryRow): PgEntry {
+  return { seq: row.seq, entryId: row.entry_id, kind: row.kind, line: row.line };
+}
+
+/** Rows per INSERT statement when writing many lines (keeps each parameter array moderate). */
+const INSERT_CHUNK = 1000;
+
+/** Inserts `lines` as seqs `firstSeq`, `firstSeq + 1`, … of `sessionId` (inside the caller's transaction). */
+export async function insertEntries(client: PoolClient, sessionId: string, firstSeq: number, lines: readonly PgLine[]): Promise<void> {
+  for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
+    const chunk = lines.slice(at, at + INSERT_CHUNK);
+    await client.query(
+      `INSERT INTO entries (session_id, seq, entry_id, kind, line)
+       SELECT $1, $2::bigint + o - 1, e, k, l FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(e, k, l, o)`,
+      [sessionId, firstSeq + at, chunk.map((l) => l.entryId), chunk.map((l) => l.kind), chunk.map((l) => l.line)],
+    );
+  }
+}
+
+/** What listing keeps from a run of lines starting at `firstSeq`: messages counted, the first message preview and its seq. */
+export function listingOf(lines: readonly PgLine[], firstSeq: number): { messages: number; first: string | null; firstSeq: number | null } {
+  let messages = 0;
+  let first: string | null = null;
+  let at: number | null = null;
+  lines.forEach((l, i) => {
+    if (l.kind === "message") messages++;
+    if (first === null && l.firstMessage != null) {
+      first = l.firstMessage;
+      at = firstSeq + i;
+    }
+  });
+  return { messages, first, firstSeq: at };
+}

@@ -1,0 +1,104 @@
+import type { Pool, PoolClient } from "pg";
+import { TranscriptStoreError } from "../errors.ts";
+import { withTransaction } from "./transaction.ts";
+
+/**
+ * The schema, as numbered steps: step N takes a database at version N-1 to N. A step is never
+ * edited once released; a change is a new step. docs/postgres.md describes the tables.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    id                text PRIMARY KEY,
+    cwd               text NOT NULL,
+    created           timestamptz NOT NULL,
+    modified          timestamptz NOT NULL DEFAULT now(),
+    header            text NOT NULL,
+    parent_session    text,
+    title             text,
+    first_message     text,
+    first_message_seq bigint,
+    message_count     bigint NOT NULL DEFAULT 0,
+    last_seq          bigint NOT NULL DEFAULT 0,
+    lease_holder      text,
+    lease_token       bigint NOT NULL DEFAULT 0,
+    lease_expires     timestamptz
+  );
+  CREATE INDEX sessions_cwd_modified ON sessions (cwd, modified DESC, id DESC);
+  CREATE INDEX sessions_modified ON sessions (modified DESC, id DESC);
+  CREATE INDEX sessions_id_prefix ON sessions (id text_pattern_ops);
+
+  CREATE TABLE entries (
+    session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq        bigint NOT NULL CHECK (seq > 0),
+    entry_id   text,
+    kind       text,
+    line       text NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  );
+
+  CREATE TABLE blobs (
+    sha256  text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+    bytes   bytea NOT NULL,
+    size    bigint NOT NULL,
+    touched timestamptz NOT NULL DEFAULT now()
+  );
+
+  CREATE TABLE blob_refs (
+    session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    sha256     text NOT NULL REFERENCES blobs (sha256),
+    PRIMARY KEY (session_id, sha256)
+  );
+  CREATE INDEX blob_refs_sha256 ON blob_refs (sha256);
+
+  CREATE TABLE artifacts (
+    session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    id         text NOT NULL,
+    meta       jsonb NOT NULL DEFAULT '{}',
+    content    bytea NOT NULL,
+    created    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, id)
+  );
+  `,
+];
+
+/** The schema version this library writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Advisory lock key ("tsschema" in ASCII) that serializes migrations across processes. */
+const MIGRATION_LOCK = "8391177401511800161";
+
+/** The schema version recorded in the database (0 when it has none yet). */
+export async function schemaVersion(client: PoolClient): Promise<number> {
+  const table = await client.query<{ present: boolean }>("SELECT to_regclass('ts_schema_version') IS NOT NULL AS present");
+  if (!table.rows[0]!.present) return 0;
+  const { rows } = await client.query<{ version: number | null }>("SELECT max(version) AS version FROM ts_schema_version");
+  return rows[0]!.version ?? 0;
+}
+
+/**
+ * Creates or migrates the schema to `SCHEMA_VERSION`, idempotently: one transaction under a
+ * transaction-scoped advisory lock, so processes migrating at once apply each step exactly once
+ * (the second waits, then finds the work done). A database newer than this library is refused.
+ * Returns the version found before.
+ */
+export async function migrateSchema(pool: Pool): Promise<number> {
+  return withTransaction(pool, "Migrating the PostgreSQL schema", async (client) => {
+    await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS ts_schema_version (version int PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())",
+    );
+    const found = await schemaVersion(client);
+    if (found > SCHEMA_VERSION) {
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `The database has schema version ${found}; this library knows up to ${SCHEMA_VERSION}: upgrade transcript-store`,
+      );
+    }
+    for (let version = found + 1; version <= SCHEMA_VERSION; version++) {
+      await client.query(MIGRATIONS[version - 1]!);
+      await client.query("INSERT INTO ts_schema_version (version) VALUES ($1)", [version]);
+    }
+    return found;
+  });
+}

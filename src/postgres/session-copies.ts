@@ -1,0 +1,105 @@
+import type { Pool } from "pg";
+import { TranscriptStoreError } from "../errors.ts";
+import { headerFields } from "./header.ts";
+import { fenceSession, takeLease } from "./lease.ts";
+import { INFO_COLUMNS, type SessionRow, toSession } from "./rows.ts";
+import { withTransaction } from "./transaction.ts";
+import type { PgLeaseRequest, PgSession } from "./types.ts";
+
+/** Options of `forkSession`. */
+export interface PgForkOptions {
+  /** Copy entries up to this seq (inclusive). @default every entry */
+  uptoSeq?: number;
+  /** Take the new session's lease in the same transaction. */
+  lease?: PgLeaseRequest;
+}
+
+/**
+ * Copies a session server-side into a new one named by `header` (its id, cwd, parentSession):
+ * one transaction, one snapshot (REPEATABLE READ), `INSERT … SELECT` of the entries (all, or up to
+ * `uptoSeq`), the blob refs and the artifacts; no line travels through this process. The source
+ * needs no lease (a fork reads). `SESSION_NOT_FOUND` without the source; `ENTRY_NOT_FOUND` when
+ * `uptoSeq` is past its last entry. A partial fork keeps all of the source's blob refs (a
+ * superset: gc keeps a blob longer, never too short) until its next rewrite.
+ */
+export async function forkSession(
+  pool: Pool,
+  sourceId: string,
+  header: string,
+  options: PgForkOptions = {},
+): Promise<{ session: PgSession; token: number | null }> {
+  const h = headerFields(header);
+  return withTransaction(
+    pool,
+    "Forking a session",
+    async (client) => {
+      const { rows: src } = await client.query<{ last_seq: number; message_count: number; first_message_seq: number | null }>(
+        "SELECT last_seq::float8 AS last_seq, message_count::float8 AS message_count, first_message_seq::float8 AS first_message_seq " +
+          "FROM sessions WHERE id = $1",
+        [sourceId],
+      );
+      if (src[0] === undefined) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${sourceId} to fork`);
+      const upto = options.uptoSeq ?? src[0].last_seq;
+      if (!Number.isSafeInteger(upto) || upto < 0 || upto > src[0].last_seq) {
+        throw new TranscriptStoreError("ENTRY_NOT_FOUND", `Session ${sourceId} has no seq ${upto} (last ${src[0].last_seq})`);
+      }
+      const { rows } = await client.query<SessionRow & { header: string }>(
+        `INSERT INTO sessions (id, cwd, created, header, parent_session, title, first_message, first_message_seq, message_count, last_seq)
+         SELECT $2, $3, COALESCE($4, now()), $5, $6, $7,
+                CASE WHEN s.first_message_seq <= $8 THEN s.first_message END,
+                CASE WHEN s.first_message_seq <= $8 THEN s.first_message_seq END,
+                CASE WHEN $8 = s.last_seq THEN s.message_count
+                     ELSE (SELECT count(*) FROM entries e WHERE e.session_id = s.id AND e.seq <= $8 AND e.kind = 'message') END,
+                $8
+           FROM sessions s WHERE s.id = $1
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${INFO_COLUMNS}, header`,
+        [sourceId, h.id, h.cwd, h.created, header, h.parentSession, h.title, upto],
+      );
+      if (rows[0] === undefined) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+      await client.query(
+        `INSERT INTO entries (session_id, seq, entry_id, kind, line)
+         SELECT $2, seq, entry_id, kind, line FROM entries WHERE session_id = $1 AND seq <= $3`,
+        [sourceId, h.id, upto],
+      );
+      await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $2, sha256 FROM blob_refs WHERE session_id = $1", [
+        sourceId,
+        h.id,
+      ]);
+      await client.query(
+        `INSERT INTO artifacts (session_id, id, meta, content, created)
+         SELECT $2, id, meta, content, created FROM artifacts WHERE session_id = $1`,
+        [sourceId, h.id],
+      );
+      const token = options.lease ? await takeLease(client, h.id, options.lease.holder, options.lease.ttlMs) : null;
+      return { session: toSession(rows[0]), token };
+    },
+    "REPEATABLE READ",
+  );
+}
+
+/**
+ * Moves a session to the cwd of `header` (its rewritten header line, same id) in one transaction
+ * under the lease; its entries, blobs and artifacts are rows of the session and need no copying.
+ */
+export async function moveSession(pool: Pool, sessionId: string, token: number, header: string): Promise<PgSession> {
+  const h = headerFields(header);
+  if (h.id !== sessionId) throw new TranscriptStoreError("BAD_HEADER", `The header names session ${h.id}, not ${sessionId}`);
+  return withTransaction(pool, "Moving a session", async (client) => {
+    await fenceSession(client, sessionId, token, "Moving a session");
+    const { rows } = await client.query<SessionRow & { header: string }>(
+      `UPDATE sessions SET cwd = $2, header = $3, title = $4, parent_session = $5, modified = now()
+        WHERE id = $1 RETURNING ${INFO_COLUMNS}, header`,
+      [sessionId, h.cwd, header, h.title, h.parentSession],
+    );
+    return toSession(rows[0]!);
+  });
+}
+
+/** Deletes a session with its entries, blob refs and artifacts, under its lease (the blobs stay for gc). */
+export async function deleteSession(pool: Pool, sessionId: string, token: number): Promise<void> {
+  await withTransaction(pool, "Deleting a session", async (client) => {
+    await fenceSession(client, sessionId, token, "Deleting a session");
+    await client.query("DELETE FROM sessions WHERE id = $1", [sessionId]);
+  });
+}
