@@ -58,6 +58,11 @@ export type { OutputSinkOptions, OutputSummary } from "./artifacts/output-sink.t
 export type { LinePage } from "./artifacts/line-pages.ts";
 
 export type { SessionInfo } from "./session/session-info.ts";
+export { PostgresBackend } from "./storage/postgres/pg-backend.ts";
+export { closeUrlStores } from "./storage/store-url.ts";
+export type { Blobs, SessionStorage, StorageBackend, StorageKind } from "./storage/session-storage.ts";
+export { PgStore } from "./postgres/index.ts";
+export type { PgStoreOptions } from "./postgres/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
 export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";

@@ -5,7 +5,7 @@ import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { backendOf } from "../storage/backends.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
-import type { Blobs, OpenedSession, SessionStorage } from "../storage/session-storage.ts";
+import type { Blobs, OpenedSession, SessionStorage, StoreGcOptions, StoreGcReport } from "../storage/session-storage.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
@@ -145,6 +145,13 @@ export class SessionManager {
   static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
     const resolved = resolveSessionManagerOptions(options);
     return backendOf(resolved).resolve(arg, cwd, { ...resolved, roots: options.roots });
+  }
+
+  /** Deletes the store's blobs that no session references and that are older than the grace period. */
+  static async gc(options: SessionManagerOptions & StoreGcOptions = {}): Promise<StoreGcReport> {
+    const { graceMs, dryRun, ...rest } = options;
+    const resolved = resolveSessionManagerOptions(rest);
+    return backendOf(resolved).gc(resolved, { graceMs, dryRun });
   }
 
   // ---------------------------------------------------------------- identity

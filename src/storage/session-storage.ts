@@ -95,4 +95,18 @@ export interface StorageBackend {
   open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]>;
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
+  /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */
+  gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport>;
+}
+
+export interface StoreGcOptions {
+  /** Only blobs untouched for longer than this are deleted. @default 1 hour */
+  graceMs?: number;
+  dryRun?: boolean;
+}
+
+export interface StoreGcReport {
+  /** Hashes deleted (with `dryRun`: that would be). */
+  deleted: string[];
+  bytesFreed: number;
 }

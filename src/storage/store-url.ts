@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { PostgresBackend } from "./postgres/pg-backend.ts";
 import type { StorageBackend } from "./session-storage.ts";
 
 /** One backend per URL in a process: every manager given the same URL shares its connections. */
@@ -11,10 +12,19 @@ export function storeFromUrl(url: string): StorageBackend {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new TranscriptStoreError("INVALID_OPTION", `store URL must start with postgres:// (got ${JSON.stringify(redactUrl(url))})`);
   }
-  throw new TranscriptStoreError("INVALID_OPTION", "the PostgreSQL backend is not available in this build");
+  const backend = PostgresBackend.of(url);
+  byUrl.set(url, backend);
+  return backend;
 }
 
 /** A URL without its password, for messages. */
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, "$1:***@");
+}
+
+/** Ends the connections of every backend opened from a URL (for tests and short-lived tools). */
+export async function closeUrlStores(): Promise<void> {
+  const backends = [...byUrl.values()];
+  byUrl.clear();
+  for (const backend of backends) if (backend instanceof PostgresBackend) await backend.close();
 }

@@ -4,7 +4,8 @@ import { type DiscoveryOptions, listAllSessions, listSessions, resolveSession } 
 import { cwdBucket, sessionFileName } from "../../session/paths.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
-import type { OpenedSession, StorageBackend } from "../session-storage.ts";
+import { collectGarbage } from "../../maintenance/gc.ts";
+import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { openFile, startNewFile } from "./file-start.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
@@ -28,5 +29,10 @@ export const fileBackend: StorageBackend = {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
     return resolveSession(arg, cwd, discovery);
+  },
+
+  async gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
+    const report = await collectGarbage({ sessionRoots: [options.sessionsDir], blobsDir: options.blobsDir, ...gc });
+    return { deleted: report.deleted, bytesFreed: report.bytesFreed };
   },
 };

@@ -1,0 +1,208 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import type { Pool } from "pg";
+import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
+import { emptyLoadReport } from "../../format/load-report.ts";
+import type { SessionHeader } from "../../format/types.ts";
+import { PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
+import { rehydrateValue } from "../../session/rehydrate.ts";
+import type { SessionInfo } from "../../session/session-info.ts";
+import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
+import type { DiscoveryOptions } from "../../session/discovery.ts";
+import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
+import { redactUrl } from "../store-url.ts";
+import { PgArtifactMirror } from "./pg-artifacts.ts";
+import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
+import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
+import { PgSessionStorage } from "./pg-session.ts";
+
+/** Who holds a lease: host, process and a random tag (two managers of one process differ). */
+function leaseHolder(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Sessions in PostgreSQL (docs/postgres.md): the same `SessionManager` over rows. Create one per
+ * database and share it (`SessionManager.create(cwd, { store })`), or pass the URL as `store` (one
+ * backend per URL and process). `close()` ends its connections.
+ */
+export class PostgresBackend implements StorageBackend {
+  readonly kind = "postgres" as const;
+  private connecting: Promise<PgStore> | null = null;
+
+  private constructor(
+    private readonly target: string | Pool,
+    private readonly storeOptions: PgStoreOptions,
+    readonly name: string,
+  ) {}
+
+  /** A backend over `target` (a `postgres://` URL or a `pg.Pool` you share); it connects on first use. */
+  static of(target: string | Pool, options: PgStoreOptions = {}): PostgresBackend {
+    const name = typeof target === "string" ? redactUrl(target) : "postgres";
+    return new PostgresBackend(target, options, name);
+  }
+
+  /** The connected store (schema created or migrated once). */
+  connect(): Promise<PgStore> {
+    if (this.connecting === null) {
+      this.connecting = PgStore.connect(this.target, this.storeOptions);
+      this.connecting.catch(() => {
+        this.connecting = null; // a failed connect is tried again by the next call
+      });
+    }
+    return this.connecting;
+  }
+
+  async close(): Promise<void> {
+    const connecting = this.connecting;
+    this.connecting = null;
+    if (connecting !== null) await (await connecting).close();
+  }
+
+  async create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
+    const store = await this.connect();
+    const holder = leaseHolder();
+    if (options.deferUntilAssistant) {
+      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false });
+    }
+    const { token } = await store.createSession(JSON.stringify(header), { lease: { holder, ttlMs: options.lockStaleMs } });
+    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true });
+  }
+
+  async open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
+    const store = await this.connect();
+    const holder = leaseHolder();
+    const id = (await store.resolveSession(ref)).id;
+    let token: number | null = null;
+    if (!options.readOnly) token = await store.leases.acquire(id, holder, options.lockStaleMs);
+    try {
+      // Read after the lease is ours: every committed row is in the snapshot, and no one appends after it.
+      const { session, entries: rows } = await store.loadSession(id);
+      const header = parseHeader(session.header, `${this.name}#${id}`);
+      const { entries, report, refs } = entriesOf(rows);
+      const opened = await this.opened(store, header, entries, options, {
+        token,
+        holder,
+        nextSeq: session.lastSeq + 1,
+        created: true,
+        refs,
+      });
+      return { ...opened, loadReport: report };
+    } catch (err) {
+      if (token !== null) await store.leases.release(id, token).catch(() => false);
+      throw err;
+    }
+  }
+
+  async list(cwd: string | null, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]> {
+    const store = await this.connect();
+    const rows = await store.listSessions(cwd === null ? {} : { cwd: resolve(cwd) });
+    return rows.map((row) => this.infoOf(row));
+  }
+
+  async resolve(arg: string, cwd: string, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
+    const store = await this.connect();
+    try {
+      return this.infoOf(await store.resolveSession(arg, { cwd: resolve(cwd) }));
+    } catch (err) {
+      if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_NOT_FOUND") throw err;
+      return this.infoOf(await store.resolveSession(arg));
+    }
+  }
+
+  async gc(_options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
+    const report = await (await this.connect()).gc(gc);
+    return { deleted: report.deleted, bytesFreed: report.bytes };
+  }
+
+  /** Listing's view of a session row; `path` is the session id (what `open` takes). */
+  private infoOf(row: PgSessionInfo): SessionInfo {
+    return {
+      path: row.id,
+      id: row.id,
+      cwd: row.cwd,
+      title: row.title,
+      created: row.created,
+      modified: row.modified,
+      size: 0,
+      messageCount: row.messageCount,
+      messageCountExact: true,
+      firstMessage: row.firstMessage,
+      parentSession: row.parentSession,
+      tornTail: false,
+    };
+  }
+
+  /**
+   * The session as the manager receives it: the blobs its rows reference are fetched (rehydration
+   * reads synchronously) and eager entries get their images back; its artifacts are mirrored.
+   */
+  private async opened(
+    store: PgStore,
+    header: SessionHeader,
+    stored: OpenedSession["entries"],
+    options: ResolvedSessionManagerOptions,
+    state: { token: number | null; holder: string; nextSeq: number; created: boolean; refs?: Set<string> },
+  ): Promise<OpenedSession> {
+    const location = `${this.name}#${header.id}`;
+    const cache = new PgBlobCache(location);
+    const mirror = new PgArtifactMirror(store, header.id, { fsync: options.fsync, onWarning: options.onWarning });
+    const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
+    if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.pool, state.refs);
+    if (state.created) await mirror.load();
+    const entries = options.rehydrate === "eager" && state.refs !== undefined ? stored.map((e) => rehydrateValue(e, cache, warn)) : stored;
+    return {
+      header,
+      entries,
+      loadReport: emptyLoadReport(),
+      storage: (hooks: StorageHooks) =>
+        new PgSessionStorage(
+          {
+            store,
+            blobs: blobsView(store.blobs),
+            cache,
+            options,
+            sessionId: header.id,
+            location,
+            token: state.token,
+            holder: state.holder,
+            nextSeq: state.nextSeq,
+            created: state.created,
+            artifacts: mirror,
+            forkInto: (request, source) => this.fork(store, request, source),
+          },
+          hooks,
+        ),
+    };
+  }
+
+  /** A whole-session fork is a server-side copy (rows, refs, artifacts); a branch is written from memory. */
+  private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage): Promise<OpenedSession> {
+    const { header, entries, options } = request;
+    const holder = leaseHolder();
+    const lease = { holder, ttlMs: options.lockStaleMs };
+    let session: PgSession;
+    let token: number | null;
+    if (request.whole && source.isStored) {
+      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease }));
+    } else {
+      // A branch: the source's artifacts and refs are copied server-side, its path written from memory.
+      ({ session, token } = source.isStored
+        ? await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0 })
+        : await store.createSession(JSON.stringify(header), { lease }));
+      const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
+      if (rows.length > 0) {
+        await store.appendBatch(
+          session.id,
+          token!,
+          1,
+          rows.map((r) => r.row),
+          rows.flatMap((r) => r.blobs),
+        );
+      }
+      session = { ...session, lastSeq: rows.length };
+    }
+    return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true });
+  }
+}

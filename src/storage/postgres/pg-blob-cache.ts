@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import { parseBlobRef, toBlobRef } from "../../blob/blob-ref.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import type { Pool } from "pg";
+import type { PgBlobs } from "../../postgres/index.ts";
+import { withClient } from "../../postgres/transaction.ts";
+import type { Blobs } from "../session-storage.ts";
+
+/**
+ * The blobs one open session reads synchronously (rehydration is synchronous): those its rows
+ * reference, fetched when it was opened, and those its appends stored. Bytes are handed out only
+ * when they hash to their name (`BLOB_CORRUPT` otherwise).
+ */
+export class PgBlobCache {
+  private readonly bytes = new Map<string, Buffer>();
+
+  constructor(private readonly where: string) {}
+
+  remember(hash: string, bytes: Buffer): void {
+    this.bytes.set(hash, bytes);
+  }
+
+  cached(hash: string): Buffer | null {
+    return this.bytes.get(hash) ?? null;
+  }
+
+  pathOf(hashOrRef: string): string {
+    return `${this.where}#blob:${parseBlobRef(hashOrRef)}`;
+  }
+
+  getVerifiedSync(hashOrRef: string): Buffer | null {
+    const hash = parseBlobRef(hashOrRef);
+    const bytes = this.bytes.get(hash);
+    if (bytes === undefined) return null;
+    if (createHash("sha256").update(bytes).digest("hex") !== hash) {
+      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} does not hash to its name`);
+    }
+    return bytes;
+  }
+
+  /** Fetches the named blobs into the cache (one query). */
+  async fetch(pool: Pool, hashes: Iterable<string>): Promise<void> {
+    const wanted = [...hashes].filter((h) => !this.bytes.has(h));
+    if (wanted.length === 0) return;
+    const { rows } = await withClient(pool, "Reading a session's blobs", (client) =>
+      client.query<{ sha256: string; bytes: Buffer }>("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1::text[])", [wanted]),
+    );
+    for (const row of rows) this.bytes.set(row.sha256, row.bytes);
+  }
+}
+
+/** `PgBlobs` as the public `Blobs` surface (the same as the file store's). */
+export function blobsView(blobs: PgBlobs): Blobs {
+  return {
+    async put(bytes) {
+      const existed = await blobs.has(createHash("sha256").update(bytes).digest("hex"));
+      const hash = await blobs.put(bytes);
+      return { hash, ref: toBlobRef(hash), existed };
+    },
+    get: (hashOrRef) => blobs.get(hashOrRef, { verify: true }),
+    has: (hashOrRef) => blobs.has(hashOrRef),
+    async *list() {
+      yield* await blobs.list();
+    },
+    delete: (hashOrRef) => blobs.delete(hashOrRef),
+  };
+}

@@ -1,0 +1,98 @@
+import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
+import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { emptyLoadReport, type LoadReport } from "../../format/load-report.ts";
+import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
+import { prepareLine, type ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
+import type { PgBlobWrite, PgEntry, PgLine } from "../../postgres/index.ts";
+import { preview } from "../../session/session-info.ts";
+
+const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
+
+/** An entry turned into a row: its prepared line, the blobs it stores, the refs it names. */
+export interface PreparedRow {
+  row: PgLine;
+  blobs: PgBlobWrite[];
+  /** What lazy memory keeps (the prepared entry). */
+  prepared: SessionEntry;
+}
+
+/** The hashes a line's blob refs name (one search of the text, only when it can hold one). */
+export function refsIn(line: string): string[] {
+  if (!line.includes(BLOB_REF_PREFIX)) return [];
+  const out = new Set<string>();
+  for (const match of line.matchAll(REF_PATTERN)) out.add(match[1]!);
+  return [...out];
+}
+
+/** The first user message's preview, for listing (the store keeps the first one it is given). */
+function firstMessageOf(entry: SessionEntry): string | null {
+  if (entry.type !== "message" || !isRecord(entry.message) || entry.message.role !== "user") return null;
+  const content = entry.message.content;
+  if (typeof content === "string") return preview(content);
+  if (Array.isArray(content)) {
+    for (const block of content) if (isRecord(block) && block.type === "text" && typeof block.text === "string") return preview(block.text);
+  }
+  return null;
+}
+
+/** Runs the prepare pipeline for one entry (pure) and describes the row it becomes. */
+export function prepareRow(entry: SessionEntry, options: ResolvedPrepareOptions, warn: (w: StoreWarning) => void): PreparedRow {
+  let prepared;
+  try {
+    prepared = prepareLine(entry, options);
+  } catch (err) {
+    if (err instanceof TranscriptStoreError) throw err;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
+  }
+  if (prepared.imagesKeptInline > 0) {
+    warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole` });
+  }
+  const refs = prepared.mayHoldRefs ? refsIn(prepared.line) : [];
+  return {
+    row: { line: prepared.line, entryId: entry.id, kind: entry.type, firstMessage: firstMessageOf(entry), blobRefs: refs },
+    blobs: prepared.blobs.map((b) => ({ sha256: b.hash, bytes: b.bytes })),
+    prepared: prepared.entry,
+  };
+}
+
+/** Header line → header (`BAD_HEADER` when a row holds no session header). */
+export function parseHeader(line: string, where: string): SessionHeader {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    value = null;
+  }
+  if (!isRecord(value) || value.type !== "session" || typeof value.id !== "string") {
+    throw new TranscriptStoreError("BAD_HEADER", `${where} holds no valid session header`);
+  }
+  return value as unknown as SessionHeader;
+}
+
+/**
+ * Stored rows → entries in seq order. A row that is not a JSON entry is reported in the load report
+ * (malformed, with its seq as the line number) and left in the database untouched.
+ */
+export function entriesOf(rows: readonly PgEntry[]): { entries: SessionEntry[]; report: LoadReport; refs: Set<string> } {
+  const report = emptyLoadReport();
+  const entries: SessionEntry[] = [];
+  const refs = new Set<string>();
+  for (const row of rows) {
+    let value: unknown;
+    try {
+      value = JSON.parse(row.line);
+    } catch {
+      value = null;
+    }
+    if (!isRecord(value) || typeof value.type !== "string" || typeof value.id !== "string") {
+      report.malformed.push({ line: row.seq + 1, offset: 0, reason: `entry row seq ${row.seq} is not a JSON session entry` });
+      continue;
+    }
+    for (const hash of refsIn(row.line)) refs.add(hash);
+    entries.push(value as unknown as SessionEntry);
+  }
+  report.linesRead = rows.length + 1;
+  report.entries = entries.length;
+  report.bytesRead = rows.reduce((n, r) => n + Buffer.byteLength(r.line) + 1, 0);
+  return { entries, report, refs };
+}

@@ -1,0 +1,299 @@
+import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
+import type { PgBlobWrite, PgLine, PgStore } from "../../postgres/index.ts";
+import type { BlobReader } from "../../session/rehydrate.ts";
+import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
+import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
+import type { PgArtifactMirror } from "./pg-artifacts.ts";
+import type { PgBlobCache } from "./pg-blob-cache.ts";
+import { prepareRow } from "./pg-lines.ts";
+
+/** Lines per append transaction (one round trip and one commit each). */
+const BATCH_LINES = 256;
+/** Bytes of lines and blobs per append transaction, past which a batch is cut. */
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+interface Pending {
+  row: PgLine;
+  blobs: PgBlobWrite[];
+  bytes: number;
+}
+
+export interface PgSessionInit {
+  store: PgStore;
+  blobs: Blobs;
+  cache: PgBlobCache;
+  options: ResolvedSessionManagerOptions;
+  sessionId: string;
+  location: string;
+  /** The lease's fencing token (null: read-only, or not created yet in deferred mode). */
+  token: number | null;
+  holder: string;
+  /** The next entry's seq. */
+  nextSeq: number;
+  /** The session row exists (false: deferred until the first assistant message). */
+  created: boolean;
+  /** The session's artifacts (a working directory written back to rows by flush). */
+  artifacts: PgArtifactMirror;
+  forkInto: (request: ForkRequest, source: PgSessionStorage) => Promise<OpenedSession>;
+}
+
+/**
+ * A session stored as PostgreSQL rows. Appends are synchronous to the caller: each entry runs the
+ * prepare pipeline, joins a queue and is committed in batches (one fenced transaction each: blobs
+ * first, then lines; see docs/postgres.md). `flush()` resolves once everything queued is committed
+ * — that is the acknowledgement; a failed commit throws there (`PERSISTENCE_FAILED`, or
+ * `SESSION_LOCKED` when the lease was taken over) and the entries stay queued for the next flush.
+ */
+export class PgSessionStorage implements SessionStorage {
+  readonly kind = "postgres" as const;
+  readonly path = null;
+  readonly location: string;
+  readonly blobs: Blobs;
+  readonly blobReader: BlobReader;
+  private readonly queue: Pending[] = [];
+  private readonly deferred: SessionEntry[] = [];
+  private committing: Promise<void> | null = null;
+  private scheduled = false;
+  private failure: Error | null = null;
+  private lost: Error | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private lastRenewed = Date.now();
+  private closed = false;
+  /** Nothing is stored until the first assistant message (`deferUntilAssistant` on a new session). */
+  private deferring: boolean;
+
+  constructor(
+    private readonly init: PgSessionInit,
+    private readonly hooks: StorageHooks,
+  ) {
+    this.location = init.location;
+    this.blobs = init.blobs;
+    this.blobReader = init.cache;
+    this.deferring = !init.created;
+    if (init.token !== null) this.startRenewing();
+  }
+
+  get sessionId(): string {
+    return this.init.sessionId;
+  }
+
+  get store(): PgStore {
+    return this.init.store;
+  }
+
+  persist(entry: SessionEntry): SessionEntry {
+    if (this.deferring) {
+      this.deferred.push(entry);
+      const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
+      if (!isAssistant) return entry;
+      this.deferring = false;
+      // Prepared in order; memory keeps what each append would have kept (the entries as given).
+      for (const kept of this.deferred.splice(0)) this.enqueue(kept);
+      return entry;
+    }
+    return this.enqueue(entry);
+  }
+
+  private enqueue(entry: SessionEntry): SessionEntry {
+    const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w));
+    const own = new Set(blobs.map((b) => b.sha256));
+    for (const hash of row.blobRefs ?? []) {
+      // A ref memory already carried (a lazy session's) travels with its bytes when this process has them.
+      if (own.has(hash)) continue;
+      const bytes = this.init.cache.cached(hash);
+      if (bytes !== null) {
+        blobs.push({ sha256: hash, bytes });
+        own.add(hash);
+      }
+    }
+    for (const blob of blobs) this.init.cache.remember(blob.sha256, Buffer.from(blob.bytes));
+    const bytes = row.line.length + blobs.reduce((n, b) => n + b.bytes.byteLength, 0);
+    this.queue.push({ row, blobs, bytes });
+    this.schedule();
+    return this.init.options.rehydrate === "lazy" ? prepared : entry;
+  }
+
+  /** Commits in the background soon after appends (one batch per turn of the event loop at most). */
+  private schedule(): void {
+    if (this.scheduled || this.committing !== null || this.failure !== null) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.commit().catch(() => {
+        // kept in `failure`: the next flush() reports it and retries
+      });
+    });
+  }
+
+  /** Commits the queue batch by batch; a failure keeps the rest (and the failed batch) queued. */
+  private commit(): Promise<void> {
+    if (this.committing !== null) return this.committing;
+    const run = async () => {
+      try {
+        if (!this.init.created && this.queue.length > 0) await this.createRow();
+        while (this.queue.length > 0) {
+          if (this.lost !== null) throw this.lost;
+          const token = this.init.token;
+          if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
+          const batch = takeBatch(this.queue);
+          const blobs = batch.flatMap((p) => p.blobs);
+          try {
+            await this.init.store.appendBatch(
+              this.sessionId,
+              token,
+              this.init.nextSeq,
+              batch.map((p) => p.row),
+              blobs,
+            );
+          } catch (err) {
+            if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
+            throw err;
+          }
+          this.queue.splice(0, batch.length);
+          this.init.nextSeq += batch.length;
+        }
+        this.failure = null;
+      } catch (err) {
+        this.failure = err as Error;
+        throw err;
+      } finally {
+        this.committing = null;
+      }
+    };
+    this.committing = run();
+    return this.committing;
+  }
+
+  /** Creates a deferred session's row with its lease, from the header memory holds now. */
+  private async createRow(): Promise<void> {
+    const lease = { holder: this.init.holder, ttlMs: this.init.options.lockStaleMs };
+    const { token } = await this.init.store.createSession(JSON.stringify(this.hooks.header()), { lease });
+    this.init.created = true;
+    this.setToken(token!);
+  }
+
+  asStored(entry: SessionEntry): SessionEntry {
+    return entry;
+  }
+
+  assertHeld(): void {
+    if (this.lost !== null) throw this.lost;
+    if (this.init.token !== null && Date.now() - this.lastRenewed > this.init.options.lockStaleMs) {
+      // This process did not renew its lease within its period (paused, or cut off): a taker may
+      // hold it now. The database would refuse the append anyway; refusing here keeps memory honest.
+      const err = new TranscriptStoreError("SESSION_LOCKED", `The lease of session ${this.sessionId} may have been taken over`);
+      this.loseLease(err);
+      throw err;
+    }
+  }
+
+  artifacts(): ArtifactStore | null {
+    return this.init.artifacts.artifacts();
+  }
+
+  /** The session row exists (a deferred session has none before its first assistant message). */
+  get isStored(): boolean {
+    return this.init.created;
+  }
+
+  async fork(request: ForkRequest): Promise<OpenedSession> {
+    if (this.init.created && this.init.token !== null) await this.flush();
+    return this.init.forkInto(request, this);
+  }
+
+  async moveTo(header: SessionHeader): Promise<void> {
+    await this.flushEntries();
+    if (!this.init.created) return; // nothing stored yet: the header is written with the first batch
+    if (this.init.token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
+    await this.init.store.moveSession(this.sessionId, this.init.token, JSON.stringify(header));
+  }
+
+  /** Commits every queued entry (rethrowing a commit failure; the entries stay queued). */
+  async flushEntries(): Promise<void> {
+    if (this.committing !== null) await this.committing.catch(() => {});
+    if (this.queue.length > 0) await this.commit();
+    else if (this.failure !== null && this.lost !== null) throw this.lost;
+  }
+
+  async flush(): Promise<void> {
+    await this.flushEntries();
+    if (this.init.created && this.init.token !== null) await this.init.artifacts.sync();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
+    } finally {
+      this.stopRenewing();
+      this.init.artifacts.dispose();
+      if (this.init.token !== null && this.lost === null) {
+        await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
+      }
+    }
+  }
+
+  /** Entries appended but not yet committed (for tests and diagnostics). */
+  get pendingCount(): number {
+    return this.queue.length + this.deferred.length;
+  }
+
+  /** The session row was created with this lease (a deferred session's first batch). */
+  setToken(token: number): void {
+    this.init.token = token;
+    this.startRenewing();
+  }
+
+  private startRenewing(): void {
+    const ttl = this.init.options.lockStaleMs;
+    this.lastRenewed = Date.now();
+    this.renewTimer = setInterval(
+      () => {
+        const token = this.init.token;
+        if (token === null || this.lost !== null) return;
+        const started = Date.now();
+        this.init.store.leases.renew(this.sessionId, token, ttl).then(
+          () => {
+            this.lastRenewed = started;
+          },
+          (err) => {
+            if (err instanceof TranscriptStoreError && (err.code === "SESSION_LOCKED" || err.code === "SESSION_NOT_FOUND")) {
+              this.loseLease(err);
+            }
+            // a connection failure is retried at the next tick; assertHeld refuses once the period passed
+          },
+        );
+      },
+      Math.max(250, Math.floor(ttl / 3)),
+    );
+    this.renewTimer.unref();
+  }
+
+  private stopRenewing(): void {
+    if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    this.renewTimer = null;
+  }
+
+  private loseLease(err: Error): void {
+    if (this.lost !== null) return;
+    this.lost =
+      err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED" ? err : new TranscriptStoreError("SESSION_LOCKED", err.message);
+    this.stopRenewing();
+    this.hooks.lost(err);
+  }
+}
+
+/** The queue's head up to the batch limits (at least one line). */
+function takeBatch(queue: readonly Pending[]): Pending[] {
+  let bytes = 0;
+  let n = 0;
+  while (n < queue.length && n < BATCH_LINES) {
+    bytes += queue[n]!.bytes;
+    n++;
+    if (bytes >= BATCH_BYTES) break;
+  }
+  return queue.slice(0, n);
+}
