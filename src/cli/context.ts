@@ -26,6 +26,7 @@ export const GLOBAL_OPTIONS: OptionSpec = {
   "sessions-dir": { type: "string" },
   "blobs-dir": { type: "string" },
   layout: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean", default: false },
   ndjson: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -38,6 +39,8 @@ export interface CommandContext {
   /** Bucket naming: `--layout`, else what the sessions tree shows, else omp's. */
   layout: SessionLayout;
   root: string | undefined;
+  /** A database store (`--store`, else $TRANSCRIPT_STORE_URL): every command works on it instead of the file tree. */
+  store: string | undefined;
   json: boolean;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
@@ -72,6 +75,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
       dirs: { sessionsDir: "", blobsDir: "" },
       layout: "omp",
       root: undefined,
+      store: undefined,
       json: false,
       values,
       positionals,
@@ -98,6 +102,9 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   if (given !== undefined && given !== "omp" && given !== "pi")
     throw new UsageError(`--layout must be "omp" or "pi", got ${JSON.stringify(given)}`);
   const layout: SessionLayout = given ?? detectLayout(dirs.sessionsDir) ?? "omp";
+  const store = (values.store as string | undefined) ?? (io.env.TRANSCRIPT_STORE_URL || undefined);
+  if (store !== undefined && !/^postgres(ql)?:\/\//.test(store))
+    throw new UsageError("--store (or TRANSCRIPT_STORE_URL) must be a postgres:// URL");
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
   return {
@@ -105,6 +112,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     dirs,
     layout,
     root,
+    store,
     json,
     values,
     positionals,
@@ -152,4 +160,9 @@ export function formatTable(head: string[], rows: string[][]): string {
       .join("  ")
       .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+/** The SessionManager options naming the CLI's store: the database, or the file tree's directories. */
+export function storeOptions(ctx: CommandContext) {
+  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store: ctx.store };
 }

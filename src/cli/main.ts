@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { closeUrlStores } from "../storage/store-url.ts";
 import { buildContext, UsageError, type CliIo, type Command } from "./context.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
@@ -38,6 +39,8 @@ Global options:
   --blobs-dir <dir>     blob directory (default <root>/blobs)
   --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's --<absolute path>--
                         (default: what the sessions tree shows, else omp)
+  --store <url>         a PostgreSQL store (postgres://…; default $TRANSCRIPT_STORE_URL):
+                        every command works on it instead of the file tree
   --json, --ndjson      machine output on stdout (one JSON object per line)
   -h, --help            this help
 
@@ -70,6 +73,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return await command.run(ctx);
     } finally {
       await ctx.close();
+      await closeUrlStores(); // a database store's connections would keep the process alive
     }
   } catch (err) {
     if (err instanceof UsageError) {

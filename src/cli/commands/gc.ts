@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { forgetReferrers } from "../../blob/blob-referrers.ts";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "../../maintenance/gc.ts";
+import { gcDatabase } from "../database.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
 
 /** `90s`, `15m`, `1h`, `2d` or milliseconds. */
@@ -24,6 +25,7 @@ export const gcCommand: Command = {
   maxArgs: 0,
   async run(ctx) {
     const graceMs = typeof ctx.values.grace === "string" ? parseDuration(ctx.values.grace) : DEFAULT_GC_GRACE_MS;
+    if (ctx.store !== undefined) return gcDatabase(ctx, graceMs);
     const also = ((ctx.values.also as string[] | undefined) ?? []).map((p) => resolve(ctx.io.cwd, p));
     const forget = ((ctx.values.forget as string[] | undefined) ?? []).map((p) => resolve(ctx.io.cwd, p));
     if (forget.length > 0) {

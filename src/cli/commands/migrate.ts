@@ -1,20 +1,28 @@
 import { basename } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
 import { migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
-import { formatBytes, type Command } from "../context.ts";
+import { formatBytes, UsageError, type Command } from "../context.ts";
+import { migrateToDatabase } from "../database.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 
 export const migrateCommand: Command = {
   name: "migrate",
   summary: "bring session files to v3 with images in the blob store (imports into the store by default)",
-  usage: "migrate [paths…] [--in-place] [--backup] [--dry-run]",
+  usage: "migrate [paths…] [--in-place] [--backup] [--dry-run] [--to postgres://…]",
   options: {
+    to: { type: "string" },
     "in-place": { type: "boolean", default: false },
     backup: { type: "boolean", default: false },
     "dry-run": { type: "boolean", default: false },
   },
   async run(ctx) {
+    if (typeof ctx.values.to === "string") {
+      if (!/^postgres(ql)?:\/\//.test(ctx.values.to)) throw new UsageError("--to must be a postgres:// URL");
+      if (ctx.values["in-place"] || ctx.values.backup || ctx.values["dry-run"])
+        throw new UsageError("--to imports into a database: --in-place, --backup and --dry-run do not apply");
+      return migrateToDatabase(ctx, ctx.values.to);
+    }
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
     const files = await findSessionFiles(paths, ctx.io.cwd);
     const inPlace = ctx.values["in-place"] === true;

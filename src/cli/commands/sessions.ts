@@ -2,11 +2,7 @@ import { resolve, sep } from "node:path";
 import { TranscriptStoreError } from "../../errors.ts";
 import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
-import { formatBytes, formatTable, type Command, type CommandContext } from "../context.ts";
-
-function storeOptions(ctx: CommandContext) {
-  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout };
-}
+import { formatBytes, formatTable, storeOptions, type Command, type CommandContext } from "../context.ts";
 
 function infoRecord(info: SessionInfo) {
   return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
@@ -14,10 +10,11 @@ function infoRecord(info: SessionInfo) {
 
 /**
  * Resolves a session argument: a path to a `.jsonl` session file (absolute, or relative to the
- * cwd, anywhere), else an id prefix, file-name prefix or file-name id searched in the store.
+ * cwd, anywhere), else an id prefix, file-name prefix or file-name id searched in the store (a
+ * database store takes ids and id prefixes only).
  */
 export async function resolveArg(ctx: CommandContext, arg: string): Promise<SessionInfo> {
-  if (arg.endsWith(".jsonl") || arg.includes(sep)) {
+  if (ctx.store === undefined && (arg.endsWith(".jsonl") || arg.includes(sep))) {
     const path = resolve(ctx.io.cwd, arg);
     const info = readSessionInfo(path);
     if (info !== null) return info;
@@ -116,8 +113,8 @@ export const forkCommand: Command = {
     });
     await fork.close();
     ctx.emit(
-      { type: "fork", id: fork.sessionId, path: fork.sessionFile, parentSession: info.id, entries: fork.getEntries().length },
-      `forked ${info.id} → ${fork.sessionId}\n${fork.sessionFile}`,
+      { type: "fork", id: fork.sessionId, path: fork.location, parentSession: info.id, entries: fork.getEntries().length },
+      `forked ${info.id} → ${fork.sessionId}\n${fork.location}`,
     );
     return 0;
   },
@@ -139,8 +136,8 @@ export const mvCommand: Command = {
       await m.close();
     }
     ctx.emit(
-      { type: "moved", id: m.sessionId, from: info.path, to: m.sessionFile, cwd: m.cwd },
-      `moved ${m.sessionId} to ${m.cwd}\n${m.sessionFile}`,
+      { type: "moved", id: m.sessionId, from: info.path, to: m.location, cwd: m.cwd },
+      `moved ${m.sessionId} to ${m.cwd}\n${m.location}`,
     );
     return 0;
   },

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { io } from "../../io.ts";
 import { blobRefsOfFile, RefCounter } from "../../maintenance/blob-refs.ts";
+import { statsDatabase } from "../database.ts";
 import { formatBytes, type Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
 
@@ -12,6 +13,7 @@ export const statsCommand: Command = {
   options: {},
   maxArgs: 0,
   async run(ctx) {
+    if (ctx.store !== undefined) return statsDatabase(ctx);
     const files = io.existsSync(ctx.dirs.sessionsDir) ? await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd) : [];
     const counter = new RefCounter();
     let sessionBytes = 0;

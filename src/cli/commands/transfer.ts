@@ -8,9 +8,10 @@ import { ensureDir, FILE_MODE, io } from "../../io.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile } from "../../session/session-file.ts";
 import { startNewFile } from "../../storage/file/file-start.ts";
+import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
-import type { Command } from "../context.ts";
+import { storeOptions, type Command } from "../context.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
 import { resolveArg } from "./sessions.ts";
@@ -34,9 +35,7 @@ export const exportCommand: Command = {
       ctx.io.stderr(`warning: ${w.message}\n`);
     };
     const m = await SessionManager.open(info.path, {
-      sessionsDir: ctx.dirs.sessionsDir,
-      blobsDir: ctx.dirs.blobsDir,
-      layout: ctx.layout,
+      ...storeOptions(ctx),
       readOnly: true,
       rehydrate: "lazy",
       onWarning,
@@ -44,7 +43,9 @@ export const exportCommand: Command = {
     try {
       const report = m.loadReport;
       // Read before anything is written, so a failure leaves stdout empty rather than short.
-      const damaged = report.malformed.length > 0 || report.tornTail ? readDamagedLines(info.path, report) : [];
+      // (a database session's malformed rows stay in the database: there is no file to read them from)
+      const damaged =
+        m.sessionFile !== null && (report.malformed.length > 0 || report.tornTail) ? readDamagedLines(m.sessionFile, report) : [];
       const out = ndjson.stringify();
       const done = new Promise<void>((resolve, reject) => {
         out.on("data", (line: string) => ctx.io.stdout(line));
@@ -95,12 +96,19 @@ export const importCommand: Command = {
       header as SessionHeader,
       records.map((record, i) => ({ record, lineIndex: i + 1 })),
     );
-    const resolved = resolveSessionManagerOptions({
-      sessionsDir: ctx.dirs.sessionsDir,
-      blobsDir: ctx.dirs.blobsDir,
-      layout: ctx.layout,
-      rehydrate: "lazy",
-    });
+    const resolved = resolveSessionManagerOptions({ ...storeOptions(ctx), rehydrate: "lazy" });
+    if (resolved.store instanceof PostgresBackend) {
+      if (damaged.length > 0) {
+        throw new TranscriptStoreError(
+          "INVALID_OPTION",
+          `${damaged.length} damaged record(s): a database store has no quarantine; import into a file store instead`,
+        );
+      }
+      const done = await resolved.store.importSession(migrated.header, migrated.entries, resolved, () => null);
+      const text = `${done.status} ${done.id} (${migrated.entries.length} entries)\n${resolved.store.name}#${done.id}`;
+      ctx.emit({ type: done.status, id: done.id, location: `${resolved.store.name}#${done.id}`, entries: migrated.entries.length }, text);
+      return 0;
+    }
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
     const path = join(
       resolved.sessionsDir,

@@ -1,5 +1,6 @@
 import { verifySessionFile, findOrphanedArtifactDirs, bucketDirsOf, type Finding } from "../../maintenance/verify.ts";
-import type { Command } from "../context.ts";
+import { UsageError, type Command } from "../context.ts";
+import { verifyDatabase } from "../database.ts";
 import { bucketDirs, findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { basename, resolve } from "node:path";
@@ -10,6 +11,10 @@ export const verifyCommand: Command = {
   usage: "verify [paths…] [--no-rehash]",
   options: { "no-rehash": { type: "boolean", default: false } },
   async run(ctx) {
+    if (ctx.store !== undefined) {
+      if (ctx.positionals.length > 0) throw new UsageError("verify of a database store checks all of it (no paths)");
+      return verifyDatabase(ctx);
+    }
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
     const files = await findSessionFiles(paths, ctx.io.cwd);
     const findings: Finding[] = [];

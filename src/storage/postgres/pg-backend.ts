@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import type { Pool } from "pg";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
-import type { SessionHeader } from "../../format/types.ts";
+import type { SessionEntry, SessionHeader } from "../../format/types.ts";
 import { PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
@@ -15,6 +15,7 @@ import { redactUrl } from "../store-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
+import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
 import { PgSessionStorage } from "./pg-session.ts";
 
 /** Who holds a lease: host, process and a random tag (two managers of one process differ). */
@@ -109,6 +110,27 @@ export class PostgresBackend implements StorageBackend {
       if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_NOT_FOUND") throw err;
       return this.infoOf(await store.resolveSession(arg));
     }
+  }
+
+  /**
+   * Writes a session read elsewhere (a file, an NDJSON import) into the database, ids kept; safe to
+   * re-run (see `importIntoPostgres`). `bytesOf` supplies the bytes of blobs its entries refer to.
+   */
+  async importSession(
+    header: SessionHeader,
+    entries: readonly SessionEntry[],
+    options: ResolvedSessionManagerOptions,
+    bytesOf: (hash: string) => Buffer | null,
+  ): Promise<{ status: PgImportStatus; id: string }> {
+    const store = await this.connect();
+    const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? `${this.name}#${header.id}` });
+    return importIntoPostgres(store, header, entries, {
+      prepare: options.prepare,
+      holder: leaseHolder(),
+      ttlMs: options.lockStaleMs,
+      warn,
+      bytesOf,
+    });
   }
 
   async gc(_options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {

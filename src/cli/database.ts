@@ -1,0 +1,186 @@
+import { basename } from "node:path";
+import { createHash } from "node:crypto";
+import { TranscriptStoreError } from "../errors.ts";
+import { withClient } from "../postgres/transaction.ts";
+import { SessionManager } from "../session/session-manager.ts";
+import { resolveSessionManagerOptions } from "../session/session-options.ts";
+import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
+import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
+import { findSessionFiles } from "./find-files.ts";
+import { startProgress } from "./progress.ts";
+
+/**
+ * The maintenance commands (`gc`, `stats`, `verify`, `migrate --to`) against a database store.
+ * Sessions commands (`ls`, `show`, `export`, `import`, `fork`, `mv`) need nothing of their own:
+ * they go through `SessionManager` with the store.
+ */
+function backendOf(ctx: CommandContext): PostgresBackend {
+  const resolved = resolveSessionManagerOptions(storeOptions(ctx));
+  if (!(resolved.store instanceof PostgresBackend)) throw new UsageError("this needs --store postgres://… (or TRANSCRIPT_STORE_URL)");
+  return resolved.store;
+}
+
+export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<number> {
+  if (ctx.values.also !== undefined || ctx.values.forget !== undefined) {
+    throw new UsageError("--also and --forget are for file stores; a database store knows every session");
+  }
+  const dryRun = ctx.values["dry-run"] === true;
+  const report = await SessionManager.gc({ ...storeOptions(ctx), graceMs, dryRun });
+  for (const hash of report.deleted)
+    ctx.emit({ type: dryRun ? "would-delete" : "deleted", hash }, `${dryRun ? "would delete" : "deleted"} ${hash}`);
+  ctx.emit(
+    { type: "summary", dryRun, deleted: report.deleted.length, bytesFreed: report.bytesFreed },
+    `${dryRun ? "would delete" : "deleted"} ${report.deleted.length} blob(s) (${formatBytes(report.bytesFreed)})`,
+  );
+  return 0;
+}
+
+export async function statsDatabase(ctx: CommandContext): Promise<number> {
+  const store = await backendOf(ctx).connect();
+  const one = async (sql: string) =>
+    (await withClient(store.pool, "Reading statistics", (c) => c.query<Record<string, string>>(sql))).rows[0]!;
+  const sessions = await one("SELECT count(*) AS n FROM sessions");
+  const lines = await one("SELECT coalesce(sum(octet_length(line) + 1), 0) AS bytes FROM entries");
+  const blobs = await one("SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM blobs");
+  const refs = await one(
+    `SELECT count(*) AS n, count(DISTINCT r.sha256) AS blobs, coalesce(sum(b.size), 0) AS logical
+       FROM blob_refs r JOIN blobs b USING (sha256)`,
+  );
+  const physical = await one("SELECT coalesce(sum(size), 0) AS bytes FROM blobs WHERE sha256 IN (SELECT sha256 FROM blob_refs)");
+  const dedupRatio = Number(physical.bytes) > 0 ? Number(refs.logical) / Number(physical.bytes) : 1;
+  const record = {
+    type: "stats",
+    sessions: Number(sessions.n),
+    sessionBytes: Number(lines.bytes),
+    blobs: Number(blobs.n),
+    blobBytes: Number(blobs.bytes),
+    references: Number(refs.n),
+    referencedBlobs: Number(refs.blobs),
+    dedupRatio,
+  };
+  ctx.emit(
+    record,
+    `sessions: ${record.sessions} (${formatBytes(record.sessionBytes)})\n` +
+      `blobs:    ${record.blobs} (${formatBytes(record.blobBytes)})\n` +
+      `refs:     ${record.references} session→blob reference(s) to ${record.referencedBlobs} blob(s), ` +
+      `dedup ratio ${dedupRatio.toFixed(2)}×`,
+  );
+  return 0;
+}
+
+interface DbFinding {
+  kind: string;
+  session: string | null;
+  message: string;
+}
+
+/** Every session's rows parse and link to their parents; every referenced blob exists and hashes to its name. */
+export async function verifyDatabase(ctx: CommandContext): Promise<number> {
+  const backend = backendOf(ctx);
+  const store = await backend.connect();
+  const findings: DbFinding[] = [];
+  const sessions = await SessionManager.listAll(storeOptions(ctx));
+  let entries = 0;
+  for (const info of sessions) {
+    const m = await SessionManager.open(info.id, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    try {
+      for (const bad of m.loadReport.malformed) findings.push({ kind: "malformed-row", session: info.id, message: bad.reason });
+      const all = m.getEntries();
+      entries += all.length;
+      const ids = new Set(all.map((e) => e.id));
+      for (const e of all) {
+        if (e.parentId !== null && !ids.has(e.parentId)) {
+          findings.push({
+            kind: "dangling-parent",
+            session: info.id,
+            message: `entry ${e.id} names parent ${e.parentId}, which is absent`,
+          });
+        }
+      }
+    } finally {
+      await m.close();
+    }
+  }
+  const { rows: missing } = await withClient(store.pool, "Verifying blob refs", (c) =>
+    c.query<{ session_id: string; sha256: string }>(
+      "SELECT r.session_id, r.sha256 FROM blob_refs r LEFT JOIN blobs b USING (sha256) WHERE b.sha256 IS NULL ORDER BY 1, 2",
+    ),
+  );
+  for (const r of missing)
+    findings.push({ kind: "blob-missing", session: r.session_id, message: `blob ${r.sha256} is referenced but absent` });
+  if (ctx.values["no-rehash"] !== true) {
+    let after = "";
+    for (;;) {
+      const { rows } = await withClient(store.pool, "Re-hashing blobs", (c) =>
+        c.query<{ sha256: string; bytes: Buffer }>("SELECT sha256, bytes FROM blobs WHERE sha256 > $1 ORDER BY sha256 LIMIT 64", [after]),
+      );
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        if (createHash("sha256").update(row.bytes).digest("hex") !== row.sha256) {
+          findings.push({ kind: "blob-corrupt", session: null, message: `blob ${row.sha256} does not hash to its name` });
+        }
+      }
+      after = rows[rows.length - 1]!.sha256;
+    }
+  }
+  for (const f of findings) ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.session ?? "-"}  ${f.message}`);
+  ctx.emit(
+    { type: "summary", sessions: sessions.length, entries, findings: findings.length },
+    `${sessions.length} session(s), ${entries} entries, ${findings.length} finding(s)`,
+  );
+  return findings.length > 0 ? 1 : 0;
+}
+
+/**
+ * `migrate --to postgres://…`: reads each session file of the file tree (legacy versions migrated
+ * in memory, nothing written to the tree) and writes it into the database, ids kept, blobs sent
+ * once. Re-running is safe. Damaged lines stay in the source file and are reported.
+ */
+export async function migrateToDatabase(ctx: CommandContext, url: string): Promise<number> {
+  const target = PostgresBackend.of(url);
+  try {
+    const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
+    const files = await findSessionFiles(paths, ctx.io.cwd);
+    const fileOptions = { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout };
+    const resolved = resolveSessionManagerOptions({ ...fileOptions, store: target });
+    const progress = startProgress(ctx.io, files.length, "importing", ctx.json);
+    let failed = 0;
+    let damagedTotal = 0;
+    try {
+      for (const file of files) {
+        let source: SessionManager | null = null;
+        try {
+          source = await SessionManager.open(file, { ...fileOptions, readOnly: true, rehydrate: "lazy" });
+          const reader = source.storage.blobReader;
+          const done = await target.importSession(source.header, source.getEntries(), resolved, (hash) => reader.getVerifiedSync(hash));
+          const damaged = source.loadReport.malformed.length + (source.loadReport.tornTail ? 1 : 0);
+          damagedTotal += damaged;
+          const note = damaged > 0 ? `, ${damaged} damaged line(s) not imported (kept in the source)` : "";
+          ctx.emit(
+            { type: "file", source: file, status: done.status, id: done.id, entries: source.getEntries().length, damaged },
+            `${done.status.padEnd(9)} ${done.id} (${source.getEntries().length} entries${note})  ${file}`,
+          );
+        } catch (err) {
+          failed++;
+          const code = err instanceof TranscriptStoreError ? err.code : "PERSISTENCE_FAILED";
+          ctx.emit(
+            { type: "file", source: file, status: "failed", code, message: (err as Error).message },
+            `failed    ${file}: ${code}: ${(err as Error).message}`,
+          );
+        } finally {
+          await source?.close();
+        }
+        progress.tick(basename(file));
+      }
+    } finally {
+      progress.stop();
+    }
+    ctx.emit(
+      { type: "summary", files: files.length, failed, damaged: damagedTotal, to: target.name },
+      `${files.length} file(s) into ${target.name}: ${failed} failed, ${damagedTotal} damaged line(s) left in their source files`,
+    );
+    return failed > 0 ? 1 : 0;
+  } finally {
+    await target.close();
+  }
+}
