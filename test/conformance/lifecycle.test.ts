@@ -1,0 +1,122 @@
+import { expect, it } from "vitest";
+import { SessionManager } from "../../src/index.ts";
+import { makePng } from "../support/png.ts";
+import { describeBackends } from "./backends.ts";
+
+const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
+const assistant = (text: string) => ({ role: "assistant", content: [{ type: "text", text }], timestamp: 2 });
+const refOf = (m: SessionManager) => m.sessionFile ?? m.sessionId;
+
+describeBackends("lifecycle conformance", (backend) => {
+  it("continueRecent reopens the newest session of a cwd, else creates one", async () => {
+    const options = await backend.options();
+    let t = Date.parse("2026-02-01T00:00:00Z");
+    const clock = {
+      ...options,
+      now: () => {
+        t += 1000;
+        return new Date(t);
+      },
+    };
+    const fresh = await SessionManager.continueRecent("/work/cr", clock);
+    fresh.appendMessage(user("first"));
+    await fresh.close();
+    const newer = await SessionManager.create("/work/cr", clock);
+    newer.appendMessage(user("second"));
+    await newer.close();
+    const again = await SessionManager.continueRecent("/work/cr", clock);
+    expect(again.sessionId).toBe(newer.sessionId);
+    expect(again.getEntries()).toHaveLength(1);
+    await again.close();
+  });
+
+  it("forkFrom copies a session another writer holds, without taking it", async () => {
+    const options = await backend.options();
+    const writer = await SessionManager.create("/work/ff", options);
+    writer.appendMessage(user("held"));
+    writer.appendMessage(assistant("yes"));
+    await writer.flush();
+    const fork = await SessionManager.forkFrom(refOf(writer), "/work/ff2", options);
+    expect(fork.getEntries().map((e) => e.id)).toEqual(writer.getEntries().map((e) => e.id));
+    expect(fork.cwd).toBe("/work/ff2");
+    writer.appendMessage(user("still mine"));
+    await writer.close();
+    await fork.close();
+    const source = await SessionManager.open(refOf(writer), { ...options, readOnly: true });
+    expect(source.getEntries()).toHaveLength(3);
+    await source.close();
+  });
+
+  it("persists what the pipeline prepared: transient fields stripped, long strings cut, images whole", async () => {
+    const options = await backend.options();
+    const png = makePng(30, 30, 4);
+    const m = await SessionManager.create("/work/p", { ...options, maxStringChars: 1000 });
+    const id = m.appendMessage({
+      role: "toolResult",
+      content: [
+        { type: "text", text: "y".repeat(5000) },
+        { type: "image", data: png.toString("base64"), mimeType: "image/png" },
+      ],
+      partialJson: "transient",
+      timestamp: 5,
+    } as never);
+    await m.close();
+    const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
+    const message = again.getEntry(id)!.message as Record<string, unknown> & { content: Array<{ text?: string; data?: string }> };
+    expect(message.partialJson).toBeUndefined();
+    expect(message.content[0]!.text!.length).toBeLessThan(1200);
+    expect(message.content[1]!.data).toBe(png.toString("base64"));
+    await again.close();
+  });
+
+  it("keeps compactions, labels and branch summaries: the reopened context is the same", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/ctx", options);
+    const u = m.appendMessage(user("a"));
+    m.appendMessage(assistant("b"));
+    const kept = m.appendMessage(user("c"));
+    m.appendCompaction("summary of a, b", kept, 1234);
+    m.appendLabelChange(u, "start");
+    m.appendThinkingLevelChange("high");
+    m.branchWithSummary(kept, "abandoned nothing");
+    m.appendMessage(assistant("d"));
+    const context = m.buildContext();
+    await m.close();
+    const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
+    expect(again.buildContext()).toEqual(context);
+    expect(again.getLeafId()).toBe(m.getLeafId());
+    await again.close();
+  });
+
+  it("keeps artifacts and agent outputs across a reopen", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/ao", options);
+    m.appendMessage(user("spawn"));
+    const store = m.artifacts!;
+    const id = store.allocateAgentOutputId("reviewer");
+    store.saveAgentOutput(id, "# Review\n\nall good\n");
+    const ref = store.save({ rows: [1, 2, 3] }, { toolType: "json" });
+    await m.close();
+    const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
+    expect(again.artifacts!.getAgentOutput(id)).toBe("# Review\n\nall good\n");
+    expect(again.artifacts!.get(ref.id)).toEqual({ rows: [1, 2, 3] });
+    expect(again.artifacts!.listAgentOutputs()).toEqual([id]);
+    await again.close();
+  });
+
+  it("gc keeps an unreferenced blob younger than the grace period", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/young", options);
+    await m.close();
+    const young = await m.blobs.put(makePng(10, 10, 8));
+    expect((await SessionManager.gc({ ...options, graceMs: 3_600_000 })).deleted).toEqual([]);
+    expect(await m.blobs.has(young.ref)).toBe(true);
+  });
+
+  it("a closed session refuses appends", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/closed", options);
+    await m.close();
+    expect(() => m.appendMessage(user("late"))).toThrowError(expect.objectContaining({ code: "READ_ONLY" }));
+  });
+});
