@@ -4,12 +4,28 @@ import { toStoreError } from "./pg-errors.ts";
 /** Isolation of a transaction; READ COMMITTED is the server default. */
 export type Isolation = "READ COMMITTED" | "REPEATABLE READ";
 
-async function checkout(pool: Pool, doing: string): Promise<PoolClient> {
+/**
+ * A pooled connection with an `error` listener for as long as it is checked out: a connection cut
+ * between two statements (a server restart) emits `error` on the client, which would otherwise
+ * crash the process; the next statement then fails and the connection is destroyed on release.
+ */
+async function checkout(pool: Pool, doing: string): Promise<{ client: PoolClient; release: (clean: boolean) => void }> {
+  let client: PoolClient;
   try {
-    return await pool.connect();
+    client = await pool.connect();
   } catch (err) {
     throw toStoreError(err, doing);
   }
+  let lost = false;
+  const onError = () => (lost = true);
+  client.on("error", onError);
+  return {
+    client,
+    release: (clean) => {
+      client.off("error", onError);
+      client.release(clean && !lost ? undefined : true);
+    },
+  };
 }
 
 /**
@@ -25,7 +41,7 @@ export async function withTransaction<T>(
   fn: (client: PoolClient) => Promise<T>,
   isolation: Isolation = "READ COMMITTED",
 ): Promise<T> {
-  const client = await checkout(pool, doing);
+  const { client, release } = await checkout(pool, doing);
   let clean = false;
   try {
     await client.query(isolation === "READ COMMITTED" ? "BEGIN" : `BEGIN ISOLATION LEVEL ${isolation}`);
@@ -43,13 +59,13 @@ export async function withTransaction<T>(
   } catch (err) {
     throw toStoreError(err, doing);
   } finally {
-    client.release(clean ? undefined : true);
+    release(clean);
   }
 }
 
 /** Statements on one pooled connection outside an explicit transaction (each its own); errors mapped as above. */
 export async function withClient<T>(pool: Pool, doing: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await checkout(pool, doing);
+  const { client, release } = await checkout(pool, doing);
   let clean = false;
   try {
     const result = await fn(client);
@@ -58,6 +74,6 @@ export async function withClient<T>(pool: Pool, doing: string, fn: (client: Pool
   } catch (err) {
     throw toStoreError(err, doing);
   } finally {
-    client.release(clean ? undefined : true);
+    release(clean);
   }
 }

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,7 +60,7 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
   await pgRun(binDir, "initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
   const port = await freePort();
   const cluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dataDir, binDir };
-  await pgCtl(cluster, "start");
+  await pgCtl(cluster, ["start"]);
   return cluster;
 }
 
@@ -68,17 +68,32 @@ function serverOptions(cluster: PgCluster): string {
   return `-p ${cluster.port} -k ${cluster.dataDir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
 }
 
-async function pgCtl(cluster: PgCluster, action: "start" | "restart", mode: "fast" | "immediate" = "fast"): Promise<void> {
+async function pgCtl(cluster: PgCluster, args: string[]): Promise<void> {
   const log = join(cluster.dataDir, "log");
-  await pgRun(cluster.binDir, "pg_ctl", ["-D", cluster.dataDir, "-o", serverOptions(cluster), "-l", log, "-m", mode, "-w", action]);
+  try {
+    await pgRun(cluster.binDir, "pg_ctl", ["-D", cluster.dataDir, "-o", serverOptions(cluster), "-l", log, "-w", ...args]);
+  } catch (err) {
+    const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-1500) : "(no log)";
+    throw new Error(`pg_ctl ${args.join(" ")} failed: ${(err as Error).message}\n${tail}`);
+  }
 }
 
 /**
- * `pg_ctl restart`: every connection is cut; the server accepts again when this resolves. `immediate`
- * stops without a checkpoint (like a crash: the restart replays the WAL); `fast` shuts down cleanly.
+ * Restarts the server (`pg_ctl stop -m <mode>`, then start): every connection is cut; the server
+ * accepts again when this resolves. `immediate` stops without a checkpoint (like a crash: the start
+ * replays the WAL); `fast` shuts down cleanly. A start refused while the old server's last backends
+ * still hold its shared memory is tried again (a few times).
  */
 export async function restartCluster(cluster: PgCluster, mode: "fast" | "immediate" = "fast"): Promise<void> {
-  await pgCtl(cluster, "restart", mode);
+  await pgCtl(cluster, ["-m", mode, "stop"]);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pgCtl(cluster, ["start"]);
+      return;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
 }
 
 /** `pg_ctl stop -m fast`, then the data dir is removed. */
