@@ -3,7 +3,9 @@
 // append (batches of 64 through appendBatch vs the same rows by a raw batched INSERT), open of a
 // 100 MB session (readSession vs a raw cursor), listing 10,000 sessions (listSessions vs a raw
 // SELECT), fork of the 100 MB session (forkSession vs a raw INSERT … SELECT).
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { PgStore } from "../../src/postgres/index.ts";
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     rows: { type: "string", default: "20000" },
     "open-mb": { type: "string", default: "100" },
     sessions: { type: "string", default: "10000" },
+    procs: { type: "string", default: "8" },
   },
 });
 const REPEATS = Number(values.repeats);
@@ -25,6 +28,7 @@ const ROWS = Number(values.rows);
 const BATCH = 64;
 const OPEN_ROWS = Math.round((Number(values["open-mb"]) * 1e6) / 2048);
 const SESSIONS = Number(values.sessions);
+const PROCS = Number(values.procs);
 
 const binDir = findPgBin();
 if (!values.url && !binDir) throw new Error("no PostgreSQL binaries; pass --url");
@@ -156,17 +160,49 @@ async function forkRaw(id: string): Promise<number> {
   return ms;
 }
 
+/** PROCS processes appending ROWS / PROCS rows each to their own session at once; returns the wall time from the start barrier. */
+async function appendProcs(mode: "ours" | "raw"): Promise<number> {
+  const gate = await raw.connect();
+  await gate.query("SELECT pg_advisory_lock(7331)");
+  const arg = JSON.stringify({ url, mode, rows: Math.floor(ROWS / PROCS), batch: BATCH });
+  let ready = 0;
+  let allReady: () => void = () => {};
+  const readyAll = new Promise<void>((resolve) => (allReady = resolve));
+  const children = Array.from({ length: PROCS }, () => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "../helpers/pg-append.ts"), arg], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      if (d.includes("ready") && ++ready === PROCS) allReady();
+    });
+    return new Promise<void>((resolve, reject) => child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(out)))));
+  });
+  await readyAll;
+  const t0 = performance.now();
+  await gate.query("SELECT pg_advisory_unlock(7331)");
+  gate.release();
+  await Promise.all(children);
+  return performance.now() - t0;
+}
+
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
 try {
   const results: Array<[string, number[], number[]]> = [
-    ["append 20,000 × 2 KB, batches of 64", [], []],
+    [`append ${ROWS} × 2 KB, batches of 64`, [], []],
     [`open ${values["open-mb"]} MB`, [], []],
     [`list ${SESSIONS} sessions`, [], []],
     [`fork ${values["open-mb"]} MB`, [], []],
+    [`append ${ROWS} × 2 KB, ${PROCS} processes`, [], []],
   ];
   for (let r = 0; r < REPEATS; r++) {
     results[0]![1].push(await appendOurs());
     results[0]![2].push(await appendRaw());
+  }
+  for (let r = 0; r < REPEATS; r++) {
+    results[4]![1].push(await appendProcs("ours"));
+    results[4]![2].push(await appendProcs("raw"));
   }
   const big = await seedBig();
   for (let r = 0; r < REPEATS; r++) {
