@@ -49,8 +49,11 @@ export async function withTransaction<T>(
     try {
       result = await fn(client);
     } catch (err) {
-      await client.query("ROLLBACK");
-      clean = true;
+      // the original error is the one to report; a failed ROLLBACK only leaves the connection unclean
+      clean = await client.query("ROLLBACK").then(
+        () => true,
+        () => false,
+      );
       throw err;
     }
     await client.query("COMMIT");
