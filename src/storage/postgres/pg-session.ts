@@ -127,43 +127,48 @@ export class PgSessionStorage implements SessionStorage {
     });
   }
 
-  /** Commits the queue batch by batch; a failure keeps the rest (and the failed batch) queued. */
+  /**
+   * Commits the queue batch by batch; a failure keeps the rest (and the failed batch) queued. One
+   * drain at a time: a call while one runs gets that one (cleared only once it settled).
+   */
   private commit(): Promise<void> {
-    if (this.committing !== null) return this.committing;
-    const run = async () => {
-      try {
-        if (!this.init.created && this.queue.length > 0) await this.createRow();
-        while (this.queue.length > 0) {
-          if (this.lost !== null) throw this.lost;
-          const token = this.init.token;
-          if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
-          const batch = takeBatch(this.queue);
-          const blobs = batch.flatMap((p) => p.blobs);
-          try {
-            await this.init.store.appendBatch(
-              this.sessionId,
-              token,
-              this.init.nextSeq,
-              batch.map((p) => p.row),
-              blobs,
-            );
-          } catch (err) {
-            if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
-            throw err;
-          }
-          this.queue.splice(0, batch.length);
-          this.init.nextSeq += batch.length;
-        }
-        this.failure = null;
-      } catch (err) {
-        this.failure = err as Error;
-        throw err;
-      } finally {
+    if (this.committing === null) {
+      this.committing = this.drain().finally(() => {
         this.committing = null;
-      }
-    };
-    this.committing = run();
+      });
+    }
     return this.committing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      if (!this.init.created && this.queue.length > 0) await this.createRow();
+      while (this.queue.length > 0) {
+        if (this.lost !== null) throw this.lost;
+        const token = this.init.token;
+        if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
+        const batch = takeBatch(this.queue);
+        const blobs = batch.flatMap((p) => p.blobs);
+        try {
+          await this.init.store.appendBatch(
+            this.sessionId,
+            token,
+            this.init.nextSeq,
+            batch.map((p) => p.row),
+            blobs,
+          );
+        } catch (err) {
+          if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
+          throw err;
+        }
+        this.queue.splice(0, batch.length);
+        this.init.nextSeq += batch.length;
+      }
+      this.failure = null;
+    } catch (err) {
+      this.failure = err as Error;
+      throw err;
+    }
   }
 
   /** Creates a deferred session's row with its lease, from the header memory holds now. */

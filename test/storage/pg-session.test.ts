@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PostgresBackend, SessionManager } from "../../src/index.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
+
+const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const backends: PostgresBackend[] = [];
+afterEach(async () => {
+  for (const b of backends.splice(0)) await b.close();
+});
+
+async function store() {
+  const backend = PostgresBackend.of(await freshDatabase());
+  backends.push(backend);
+  return backend;
+}
+
+describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their acknowledgement", () => {
+  it("commits what is appended after a flush that found the queue already drained", async () => {
+    const backend = await store();
+    const m = await SessionManager.create("/w", { store: backend });
+    m.appendMessage(user("one"));
+    await m.flush(); // drains the queue before the background commit it scheduled runs
+    await turn(); // that background commit now finds nothing to do
+    m.appendMessage(user("two"));
+    await m.flush();
+    const reader = await SessionManager.open(m.sessionId, { store: backend, readOnly: true });
+    expect(reader.getEntries().map((e) => (e.message as { content: string }).content)).toEqual(["one", "two"]);
+    await reader.close();
+    await m.close();
+  });
+
+  it("acknowledges every append of a long synchronous burst, in order, each once", async () => {
+    const backend = await store();
+    const m = await SessionManager.create("/w", { store: backend });
+    const ids: string[] = [];
+    for (let i = 0; i < 1500; i++) ids.push(m.appendMessage(user(`m${i}`)));
+    await m.flush();
+    for (let i = 0; i < 300; i++) {
+      ids.push(m.appendMessage(user(`n${i}`)));
+      if (i % 7 === 0) await turn();
+    }
+    await m.close();
+    const reader = await SessionManager.open(m.sessionId, { store: backend, readOnly: true });
+    expect(reader.getEntries().map((e) => e.id)).toEqual(ids);
+    await reader.close();
+  });
+});
