@@ -14,8 +14,8 @@ export function uuidv7(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Random bytes drawn in blocks: one `randomFillSync` serves 1,024 entry ids on the append path. */
-const pool = Buffer.alloc(4096);
+/** Random words drawn in blocks: one `randomFillSync` serves 1,024 entry ids on the append path. */
+const pool = new Uint32Array(1024);
 let poolOffset = pool.length;
 
 /** A fresh 8-lowercase-hex entry id not in `taken`. */
@@ -25,8 +25,7 @@ export function newEntryId(taken: { has(id: string): boolean }): string {
       randomFillSync(pool);
       poolOffset = 0;
     }
-    const id = pool.toString("hex", poolOffset, poolOffset + 4);
-    poolOffset += 4;
+    const id = pool[poolOffset++]!.toString(16).padStart(8, "0");
     if (!taken.has(id)) return id;
   }
 }
