@@ -1,5 +1,5 @@
 import type { Dirent } from "node:fs";
-import { basename, join, resolve as resolvePath } from "node:path";
+import { basename, join, resolve as resolvePath, sep } from "node:path";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
@@ -47,8 +47,10 @@ function bucketFiles(bucket: string, out: string[]): void {
       moving.add(`${name.slice(0, -".move.json".length)}.jsonl`);
     }
   }
+  // The bucket is a normalized path and names hold no separator: no path.join per file.
+  const prefix = bucket.endsWith(sep) ? bucket : bucket + sep;
   for (const name of found) {
-    const path = join(bucket, name);
+    const path = prefix + name;
     if (moving === null || !moving.has(name) || !movedAway(path)) out.push(path);
   }
 }
