@@ -5,6 +5,7 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { median, quantile } from "../stats.ts";
 import { agentMessage, prng } from "../workload.ts";
 import type { BenchContext, BenchRow } from "../types.ts";
+import { benchAppendShapes } from "./append-shapes.ts";
 
 async function appendRun(count: number, fsync: boolean): Promise<{ ours: number; base: number; oursP99: number; baseP99: number }> {
   const dir = mkdtempSync(join(tmpdir(), "ts-bench-append-"));
@@ -46,7 +47,7 @@ async function appendRun(count: number, fsync: boolean): Promise<{ ours: number;
   }
 }
 
-/** Appends of ~2 KB text entries against JSON.stringify + writeSync on a kept fd. */
+/** Appends of ~2 KB text entries against JSON.stringify + writeSync on a kept fd; then the W1/W2 shapes. */
 export async function benchAppend(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const n = ctx.quick ? 2000 : 20000;
@@ -95,5 +96,6 @@ export async function benchAppend(ctx: BenchContext): Promise<BenchRow[]> {
     met: oursF / baseF <= 1.2,
     extra: { appends: nf },
   });
+  rows.push(...(await benchAppendShapes(ctx)));
   return rows;
 }

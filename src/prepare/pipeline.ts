@@ -141,6 +141,10 @@ function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptio
     if (err instanceof RangeError) return prepareLineBySubstrings(entry, options, sourceText);
     throw err;
   }
+  // The common entry: nothing to strip, externalize or cut, and no user stage.
+  if (!scan.strip && !scan.images && !scan.cut && options.stages.length === 0) {
+    return { line: JSON.stringify(entry), entry, blobs: [], imagesKeptInline: 0, mayHoldRefs: scan.refs };
+  }
   // User stages are asked about the entry's own JSON; serialized only when one of them asks.
   const ownJson = sourceText === undefined;
   const probe = ownJson && options.stages.some((s) => s.needed !== undefined) ? JSON.stringify(entry) : undefined;

@@ -16,8 +16,13 @@ export const appendHandles = { limit: 256 };
 // Insertion order is recency: a touched handle is deleted and re-added at the end.
 const open = new Set<EvictableHandle>();
 
+/** The handle touched last: touching it again changes no order (the common one-session case). */
+let newest: EvictableHandle | null = null;
+
 /** Marks `handle` as just used (opened or written); evicts the least recently used past the limit. */
 export function touchHandle(handle: EvictableHandle): void {
+  if (handle === newest && open.size <= Math.max(1, appendHandles.limit)) return;
+  newest = handle;
   open.delete(handle);
   open.add(handle);
   while (open.size > Math.max(1, appendHandles.limit)) {
@@ -29,6 +34,7 @@ export function touchHandle(handle: EvictableHandle): void {
 
 /** `handle` closed its descriptor itself. */
 export function forgetHandle(handle: EvictableHandle): void {
+  if (handle === newest) newest = null;
   open.delete(handle);
 }
 

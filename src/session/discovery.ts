@@ -1,8 +1,8 @@
-import { basename, join, resolve as resolvePath } from "node:path";
-import fg from "fast-glob";
+import type { Dirent } from "node:fs";
+import { basename, join, resolve as resolvePath, sep } from "node:path";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
-import { readSessionInfo, type SessionInfo } from "./session-info.ts";
+import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
 import { io } from "../io.ts";
 
@@ -21,21 +21,45 @@ function sessionRoots(options: DiscoveryOptions): string[] {
   return [sessionsDir, ...(options.roots ?? []).map((r) => resolvePath(r))];
 }
 
+/** The entries of `dir` (a missing or unreadable directory has none): what a listing walks. */
+function entriesOf(dir: string): Dirent[] {
+  try {
+    return io.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 /**
- * Session files directly inside the bucket directories of a root (symlinks are not followed),
- * minus those an interrupted move has already committed elsewhere.
+ * Session files directly inside `bucket` (plain files named `*.jsonl`, no dot files, no symlinks),
+ * minus those an interrupted move has already committed elsewhere. One `readdir`, no stat.
  */
-async function sessionFiles(root: string, pattern: string): Promise<string[]> {
-  const found = await fg([pattern, pattern.replace(/\.jsonl$/, ".move.json")], {
-    cwd: root,
-    absolute: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    dot: false,
-    suppressErrors: true,
-  });
-  const moving = new Set(found.filter((p) => p.endsWith(".move.json")).map((p) => `${p.slice(0, -".move.json".length)}.jsonl`));
-  return found.filter((p) => p.endsWith(".jsonl") && !isAuxiliarySessionName(basename(p)) && !(moving.has(p) && movedAway(p)));
+function bucketFiles(bucket: string, out: string[]): void {
+  let moving: Set<string> | null = null;
+  const found: string[] = [];
+  for (const entry of entriesOf(bucket)) {
+    const name = entry.name;
+    if (!entry.isFile() || name.charCodeAt(0) === 0x2e) continue;
+    if (name.endsWith(".jsonl")) {
+      if (!isAuxiliarySessionName(name)) found.push(name);
+    } else if (name.endsWith(".move.json")) {
+      moving ??= new Set();
+      moving.add(`${name.slice(0, -".move.json".length)}.jsonl`);
+    }
+  }
+  // The bucket is a normalized path and names hold no separator: no path.join per file.
+  const prefix = bucket.endsWith(sep) ? bucket : bucket + sep;
+  for (const name of found) {
+    const path = prefix + name;
+    if (moving === null || !moving.has(name) || !movedAway(path)) out.push(path);
+  }
+}
+
+/** Session files of every bucket directory of `root` (symlinked buckets are not followed). */
+function rootFiles(root: string, out: string[]): void {
+  for (const entry of entriesOf(root)) {
+    if (entry.isDirectory() && entry.name.charCodeAt(0) !== 0x2e) bucketFiles(join(root, entry.name), out);
+  }
 }
 
 function movedAway(path: string): boolean {
@@ -50,24 +74,32 @@ const INFO_CACHE_LIMIT = 50_000;
 
 /**
  * A file's listing info: from the in-process cache when the file's size and mtime are unchanged
- * (one stat instead of open + reads + parse), else read from its head and tail. Nothing is ever
- * written next to the sessions: listing someone's pi tree leaves it as it was.
+ * (one stat instead of open + reads + parse), else read from its head and tail (open, fstat,
+ * reads, close). Nothing is ever written next to the sessions: listing someone's pi tree leaves it
+ * as it was.
  */
 function sessionInfoOf(path: string): SessionInfo | null {
-  let stat;
-  try {
-    stat = io.statSync(path);
-  } catch {
+  const hit = infoCache.get(path);
+  if (hit !== undefined) {
+    let stat;
+    try {
+      stat = io.statSync(path);
+    } catch {
+      infoCache.delete(path);
+      return null;
+    }
+    if (hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.info && { ...hit.info };
+  }
+  const read = readSessionListing(path);
+  if (read === null) {
     infoCache.delete(path);
     return null;
   }
-  const hit = infoCache.get(path);
-  if (hit !== undefined && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.info && { ...hit.info };
-  const info = readSessionInfo(path, stat);
   if (infoCache.size >= INFO_CACHE_LIMIT) infoCache.clear();
-  // Keyed by what was stat'ed before reading: a write racing the read invalidates the entry.
-  infoCache.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, info });
-  return info;
+  // Keyed by the stat taken before reading: a write racing the read invalidates the entry.
+  infoCache.set(path, { size: read.stat.size, mtimeMs: read.stat.mtimeMs, info: read.info });
+  // Callers get copies (the cached object is never handed out).
+  return read.info && { ...read.info };
 }
 
 /** Forgets every cached listing entry (the next listing reads every file again). */
@@ -92,7 +124,7 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
   for (const [i, root] of sessionRoots(options).entries()) {
     // The main root uses the given layout; extra roots (pi's, omp's trees) name buckets their own way.
     const layout = (i === 0 ? options.layout : undefined) ?? detectLayout(root) ?? "omp";
-    paths.push(...(await sessionFiles(join(root, cwdBucket(abs, layout)), "*.jsonl")));
+    bucketFiles(join(root, cwdBucket(abs, layout)), paths);
   }
   return infos(paths, options.onWarning).filter((info) => info.cwd === abs || info.cwd === "");
 }
@@ -100,7 +132,7 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
 /** Every session under every root, newest first. */
 export async function listAllSessions(options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
   const paths: string[] = [];
-  for (const root of sessionRoots(options)) paths.push(...(await sessionFiles(root, "*/*.jsonl")));
+  for (const root of sessionRoots(options)) rootFiles(root, paths);
   return infos(paths, options.onWarning);
 }
 

@@ -14,8 +14,11 @@ export function uuidv7(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Random bytes drawn in blocks: one `randomFillSync` serves 1,024 entry ids on the append path. */
-const pool = Buffer.alloc(4096);
+/** Two lowercase hex digits per byte value. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** Random words drawn in blocks: one `randomFillSync` serves 1,024 entry ids on the append path. */
+const pool = new Uint32Array(1024);
 let poolOffset = pool.length;
 
 /** A fresh 8-lowercase-hex entry id not in `taken`. */
@@ -25,8 +28,8 @@ export function newEntryId(taken: { has(id: string): boolean }): string {
       randomFillSync(pool);
       poolOffset = 0;
     }
-    const id = pool.toString("hex", poolOffset, poolOffset + 4);
-    poolOffset += 4;
+    const w = pool[poolOffset++]!;
+    const id = HEX[w >>> 24]! + HEX[(w >>> 16) & 0xff]! + HEX[(w >>> 8) & 0xff]! + HEX[w & 0xff]!;
     if (!taken.has(id)) return id;
   }
 }

@@ -40,25 +40,36 @@ function messageText(message: unknown): string | null {
 
 /**
  * The first 400 units of `text` with whitespace runs collapsed to one space, trimmed, cut to 200:
- * built in one pass that stops once 200 units are out (a long first message costs no more).
+ * built in one pass that stops once 200 units are out (a long first message costs no more). Runs
+ * of words joined by single spaces are copied as one slice; only other whitespace ends a slice.
  */
 export function preview(text: string): string {
-  let out = "";
-  let space = false;
   const end = Math.min(text.length, 400);
-  for (let i = 0; i < end && out.length < 200; i++) {
+  let out = "";
+  let length = 0; // units of the result so far, the open slice included
+  let start = -1; // where the open slice began, or -1 between slices
+  let i = 0;
+  for (; i < end && length < 200; i++) {
     const c = text.charCodeAt(i);
-    if (isWhitespace(c)) {
-      space = out.length > 0;
-      continue;
+    if (!isWhitespace(c)) {
+      if (start === -1) {
+        if (length > 0) {
+          out += " ";
+          if (++length === 200) break;
+        }
+        start = i;
+      }
+      length++;
+    } else if (start !== -1) {
+      // A single space before a word stays inside the slice; any other whitespace closes it.
+      if (c === 0x20 && i + 1 < end && !isWhitespace(text.charCodeAt(i + 1))) length++;
+      else {
+        out += text.slice(start, i);
+        start = -1;
+      }
     }
-    let run = i + 1;
-    while (run < end && !isWhitespace(text.charCodeAt(run))) run++;
-    out += space ? ` ${text.slice(i, run)}` : text.slice(i, run);
-    space = false;
-    i = run - 1;
   }
-  return out.length > 200 ? out.slice(0, 200) : out;
+  return start === -1 ? out : out + text.slice(start, i);
 }
 
 /** What `\s` (and `trim`) count as whitespace, by UTF-16 code unit. */
@@ -78,29 +89,15 @@ function isWhitespace(c: number): boolean {
   );
 }
 
-/** Complete lines of a window; `skipFirst` drops a partial first line (tail windows). */
-function windowLines(buf: Buffer, skipFirst: boolean): Buffer[] {
-  const lines: Buffer[] = [];
-  let start = 0;
-  if (skipFirst) {
-    const nl = buf.indexOf(0x0a);
-    if (nl === -1) return lines;
-    start = nl + 1;
-  }
-  for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-    lines.push(buf.subarray(start, nl));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 const MESSAGE_MARK = Buffer.from('"type":"message"');
 const TITLE_MARK = Buffer.from('"type":"title"');
 const USER_MARK = Buffer.from('"role":"user"');
 
-function readAt(fd: number, length: number): Buffer {
-  const buf = Buffer.allocUnsafe(length);
-  return buf.subarray(0, io.readSync(fd, buf, 0, length, 0));
+/** Reused by every read: a listing reads thousands of heads (and tails) one after another. */
+const scratch = Buffer.allocUnsafe(2 * INFO_WINDOW);
+
+function readInto(fd: number, buf: Buffer, length: number, position: number): Buffer {
+  return buf.subarray(0, io.readSync(fd, buf, 0, length, position));
 }
 
 /** True when the window holds the whole header line (after an omp title slot, if any). */
@@ -111,92 +108,161 @@ function holdsHeaderLine(head: Buffer): boolean {
 }
 
 /**
+ * The lines of `buf` from `from` on that end in a newline (plus an unterminated last one when
+ * `partial`), and how many of them hold the message mark: one search per line, no line copies.
+ */
+function countLines(buf: Buffer, from: number, partial: boolean): { lines: number; marked: number } {
+  let lines = 0;
+  let marked = 0;
+  let mark = buf.indexOf(MESSAGE_MARK, from);
+  for (let start = from; start < buf.length; ) {
+    let nl = buf.indexOf(0x0a, start);
+    if (nl === -1) {
+      if (!partial) break;
+      nl = buf.length;
+    }
+    lines++;
+    if (mark !== -1 && mark < nl) {
+      marked++;
+      mark = buf.indexOf(MESSAGE_MARK, nl + 1);
+    }
+    start = nl + 1;
+  }
+  return { lines, marked };
+}
+
+/** The text of a line's user message, or null when it is no record with a user message holding text. */
+function userText(line: Buffer): string | null {
+  const decoded = decodeLine(line);
+  if (decoded.kind !== "record" || !isRecord(decoded.value.message) || decoded.value.message.role !== "user") return null;
+  return messageText(decoded.value.message);
+}
+
+/**
+ * The preview of the first user message among the lines of `head` from `from` on (complete lines,
+ * plus an unterminated last one when `partial`): only lines holding both marks are parsed.
+ */
+function firstUserMessage(head: Buffer, from: number, partial: boolean): string | null {
+  for (let user = head.indexOf(USER_MARK, from); user !== -1; ) {
+    const start = head.lastIndexOf(0x0a, user) + 1;
+    let end = head.indexOf(0x0a, user);
+    if (end === -1) {
+      if (!partial) return null;
+      end = head.length;
+    }
+    const line = head.subarray(start, end);
+    const text = line.indexOf(MESSAGE_MARK) === -1 ? null : userText(line);
+    if (text !== null) return preview(text);
+    user = head.indexOf(USER_MARK, end + 1);
+  }
+  return null;
+}
+
+/** What `stat` gives a listing: size, modification and birth times. */
+export interface InfoStat {
+  size: number;
+  mtime: Date;
+  mtimeMs: number;
+  birthtime: Date;
+}
+
+/**
  * Reads a session's head (and, for larger files, its tail) and returns its listing info, or null
  * when the file has no valid header (such files are skipped by listings, never rewritten).
  */
-export function readSessionInfo(path: string, knownStat?: { size: number; mtime: Date; birthtime: Date }): SessionInfo | null {
+export function readSessionInfo(path: string, knownStat?: InfoStat): SessionInfo | null {
+  return readSessionListing(path, knownStat)?.info ?? null;
+}
+
+/**
+ * `readSessionInfo` and the stat it was read under (taken on the open descriptor before any read,
+ * so a write racing the read shows in a later stat); null when the file cannot be opened.
+ */
+export function readSessionListing(path: string, knownStat?: InfoStat): { info: SessionInfo | null; stat: InfoStat } | null {
   let fd: number;
   try {
     fd = io.openSync(path, "r");
   } catch {
     return null;
   }
+  let stat: InfoStat | undefined = knownStat;
   try {
-    const stat = knownStat ?? io.fstatSync(fd);
-    const size = stat.size;
-    // A file that fits in both windows is read whole, in one call, and counted exactly.
-    let head = readAt(fd, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW);
-    // An omp title slot or a long header can push the header past the first window.
-    if (!holdsHeaderLine(head) && size > head.length) head = readAt(fd, Math.min(size, MAX_HEAD));
-    const whole = head.length >= size;
-    const lines = windowLines(head, false);
-    if (whole && head.length > 0 && head[head.length - 1] !== 0x0a) {
-      const lastStart = head.lastIndexOf(0x0a) + 1;
-      lines.push(head.subarray(lastStart));
-    }
-    let header: SessionHeader | null = null;
-    let title: string | null = null;
-    let firstMessage: string | null = null;
-    let messages = 0;
-    let index = 0;
-    for (; index < lines.length && header === null; index++) {
-      const decoded = decodeLine(index === 0 ? stripBom(lines[index]!) : lines[index]!);
-      if (decoded.kind === "blank") continue;
-      if (decoded.kind !== "record") return null;
-      if (decoded.value.type === "title" && index === 0) {
-        if (typeof decoded.value.title === "string") title = decoded.value.title.trimEnd() || null;
-        continue;
-      }
-      if (decoded.value.type !== "session" || typeof decoded.value.id !== "string") return null;
-      header = decoded.value as SessionHeader;
-    }
-    if (header === null) return null;
-    for (; index < lines.length; index++) {
-      const line = lines[index]!;
-      if (line.indexOf(MESSAGE_MARK) === -1) continue;
-      messages++;
-      if (firstMessage !== null || line.indexOf(USER_MARK) === -1) continue;
-      const decoded = decodeLine(line);
-      if (decoded.kind === "record" && isRecord(decoded.value.message) && decoded.value.message.role === "user") {
-        const text = messageText(decoded.value.message);
-        if (text !== null) firstMessage = preview(text);
-      }
-    }
-    let tornTail = whole ? head.length > 0 && head[head.length - 1] !== 0x0a : false;
-    let messageCount = messages;
-    if (!whole) {
-      const tailLen = Math.min(INFO_WINDOW, size - head.length);
-      const tail = Buffer.allocUnsafe(tailLen);
-      const n = io.readSync(fd, tail, 0, tailLen, size - tailLen);
-      const t = tail.subarray(0, n);
-      tornTail = t.length > 0 && t[t.length - 1] !== 0x0a;
-      const tailLines = windowLines(t, true);
-      const tailMessages = tailLines.filter((l) => l.indexOf(MESSAGE_MARK) !== -1).length;
-      const sampledLines = Math.max(1, lines.length - 1 + tailLines.length);
-      const sampledBytes = head.length + t.length;
-      const density = (messages + tailMessages) / sampledLines;
-      const estimatedLines = (size / sampledBytes) * sampledLines;
-      messageCount = Math.max(messages + tailMessages, Math.round(estimatedLines * density));
-    }
-    return {
-      path,
-      id: header.id,
-      cwd: typeof header.cwd === "string" ? header.cwd : "",
-      title: typeof header.title === "string" ? header.title : title,
-      created: new Date(typeof header.timestamp === "string" && header.timestamp ? header.timestamp : stat.birthtime),
-      modified: stat.mtime,
-      size,
-      messageCount,
-      messageCountExact: whole,
-      firstMessage,
-      parentSession: typeof header.parentSession === "string" ? header.parentSession : null,
-      tornTail,
-    };
+    stat ??= io.fstatSync(fd);
+    return { info: infoFrom(fd, path, stat), stat };
   } catch {
-    return null;
+    return stat === undefined ? null : { info: null, stat };
   } finally {
     io.closeSync(fd);
   }
+}
+
+function infoFrom(fd: number, path: string, stat: InfoStat): SessionInfo | null {
+  const size = stat.size;
+  // A file that fits in both windows is read whole, in one call, and counted exactly.
+  let head = readInto(fd, scratch, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW, 0);
+  // An omp title slot or a long header can push the header past the first window.
+  if (!holdsHeaderLine(head) && size > head.length) {
+    const length = Math.min(size, MAX_HEAD);
+    head = readInto(fd, Buffer.allocUnsafe(length), length, 0);
+  }
+  const whole = head.length >= size;
+  const partial = whole && head.length > 0 && head[head.length - 1] !== 0x0a;
+  let header: SessionHeader | null = null;
+  let title: string | null = null;
+  let index = 0;
+  let start = 0;
+  for (; header === null; index++) {
+    if (start >= head.length) return null;
+    let end = head.indexOf(0x0a, start);
+    if (end === -1) {
+      if (!partial) return null;
+      end = head.length;
+    }
+    const line = head.subarray(start, end);
+    start = end + 1;
+    const decoded = decodeLine(index === 0 ? stripBom(line) : line);
+    if (decoded.kind === "blank") continue;
+    if (decoded.kind !== "record") return null;
+    if (decoded.value.type === "title" && index === 0) {
+      if (typeof decoded.value.title === "string") title = decoded.value.title.trimEnd() || null;
+      continue;
+    }
+    if (decoded.value.type !== "session" || typeof decoded.value.id !== "string") return null;
+    header = decoded.value as SessionHeader;
+  }
+  const body = countLines(head, start, partial);
+  const firstMessage = firstUserMessage(head, start, partial);
+  const messages = body.marked;
+  const headLines = index + body.lines;
+  let tornTail = partial;
+  let messageCount = messages;
+  if (!whole) {
+    const tailLen = Math.min(INFO_WINDOW, size - head.length);
+    const t = readInto(fd, scratch.subarray(INFO_WINDOW), tailLen, size - tailLen);
+    tornTail = t.length > 0 && t[t.length - 1] !== 0x0a;
+    // The tail window's first line is partial: its lines start after the first newline.
+    const first = t.indexOf(0x0a);
+    const tail = first === -1 ? { lines: 0, marked: 0 } : countLines(t, first + 1, false);
+    const sampledLines = Math.max(1, headLines - 1 + tail.lines);
+    const sampledBytes = head.length + t.length;
+    const density = (messages + tail.marked) / sampledLines;
+    const estimatedLines = (size / sampledBytes) * sampledLines;
+    messageCount = Math.max(messages + tail.marked, Math.round(estimatedLines * density));
+  }
+  return {
+    path,
+    id: header.id,
+    cwd: typeof header.cwd === "string" ? header.cwd : "",
+    title: typeof header.title === "string" ? header.title : title,
+    created: new Date(typeof header.timestamp === "string" && header.timestamp ? header.timestamp : stat.birthtime),
+    modified: stat.mtime,
+    size,
+    messageCount,
+    messageCountExact: whole,
+    firstMessage,
+    parentSession: typeof header.parentSession === "string" ? header.parentSession : null,
+    tornTail,
+  };
 }
 
 /** The file name, for prefix matching. */

@@ -235,18 +235,20 @@ function startAttempt(path: string, options: SessionLockOptions) {
   const held = (release: () => Promise<void>, releaseSync: (() => void) | null): SessionLock & { releaseSync?: () => void } => {
     heartbeat.acquired();
     writeDeclaration(path, { pid: process.pid, staleMs: stale });
+    // Made once, not per append: the check runs before every append.
+    const lost = (why: string): never => {
+      const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, {
+        path,
+      });
+      compromise(err);
+      throw err;
+    };
+    const trustedMs = stale * TRUST_SHARE;
     const lock: SessionLock & { releaseSync?: () => void } = {
       path,
       assertHeld() {
-        const lost = (why: string) => {
-          const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, {
-            path,
-          });
-          compromise(err);
-          throw err;
-        };
         if (released) lost("released");
-        if (Date.now() - heartbeat.refreshedAt < stale * TRUST_SHARE) return;
+        if (Date.now() - heartbeat.refreshedAt < trustedMs) return;
         if (!heartbeat.refreshIfOurs()) lost("taken over or removed");
       },
       async release() {

@@ -28,6 +28,13 @@ export interface SessionWriterOptions {
 }
 
 /**
+ * Memory every writer encodes its line into before appending it (see `SessionWriter.encode`): one
+ * for the process, not one per session (a process may hold thousands of writable sessions). An
+ * append uses it synchronously and `SessionFile.append` keeps nothing of it.
+ */
+let encoded: Buffer = Buffer.allocUnsafe(0);
+
+/**
  * Turns entries into lines on disk for one session: runs the prepare pipeline, stores the blobs a
  * line references before the line, keeps pi's deferred mode (no file before the first assistant
  * message), and upgrades or repairs a file before its first append. The bytes themselves belong to
@@ -36,8 +43,6 @@ export interface SessionWriterOptions {
 export class SessionWriter {
   /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
   private readonly deferred: SessionEntry[] = [];
-  /** Memory lines are encoded into before an append (see `encode`). */
-  private scratch: Buffer = Buffer.allocUnsafe(0);
 
   constructor(
     readonly file: SessionFile,
@@ -79,16 +84,17 @@ export class SessionWriter {
   }
 
   /**
-   * `line` and its `\n` as UTF-8, in memory reused from line to line (valid until the next call):
+   * `line` and its `\n` as UTF-8, in memory reused from line to line and shared by every writer
+   * (valid until the next call of any writer):
    * a line costs one encoding, not a fresh buffer each. A rare huge line gets its own buffer.
    */
   private encode(line: string): Buffer {
     const max = line.length * 3 + 1;
     if (max > SCRATCH_LIMIT) return Buffer.from(`${line}\n`);
-    if (this.scratch.length < max) this.scratch = Buffer.allocUnsafe(Math.max(max, this.scratch.length * 2));
-    const n = this.scratch.write(line, 0, "utf8");
-    this.scratch[n] = 0x0a;
-    return this.scratch.subarray(0, n + 1);
+    if (encoded.length < max) encoded = Buffer.allocUnsafe(Math.max(max, encoded.length * 2));
+    const n = encoded.write(line, 0, "utf8");
+    encoded[n] = 0x0a;
+    return encoded.subarray(0, n + 1);
   }
 
   /** Appends the header line to a new, empty file. */
