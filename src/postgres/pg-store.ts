@@ -48,7 +48,9 @@ export class PgStore {
 
   /**
    * Connects to `target` (a `postgres://` URL, or a `pg.Pool` you created and share) and creates or
-   * migrates the schema (idempotent; safe with other processes migrating at once).
+   * migrates the schema (idempotent; safe with other processes migrating at once). A pool you pass
+   * needs your own `error` listeners (on the pool, and on each client from its `connect` event),
+   * as node-postgres requires, to survive a server restart.
    */
   static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
     const owns = typeof target === "string";
@@ -60,6 +62,11 @@ export class PgStore {
       pool = new pg.Pool({ connectionString: target, max: options.maxConnections ?? 10 });
       // an idle connection cut by a server restart reports here; the pool drops it and the next call reconnects
       pool.on("error", () => {});
+      // A connection can be cut in the very chunk that finished its startup (a server going down):
+      // the pool hands it out with no error listener of its own, so without this one the `error`
+      // event would crash the process. The client is then unqueryable; its next call fails and
+      // it is destroyed on release.
+      pool.on("connect", (client) => client.on("error", () => {}));
     } else {
       pool = target;
     }

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
+import { appendFast, canAppendFast } from "./append-fast.ts";
 import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
 import { headerFields } from "./header.ts";
 import { fenceSession, takeLease } from "./lease.ts";
@@ -57,7 +58,8 @@ async function storedPrefix(client: PoolClient, sessionId: string, firstSeq: num
  * referenced blob row, then inserts the entries and their blob refs and updates the session row.
  * The seq is the idempotency key: a batch retried after an ambiguous commit finds its lines
  * already stored (compared, not inserted again: `alreadyStored`); a seq past `lastSeq + 1` or
- * one holding a different line is `PERSISTENCE_FAILED`. Resolves once committed.
+ * one holding a different line is `PERSISTENCE_FAILED`. Resolves once committed. A batch of text
+ * lines (no blobs) takes the one-statement path of append-fast.ts first, with the same guarantees.
  */
 export async function appendBatch(
   pool: Pool,
@@ -69,6 +71,9 @@ export async function appendBatch(
 ): Promise<PgAppendResult> {
   if (!Number.isSafeInteger(firstSeq) || firstSeq < 1) {
     throw new TranscriptStoreError("INVALID_OPTION", `firstSeq must be a positive integer, not ${firstSeq}`);
+  }
+  if (canAppendFast(lines, blobs.length) && (await appendFast(pool, sessionId, token, firstSeq, lines))) {
+    return { firstSeq, lastSeq: firstSeq + lines.length - 1, alreadyStored: 0 };
   }
   return withTransaction(pool, "Appending entries", async (client) => {
     const lastSeq = await fenceSession(client, sessionId, token, "Appending entries");

@@ -15,6 +15,8 @@ interface WriterArgs {
   batches: number;
   batchSize: number;
   waitLease?: boolean;
+  barrier?: number;
+  keepLease?: boolean;
 }
 
 /** A writer child; `acks` holds each acknowledged last seq, `lines` every stdout line. */
@@ -29,7 +31,7 @@ function startWriter(args: WriterArgs, onLine: (line: string) => void = () => {}
     if (line.startsWith("ack ")) acks.push(Number(line.slice(4)));
     onLine(line);
   });
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const exit = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return { child, acks, lines, exit, stderr: () => stderr };
 }
 
@@ -80,12 +82,26 @@ describe.skipIf(!pgCluster())("PostgreSQL faults with real processes", () => {
   it("gives one lease to one of two processes racing for it; a takeover fences the first writer (no interleaving)", async () => {
     const { store, url } = await freshStore();
     const { session } = await store.createSession(headerLine());
-    const racers = [1, 2].map((n) => startWriter({ url, sessionId: session.id, holder: `r${n}`, batches: 3, batchSize: 8 }));
+    // both start together (an advisory-lock barrier) and keep the lease they win, so the loser cannot come after a release
+    const gate = await rawPool(url).connect();
+    await gate.query("SELECT pg_advisory_lock(5150)");
+    let ready = 0;
+    let allReady: () => void = () => {};
+    const readyBoth = new Promise<void>((resolve) => (allReady = resolve));
+    const racers = [1, 2].map((n) =>
+      startWriter({ url, sessionId: session.id, holder: `r${n}`, batches: 3, batchSize: 8, barrier: 5150, keepLease: true }, (line) => {
+        if (line === "ready" && ++ready === 2) allReady();
+      }),
+    );
+    await readyBoth;
+    await gate.query("SELECT pg_advisory_unlock(5150)");
+    gate.release();
     const codes = await Promise.all(racers.map((r) => r.exit));
     expect(codes.sort()).toEqual([0, 2]);
     expect(racers.flatMap((r) => r.lines.filter((l) => l.startsWith("token ")))).toEqual(["token 1"]);
     expect(racers.flatMap((r) => r.lines.filter((l) => l === "locked"))).toEqual(["locked"]);
     expect((await stored(url, session.id)).length).toBe(24);
+    await rawPool(url).query("UPDATE sessions SET lease_expires = now() - interval '1 second' WHERE id = $1", [session.id]);
 
     // a writer whose lease is taken over (it was paused, or its host cut off) is refused by the database
     let b: ReturnType<typeof startWriter> | null = null;

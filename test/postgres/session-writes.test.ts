@@ -29,7 +29,10 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
     expect((await db.query("SELECT session_id, sha256 FROM blob_refs")).rows).toEqual([{ session_id: id, sha256: png.sha256 }]);
   });
 
-  it("writes a batch all or nothing: a failure on its third line leaves no entry, blob, ref or session change", async () => {
+  it.each([
+    { name: "a batch with a blob (transaction)", withBlob: true },
+    { name: "a text batch (one statement)", withBlob: false },
+  ])("writes $name all or nothing: a failure on its third line leaves no entry, blob, ref or session change", async ({ withBlob }) => {
     const { store, url } = await freshStore();
     const { id, token } = await newSession(store);
     await store.appendBatch(id, token, 1, [entryLine(1)]);
@@ -38,15 +41,44 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
       BEGIN IF NEW.line LIKE '%message 4%' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$`);
     await db.query("CREATE TRIGGER poison BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION poison()");
     const png = blob("only in the failed batch");
-    const batch = [entryLine(2), entryLine(3, [png.sha256]), entryLine(4)];
-    await expect(store.appendBatch(id, token, 2, batch, [png])).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    const batch = [entryLine(2), entryLine(3, withBlob ? [png.sha256] : []), entryLine(4)];
+    const blobs = withBlob ? [png] : [];
+    await expect(store.appendBatch(id, token, 2, batch, blobs)).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
     expect((await db.query("SELECT seq::int FROM entries")).rows).toEqual([{ seq: 1 }]);
     expect((await db.query("SELECT count(*)::int AS n FROM blobs")).rows[0].n).toBe(0);
     expect((await db.query("SELECT count(*)::int AS n FROM blob_refs")).rows[0].n).toBe(0);
     expect((await store.getSession(id))!).toMatchObject({ lastSeq: 1, messageCount: 1 });
     // the batch is kept by the caller and retried once the fault is gone
     await db.query("DROP TRIGGER poison ON entries");
-    expect(await store.appendBatch(id, token, 2, batch, [png])).toEqual({ firstSeq: 2, lastSeq: 4, alreadyStored: 0 });
+    expect(await store.appendBatch(id, token, 2, batch, blobs)).toEqual({ firstSeq: 2, lastSeq: 4, alreadyStored: 0 });
+    expect((await store.getSession(id))!).toMatchObject({ lastSeq: 4, messageCount: 4 });
+  });
+
+  it("sends a text batch as one statement (one round trip), a batch with blobs as a transaction", async () => {
+    const { store } = await freshStore();
+    const { id, token } = await newSession(store);
+    const sent: string[] = [];
+    const seen = new WeakSet<object>();
+    store.pool.on("acquire", (client) => {
+      if (seen.has(client)) return;
+      seen.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        sent.push(
+          String(typeof args[0] === "string" ? args[0] : (args[0] as { text: string }).text)
+            .trim()
+            .split(/\s+/)[0]!,
+        );
+        return query(...args);
+      };
+    });
+    await store.appendBatch(id, token, 1, [entryLine(1), entryLine(2)]);
+    expect(sent).toEqual(["WITH"]);
+    sent.length = 0;
+    const png = blob("png");
+    await store.appendBatch(id, token, 3, [entryLine(3, [png.sha256])], [png]);
+    expect(sent[0]).toBe("BEGIN");
+    expect(sent.at(-1)).toBe("COMMIT");
   });
 
   it("inserts a batch's blob rows before its entries (an entry never sees its blob absent)", async () => {

@@ -52,16 +52,21 @@ export function freePort(): Promise<number> {
 /** initdb + pg_ctl start into a fresh temp dir; `stopCluster` removes it. */
 export async function startCluster(binDir: string): Promise<PgCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), "ts-pg-"));
-  if (isRoot()) {
-    const { stdout } = await run("id", ["-u", "postgres"], { encoding: "utf8" });
-    const { stdout: gid } = await run("id", ["-g", "postgres"], { encoding: "utf8" });
-    chownSync(dataDir, Number(stdout.trim()), Number(gid.trim()));
+  try {
+    if (isRoot()) {
+      const { stdout: uid } = await run("id", ["-u", "postgres"], { encoding: "utf8" });
+      const { stdout: gid } = await run("id", ["-g", "postgres"], { encoding: "utf8" });
+      chownSync(dataDir, Number(uid.trim()), Number(gid.trim()));
+    }
+    await pgRun(binDir, "initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
+    const port = await freePort();
+    const cluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dataDir, binDir };
+    await pgCtl(cluster, ["start"]);
+    return cluster;
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
   }
-  await pgRun(binDir, "initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-  const port = await freePort();
-  const cluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dataDir, binDir };
-  await pgCtl(cluster, ["start"]);
-  return cluster;
 }
 
 function serverOptions(cluster: PgCluster): string {

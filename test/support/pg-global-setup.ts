@@ -17,14 +17,22 @@ const inCi = () => process.env.CI === "true" || process.env.CI === "1";
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const binDir = findPgBin();
-  if (binDir === null) {
-    const reason = "no initdb under /usr/lib/postgresql/*/bin (or $TS_PG_BIN)";
+  let cluster: PgCluster | null = null;
+  let reason = "no initdb under /usr/lib/postgresql/*/bin (or $TS_PG_BIN)";
+  if (binDir !== null) {
+    try {
+      cluster = await startCluster(binDir);
+    } catch (err) {
+      reason = `the throwaway cluster did not start: ${(err as Error).message.split("\n")[0]}`;
+    }
+  }
+  if (cluster === null) {
     if (inCi()) throw new Error(`CI=true but PostgreSQL cannot be started: ${reason}`);
     console.warn(`SKIPPED: PostgreSQL not available (${reason}); the test/postgres suites did not run`);
     project.provide("pgCluster", null);
     return async () => {};
   }
-  const cluster = await startCluster(binDir);
-  project.provide("pgCluster", cluster);
-  return () => stopCluster(cluster);
+  const started = cluster;
+  project.provide("pgCluster", started);
+  return () => stopCluster(started);
 }

@@ -1,5 +1,5 @@
 // A writer in its own process, for the PostgreSQL fault tests. Argument: JSON
-// { url, sessionId, holder, batches, batchSize, ttlMs?, waitLease? }. It takes the session's lease
+// { url, sessionId, holder, batches, batchSize, ttlMs?, waitLease?, barrier?, keepLease? }. It takes the session's lease
 // (retrying while `waitLease`), then appends `batches` batches from the session's last seq, printing
 // `ack <lastSeq>` after each commit. A batch that failed with PERSISTENCE_FAILED (a lost
 // connection, a server restart, an ambiguous commit) is retried as is: its seqs make it idempotent.
@@ -18,6 +18,10 @@ const args = JSON.parse(process.argv[2]!) as {
   batchSize: number;
   ttlMs?: number;
   waitLease?: boolean;
+  /** Wait on this advisory lock (held by the test) before taking the lease: a start barrier. */
+  barrier?: number;
+  /** Exit without releasing the lease. */
+  keepLease?: boolean;
 };
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -34,6 +38,13 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 const store = await retrying(() => PgStore.connect(args.url, { maxConnections: 2 }));
+if (args.barrier !== undefined) {
+  const client = await store.pool.connect();
+  out("ready");
+  await client.query("SELECT pg_advisory_lock_shared($1)", [args.barrier]);
+  await client.query("SELECT pg_advisory_unlock_shared($1)", [args.barrier]);
+  client.release();
+}
 let token: number;
 for (;;) {
   try {
@@ -73,6 +84,6 @@ for (let b = 0; b < args.batches; b++) {
     throw err;
   }
 }
-await store.leases.release(args.sessionId, token);
+if (!args.keepLease) await store.leases.release(args.sessionId, token);
 await store.close();
 out("done");
