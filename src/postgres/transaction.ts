@@ -4,12 +4,28 @@ import { toStoreError } from "./pg-errors.ts";
 /** Isolation of a transaction; READ COMMITTED is the server default. */
 export type Isolation = "READ COMMITTED" | "REPEATABLE READ";
 
+/**
+ * Listens to a checked-out connection's `error` event. The pool listens only to idle connections,
+ * and a connection that dies while checked out (a server restart) emits `error` besides failing its
+ * query: unheard, that event would end the process. The failure reaches the caller through the query.
+ */
+const heardWhileCheckedOut = () => {};
+
 async function checkout(pool: Pool, doing: string): Promise<PoolClient> {
+  let client: PoolClient;
   try {
-    return await pool.connect();
+    client = await pool.connect();
   } catch (err) {
     throw toStoreError(err, doing);
   }
+  client.on("error", heardWhileCheckedOut);
+  return client;
+}
+
+/** Back to the pool when known clean, else destroyed (see checkout for the listener). */
+function checkin(client: PoolClient, clean: boolean): void {
+  client.off("error", heardWhileCheckedOut);
+  client.release(clean ? undefined : true);
 }
 
 /**
@@ -43,7 +59,7 @@ export async function withTransaction<T>(
   } catch (err) {
     throw toStoreError(err, doing);
   } finally {
-    client.release(clean ? undefined : true);
+    checkin(client, clean);
   }
 }
 
@@ -58,6 +74,6 @@ export async function withClient<T>(pool: Pool, doing: string, fn: (client: Pool
   } catch (err) {
     throw toStoreError(err, doing);
   } finally {
-    client.release(clean ? undefined : true);
+    checkin(client, clean);
   }
 }
