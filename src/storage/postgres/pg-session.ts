@@ -2,6 +2,7 @@ import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
 import type { PgBlobWrite, PgLine, PgStore } from "../../postgres/index.ts";
+import { isConnectionError } from "../../postgres/pg-errors.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
@@ -13,6 +14,18 @@ import { prepareRow } from "./pg-lines.ts";
 const BATCH_LINES = 256;
 /** Bytes of lines and blobs per append transaction, past which a batch is cut. */
 const BATCH_BYTES = 8 * 1024 * 1024;
+/**
+ * Waits between the attempts of a write whose connection was lost (a server restart or failover):
+ * about 6 s in all; then flush() reports PERSISTENCE_FAILED and the entries stay queued. Only a lost
+ * connection is retried, never a refusal (SESSION_LOCKED, a rejected row). Retrying is safe: a batch
+ * carries its seqs (an ambiguous commit is found stored, not stored twice), artifact writes are upserts.
+ */
+const RECONNECT_DELAYS_MS = [50, 100, 200, 400, 800, 1600, 3000] as const;
+
+/** True for a PERSISTENCE_FAILED whose cause is a lost or refused connection (see isConnectionError). */
+function connectionLost(err: unknown): boolean {
+  return err instanceof TranscriptStoreError && err.code === "PERSISTENCE_FAILED" && isConnectionError(err.cause);
+}
 
 interface Pending {
   row: PgLine;
@@ -139,18 +152,16 @@ export class PgSessionStorage implements SessionStorage {
           if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
           const batch = takeBatch(this.queue);
           const blobs = batch.flatMap((p) => p.blobs);
-          try {
-            await this.init.store.appendBatch(
+          const firstSeq = this.init.nextSeq;
+          await this.fencedWrite(() =>
+            this.init.store.appendBatch(
               this.sessionId,
               token,
-              this.init.nextSeq,
+              firstSeq,
               batch.map((p) => p.row),
               blobs,
-            );
-          } catch (err) {
-            if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
-            throw err;
-          }
+            ),
+          );
           this.queue.splice(0, batch.length);
           this.init.nextSeq += batch.length;
         }
@@ -210,16 +221,38 @@ export class PgSessionStorage implements SessionStorage {
     await this.init.store.moveSession(this.sessionId, this.init.token, JSON.stringify(header));
   }
 
-  /** Commits every queued entry (rethrowing a commit failure; the entries stay queued). */
+  /**
+   * Commits every queued entry (rethrowing a commit failure; the entries stay queued). A writer
+   * that lost its lease acknowledges nothing more: SESSION_LOCKED, even with nothing queued.
+   */
   async flushEntries(): Promise<void> {
     if (this.committing !== null) await this.committing.catch(() => {});
     if (this.queue.length > 0) await this.commit();
-    else if (this.failure !== null && this.lost !== null) throw this.lost;
+    else if (this.lost !== null) throw this.lost;
   }
 
   async flush(): Promise<void> {
     await this.flushEntries();
-    if (this.init.created && this.init.token !== null) await this.init.artifacts.sync();
+    const token = this.init.token;
+    if (this.init.created && token !== null) await this.fencedWrite(() => this.init.artifacts.sync(token));
+  }
+
+  /**
+   * Runs a write fenced by the lease: again after each lost connection while RECONNECT_DELAYS_MS
+   * lasts; a SESSION_LOCKED refusal means the lease was taken over (the manager turns read-only).
+   */
+  private async fencedWrite<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
+        const delay = RECONNECT_DELAYS_MS[attempt];
+        if (delay === undefined || !connectionLost(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        if (this.lost !== null) throw this.lost;
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -5,8 +5,9 @@
 //   locked              — the lease was someone else's (SESSION_LOCKED at open); it exits
 //   ack <id> <id> …     — these entries were appended before a flush() that resolved: acknowledged
 //   fail <code>         — a flush() threw (the entries stay queued; the next flush retries them)
-//   lost <code> <ro>    — the lease is gone (SESSION_LOCKED); <ro> is the manager's isReadOnly
-//   after <code|ok>     — one more append tried after the loss
+//   lost <code> <ro>    — the lease is gone (a flush or an append refused); <ro> is the manager's isReadOnly
+//   flush <code|ok>     — then one more flush() (nothing it holds may be acknowledged any more)
+//   after <code|ok>     — then one more append
 //   closed              — the control file appeared: it closed the session cleanly and exits
 // Modes:
 //   run    — appends forever (text, images every 5th, a branch now and then), flushing every 1–20
@@ -16,6 +17,8 @@
 //   busy   — appends and flushes one entry, prints "ready", appends one more and blocks its event
 //            loop (no commit, no lease renewal can run) until the control file appears; then
 //            flushes that entry: the database's fence must refuse it.
+//   busy-artifact — like busy, but what waits is an artifact saved (file "<tag>" in its artifacts),
+//            no entry: flushing it after a takeover must be refused too.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { PostgresBackend } from "../../../src/index.ts";
@@ -59,51 +62,63 @@ function append(i: number): void {
   if (ids.length > 3 && i % 11 === 10) m.branch(ids[Math.floor(random() * ids.length)]!);
   const text = `${tag}/${i}`;
   let content: unknown = text;
-  if (mode === "images" && i % 2 === 1)
+  if (mode === "images" && i % 2 === 1) {
     content = [
       { type: "text", text },
       { type: "image", data: imageOf(tag, i).toString("base64"), mimeType: "image/png" },
     ];
-  else if (mode === "run" && i % 5 === 4)
+  } else if (mode === "run" && i % 5 === 4) {
     content = [
       { type: "text", text },
       { type: "image", data: makePng(8, 8, i).toString("base64"), mimeType: "image/png" },
     ];
+  }
   const id = m.appendMessage({ role: i % 2 ? "assistant" : "user", content, timestamp: i });
   ids.push(id);
   pending.push(id);
 }
 
-/** flush(): true when acknowledged; a lost lease ends the child after one more append is tried. */
+/** The lease is gone: report it, try one more append, and end. */
+async function lost(err: unknown): Promise<never> {
+  say(`lost ${codeOf(err)} ${m.isReadOnly}`);
+  try {
+    await m.flush();
+    say("flush ok");
+  } catch (again) {
+    say(`flush ${codeOf(again)}`);
+  }
+  try {
+    append(-1);
+    say("after ok");
+  } catch (late) {
+    say(`after ${codeOf(late)}`);
+  }
+  await store.close();
+  process.exit(0);
+}
+
+const isLoss = (err: unknown) => codeOf(err) === "SESSION_LOCKED" || codeOf(err) === "READ_ONLY";
+
+/** flush(): true when acknowledged; false when it failed otherwise (the entries stay queued). */
 async function flush(): Promise<boolean> {
   try {
     await m.flush();
   } catch (err) {
-    const code = codeOf(err);
-    if (code !== "SESSION_LOCKED" && code !== "READ_ONLY") {
-      say(`fail ${code}`);
-      return false;
-    }
-    say(`lost ${code} ${m.isReadOnly}`);
-    try {
-      append(-1);
-      say("after ok");
-    } catch (late) {
-      say(`after ${codeOf(late)}`);
-    }
-    await store.close();
-    process.exit(0);
+    if (isLoss(err)) return lost(err);
+    say(`fail ${codeOf(err)}`);
+    return false;
   }
   if (pending.length > 0) say(`ack ${pending.join(" ")}`);
   pending = [];
   return true;
 }
 
-if (mode === "busy") {
+if (mode === "busy" || mode === "busy-artifact") {
   append(0);
   await flush();
   say("ready");
-  append(1);
+  if (mode === "busy") append(1);
+  else m.artifacts!.save(`${tag} wrote this`, { toolType: tag });
   while (!existsSync(control)) {
     // a blocked event loop: neither the queued commit nor the lease renewal can run
   }
@@ -114,7 +129,12 @@ if (mode === "busy") {
   let acked = 0;
   for (let i = 0; acked < target && !existsSync(control); ) {
     const n = 1 + Math.floor(random() * 20);
-    for (let k = 0; k < n; k++) append(i++);
+    try {
+      for (let k = 0; k < n; k++) append(i++);
+    } catch (err) {
+      if (isLoss(err)) await lost(err);
+      throw err;
+    }
     const before = pending.length;
     if (await flush()) acked += before;
     else await new Promise((r) => setTimeout(r, 20)); // the server is away: keep appending, a little later

@@ -18,10 +18,12 @@ export interface Writer {
   exited: Promise<{ signal: NodeJS.Signals | null; code: number | null; stderr: string }>;
   /** Lines printed so far that start with `prefix`. */
   count(prefix: string): number;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
 }
 
 export interface WriterArgs {
-  mode: "run" | "images" | "busy";
+  mode: "run" | "images" | "busy" | "busy-artifact";
   url: string;
   /** A session id, or "new". */
   ref: string;
@@ -63,14 +65,15 @@ export function startWriter(a: WriterArgs): Writer {
       );
     });
   const count = (prefix: string) => lines.filter((l) => l.startsWith(prefix)).length;
-  return { child, lines, acks, next, exited, count };
+  return { child, lines, acks, next, exited, count, stderr: () => stderr };
 }
 
 /** Resolves once `writer` has `n` acknowledged entries (polling its output, no fixed sleep). */
 export async function untilAcked(writer: Writer, n: number): Promise<void> {
   while (writer.acks.length < n) {
     if (writer.child.exitCode !== null || writer.child.signalCode !== null) {
-      throw new Error(`writer ended with ${writer.acks.length} < ${n} acks: ${writer.lines.slice(-5).join(" | ")}`);
+      const last = writer.lines.slice(-3).map((l) => l.slice(0, 60));
+      throw new Error(`writer ended with ${writer.acks.length} < ${n} acks: ${last.join(" | ")}\n${writer.stderr()}`);
     }
     await new Promise((r) => setTimeout(r, 10));
   }
