@@ -92,6 +92,21 @@ export class PgLeases {
     });
   }
 
+  /**
+   * Who holds the session's lease and its current token; null when there is no such session. A
+   * writer whose create-with-lease was not confirmed (the connection was lost at COMMIT) learns
+   * from it whether that commit happened: the holder is its own unique name.
+   */
+  current(sessionId: string): Promise<{ holder: string | null; token: number } | null> {
+    return withClient(this.pool, "Reading the session lease", async (client) => {
+      const { rows } = await client.query<{ lease_holder: string | null; lease_token: string }>(
+        "SELECT lease_holder, lease_token FROM sessions WHERE id = $1",
+        [sessionId],
+      );
+      return rows[0] === undefined ? null : { holder: rows[0].lease_holder, token: Number(rows[0].lease_token) };
+    });
+  }
+
   /** Gives the lease up if `token` is current (the token is kept, so the next one is still greater); false when it was not ours. */
   release(sessionId: string, token: number): Promise<boolean> {
     return withClient(this.pool, "Releasing the session lease", async (client) => {

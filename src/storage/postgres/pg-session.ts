@@ -2,30 +2,18 @@ import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
 import type { PgBlobWrite, PgLine, PgStore } from "../../postgres/index.ts";
-import { isConnectionError } from "../../postgres/pg-errors.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
 import type { PgArtifactMirror } from "./pg-artifacts.ts";
 import type { PgBlobCache } from "./pg-blob-cache.ts";
 import { prepareRow } from "./pg-lines.ts";
+import { reconnecting } from "./pg-reconnect.ts";
 
 /** Lines per append transaction (one round trip and one commit each). */
 const BATCH_LINES = 256;
 /** Bytes of lines and blobs per append transaction, past which a batch is cut. */
 const BATCH_BYTES = 8 * 1024 * 1024;
-/**
- * Waits between the attempts of a write whose connection was lost (a server restart or failover):
- * about 6 s in all; then flush() reports PERSISTENCE_FAILED and the entries stay queued. Only a lost
- * connection is retried, never a refusal (SESSION_LOCKED, a rejected row). Retrying is safe: a batch
- * carries its seqs (an ambiguous commit is found stored, not stored twice), artifact writes are upserts.
- */
-const RECONNECT_DELAYS_MS = [50, 100, 200, 400, 800, 1600, 3000] as const;
-
-/** True for a PERSISTENCE_FAILED whose cause is a lost or refused connection (see isConnectionError). */
-function connectionLost(err: unknown): boolean {
-  return err instanceof TranscriptStoreError && err.code === "PERSISTENCE_FAILED" && isConnectionError(err.cause);
-}
 
 interface Pending {
   row: PgLine;
@@ -74,6 +62,8 @@ export class PgSessionStorage implements SessionStorage {
   private renewTimer: NodeJS.Timeout | null = null;
   private lastRenewed = Date.now();
   private closed = false;
+  /** A deferred session's create was attempted (its outcome may be unknown: see createRow). */
+  private createTried = false;
   /** Nothing is stored until the first assistant message (`deferUntilAssistant` on a new session). */
   private deferring: boolean;
 
@@ -177,12 +167,25 @@ export class PgSessionStorage implements SessionStorage {
     return this.committing;
   }
 
-  /** Creates a deferred session's row with its lease, from the header memory holds now. */
+  /**
+   * Creates a deferred session's row with its lease, from the header memory holds now. Creating is
+   * not idempotent, so an attempt after one whose outcome is unknown (the connection lost at COMMIT)
+   * first looks whether that one committed: the row exists with our lease (our holder name is unique).
+   */
   private async createRow(): Promise<void> {
-    const lease = { holder: this.init.holder, ttlMs: this.init.options.lockStaleMs };
-    const { token } = await this.init.store.createSession(JSON.stringify(this.hooks.header()), { lease });
+    const { store, holder } = this.init;
+    const lease = { holder, ttlMs: this.init.options.lockStaleMs };
+    const token = await this.fencedWrite(async () => {
+      if (this.createTried) {
+        const found = await store.leases.current(this.sessionId);
+        if (found !== null && found.holder === holder) return found.token;
+        if (found !== null) throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} was created, and its lease lost`);
+      }
+      this.createTried = true;
+      return (await store.createSession(JSON.stringify(this.hooks.header()), { lease })).token!;
+    });
     this.init.created = true;
-    this.setToken(token!);
+    this.setToken(token);
   }
 
   asStored(entry: SessionEntry): SessionEntry {
@@ -238,21 +241,14 @@ export class PgSessionStorage implements SessionStorage {
   }
 
   /**
-   * Runs a write fenced by the lease: again after each lost connection while RECONNECT_DELAYS_MS
-   * lasts; a SESSION_LOCKED refusal means the lease was taken over (the manager turns read-only).
+   * A write fenced by the lease, retried across lost connections (pg-reconnect.ts); a SESSION_LOCKED
+   * refusal means the lease was taken over: the manager turns read-only.
    */
-  private async fencedWrite<T>(write: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await write();
-      } catch (err) {
-        if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
-        const delay = RECONNECT_DELAYS_MS[attempt];
-        if (delay === undefined || !connectionLost(err)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        if (this.lost !== null) throw this.lost;
-      }
-    }
+  private fencedWrite<T>(write: () => Promise<T>): Promise<T> {
+    return reconnecting(write, () => this.lost).catch((err: unknown) => {
+      if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
+      throw err;
+    });
   }
 
   async close(): Promise<void> {
