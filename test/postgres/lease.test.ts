@@ -15,7 +15,7 @@ describe.skipIf(!pgCluster())("fenced transactions and the lease", () => {
     await store?.close();
   });
 
-  it("a writer paused inside a fenced transaction does not keep a taker waiting past its lease; its next statement fails as a lost connection", async () => {
+  it("a writer paused in a fenced transaction keeps no taker waiting past its lease; its next statement is a lost connection", async () => {
     const id = "0190aaaa-0000-7000-8000-000000000001";
     await store.createSession(header(id));
     const token = await store.leases.acquire(id, "paused", 1); // a lease that ends at once

@@ -58,7 +58,7 @@ describe.skipIf(!pgCluster())("PostgreSQL: the server restarts under running wri
     }
   }, 60_000);
 
-  it("writers reconnect; flush() fails while the server is away and commits once it is back; nothing acknowledged is lost or doubled", async () => {
+  it("writers reconnect; flush() fails while the server is away, commits once it is back; nothing acked lost or doubled", async () => {
     const root = tempDir("ts-pg-restart-");
     const control = join(root, "stop");
     const writers = Array.from({ length: WRITERS }, (_, w) =>
