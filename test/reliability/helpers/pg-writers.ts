@@ -1,10 +1,17 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import { PgStore, type PgEntry } from "../../../src/postgres/index.ts";
 import { onLines, spawnTs } from "../../support/child.ts";
 
 const CHILD = join(import.meta.dirname, "pg-writer-child.ts");
+
+const started: ChildProcess[] = [];
+
+// No writer outlives its test, whatever the test did (a writer spinning in busy mode never ends by itself).
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
 
 /** A running pg-writer-child and what it printed (see the event list at the top of that file). */
 export interface Writer {
@@ -38,6 +45,7 @@ export interface WriterArgs {
 export function startWriter(a: WriterArgs): Writer {
   const args = [a.mode, a.url, a.ref, a.tag, String(a.seed), a.root, a.control, String(a.lockStaleMs ?? 10_000), String(a.count ?? 0)];
   const child = spawnTs(CHILD, args);
+  started.push(child);
   const lines: string[] = [];
   const acks: string[] = [];
   const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
