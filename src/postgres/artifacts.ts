@@ -1,7 +1,8 @@
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
+import { fenceSession } from "./lease.ts";
 import { isForeignKeyViolation } from "./pg-errors.ts";
-import { withClient } from "./transaction.ts";
+import { withClient, withTransaction } from "./transaction.ts";
 
 /** An artifact as listed (without its content). */
 export interface PgArtifactInfo {
@@ -28,13 +29,34 @@ function checkId(id: string): void {
 export class PgArtifacts {
   constructor(private readonly pool: Pool) {}
 
-  /** Stores (or replaces) artifact `id` of the session; `SESSION_NOT_FOUND` when the session does not exist. */
-  async put(sessionId: string, id: string, content: Uint8Array | string, meta: Record<string, unknown> = {}): Promise<void> {
+  /**
+   * Runs `fn` as one statement, or, given the writer's lease `token`, in a transaction fenced like
+   * an append (`SESSION_LOCKED`, nothing written, when the lease was taken over).
+   */
+  private write<T>(doing: string, sessionId: string, token: number | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    if (token === undefined) return withClient(this.pool, doing, fn);
+    return withTransaction(this.pool, doing, async (client) => {
+      await fenceSession(client, sessionId, token, doing);
+      return fn(client);
+    });
+  }
+
+  /**
+   * Stores (or replaces) artifact `id` of the session; `SESSION_NOT_FOUND` when the session does not
+   * exist. A session's writer passes its lease `token`: then it is fenced like an append.
+   */
+  async put(
+    sessionId: string,
+    id: string,
+    content: Uint8Array | string,
+    meta: Record<string, unknown> = {},
+    token?: number,
+  ): Promise<void> {
     checkId(id);
     const bytes =
       typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
     try {
-      await withClient(this.pool, "Storing an artifact", (client) =>
+      await this.write("Storing an artifact", sessionId, token, (client) =>
         client.query(
           `INSERT INTO artifacts (session_id, id, meta, content) VALUES ($1, $2, $3, $4)
            ON CONFLICT (session_id, id) DO UPDATE SET meta = EXCLUDED.meta, content = EXCLUDED.content`,
@@ -71,10 +93,10 @@ export class PgArtifacts {
     return rows.map((r) => ({ id: r.id, meta: r.meta, size: r.size, created: r.created }));
   }
 
-  /** Deletes the artifact; false when there was none. */
-  async delete(sessionId: string, id: string): Promise<boolean> {
+  /** Deletes the artifact; false when there was none. Fenced like `put` when given the lease `token`. */
+  async delete(sessionId: string, id: string, token?: number): Promise<boolean> {
     checkId(id);
-    const { rowCount } = await withClient(this.pool, "Deleting an artifact", (client) =>
+    const { rowCount } = await this.write("Deleting an artifact", sessionId, token, (client) =>
       client.query("DELETE FROM artifacts WHERE session_id = $1 AND id = $2", [sessionId, id]),
     );
     return rowCount === 1;

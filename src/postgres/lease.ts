@@ -28,6 +28,9 @@ async function refusal(client: PoolClient, sessionId: string, doing: string): Pr
   return new TranscriptStoreError("SESSION_LOCKED", `${doing}: session ${sessionId} is not ours (lease ${by})`);
 }
 
+/** The shortest idle time a fenced transaction is allowed (when its lease is about to end or just ended). */
+const MIN_IDLE_MS = 1000;
+
 /** Takes the lease on `client` (inside the caller's transaction when there is one); returns the new token. */
 export async function takeLease(client: PoolClient, sessionId: string, holder: string, ttlMs: number): Promise<number> {
   checkTtl(ttlMs);
@@ -50,9 +53,15 @@ export async function takeLease(client: PoolClient, sessionId: string, holder: s
  * its token is still the newest.
  */
 export async function fenceSession(client: PoolClient, sessionId: string, token: number, doing: string): Promise<number> {
+  // The row lock must not outlive the lease: a writer paused mid-transaction (SIGSTOP, a blocked
+  // event loop) would otherwise keep every taker waiting on the lock after its lease expired. So the
+  // server ends this transaction if the writer leaves it idle longer than what is left of its lease
+  // (at least MIN_IDLE_MS); the writer sees a lost connection, and its retry meets the fence.
   const { rows } = await client.query<{ last_seq: string }>(
-    "SELECT last_seq FROM sessions WHERE id = $1 AND lease_token = $2 AND lease_holder IS NOT NULL FOR UPDATE",
-    [sessionId, token],
+    `SELECT last_seq, set_config('idle_in_transaction_session_timeout',
+              GREATEST($3, ceil(extract(epoch FROM lease_expires - clock_timestamp()) * 1000))::bigint::text, true)
+       FROM sessions WHERE id = $1 AND lease_token = $2 AND lease_holder IS NOT NULL FOR UPDATE`,
+    [sessionId, token, MIN_IDLE_MS],
   );
   if (rows[0] === undefined) throw await refusal(client, sessionId, doing);
   return Number(rows[0].last_seq);
@@ -80,6 +89,21 @@ export class PgLeases {
         [sessionId, token, ttlMs],
       );
       if (rowCount === 0) throw await refusal(client, sessionId, "Renewing the session lease");
+    });
+  }
+
+  /**
+   * Who holds the session's lease and its current token; null when there is no such session. A
+   * writer whose create-with-lease was not confirmed (the connection was lost at COMMIT) learns
+   * from it whether that commit happened: the holder is its own unique name.
+   */
+  current(sessionId: string): Promise<{ holder: string | null; token: number } | null> {
+    return withClient(this.pool, "Reading the session lease", async (client) => {
+      const { rows } = await client.query<{ lease_holder: string | null; lease_token: string }>(
+        "SELECT lease_holder, lease_token FROM sessions WHERE id = $1",
+        [sessionId],
+      );
+      return rows[0] === undefined ? null : { holder: rows[0].lease_holder, token: Number(rows[0].lease_token) };
     });
   }
 

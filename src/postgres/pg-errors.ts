@@ -6,8 +6,11 @@ export function sqlState(err: unknown): string | undefined {
   return code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** SQLSTATE classes and codes that mean the connection or the server went away (the outcome may be unknown). */
-const CONNECTION_STATES = /^(08|57P0[1-3]|53300)/;
+/**
+ * SQLSTATE classes and codes that mean the connection or the server went away (the outcome may be
+ * unknown); 25P03: the server ended a transaction left idle too long (see fenceSession).
+ */
+const CONNECTION_STATES = /^(08|57P0[1-3]|53300|25P03)/;
 
 /** True when `err` is a lost or refused connection rather than a statement the server rejected. */
 export function isConnectionError(err: unknown): boolean {

@@ -101,6 +101,15 @@ export async function restartCluster(cluster: PgCluster, mode: "fast" | "immedia
   }
 }
 
+/** Stops the server (`pg_ctl stop`) or starts it again, keeping its data dir: an outage as long as the caller wants. */
+export async function serverDown(cluster: PgCluster, mode: "fast" | "immediate" = "fast"): Promise<void> {
+  await pgRun(cluster.binDir, "pg_ctl", ["-D", cluster.dataDir, "-m", mode, "-w", "stop"]);
+}
+
+export async function serverUp(cluster: PgCluster): Promise<void> {
+  await pgCtl(cluster, ["start"]);
+}
+
 /** `pg_ctl stop -m fast`, then the data dir is removed. */
 export async function stopCluster(cluster: PgCluster): Promise<void> {
   try {

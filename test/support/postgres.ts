@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, inject } from "vitest";
 import { type PgCluster, psql } from "./pg-cluster.ts";
 
-export { restartCluster, startCluster, stopCluster } from "./pg-cluster.ts";
+export { findPgBin, restartCluster, serverDown, serverUp, startCluster, stopCluster } from "./pg-cluster.ts";
 
 /** The run's cluster (started once by the global setup), or null: wrap suites in `describe.skipIf(!pgCluster())`. */
 export function pgCluster(): PgCluster | null {

@@ -53,8 +53,8 @@ export class PgArtifactMirror {
     return this.store;
   }
 
-  /** Writes what changed in the working directory back to rows. */
-  async sync(): Promise<void> {
+  /** Writes what changed in the working directory back to rows, fenced by the writer's lease `token`. */
+  async sync(token: number): Promise<void> {
     if (this.dir === null) return;
     const seen = new Set<string>();
     // The store creates its directory on its first write: none yet is no artifacts yet.
@@ -73,12 +73,12 @@ export class PgArtifactMirror {
       const st = statSync(path);
       const before = this.synced.get(entry.name);
       if (before !== undefined && before.size === st.size && before.mtimeMs === st.mtimeMs) continue;
-      await this.pg.artifacts.put(this.sessionId, entry.name, readFileSync(path), { mtimeMs: st.mtimeMs });
+      await this.pg.artifacts.put(this.sessionId, entry.name, readFileSync(path), { mtimeMs: st.mtimeMs }, token);
       this.synced.set(entry.name, { size: st.size, mtimeMs: st.mtimeMs });
     }
     for (const name of [...this.synced.keys()]) {
       if (seen.has(name)) continue;
-      await this.pg.artifacts.delete(this.sessionId, name);
+      await this.pg.artifacts.delete(this.sessionId, name, token);
       this.synced.delete(name);
     }
   }

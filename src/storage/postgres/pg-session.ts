@@ -8,6 +8,7 @@ import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } 
 import type { PgArtifactMirror } from "./pg-artifacts.ts";
 import type { PgBlobCache } from "./pg-blob-cache.ts";
 import { prepareRow } from "./pg-lines.ts";
+import { reconnecting } from "./pg-reconnect.ts";
 
 /** Lines per append transaction (one round trip and one commit each). */
 const BATCH_LINES = 256;
@@ -61,6 +62,8 @@ export class PgSessionStorage implements SessionStorage {
   private renewTimer: NodeJS.Timeout | null = null;
   private lastRenewed = Date.now();
   private closed = false;
+  /** A deferred session's create was attempted (its outcome may be unknown: see createRow). */
+  private createTried = false;
   /** Nothing is stored until the first assistant message (`deferUntilAssistant` on a new session). */
   private deferring: boolean;
 
@@ -149,18 +152,16 @@ export class PgSessionStorage implements SessionStorage {
         if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
         const batch = takeBatch(this.queue);
         const blobs = batch.flatMap((p) => p.blobs);
-        try {
-          await this.init.store.appendBatch(
+        const firstSeq = this.init.nextSeq;
+        await this.fencedWrite(() =>
+          this.init.store.appendBatch(
             this.sessionId,
             token,
-            this.init.nextSeq,
+            firstSeq,
             batch.map((p) => p.row),
             blobs,
-          );
-        } catch (err) {
-          if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
-          throw err;
-        }
+          ),
+        );
         this.queue.splice(0, batch.length);
         this.init.nextSeq += batch.length;
       }
@@ -171,12 +172,25 @@ export class PgSessionStorage implements SessionStorage {
     }
   }
 
-  /** Creates a deferred session's row with its lease, from the header memory holds now. */
+  /**
+   * Creates a deferred session's row with its lease, from the header memory holds now. Creating is
+   * not idempotent, so an attempt after one whose outcome is unknown (the connection lost at COMMIT)
+   * first looks whether that one committed: the row exists with our lease (our holder name is unique).
+   */
   private async createRow(): Promise<void> {
-    const lease = { holder: this.init.holder, ttlMs: this.init.options.lockStaleMs };
-    const { token } = await this.init.store.createSession(JSON.stringify(this.hooks.header()), { lease });
+    const { store, holder } = this.init;
+    const lease = { holder, ttlMs: this.init.options.lockStaleMs };
+    const token = await this.fencedWrite(async () => {
+      if (this.createTried) {
+        const found = await store.leases.current(this.sessionId);
+        if (found !== null && found.holder === holder) return found.token;
+        if (found !== null) throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} was created, and its lease lost`);
+      }
+      this.createTried = true;
+      return (await store.createSession(JSON.stringify(this.hooks.header()), { lease })).token!;
+    });
     this.init.created = true;
-    this.setToken(token!);
+    this.setToken(token);
   }
 
   asStored(entry: SessionEntry): SessionEntry {
@@ -215,16 +229,31 @@ export class PgSessionStorage implements SessionStorage {
     await this.init.store.moveSession(this.sessionId, this.init.token, JSON.stringify(header));
   }
 
-  /** Commits every queued entry (rethrowing a commit failure; the entries stay queued). */
+  /**
+   * Commits every queued entry (rethrowing a commit failure; the entries stay queued). A writer
+   * that lost its lease acknowledges nothing more: SESSION_LOCKED, even with nothing queued.
+   */
   async flushEntries(): Promise<void> {
     if (this.committing !== null) await this.committing.catch(() => {});
     if (this.queue.length > 0) await this.commit();
-    else if (this.failure !== null && this.lost !== null) throw this.lost;
+    else if (this.lost !== null) throw this.lost;
   }
 
   async flush(): Promise<void> {
     await this.flushEntries();
-    if (this.init.created && this.init.token !== null) await this.init.artifacts.sync();
+    const token = this.init.token;
+    if (this.init.created && token !== null) await this.fencedWrite(() => this.init.artifacts.sync(token));
+  }
+
+  /**
+   * A write fenced by the lease, retried across lost connections (pg-reconnect.ts); a SESSION_LOCKED
+   * refusal means the lease was taken over: the manager turns read-only.
+   */
+  private fencedWrite<T>(write: () => Promise<T>): Promise<T> {
+    return reconnecting(write, () => this.lost).catch((err: unknown) => {
+      if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") this.loseLease(err);
+      throw err;
+    });
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,79 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresBackend, type StoreWarning } from "../../src/index.ts";
+import type { PgStore } from "../../src/postgres/index.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { imageOf } from "./helpers/pg-images.ts";
+import { checkRows, rowsOf, startWriter } from "./helpers/pg-writers.ts";
+
+const WRITERS = 8;
+const ENTRIES = 60;
+
+type Content = string | Array<{ type: string; text?: string; data?: string }>;
+
+describe.skipIf(!pgCluster())("PostgreSQL: gc racing 8 writers", () => {
+  let url: string;
+  let store: PgStore;
+  let backend: PostgresBackend;
+  beforeAll(async () => {
+    url = await freshDatabase();
+    store = await rowsOf(url);
+    backend = PostgresBackend.of(url);
+  });
+  afterAll(async () => {
+    await backend?.close();
+    await store?.close();
+  });
+
+  it("8 writers append images (some shared) while gc loops with zero grace: every acknowledged image rehydrates", async () => {
+    const root = tempDir("ts-pg-gc-");
+    for (let i = 0; i < 50; i++) await store.blobs.put(Buffer.from(`orphan ${i}`));
+    // the three shared images are stored unreferenced too: gc may collect each just as the first writer references it
+    for (const i of [1, 5, 9]) await store.blobs.put(imageOf("w0", i));
+    const writers = Array.from({ length: WRITERS }, (_, w) =>
+      startWriter({ mode: "images", url, ref: "new", tag: `w${w}`, seed: 900 + w, root, control: join(root, "never"), count: ENTRIES }),
+    );
+    let gcRuns = 0;
+    let deleted = 0;
+    let done = false;
+    const all = Promise.all(writers.map((w) => w.exited)).finally(() => (done = true));
+    while (!done) {
+      const r = await SessionManager.gc({ store: backend, graceMs: 0 });
+      gcRuns++;
+      deleted += r.deleted.length;
+    }
+    for (const { code, stderr } of await all) expect(code, stderr).toBe(0);
+    let entries = 0;
+    let images = 0;
+    for (const [w, writer] of writers.entries()) {
+      expect(writer.lines.at(-1)).toBe("closed");
+      const id = writer.lines[0]!.slice("session ".length);
+      await checkRows(store, id, writer.acks);
+      const warnings: StoreWarning[] = [];
+      const m = await SessionManager.open(id, { store: backend, root, readOnly: true, onWarning: (x) => warnings.push(x) });
+      expect(warnings).toEqual([]);
+      for (const ack of writer.acks) {
+        const content = (m.getEntry(ack)!.message as { content: Content }).content;
+        entries++;
+        if (typeof content === "string") continue;
+        const i = Number(content[0]!.text!.split("/")[1]);
+        expect(content[1]!.data, `image of ${content[0]!.text}`).toBe(imageOf(`w${w}`, i).toString("base64"));
+        images++;
+      }
+      expect(writer.acks.length).toBeGreaterThanOrEqual(ENTRIES);
+    }
+    // every image is stored once, referenced, and still there
+    const { rows } = await store.pool.query<{ missing: number }>(
+      "SELECT count(*)::int AS missing FROM blob_refs r WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256)",
+    );
+    expect(rows[0]!.missing).toBe(0);
+    expect(gcRuns).toBeGreaterThan(1);
+    expect(deleted).toBeGreaterThanOrEqual(50);
+    console.log(
+      `pg gc race: ${WRITERS} writers, ${entries} acknowledged entries (${images} images, 3 shared by all), ` +
+        `${gcRuns} gc runs (zero grace) deleting ${deleted} orphan(s), lost = 0`,
+    );
+  }, 300_000);
+});
