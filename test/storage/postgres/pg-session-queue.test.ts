@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresBackend, SessionManager } from "../../src/index.ts";
-import { freshDatabase, pgCluster } from "../support/postgres.ts";
+import { PostgresBackend, SessionManager } from "../../../src/index.ts";
+import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 
 const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
