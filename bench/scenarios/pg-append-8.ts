@@ -10,6 +10,8 @@ const PROCESSES = 8;
 interface ChildResult {
   start: number;
   end: number;
+  /** The writer's own CPU ms while appending. */
+  cpu: number;
   batches: number[];
 }
 
@@ -60,6 +62,7 @@ export async function benchPgAppend8(ctx: BenchContext): Promise<BenchRow[]> {
   try {
     const ours: number[] = [];
     const raw: number[] = [];
+    const cpu = { ours: [] as number[], raw: [] as number[] };
     for (let r = 0; r < ctx.repeats; r++) {
       const mine = await writers((i) => ["ours", db.url, String(perChild), String(i)]);
       const sizes = mine[0]!.batches.join(",");
@@ -67,6 +70,8 @@ export async function benchPgAppend8(ctx: BenchContext): Promise<BenchRow[]> {
       const theirs = await writers((i) => ["raw", db.url, String(perChild), String(i), sizes]);
       ours.push(throughput(mine, perChild));
       raw.push(throughput(theirs, perChild));
+      cpu.ours.push(mine.reduce((n, m) => n + m.cpu, 0) / (perChild * PROCESSES));
+      cpu.raw.push(theirs.reduce((n, m) => n + m.cpu, 0) / (perChild * PROCESSES));
     }
     const o = median(ours);
     const b = median(raw);
@@ -80,7 +85,12 @@ export async function benchPgAppend8(ctx: BenchContext): Promise<BenchRow[]> {
         ratio: o / b,
         target: "≥ 0.8×",
         met: o / b >= 0.8,
-        extra: { processes: PROCESSES, perProcess: perChild },
+        extra: {
+          processes: PROCESSES,
+          perProcess: perChild,
+          clientCpuUsPerAppend: Number((median(cpu.ours) * 1000).toFixed(1)),
+          rawClientCpuUsPerAppend: Number((median(cpu.raw) * 1000).toFixed(1)),
+        },
       },
     ];
   } finally {

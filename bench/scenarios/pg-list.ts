@@ -35,9 +35,15 @@ async function seedSessions(backend: PostgresBackend, client: pg.Client, count: 
   await client.query("VACUUM ANALYZE");
 }
 
-/** The listing's columns, straight from the table through its (modified, id) index. */
-const RAW_LIST = `SELECT id, cwd, title, created, modified, parent_session, first_message, message_count, last_seq
-  FROM sessions ORDER BY modified DESC, id DESC`;
+/**
+ * The listing's columns (as the store selects them), straight from the table in the listing's order
+ * (for all rows the planner sorts a sequential scan rather than walk the (modified, id) index).
+ */
+const RAW_LIST = `SELECT id, cwd, title, created, modified, parent_session, first_message,
+  message_count::float8 AS message_count, last_seq::float8 AS last_seq FROM sessions ORDER BY modified DESC, id DESC`;
+
+/** Samples per repeat (alternating raw and ours; a listing takes tens of ms, so one sample is mostly noise here). */
+const SAMPLES = 5;
 
 /** `SessionManager.listAll` of 10,000 sessions over PostgreSQL against a raw indexed SELECT of the same columns. */
 export async function benchPgList(ctx: BenchContext): Promise<BenchRow[]> {
@@ -62,7 +68,7 @@ export async function benchPgList(ctx: BenchContext): Promise<BenchRow[]> {
     await ours();
     const o: number[] = [];
     const b: number[] = [];
-    for (let i = 0; i < ctx.repeats; i++) {
+    for (let i = 0; i < ctx.repeats * SAMPLES; i++) {
       b.push(await raw());
       o.push(await ours());
     }
@@ -74,7 +80,7 @@ export async function benchPgList(ctx: BenchContext): Promise<BenchRow[]> {
         unit: "ms",
         ours: om,
         baseline: bm,
-        baselineName: "indexed SELECT, same columns",
+        baselineName: "SELECT same columns ORDER BY modified",
         ratio: om / bm,
         target: "≤ 1.5×",
         met: om / bm <= 1.5,
