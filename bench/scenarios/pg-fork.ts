@@ -47,13 +47,28 @@ export async function benchPgFork(ctx: BenchContext): Promise<BenchRow[]> {
     const ours: number[] = [];
     const base: number[] = [];
     for (let i = 0; i < ctx.repeats + 1; i++) {
-      let t = performance.now();
-      await rawFork(client, source.sessionId, `raw-fork-${i}`);
-      const b = performance.now() - t;
-      t = performance.now();
-      const fork = await source.fork();
-      const o = performance.now() - t;
-      await fork.close();
+      // alternate which goes first: each writes ~10 MB of rows and WAL that the next one may pay for
+      const timeRaw = async () => {
+        const t = performance.now();
+        await rawFork(client, source.sessionId, `raw-fork-${i}`);
+        return performance.now() - t;
+      };
+      const timeOurs = async () => {
+        const t = performance.now();
+        const fork = await source.fork();
+        const ms = performance.now() - t;
+        await fork.close();
+        return ms;
+      };
+      let b: number;
+      let o: number;
+      if (i % 2 === 0) {
+        b = await timeRaw();
+        o = await timeOurs();
+      } else {
+        o = await timeOurs();
+        b = await timeRaw();
+      }
       if (i > 0) {
         base.push(b);
         ours.push(o);
