@@ -68,6 +68,20 @@ const ctx: BenchContext = { sizeBytes: parseSize(values.size!), repeats: Math.ma
 const fmt = (n: number | null) => (n === null ? "—" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const rows: BenchRow[] = [];
 const server = values.store === "postgres" ? await benchServer(values.url) : null;
+if (server !== null) {
+  // An interrupted run still stops and removes the cluster it started; the connections that the
+  // stop cuts then fail in the scenarios, which is expected and no reason to die before the removal.
+  let stopping = false;
+  process.once("SIGINT", () => {
+    stopping = true;
+    void server.stop().finally(() => process.exit(130));
+  });
+  process.on("uncaughtException", (err) => {
+    if (stopping) return;
+    console.error(err);
+    process.exit(1);
+  });
+}
 try {
   if (server !== null) ctx.pgUrl = server.url;
   for (const name of only) {
