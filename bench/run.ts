@@ -1,4 +1,6 @@
 // `npm run bench [-- --only append,open] [--size 50MB] [--repeats 5] [--json out.json] [--compare old.json] [--quick]`
+// `npm run bench -- --store postgres [--url postgres://…] [--only pg-append,…]`: the PostgreSQL backend's scenarios, against a
+// throwaway cluster the run starts (or the server --url names; each scenario makes and drops a database of its own).
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
@@ -10,6 +12,12 @@ import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
+import { benchPgAppend } from "./scenarios/pg-append.ts";
+import { benchPgAppend8 } from "./scenarios/pg-append-8.ts";
+import { benchPgFork } from "./scenarios/pg-fork.ts";
+import { benchPgList } from "./scenarios/pg-list.ts";
+import { benchPgOpen } from "./scenarios/pg-open.ts";
+import { benchServer } from "./helpers/pg-cluster.ts";
 import type { BenchContext, BenchRow } from "./types.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
@@ -21,6 +29,14 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   list: benchList,
   fork: benchFork,
   "many-sessions": benchManySessions,
+};
+
+const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
+  "pg-append": benchPgAppend,
+  "pg-append-8": benchPgAppend8,
+  "pg-open": benchPgOpen,
+  "pg-list": benchPgList,
+  "pg-fork": benchPgFork,
 };
 
 function parseSize(text: string): number {
@@ -38,18 +54,42 @@ const { values } = parseArgs({
     json: { type: "string" },
     compare: { type: "string" },
     quick: { type: "boolean", default: false },
+    store: { type: "string", default: "file" },
+    url: { type: "string" },
   },
 });
 
-const only = values.only ? values.only.split(",").map((s) => s.trim()) : Object.keys(SCENARIOS);
-for (const name of only) if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}; known: ${Object.keys(SCENARIOS).join(", ")}`);
+if (values.store !== "file" && values.store !== "postgres") throw new Error(`--store is file or postgres, not ${values.store}`);
+const scenarios = values.store === "postgres" ? PG_SCENARIOS : SCENARIOS;
+const only = values.only ? values.only.split(",").map((s) => s.trim()) : Object.keys(scenarios);
+for (const name of only) if (!(name in scenarios)) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(", ")}`);
 const ctx: BenchContext = { sizeBytes: parseSize(values.size!), repeats: Math.max(1, Number(values.repeats)), quick: values.quick! };
 
 const fmt = (n: number | null) => (n === null ? "—" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const rows: BenchRow[] = [];
-for (const name of only) {
-  process.stderr.write(`running ${name}…\n`);
-  rows.push(...(await SCENARIOS[name]!(ctx)));
+const server = values.store === "postgres" ? await benchServer(values.url) : null;
+if (server !== null) {
+  // An interrupted run still stops and removes the cluster it started; the connections that the
+  // stop cuts then fail in the scenarios, which is expected and no reason to die before the removal.
+  let stopping = false;
+  process.once("SIGINT", () => {
+    stopping = true;
+    void server.stop().finally(() => process.exit(130));
+  });
+  process.on("uncaughtException", (err) => {
+    if (stopping) return;
+    console.error(err);
+    process.exit(1);
+  });
+}
+try {
+  if (server !== null) ctx.pgUrl = server.url;
+  for (const name of only) {
+    process.stderr.write(`running ${name}…\n`);
+    rows.push(...(await scenarios[name]!(ctx)));
+  }
+} finally {
+  await server?.stop();
 }
 
 const previous: BenchRow[] = values.compare ? JSON.parse(readFileSync(values.compare, "utf8")).rows : [];
@@ -68,5 +108,5 @@ for (const r of rows) {
 if (values.json)
   writeFileSync(
     values.json,
-    JSON.stringify({ node: process.version, cpu: cpus()[0]?.model, date: new Date().toISOString(), rows }, null, 2),
+    JSON.stringify({ node: process.version, cpu: cpus()[0]?.model, store: values.store, date: new Date().toISOString(), rows }, null, 2),
   );

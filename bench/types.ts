@@ -5,6 +5,8 @@ export interface BenchContext {
   /** Measured repetitions (medians are reported). */
   repeats: number;
   quick: boolean;
+  /** `--store postgres`: the server the PostgreSQL scenarios use (each makes its own database on it). */
+  pgUrl?: string;
 }
 
 /** One line of the results table. */

@@ -169,7 +169,7 @@ async function appendProcs(mode: "ours" | "raw"): Promise<number> {
   let allReady: () => void = () => {};
   const readyAll = new Promise<void>((resolve) => (allReady = resolve));
   const children = Array.from({ length: PROCS }, () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "../helpers/pg-append.ts"), arg], {
+    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "store-append-child.ts"), arg], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";

@@ -81,13 +81,14 @@ export class PostgresBackend implements StorageBackend {
       // Read after the lease is ours: every committed row is in the snapshot, and no one appends after it.
       const { session, entries: rows } = await store.loadSession(id);
       const header = parseHeader(session.header, `${this.name}#${id}`);
-      const { entries, report, refs } = entriesOf(rows);
+      const { entries, report, refs, withRefs } = entriesOf(rows);
       const opened = await this.opened(store, header, entries, options, {
         token,
         holder,
         nextSeq: session.lastSeq + 1,
         created: true,
         refs,
+        withRefs,
       });
       return { ...opened, loadReport: report };
     } catch (err) {
@@ -165,7 +166,7 @@ export class PostgresBackend implements StorageBackend {
     header: SessionHeader,
     stored: OpenedSession["entries"],
     options: ResolvedSessionManagerOptions,
-    state: { token: number | null; holder: string; nextSeq: number; created: boolean; refs?: Set<string> },
+    state: { token: number | null; holder: string; nextSeq: number; created: boolean; refs?: Set<string>; withRefs?: Set<SessionEntry> },
   ): Promise<OpenedSession> {
     const location = `${this.name}#${header.id}`;
     const cache = new PgBlobCache(location);
@@ -173,7 +174,9 @@ export class PostgresBackend implements StorageBackend {
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
     if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.pool, state.refs);
     if (state.created) await mirror.load();
-    const entries = options.rehydrate === "eager" && state.refs !== undefined ? stored.map((e) => rehydrateValue(e, cache, warn)) : stored;
+    // Only an entry whose line names a ref has anything to give back (as the file loader does).
+    const withRefs = options.rehydrate === "eager" ? state.withRefs : undefined;
+    const entries = withRefs === undefined ? stored : stored.map((e) => (withRefs.has(e) ? rehydrateValue(e, cache, warn) : e));
     return {
       header,
       entries,

@@ -71,12 +71,19 @@ export function parseHeader(line: string, where: string): SessionHeader {
 
 /**
  * Stored rows → entries in seq order. A row that is not a JSON entry is reported in the load report
- * (malformed, with its seq as the line number) and left in the database untouched.
+ * (malformed, with its seq as the line number) and left in the database untouched. `withRefs` holds
+ * the entries whose line names something like a blob ref: the only ones eager rehydration walks.
  */
-export function entriesOf(rows: readonly PgEntry[]): { entries: SessionEntry[]; report: LoadReport; refs: Set<string> } {
+export function entriesOf(rows: readonly PgEntry[]): {
+  entries: SessionEntry[];
+  report: LoadReport;
+  refs: Set<string>;
+  withRefs: Set<SessionEntry>;
+} {
   const report = emptyLoadReport();
   const entries: SessionEntry[] = [];
   const refs = new Set<string>();
+  const withRefs = new Set<SessionEntry>();
   for (const row of rows) {
     let value: unknown;
     try {
@@ -88,11 +95,15 @@ export function entriesOf(rows: readonly PgEntry[]): { entries: SessionEntry[]; 
       report.malformed.push({ line: row.seq + 1, offset: 0, reason: `entry row seq ${row.seq} is not a JSON session entry` });
       continue;
     }
-    for (const hash of refsIn(row.line)) refs.add(hash);
-    entries.push(value as unknown as SessionEntry);
+    const entry = value as unknown as SessionEntry;
+    if (row.line.includes(BLOB_REF_PREFIX)) {
+      withRefs.add(entry);
+      for (const hash of refsIn(row.line)) refs.add(hash);
+    }
+    entries.push(entry);
   }
   report.linesRead = rows.length + 1;
   report.entries = entries.length;
   report.bytesRead = rows.reduce((n, r) => n + Buffer.byteLength(r.line) + 1, 0);
-  return { entries, report, refs };
+  return { entries, report, refs, withRefs };
 }
