@@ -52,6 +52,14 @@ export function ownTree(job: Job): string {
   return copy;
 }
 
+/** Throws unless `path` holds at least `lines` lines: the appends being timed really reached the file. */
+export function checkLines(path: string, lines: number): void {
+  const buf = readFileSync(path);
+  let n = 0;
+  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
+  if (n < lines) throw new Error(`${path} holds ${n} lines, expected at least ${lines}`);
+}
+
 /** Prints the result (with peak RSS) as the last stdout line. */
 export function report(result: Result): void {
   process.stdout.write(`${JSON.stringify({ ...result, rssMB: peakRssMB() })}\n`);

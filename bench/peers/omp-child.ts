@@ -2,7 +2,7 @@
 // omp keeps one append fd, externalizes images to its blob store on write, and copies artifacts on forkFrom.
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { appendP50s, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { OMP_MODULE } from "./paths.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
@@ -26,6 +26,7 @@ switch (job.workload) {
       await m.flush();
     });
     await m.close();
+    checkLines(m.getSessionFile(), job.count + 3);
     report({ ms });
     break;
   }
@@ -34,6 +35,7 @@ switch (job.workload) {
     const m = await started();
     const result = appendP50s((e) => m.appendMessage(e), images, texts);
     await m.close();
+    checkLines(m.getSessionFile(), 2 * job.count + 3);
     report(result);
     break;
   }

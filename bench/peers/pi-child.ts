@@ -2,7 +2,7 @@
 // pi writes nothing until the first assistant message and appends with appendFileSync (open/write/close per entry).
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { appendP50s, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { PI_MODULE } from "./paths.ts";
 import { CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
@@ -20,17 +20,19 @@ switch (job.workload) {
   case "W1": {
     const messages = w1Messages(job.count);
     const m = started();
-    report({
-      ms: await time(() => {
-        for (const message of messages) m.appendMessage(message);
-      }),
+    const ms = await time(() => {
+      for (const message of messages) m.appendMessage(message);
     });
+    checkLines(m.getSessionFile(), job.count + 3);
+    report({ ms });
     break;
   }
   case "W2": {
     const { images, texts } = w2Entries(job.count);
     const m = started();
-    report(appendP50s((e) => m.appendMessage(e), images, texts));
+    const result = appendP50s((e) => m.appendMessage(e), images, texts);
+    checkLines(m.getSessionFile(), 2 * job.count + 3);
+    report(result);
     break;
   }
   case "W3":

@@ -2,7 +2,7 @@
 // 1 MiB chunk scan + JSON.parse; readdir + 4 KB head per file; new header line + chunk copy, artifacts by hard link.
 import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { appendP50s, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
 /** A v3 writer on one kept fd: a record per message, chained by parentId. */
@@ -81,14 +81,18 @@ switch (job.workload) {
     const messages = w1Messages(job.count);
     const append = writer(join(job.work, "w1.jsonl"));
     for (const m of openingPair()) append(m);
-    report({ ms: await time(() => messages.forEach(append)) });
+    const ms = await time(() => messages.forEach(append));
+    checkLines(join(job.work, "w1.jsonl"), job.count + 3);
+    report({ ms });
     break;
   }
   case "W2": {
     const { images, texts } = w2Entries(job.count);
     const append = writer(join(job.work, "w2.jsonl"));
     for (const m of openingPair()) append(m);
-    report(appendP50s(append, images, texts));
+    const result = appendP50s(append, images, texts);
+    checkLines(join(job.work, "w2.jsonl"), 2 * job.count + 3);
+    report(result);
     break;
   }
   case "W3":

@@ -2,7 +2,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { appendP50s, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
 type Message = { role: string };
@@ -23,6 +23,7 @@ switch (job.workload) {
       for (const message of messages) m.appendMessage(message);
     });
     await m.close();
+    checkLines(m.sessionFile!, job.count + 3);
     report({ ms });
     break;
   }
@@ -31,6 +32,7 @@ switch (job.workload) {
     const m = await started();
     const result = appendP50s((e) => m.appendMessage(e as Message), images, texts);
     await m.close();
+    checkLines(m.sessionFile!, 2 * job.count + 3);
     report(result);
     break;
   }

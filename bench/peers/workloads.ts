@@ -71,10 +71,14 @@ export function peerMessage(random: () => number, i: number, size: number): Reco
   return m;
 }
 
-/** W1: `count` messages averaging ~9 KB (user 10.5 KB, assistant ~6 KB, tool result 10.5 KB). */
+/**
+ * W1: `count` messages averaging ~9 KB (user 10.5 KB, assistant ~6 KB, tool result 10.5 KB). Passed through
+ * JSON once, as messages from a provider are: the generator's concatenated strings would otherwise be flattened
+ * by whichever JSON.stringify meets them first, inside the timed loop.
+ */
 export function w1Messages(count: number): Record<string, unknown>[] {
   const random = prng(14);
-  return Array.from({ length: count }, (_, i) => peerMessage(random, i, 10_500));
+  return JSON.parse(JSON.stringify(Array.from({ length: count }, (_, i) => peerMessage(random, i, 10_500))));
 }
 
 /** W2: `count` user entries each with a distinct 300 KB base64 PNG, and `count` ~150 B user text entries. */
@@ -98,7 +102,7 @@ export function w2Entries(count: number): { images: Record<string, unknown>[]; t
 /** The opening pair every append workload starts from (pi and omp write nothing before an assistant message). */
 export function openingPair(): Record<string, unknown>[] {
   const random = prng(15);
-  return [peerMessage(random, 0, 200), peerMessage(random, 1, 200)];
+  return JSON.parse(JSON.stringify([peerMessage(random, 0, 200), peerMessage(random, 1, 200)]));
 }
 
 /** W6-artifacts: the seeded text of artifact `i` (ARTIFACT_BYTES of ASCII). */
