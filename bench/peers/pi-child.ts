@@ -59,6 +59,6 @@ switch (job.workload) {
     break;
   }
   case "W6-artifacts":
-    report({ unsupported: "pi 0.73.1 has no artifacts directory: forkFrom copies the transcript only" });
+    report({ unsupported: "pi 0.73.1 has no artifacts dir; its forkFrom copies the transcript only" });
     break;
 }
