@@ -3,15 +3,15 @@
 // own child process; prints one table of medians with ratios to raw Node of the same runs, and writes JSON
 // to bench/results/.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { cwdBucket } from "../../src/session/paths.ts";
 import { BUN, OMP_VERSION, PI_VERSION } from "./paths.ts";
 import { IMPLS, type Impl, runPeer } from "./spawn.ts";
-import { renderTable, type RowSpec, type Samples } from "./table.ts";
-import { CWD, type Job, sizes, WORKLOADS, type Workload, writeBucket, writeImageSession, writeTextSession } from "./workloads.ts";
+import { renderTable, type Samples } from "./table.ts";
+import { plan } from "./plan.ts";
+import { sizes, WORKLOADS, type Workload } from "./workloads.ts";
 
 const { values } = parseArgs({
   options: {
@@ -30,13 +30,6 @@ const impls = values.impls!.split(",").map((i) => i.trim()) as Impl[];
 for (const i of impls) if (!IMPLS.includes(i)) throw new Error(`unknown implementation ${i}; known: ${IMPLS.join(", ")}`);
 const size = sizes(scale);
 
-/** One child to spawn per run: the job, which implementation, and the key its result is filed under. */
-interface Spawn {
-  key: string;
-  impl: Impl;
-  job: Omit<Job, "work">;
-}
-
 /** W3/W4 must load the same number of entries everywhere (ours in both modes), or the figures compare different work. */
 function entryMismatches(samples: Samples): string[] {
   const counts: Record<string, string[]> = {};
@@ -52,73 +45,10 @@ function entryMismatches(samples: Samples): string[] {
 }
 
 const root = mkdtempSync(join(tmpdir(), "ts-bench-peers-"));
-const mb = (path: string) => statSync(path).size / 1e6;
-const spawns: Spawn[] = [];
-const rows: RowSpec[] = [];
-const all = (key: string) => ({ raw: key, pi: key, omp: key, us: key });
-const each = (key: string, job: Omit<Job, "work">) => {
-  for (const impl of IMPLS) spawns.push({ key, impl, job });
-};
+let failed = 0;
 try {
   process.stderr.write(`generating seeded inputs in ${root}…\n`);
-  for (const w of only) {
-    if (w === "W1") {
-      each("W1", { workload: "W1", count: size.w1Appends });
-      rows.push({
-        label: `W1 ${size.w1Appends.toLocaleString("en-US")} appends of ~9 KB messages, total`,
-        unit: "ms",
-        metric: "ms",
-        jobs: all("W1"),
-      });
-    } else if (w === "W2") {
-      each("W2", { workload: "W2", count: size.w2Entries });
-      const label = "W2 image entry (300 KB base64 PNG) p50";
-      rows.push({ label, unit: "µs", metric: "imageP50Us", jobs: all("W2") });
-      rows.push({ label: "W2 text entry p50", unit: "µs", metric: "textP50Us", jobs: all("W2") });
-    } else if (w === "W3") {
-      const source = join(root, "w3-text.jsonl");
-      writeTextSession(source, size.w3Bytes, 31);
-      each("W3", { workload: "W3", count: 0, source });
-      rows.push({ label: `W3 open ${mb(source).toFixed(0)} MB text`, unit: "ms", metric: "ms", jobs: all("W3") });
-    } else if (w === "W4") {
-      const source = join(root, "w4-images.jsonl");
-      writeImageSession(source, size.w4Bytes, 41);
-      for (const impl of IMPLS.filter((i) => i !== "us")) spawns.push({ key: "W4", impl, job: { workload: "W4", count: 0, source } });
-      for (const mode of ["lazy", "eager"] as const)
-        spawns.push({ key: `W4-${mode}`, impl: "us", job: { workload: "W4", count: 0, source, mode } });
-      const label = `W4 open ${mb(source).toFixed(0)} MB inline images`;
-      const one = { pi: "(one mode: row above)", omp: "(one mode: row above)" };
-      rows.push({ label: `${label}, ours lazy`, unit: "ms", metric: "ms", jobs: { raw: "W4", pi: "W4", omp: "W4", us: "W4-lazy" } });
-      rows.push({ label: `${label}, ours eager`, unit: "ms", metric: "ms", jobs: { raw: "W4", us: "W4-eager" }, notes: one });
-      rows.push({ label: "W4 peak RSS, ours lazy", unit: "MB", metric: "rssMB", jobs: { raw: "W4", pi: "W4", omp: "W4", us: "W4-lazy" } });
-      rows.push({ label: "W4 peak RSS, ours eager", unit: "MB", metric: "rssMB", jobs: { raw: "W4", us: "W4-eager" }, notes: one });
-    } else if (w === "W5") {
-      const bucket = join(root, "w5", cwdBucket(CWD, "omp"));
-      writeBucket(bucket, size.w5Sessions);
-      each("W5", { workload: "W5", count: size.w5Sessions, source: bucket });
-      rows.push({
-        label: `W5 first listing, ${size.w5Sessions.toLocaleString("en-US")} sessions`,
-        unit: "ms",
-        metric: "ms",
-        jobs: all("W5"),
-      });
-    } else if (w === "W6") {
-      const source = join(root, "w6-source.jsonl");
-      writeTextSession(source, size.w6Bytes, 61);
-      each("W6", { workload: "W6", count: 0, source });
-      each("W6-artifacts", { workload: "W6-artifacts", count: size.w6Files });
-      const artifactsMB = ((size.w6Files * 250_000) / 1e6).toFixed(0);
-      rows.push({
-        label: `W6 fork a ${mb(source).toFixed(mb(source) < 10 ? 1 : 0)} MB session (file only)`,
-        unit: "ms",
-        metric: "ms",
-        jobs: all("W6"),
-      });
-      const label = `W6 fork with a ${artifactsMB} MB / ${size.w6Files}-file artifacts dir`;
-      rows.push({ label, unit: "ms", metric: "ms", jobs: all("W6-artifacts") });
-    }
-  }
-
+  const { spawns, rows } = plan(only, size, root);
   const samples: Samples = {};
   const todo = spawns.filter((s) => impls.includes(s.impl));
   for (let run = 0; run < runs; run++) {
@@ -136,6 +66,7 @@ try {
       samples[s.key] ??= {};
       samples[s.key]![s.impl] ??= [];
       samples[s.key]![s.impl]!.push(result);
+      if (result.failed) failed++;
       const shown = result.failed ?? result.unsupported ?? JSON.stringify(result);
       process.stderr.write(`run ${run + 1}/${runs} ${s.key} ${s.impl}: ${shown}\n`);
     }
@@ -148,7 +79,9 @@ try {
   console.log(`\n${date}; ${machine}; Node ${process.version}, Bun ${bun}; pi ${PI_VERSION}, omp ${OMP_VERSION}`);
   console.log(`medians of ${runs} run(s) at --scale ${scale}; (×) = ratio to raw Node of the same runs\n`);
   console.log(markdown);
-  for (const line of entryMismatches(samples)) console.log(line);
+  const mismatches = entryMismatches(samples);
+  for (const line of mismatches) console.log(line);
+  failed += mismatches.length;
   const results = join(import.meta.dirname, "../results");
   mkdirSync(results, { recursive: true });
   const out = join(results, `peers-${date.replace(/[:.]/g, "-")}.json`);
@@ -157,4 +90,8 @@ try {
   console.log(`\nJSON: ${out}`);
 } finally {
   rmSync(root, { recursive: true, force: true });
+}
+if (failed > 0) {
+  console.error(`${failed} child job(s) failed or disagreed: see the table`);
+  process.exitCode = 1;
 }
