@@ -37,14 +37,8 @@ export function runPeer(impl: Impl, job: Job): Promise<Result & { failed?: strin
       clearTimeout(timer);
       const last = out.trim().split("\n").at(-1);
       if (code === 0 && last) return resolve(JSON.parse(last) as Result);
-      const why =
-        err
-          .trim()
-          .split("\n")
-          .filter((l) => /error|Error/.test(l))
-          .at(0) ??
-        err.trim().split("\n").at(-1) ??
-        "";
+      const lines = err.trim().split("\n");
+      const why = lines.find((l) => /^\s*[A-Za-z]*Error: /.test(l))?.trim() ?? lines.at(-1) ?? "";
       resolve({ failed: `${signal ?? `exit ${code}`}: ${why.slice(0, 160)}` });
     });
   });
