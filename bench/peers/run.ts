@@ -4,7 +4,7 @@
 // to bench/results/.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, totalmem, tmpdir } from "node:os";
+import { cpus, loadavg, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { BUN, OMP_VERSION, PI_VERSION } from "./paths.ts";
@@ -46,6 +46,7 @@ function entryMismatches(samples: Samples): string[] {
 
 const root = mkdtempSync(join(tmpdir(), "ts-bench-peers-"));
 let failed = 0;
+const loadStart = loadavg()[0]!;
 try {
   process.stderr.write(`generating seeded inputs in ${root}…\n`);
   const { spawns, rows } = plan(only, size, root);
@@ -77,7 +78,8 @@ try {
   const date = new Date().toISOString();
   const { markdown, cells } = renderTable(samples, rows);
   console.log(`\n${date}; ${machine}; Node ${process.version}, Bun ${bun}; pi ${PI_VERSION}, omp ${OMP_VERSION}`);
-  console.log(`medians of ${runs} run(s) at --scale ${scale}; (×) = ratio to raw Node of the same runs\n`);
+  const load = `load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
+  console.log(`medians of ${runs} run(s) at --scale ${scale}; (×) = ratio to raw Node of the same runs; ${load}\n`);
   console.log(markdown);
   const mismatches = entryMismatches(samples);
   for (const line of mismatches) console.log(line);
