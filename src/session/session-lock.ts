@@ -90,13 +90,21 @@ class LockHeartbeat {
   mtimeMs = 0;
   /** Wall clock of the last refresh of either kind. */
   refreshedAt = Date.now();
+  /**
+   * mtimes (ms) the library is writing right now: its `utimes` is issued, its callback (which
+   * records the new mtime) has not run yet. The file may already carry one of them.
+   */
+  private readonly libraryPendingMs = new Set<number>();
 
   constructor(readonly lockDir: string) {}
 
   /** The `fs` handed to proper-lockfile: real calls, with the lock directory's mtimes observed. */
   fs(): typeof fs {
     const utimes = (p: fs.PathLike, a: fs.TimeLike, m: fs.TimeLike, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      const pending = p === this.lockDir && m instanceof Date ? m.getTime() : null;
+      if (pending !== null) this.libraryPendingMs.add(pending);
       fs.utimes(p, a, m, (err) => {
+        if (pending !== null) this.libraryPendingMs.delete(pending);
         if (!err && p === this.lockDir) this.recordLibraryRefresh(m as Date);
         cb(err);
       });
@@ -145,6 +153,17 @@ class LockHeartbeat {
   }
 
   /** Refreshes the lock now if it is still ours; false when it is not. */
+  /**
+   * Whether the lock directory's mtime on disk is one we wrote: the last one recorded, or one the
+   * library is writing right now (an append can run between its syscall and its callback).
+   * Sub-millisecond tolerance: a Date's milliseconds round-trip through utimes' seconds.
+   */
+  private isOwnMtime(mtimeMs: number): boolean {
+    if (mtimeMs === this.mtimeMs) return true;
+    for (const pending of this.libraryPendingMs) if (Math.abs(mtimeMs - pending) < 1) return true;
+    return false;
+  }
+
   refreshIfOurs(): boolean {
     let st: fs.Stats;
     try {
@@ -152,7 +171,7 @@ class LockHeartbeat {
     } catch {
       return false;
     }
-    if (!st.isDirectory() || st.mtimeMs !== this.mtimeMs) return false;
+    if (!st.isDirectory() || !this.isOwnMtime(st.mtimeMs)) return false;
     const now = new Date();
     try {
       io.utimesSync(this.lockDir, now, now);

@@ -92,7 +92,8 @@ export class SessionWriter {
     const max = line.length * 3 + 1;
     if (max > SCRATCH_LIMIT) return Buffer.from(`${line}\n`);
     if (encoded.length < max) encoded = Buffer.allocUnsafe(Math.max(max, encoded.length * 2));
-    const n = encoded.write(line, 0, "utf8");
+    // Offset 0 and UTF-8 are the defaults: this form goes straight to the native encoder.
+    const n = encoded.write(line);
     encoded[n] = 0x0a;
     return encoded.subarray(0, n + 1);
   }
