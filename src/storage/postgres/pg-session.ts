@@ -218,7 +218,8 @@ export class PgSessionStorage implements SessionStorage {
   }
 
   async fork(request: ForkRequest): Promise<OpenedSession> {
-    if (this.init.created && this.init.token !== null) await this.flush();
+    // a writer that lost its lease forks what it has, like a read-only one (its flush would refuse)
+    if (this.init.created && this.init.token !== null && this.lost === null) await this.flush();
     return this.init.forkInto(request, this);
   }
 

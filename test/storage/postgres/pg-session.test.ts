@@ -66,4 +66,25 @@ describe.skipIf(!pgCluster())("PgSessionStorage across lost connections", () => 
     const again = await SessionManager.open(m.sessionId, { store: backend, root: tempDir() });
     await again.close();
   });
+
+  it("a writer whose lease was taken over refuses to flush (SESSION_LOCKED), turns read-only, and can still fork", async () => {
+    const { backend, store } = await backendAndStore();
+    const root = tempDir();
+    const m = await SessionManager.create("/p", { store: backend, root });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    await store.pool.query("UPDATE sessions SET lease_expires = clock_timestamp() - interval '1 second' WHERE id = $1", [m.sessionId]);
+    const taker = await SessionManager.open(m.sessionId, { store: backend, root });
+    m.appendMessage({ role: "user", content: "refused" });
+    await expect(m.flush()).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    expect(m.isReadOnly).toBe(true);
+    await expect(m.flush()).rejects.toMatchObject({ code: "SESSION_LOCKED" }); // nothing queued: still nothing acknowledged
+    const fork = await m.fork();
+    expect(fork.getEntries().map((e) => (e.message as { content: string }).content)).toEqual(["kept", "refused"]);
+    await fork.close();
+    await m.close();
+    await taker.close();
+    const { entries } = await store.loadSession(m.sessionId);
+    expect(entries.map((e) => JSON.parse(e.line).message.content)).toEqual(["kept"]);
+  });
 });
