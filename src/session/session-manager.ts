@@ -41,6 +41,7 @@ export class SessionManager {
   private leafId: string | null;
   private readOnly: boolean;
   private closed = false;
+  private storageClosed = false;
 
   private constructor(options: ResolvedSessionManagerOptions, session: OpenedSession) {
     this.options = options;
@@ -351,9 +352,11 @@ export class SessionManager {
 
   /** Flushes, closes the file or connection and releases the single writer. Idempotent. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    this.closed = true; // no append from here on, even when closing fails below
+    if (this.storageClosed) return;
+    // A database store that cannot commit what is queued rejects and keeps it: close() again retries.
     await this.storage.close();
+    this.storageClosed = true;
   }
 
   // ---------------------------------------------------------------- internals

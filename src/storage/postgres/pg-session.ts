@@ -257,17 +257,20 @@ export class PgSessionStorage implements SessionStorage {
     });
   }
 
+  /**
+   * Commits what is queued, then releases the lease and removes the artifacts' working directory.
+   * When that commit fails, nothing is given up: the entries, the artifacts and the lease (still
+   * renewed) stay, `close()` rejects, and a later `close()` tries again. A lost lease has nothing
+   * left to commit to: its session is closed at once.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
     this.closed = true;
-    try {
-      if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
-    } finally {
-      this.stopRenewing();
-      this.init.artifacts.dispose();
-      if (this.init.token !== null && this.lost === null) {
-        await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
-      }
+    this.stopRenewing();
+    this.init.artifacts.dispose();
+    if (this.init.token !== null && this.lost === null) {
+      await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
     }
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresBackend, SessionManager } from "../../../src/index.ts";
+import { PostgresBackend, SessionManager, TranscriptStoreError } from "../../../src/index.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 
 const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
@@ -44,6 +44,27 @@ describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their ackn
     await m.close();
     const reader = await SessionManager.open(m.sessionId, { store: backend, readOnly: true });
     expect(reader.getEntries().map((e) => e.id)).toEqual(ids);
+    await reader.close();
+  });
+
+  it("a close whose commit fails keeps the entries and the lease; closing again commits them", async () => {
+    const backend = await store();
+    const pg = await backend.connect();
+    const m = await SessionManager.create("/w", { store: backend });
+    const original = pg.appendBatch.bind(pg);
+    let failures = 1;
+    pg.appendBatch = (...args: Parameters<typeof original>) => {
+      if (failures-- > 0) return Promise.reject(new TranscriptStoreError("PERSISTENCE_FAILED", "injected commit failure"));
+      return original(...args);
+    };
+    const id = m.appendMessage(user("kept through a failed close"));
+    await expect(m.close()).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    expect(() => m.appendMessage(user("after close"))).toThrowError(expect.objectContaining({ code: "READ_ONLY" }));
+    // the lease is still ours: nobody else can open the session for writing meanwhile
+    await expect(SessionManager.open(m.sessionId, { store: backend })).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    await m.close();
+    const reader = await SessionManager.open(m.sessionId, { store: backend });
+    expect(reader.getEntries().map((e) => e.id)).toEqual([id]);
     await reader.close();
   });
 });
