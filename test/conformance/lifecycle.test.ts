@@ -119,4 +119,20 @@ describeBackends("lifecycle conformance", (backend) => {
     await m.close();
     expect(() => m.appendMessage(user("late"))).toThrowError(expect.objectContaining({ code: "READ_ONLY" }));
   });
+
+  it("deferred: an assistant message that cannot be serialized is refused and the kept-back entries wait for the next one", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/defer-fail", { ...options, deferUntilAssistant: true });
+    const u = m.appendMessage(user("kept back"));
+    const bad = { role: "assistant", content: [{ type: "text", text: "x" }], usage: { big: 1n }, timestamp: 2 };
+    expect(() => m.appendMessage(bad as never)).toThrowError(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(m.getEntries().map((e) => e.id)).toEqual([u]);
+    const a = m.appendMessage(assistant("fine"));
+    await m.close();
+    const [info] = await SessionManager.list("/work/defer-fail", options);
+    const again = await SessionManager.open(info!.path, { ...options, readOnly: true });
+    expect(again.getEntries().map((e) => e.id)).toEqual([u, a]);
+    expect(again.getEntry(a)!.parentId).toBe(u);
+    await again.close();
+  });
 });

@@ -88,22 +88,29 @@ export class PgSessionStorage implements SessionStorage {
 
   persist(entry: SessionEntry): SessionEntry {
     if (this.deferring) {
-      this.deferred.push(entry);
       const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
-      if (!isAssistant) return entry;
+      if (!isAssistant) {
+        this.deferred.push(entry);
+        return entry;
+      }
+      // Every kept-back entry and this one are prepared before any is queued: one that cannot be
+      // serialized leaves the others kept back (and this one out of memory), as a file session does.
+      const pending = [...this.deferred, entry].map((e) => this.prepareEntry(e));
       this.deferring = false;
-      // Prepared in order; memory keeps what each append would have kept (the entries as given).
-      for (const kept of this.deferred.splice(0)) this.enqueue(kept);
+      this.deferred.length = 0;
+      for (const p of pending) this.enqueue(p);
       return entry;
     }
-    return this.enqueue(entry);
+    const pending = this.prepareEntry(entry);
+    this.enqueue(pending);
+    return this.init.options.rehydrate === "lazy" ? pending.prepared : entry;
   }
 
-  private enqueue(entry: SessionEntry): SessionEntry {
+  /** The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes when this process has them). */
+  private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
     const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w));
     const own = new Set(blobs.map((b) => b.sha256));
     for (const hash of row.blobRefs ?? []) {
-      // A ref memory already carried (a lazy session's) travels with its bytes when this process has them.
       if (own.has(hash)) continue;
       const bytes = this.init.cache.cached(hash);
       if (bytes !== null) {
@@ -111,11 +118,14 @@ export class PgSessionStorage implements SessionStorage {
         own.add(hash);
       }
     }
-    for (const blob of blobs) this.init.cache.remember(blob.sha256, Buffer.from(blob.bytes));
     const bytes = row.line.length + blobs.reduce((n, b) => n + b.bytes.byteLength, 0);
-    this.queue.push({ row, blobs, bytes });
+    return { row, blobs, bytes, prepared };
+  }
+
+  private enqueue(pending: Pending): void {
+    for (const blob of pending.blobs) this.init.cache.remember(blob.sha256, Buffer.from(blob.bytes));
+    this.queue.push({ row: pending.row, blobs: pending.blobs, bytes: pending.bytes });
     this.schedule();
-    return this.init.options.rehydrate === "lazy" ? prepared : entry;
   }
 
   /** Commits in the background soon after appends (one batch per turn of the event loop at most). */
