@@ -33,9 +33,10 @@ export class PgArtifactMirror {
 
   /** Fills the working directory from the session's rows. */
   async load(): Promise<void> {
-    const dir = this.ensureDir();
     const infos = await this.pg.artifacts.list(this.sessionId);
-    if (infos.length > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (infos.length === 0) return; // no working directory until there is something to hold
+    const dir = this.ensureDir();
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (const info of infos) {
       const artifact = await this.pg.artifacts.get(this.sessionId, info.id);
       if (artifact === null) continue;
