@@ -7,6 +7,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
 import type { PgArtifactMirror } from "./pg-artifacts.ts";
 import type { PgBlobCache } from "./pg-blob-cache.ts";
+import { LeaseKeeper } from "./pg-lease-keeper.ts";
 import { prepareRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
@@ -59,8 +60,7 @@ export class PgSessionStorage implements SessionStorage {
   private scheduled = false;
   private failure: Error | null = null;
   private lost: Error | null = null;
-  private renewTimer: NodeJS.Timeout | null = null;
-  private lastRenewed = Date.now();
+  private readonly keeper: LeaseKeeper;
   private closed = false;
   /** A deferred session's create was attempted (its outcome may be unknown: see createRow). */
   private createTried = false;
@@ -75,7 +75,8 @@ export class PgSessionStorage implements SessionStorage {
     this.blobs = init.blobs;
     this.blobReader = init.cache;
     this.deferring = !init.created;
-    if (init.token !== null) this.startRenewing();
+    this.keeper = new LeaseKeeper(init.store.leases, init.sessionId, init.options.lockStaleMs, (err) => this.loseLease(err));
+    if (init.token !== null) this.keeper.start(init.token);
   }
 
   get sessionId(): string {
@@ -209,7 +210,7 @@ export class PgSessionStorage implements SessionStorage {
 
   assertHeld(): void {
     if (this.lost !== null) throw this.lost;
-    if (this.init.token !== null && Date.now() - this.lastRenewed > this.init.options.lockStaleMs) {
+    if (this.init.token !== null && !this.keeper.fresh) {
       // This process did not renew its lease within its period (paused, or cut off): a taker may
       // hold it now. The database would refuse the append anyway; refusing here keeps memory honest.
       const err = new TranscriptStoreError("SESSION_LOCKED", `The lease of session ${this.sessionId} may have been taken over`);
@@ -277,7 +278,7 @@ export class PgSessionStorage implements SessionStorage {
     if (this.closed) return;
     if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
     this.closed = true;
-    this.stopRenewing();
+    this.keeper.stop();
     this.init.artifacts.dispose();
     if (this.init.token !== null && this.lost === null) {
       await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
@@ -292,44 +293,14 @@ export class PgSessionStorage implements SessionStorage {
   /** The session row was created with this lease (a deferred session's first batch). */
   setToken(token: number): void {
     this.init.token = token;
-    this.startRenewing();
-  }
-
-  private startRenewing(): void {
-    const ttl = this.init.options.lockStaleMs;
-    this.lastRenewed = Date.now();
-    this.renewTimer = setInterval(
-      () => {
-        const token = this.init.token;
-        if (token === null || this.lost !== null) return;
-        const started = Date.now();
-        this.init.store.leases.renew(this.sessionId, token, ttl).then(
-          () => {
-            this.lastRenewed = started;
-          },
-          (err) => {
-            if (err instanceof TranscriptStoreError && (err.code === "SESSION_LOCKED" || err.code === "SESSION_NOT_FOUND")) {
-              this.loseLease(err);
-            }
-            // a connection failure is retried at the next tick; assertHeld refuses once the period passed
-          },
-        );
-      },
-      Math.max(250, Math.floor(ttl / 3)),
-    );
-    this.renewTimer.unref();
-  }
-
-  private stopRenewing(): void {
-    if (this.renewTimer !== null) clearInterval(this.renewTimer);
-    this.renewTimer = null;
+    this.keeper.start(token);
   }
 
   private loseLease(err: Error): void {
     if (this.lost !== null) return;
     this.lost =
       err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED" ? err : new TranscriptStoreError("SESSION_LOCKED", err.message);
-    this.stopRenewing();
+    this.keeper.stop();
     this.hooks.lost(err);
   }
 }
