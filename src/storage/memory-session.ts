@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError } from "../errors.ts";
@@ -6,8 +5,7 @@ import type { SessionEntry } from "../format/types.ts";
 import { blobReader, InlineImageSources } from "../session/inline-image-sources.ts";
 import type { BlobReader } from "../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
-import { cwdBucket, sessionFileName } from "../session/paths.ts";
-import { startNewFile } from "./file/file-start.ts";
+import { sessionPathFor, startNewFile } from "./file/file-start.ts";
 import type { ForkRequest, OpenedSession, SessionStorage } from "./session-storage.ts";
 
 /** A session that lives only in memory: appends are kept as given, nothing is written anywhere. */
@@ -36,8 +34,7 @@ export class MemorySessionStorage implements SessionStorage {
   /** A fork of an in-memory session is a new session in the file store. */
   fork(request: ForkRequest): Promise<OpenedSession> {
     const { header, entries, options } = request;
-    const path = join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
-    return startNewFile(path, header, options, entries);
+    return startNewFile(sessionPathFor(header, options), header, options, entries);
   }
   moveTo(): Promise<void> {
     throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");

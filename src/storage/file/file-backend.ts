@@ -1,20 +1,18 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { SessionHeader } from "../../format/types.ts";
 import { type DiscoveryOptions, listAllSessions, listSessions, resolveSession } from "../../session/discovery.ts";
-import { cwdBucket, sessionFileName } from "../../session/paths.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
-import { openFile, startNewFile } from "./file-start.ts";
+import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
   kind: "file",
 
   create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
-    const path = join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
-    return startNewFile(path, header, options, null);
+    return startNewFile(sessionPathFor(header, options), header, options, null);
   },
 
   open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {

@@ -7,7 +7,7 @@ import { io } from "../../io.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
 import { linkTree } from "../../session/artifact-dir-copy.ts";
 import { blobReader, InlineImageSources } from "../../session/inline-image-sources.ts";
-import { artifactsDirOf, cwdBucket, sessionFileName } from "../../session/paths.ts";
+import { artifactsDirOf, cwdBucket } from "../../session/paths.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { SessionFile } from "../../session/session-file.ts";
 import { copyFileFrom, type FileIdentity, headerEndOffset, openSameFile } from "../../session/session-file-reader.ts";
@@ -16,7 +16,7 @@ import { moveSessionFiles } from "../../session/session-move.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { SessionWriter } from "../../session/session-writer.ts";
 import type { ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
-import { ensureParent, ensureRemoved, startNewFile } from "./file-start.ts";
+import { ensureParent, ensureRemoved, sessionPathFor, startNewFile } from "./file-start.ts";
 
 /** How a file session was opened: what the fork and move paths need to know about it. */
 export interface FileSessionInit {
@@ -115,7 +115,7 @@ export class FileSessionStorage implements SessionStorage {
 
   async fork(request: ForkRequest): Promise<OpenedSession> {
     const { header, entries, options } = request;
-    const path = join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
+    const path = sessionPathFor(header, options);
     const sourceArtifacts = artifactsDirOf(this.path);
     ensureParent(path, options.sessionsDir);
     linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w));

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
@@ -8,7 +8,7 @@ import { copyFileFrom } from "../../session/session-file-reader.ts";
 import { uuidv7 } from "../../session/ids.ts";
 import { InlineImageSources } from "../../session/inline-image-sources.ts";
 import { recoverMovesOnOpen } from "../../session/move-recovery.ts";
-import { idFromFileName } from "../../session/paths.ts";
+import { cwdBucket, idFromFileName, sessionFileName } from "../../session/paths.ts";
 import { ensureSessionDir } from "../../session/session-dirs.ts";
 import { SessionFile } from "../../session/session-file.ts";
 import { loadSessionFile, type LoadedSession } from "../../session/session-loader.ts";
@@ -60,6 +60,11 @@ function opened(storage: FileSessionStorage, relay: HookRelay, header: SessionHe
     },
   };
   return session;
+}
+
+/** Where a new session with this header lives: `<sessionsDir>/<cwd bucket>/<timestamp>_<id>.jsonl`. */
+export function sessionPathFor(header: SessionHeader, options: ResolvedSessionManagerOptions): string {
+  return join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
 }
 
 export function ensureParent(path: string, sessionsDir: string): void {
