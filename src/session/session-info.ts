@@ -28,7 +28,8 @@ export interface SessionInfo {
 export const INFO_WINDOW = 4096;
 const MAX_HEAD = 65536;
 
-function messageText(message: unknown): string | null {
+/** The text of a message: its string content, or its first text block. */
+export function messageText(message: unknown): string | null {
   if (!isRecord(message)) return null;
   const content = message.content;
   if (typeof content === "string") return content;

@@ -18,6 +18,19 @@ import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
 import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
 import { PgSessionStorage } from "./pg-session.ts";
 
+/** What `opened` needs to know of a session's row and lease. */
+interface OpenState {
+  token: number | null;
+  holder: string;
+  nextSeq: number;
+  created: boolean;
+  firstMessageKnown: boolean;
+  /** Blobs the rows reference (fetched for synchronous rehydration). */
+  refs?: Set<string>;
+  /** Entries whose line names a ref (only they are rehydrated). */
+  withRefs?: Set<SessionEntry>;
+}
+
 /** Who holds a lease: host, process and a random tag (two managers of one process differ). */
 function leaseHolder(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -65,10 +78,10 @@ export class PostgresBackend implements StorageBackend {
     const store = await this.connect();
     const holder = leaseHolder();
     if (options.deferUntilAssistant) {
-      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false });
+      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false, firstMessageKnown: false });
     }
     const { token } = await store.createSession(JSON.stringify(header), { lease: { holder, ttlMs: options.lockStaleMs } });
-    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true });
+    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true, firstMessageKnown: false });
   }
 
   async open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
@@ -87,6 +100,7 @@ export class PostgresBackend implements StorageBackend {
         holder,
         nextSeq: session.lastSeq + 1,
         created: true,
+        firstMessageKnown: session.firstMessage !== null,
         refs,
         withRefs,
       });
@@ -166,7 +180,7 @@ export class PostgresBackend implements StorageBackend {
     header: SessionHeader,
     stored: OpenedSession["entries"],
     options: ResolvedSessionManagerOptions,
-    state: { token: number | null; holder: string; nextSeq: number; created: boolean; refs?: Set<string>; withRefs?: Set<SessionEntry> },
+    state: OpenState,
   ): Promise<OpenedSession> {
     const location = `${this.name}#${header.id}`;
     const cache = new PgBlobCache(location);
@@ -194,6 +208,7 @@ export class PostgresBackend implements StorageBackend {
             holder: state.holder,
             nextSeq: state.nextSeq,
             created: state.created,
+            firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
             forkInto: (request, source) => this.fork(store, request, source),
           },
@@ -226,8 +241,9 @@ export class PostgresBackend implements StorageBackend {
           rows.flatMap((r) => r.blobs),
         );
       }
-      session = { ...session, lastSeq: rows.length };
+      session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
     }
-    return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true });
+    const firstMessageKnown = session.firstMessage !== null;
+    return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
   }
 }

@@ -4,7 +4,7 @@ import { emptyLoadReport, type LoadReport } from "../../format/load-report.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
 import { prepareLine, type ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
 import type { PgBlobWrite, PgEntry, PgLine } from "../../postgres/index.ts";
-import { preview } from "../../session/session-info.ts";
+import { messageText, preview } from "../../session/session-info.ts";
 
 const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
 
@@ -24,19 +24,24 @@ export function refsIn(line: string): string[] {
   return [...out];
 }
 
-/** The first user message's preview, for listing (the store keeps the first one it is given). */
-function firstMessageOf(entry: SessionEntry): string | null {
+/** A user message's preview, for listing. */
+function userPreview(entry: SessionEntry): string | null {
   if (entry.type !== "message" || !isRecord(entry.message) || entry.message.role !== "user") return null;
-  const content = entry.message.content;
-  if (typeof content === "string") return preview(content);
-  if (Array.isArray(content)) {
-    for (const block of content) if (isRecord(block) && block.type === "text" && typeof block.text === "string") return preview(block.text);
-  }
-  return null;
+  const text = messageText(entry.message);
+  return text === null ? null : preview(text);
 }
 
-/** Runs the prepare pipeline for one entry (pure) and describes the row it becomes. */
-export function prepareRow(entry: SessionEntry, options: ResolvedPrepareOptions, warn: (w: StoreWarning) => void): PreparedRow {
+/**
+ * Runs the prepare pipeline for one entry (pure) and describes the row it becomes. `withPreview`: the
+ * row carries its listing preview when it is a user message (the store keeps only the first one, so
+ * a session that has it already need not build more).
+ */
+export function prepareRow(
+  entry: SessionEntry,
+  options: ResolvedPrepareOptions,
+  warn: (w: StoreWarning) => void,
+  withPreview = true,
+): PreparedRow {
   let prepared;
   try {
     prepared = prepareLine(entry, options);
@@ -49,7 +54,13 @@ export function prepareRow(entry: SessionEntry, options: ResolvedPrepareOptions,
   }
   const refs = prepared.mayHoldRefs ? refsIn(prepared.line) : [];
   return {
-    row: { line: prepared.line, entryId: entry.id, kind: entry.type, firstMessage: firstMessageOf(entry), blobRefs: refs },
+    row: {
+      line: prepared.line,
+      entryId: entry.id,
+      kind: entry.type,
+      firstMessage: withPreview ? userPreview(entry) : null,
+      blobRefs: refs,
+    },
     blobs: prepared.blobs.map((b) => ({ sha256: b.hash, bytes: b.bytes })),
     prepared: prepared.entry,
   };

@@ -36,6 +36,8 @@ export interface PgSessionInit {
   nextSeq: number;
   /** The session row exists (false: deferred until the first assistant message). */
   created: boolean;
+  /** The session row holds its first user message's preview already (later rows need none). */
+  firstMessageKnown: boolean;
   /** The session's artifacts (a working directory written back to rows by flush). */
   artifacts: PgArtifactMirror;
   forkInto: (request: ForkRequest, source: PgSessionStorage) => Promise<OpenedSession>;
@@ -109,7 +111,8 @@ export class PgSessionStorage implements SessionStorage {
 
   /** The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes when this process has them). */
   private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
-    const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w));
+    const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), !this.init.firstMessageKnown);
+    if (row.firstMessage) this.init.firstMessageKnown = true;
     const own = new Set(blobs.map((b) => b.sha256));
     for (const hash of row.blobRefs ?? []) {
       if (own.has(hash)) continue;

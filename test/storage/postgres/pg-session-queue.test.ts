@@ -67,4 +67,22 @@ describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their ackn
     expect(reader.getEntries().map((e) => e.id)).toEqual([id]);
     await reader.close();
   });
+
+  it("lists the first user message, whichever manager appended it: a reopened session without one still takes it", async () => {
+    const backend = await store();
+    const m = await SessionManager.create("/first", { store: backend });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "hello first" }], timestamp: 1 });
+    await m.close();
+    const again = await SessionManager.open(m.sessionId, { store: backend });
+    again.appendMessage(user("the first user message"));
+    again.appendMessage(user("a later one"));
+    await again.close();
+    const third = await SessionManager.open(m.sessionId, { store: backend });
+    third.appendMessage(user("later still"));
+    await third.close();
+    const [info] = await SessionManager.list("/first", { store: backend });
+    expect(info!.firstMessage).toBe("the first user message");
+    expect(info!.messageCount).toBe(4);
+  });
 });
+
