@@ -40,6 +40,13 @@ export async function createSession(
   });
 }
 
+/** The `cause` of the `PERSISTENCE_FAILED` of a batch whose seq already holds another line (an import branches on it). */
+export class StoredLineMismatch extends Error {
+  constructor(readonly seq: number) {
+    super(`seq ${seq} already holds a different line`);
+  }
+}
+
 async function storedPrefix(client: PoolClient, sessionId: string, firstSeq: number, lines: readonly PgLine[], count: number) {
   const { rows } = await client.query<{ seq: number; line: string }>(
     "SELECT seq::float8 AS seq, line FROM entries WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq",
@@ -47,7 +54,9 @@ async function storedPrefix(client: PoolClient, sessionId: string, firstSeq: num
   );
   for (let i = 0; i < count; i++) {
     if (rows[i]?.line !== lines[i]!.line) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Seq ${firstSeq + i} of session ${sessionId} already holds a different line`);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Seq ${firstSeq + i} of session ${sessionId} already holds a different line`, {
+        cause: new StoredLineMismatch(firstSeq + i),
+      });
     }
   }
 }

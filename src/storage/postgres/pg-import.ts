@@ -1,6 +1,7 @@
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
 import type { PgBlobWrite, PgStore } from "../../postgres/index.ts";
+import { StoredLineMismatch } from "../../postgres/session-writes.ts";
 import { withClient } from "../../postgres/transaction.ts";
 import type { ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
 import { prepareRow } from "./pg-lines.ts";
@@ -54,7 +55,7 @@ export async function importIntoPostgres(
         );
         inserted += rows.length - result.alreadyStored;
       } catch (err) {
-        if (err instanceof TranscriptStoreError && err.code === "PERSISTENCE_FAILED" && /different line/.test(err.message)) {
+        if (err instanceof TranscriptStoreError && err.cause instanceof StoredLineMismatch) {
           throw new TranscriptStoreError("IMPORT_CONFLICT", `Session ${header.id} in the database differs from the import: ${err.message}`);
         }
         throw err;

@@ -85,4 +85,3 @@ describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their ackn
     expect(info!.messageCount).toBe(4);
   });
 });
-
