@@ -9,15 +9,20 @@ import type { Blobs } from "../session-storage.ts";
 /**
  * The blobs one open session reads synchronously (rehydration is synchronous): those its rows
  * reference, fetched when it was opened, and those its appends stored. Bytes are handed out only
- * when they hash to their name (`BLOB_CORRUPT` otherwise).
+ * when they hash to their name (`BLOB_CORRUPT` otherwise): fetched rows are hashed once, when they
+ * arrive; an append's own blobs were named by hashing these very bytes.
  */
 export class PgBlobCache {
   private readonly bytes = new Map<string, Buffer>();
+  /** Fetched rows whose bytes do not hash to their name. */
+  private readonly corrupt = new Set<string>();
 
   constructor(private readonly where: string) {}
 
-  remember(hash: string, bytes: Buffer): void {
-    this.bytes.set(hash, bytes);
+  /** An append's blob (its name is the hash of these bytes): kept as a view, not copied. */
+  remember(hash: string, bytes: Uint8Array): void {
+    this.bytes.set(hash, Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    this.corrupt.delete(hash);
   }
 
   cached(hash: string): Buffer | null {
@@ -30,22 +35,21 @@ export class PgBlobCache {
 
   getVerifiedSync(hashOrRef: string): Buffer | null {
     const hash = parseBlobRef(hashOrRef);
-    const bytes = this.bytes.get(hash);
-    if (bytes === undefined) return null;
-    if (createHash("sha256").update(bytes).digest("hex") !== hash) {
-      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} does not hash to its name`);
-    }
-    return bytes;
+    if (this.corrupt.has(hash)) throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} does not hash to its name`);
+    return this.bytes.get(hash) ?? null;
   }
 
   /** Fetches the named blobs into the cache (one query). */
   async fetch(pool: Pool, hashes: Iterable<string>): Promise<void> {
-    const wanted = [...hashes].filter((h) => !this.bytes.has(h));
+    const wanted = [...hashes].filter((h) => !this.bytes.has(h) && !this.corrupt.has(h));
     if (wanted.length === 0) return;
     const { rows } = await withClient(pool, "Reading a session's blobs", (client) =>
       client.query<{ sha256: string; bytes: Buffer }>("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1::text[])", [wanted]),
     );
-    for (const row of rows) this.bytes.set(row.sha256, row.bytes);
+    for (const row of rows) {
+      if (createHash("sha256").update(row.bytes).digest("hex") === row.sha256) this.bytes.set(row.sha256, row.bytes);
+      else this.corrupt.add(row.sha256);
+    }
   }
 }
 

@@ -127,7 +127,7 @@ export class PgSessionStorage implements SessionStorage {
   }
 
   private enqueue(pending: Pending): void {
-    for (const blob of pending.blobs) this.init.cache.remember(blob.sha256, Buffer.from(blob.bytes));
+    for (const blob of pending.blobs) this.init.cache.remember(blob.sha256, blob.bytes);
     this.queue.push({ row: pending.row, blobs: pending.blobs, bytes: pending.bytes });
     this.schedule();
   }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager, TranscriptStoreError } from "../../../src/index.ts";
+import { makePng } from "../../support/png.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 
 const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
@@ -83,5 +84,27 @@ describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their ackn
     const [info] = await SessionManager.list("/first", { store: backend });
     expect(info!.firstMessage).toBe("the first user message");
     expect(info!.messageCount).toBe(4);
+  });
+
+  it("an open gives back only images whose stored bytes hash to their ref: a corrupted blob row stays a ref, with BLOB_CORRUPT", async () => {
+    const backend = await store();
+    const png = makePng(20, 20, 11);
+    const m = await SessionManager.create("/corrupt", { store: backend });
+    const id = m.appendMessage({
+      role: "user",
+      content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }],
+      timestamp: 1,
+    });
+    await m.close();
+    const pg = await backend.connect();
+    await pg.pool.query("UPDATE blobs SET bytes = $1", [Buffer.alloc(png.length, 7)]);
+    const warnings: string[] = [];
+    const again = await SessionManager.open(m.sessionId, { store: backend, readOnly: true, onWarning: (w) => warnings.push(w.code) });
+    const data = (again.getEntry(id)!.message as { content: Array<{ data: string }> }).content[0]!.data;
+    expect(data).toMatch(/^blob:sha256:[0-9a-f]{64}$/);
+    expect(warnings).toEqual(["BLOB_CORRUPT"]);
+    expect(again.rehydrate(again.getEntry(id))).toEqual(again.getEntry(id));
+    expect(warnings).toEqual(["BLOB_CORRUPT", "BLOB_CORRUPT"]);
+    await again.close();
   });
 });
