@@ -86,7 +86,7 @@ describe.skipIf(!pgCluster())("PgSessionStorage: appends, batches and their ackn
     expect(info!.messageCount).toBe(4);
   });
 
-  it("an open gives back only images whose stored bytes hash to their ref: a corrupted blob row stays a ref, with BLOB_CORRUPT", async () => {
+  it("gives back only images whose stored bytes hash to their ref: a corrupted blob row stays a ref (BLOB_CORRUPT)", async () => {
     const backend = await store();
     const png = makePng(20, 20, 11);
     const m = await SessionManager.create("/corrupt", { store: backend });
