@@ -74,15 +74,21 @@ export class PgBlobs {
    * grace period protects a blob put now and referenced by a later append. Returns the hash.
    */
   async put(bytes: Uint8Array): Promise<string> {
+    return (await this.store(bytes)).hash;
+  }
+
+  /** `put`, telling whether the blob was stored already (one statement: an upsert that reports what it did). */
+  async store(bytes: Uint8Array): Promise<{ hash: string; existed: boolean }> {
     const hash = sha256(bytes);
-    await withClient(this.pool, "Storing a blob", (client) =>
-      client.query(
+    const { rows } = await withClient(this.pool, "Storing a blob", (client) =>
+      client.query<{ inserted: boolean }>(
         `INSERT INTO blobs (sha256, bytes, size) VALUES ($1, $2, $3)
-         ON CONFLICT (sha256) DO UPDATE SET touched = now()`,
+         ON CONFLICT (sha256) DO UPDATE SET touched = now()
+         RETURNING (xmax = 0) AS inserted`,
         [hash, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), bytes.byteLength],
       ),
     );
-    return hash;
+    return { hash, existed: rows[0]?.inserted === false };
   }
 
   /** The blob's bytes, or null when absent; `verify` re-hashes them (`BLOB_CORRUPT` on a mismatch). */

@@ -13,6 +13,9 @@ describe.skipIf(!pgCluster())("PostgreSQL blobs and gc", () => {
     const a = blob("a");
     expect(await store.blobs.put(a.bytes)).toBe(a.sha256);
     expect(await store.blobs.put(a.bytes)).toBe(a.sha256);
+    expect(await store.blobs.store(a.bytes)).toEqual({ hash: a.sha256, existed: true });
+    expect(await store.blobs.store(blob("fresh").bytes)).toEqual({ hash: blob("fresh").sha256, existed: false });
+    await store.blobs.delete(blob("fresh").sha256);
     expect(await store.blobs.get(`blob:sha256:${a.sha256}`, { verify: true })).toEqual(Buffer.from(a.bytes));
     expect(await store.blobs.get("c".repeat(64))).toBeNull();
     expect(await store.blobs.has(a.sha256)).toBe(true);

@@ -57,8 +57,7 @@ export class PgBlobCache {
 export function blobsView(blobs: PgBlobs): Blobs {
   return {
     async put(bytes) {
-      const existed = await blobs.has(createHash("sha256").update(bytes).digest("hex"));
-      const hash = await blobs.put(bytes);
+      const { hash, existed } = await blobs.store(bytes);
       return { hash, ref: toBlobRef(hash), existed };
     },
     get: (hashOrRef) => blobs.get(hashOrRef, { verify: true }),
