@@ -1,12 +1,11 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresBackend, type StoreWarning } from "../../src/index.ts";
-import type { PgStore } from "../../src/postgres/index.ts";
+import { describe, expect, it } from "vitest";
+import type { StoreWarning } from "../../src/index.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { freshDatabase, pgCluster } from "../support/postgres.ts";
+import { pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { imageOf } from "./helpers/pg-images.ts";
-import { checkRows, rowsOf, startWriter } from "./helpers/pg-writers.ts";
+import { checkRows, startWriter, suiteDatabase } from "./helpers/pg-writers.ts";
 
 const WRITERS = 8;
 const ENTRIES = 60;
@@ -14,33 +13,31 @@ const ENTRIES = 60;
 type Content = string | Array<{ type: string; text?: string; data?: string }>;
 
 describe.skipIf(!pgCluster())("PostgreSQL: gc racing 8 writers", () => {
-  let url: string;
-  let store: PgStore;
-  let backend: PostgresBackend;
-  beforeAll(async () => {
-    url = await freshDatabase();
-    store = await rowsOf(url);
-    backend = PostgresBackend.of(url);
-  });
-  afterAll(async () => {
-    await backend?.close();
-    await store?.close();
-  });
+  const db = suiteDatabase();
 
   it("8 writers append images (some shared) while gc loops with zero grace: every acknowledged image rehydrates", async () => {
     const root = tempDir("ts-pg-gc-");
-    for (let i = 0; i < 50; i++) await store.blobs.put(Buffer.from(`orphan ${i}`));
+    for (let i = 0; i < 50; i++) await db.store.blobs.put(Buffer.from(`orphan ${i}`));
     // the three shared images are stored unreferenced too: gc may collect each just as the first writer references it
-    for (const i of [1, 5, 9]) await store.blobs.put(imageOf("w0", i));
+    for (const i of [1, 5, 9]) await db.store.blobs.put(imageOf("w0", i));
     const writers = Array.from({ length: WRITERS }, (_, w) =>
-      startWriter({ mode: "images", url, ref: "new", tag: `w${w}`, seed: 900 + w, root, control: join(root, "never"), count: ENTRIES }),
+      startWriter({
+        mode: "images",
+        url: db.url,
+        ref: "new",
+        tag: `w${w}`,
+        seed: 900 + w,
+        root,
+        control: join(root, "never"),
+        count: ENTRIES,
+      }),
     );
     let gcRuns = 0;
     let deleted = 0;
     let done = false;
     const all = Promise.all(writers.map((w) => w.exited)).finally(() => (done = true));
     while (!done) {
-      const r = await SessionManager.gc({ store: backend, graceMs: 0 });
+      const r = await SessionManager.gc({ store: db.backend, graceMs: 0 });
       gcRuns++;
       deleted += r.deleted.length;
     }
@@ -50,9 +47,9 @@ describe.skipIf(!pgCluster())("PostgreSQL: gc racing 8 writers", () => {
     for (const [w, writer] of writers.entries()) {
       expect(writer.lines.at(-1)).toBe("closed");
       const id = writer.lines[0]!.slice("session ".length);
-      await checkRows(store, id, writer.acks);
+      await checkRows(db.store, id, writer.acks);
       const warnings: StoreWarning[] = [];
-      const m = await SessionManager.open(id, { store: backend, root, readOnly: true, onWarning: (x) => warnings.push(x) });
+      const m = await SessionManager.open(id, { store: db.backend, root, readOnly: true, onWarning: (x) => warnings.push(x) });
       expect(warnings).toEqual([]);
       for (const ack of writer.acks) {
         const content = (m.getEntry(ack)!.message as { content: Content }).content;
@@ -65,7 +62,7 @@ describe.skipIf(!pgCluster())("PostgreSQL: gc racing 8 writers", () => {
       expect(writer.acks.length).toBeGreaterThanOrEqual(ENTRIES);
     }
     // every image is stored once, referenced, and still there
-    const { rows } = await store.pool.query<{ missing: number }>(
+    const { rows } = await db.store.pool.query<{ missing: number }>(
       "SELECT count(*)::int AS missing FROM blob_refs r WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256)",
     );
     expect(rows[0]!.missing).toBe(0);

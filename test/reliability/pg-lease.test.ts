@@ -1,12 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresBackend } from "../../src/index.ts";
+import { describe, expect, it } from "vitest";
 import type { PgStore } from "../../src/postgres/index.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { freshDatabase, pgCluster } from "../support/postgres.ts";
+import { pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { checkRows, rowsOf, startWriter, untilAcked, type Writer } from "./helpers/pg-writers.ts";
+import { checkRows, startWriter, suiteDatabase, untilAcked, type Writer } from "./helpers/pg-writers.ts";
 
 const STALE_MS = 2000;
 const ROUNDS = Number(process.env.RELIABILITY_LEASE_ROUNDS ?? 3);
@@ -33,21 +32,10 @@ async function texts(store: PgStore, sessionId: string): Promise<string[]> {
 }
 
 describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session's lease", () => {
-  let url: string;
-  let store: PgStore;
-  let backend: PostgresBackend;
-  beforeAll(async () => {
-    url = await freshDatabase();
-    store = await rowsOf(url);
-    backend = PostgresBackend.of(url);
-  });
-  afterAll(async () => {
-    await backend?.close();
-    await store?.close();
-  });
+  const db = suiteDatabase();
 
   async function newSession(root: string): Promise<string> {
-    const m = await SessionManager.create(join(root, "p"), { store: backend, root });
+    const m = await SessionManager.create(join(root, "p"), { store: db.backend, root });
     m.appendMessage({ role: "user", content: "start" });
     await m.close();
     return m.sessionId;
@@ -62,11 +50,11 @@ describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session'
   ): Promise<{ holder: Writer; tag: string }> {
     const control = join(root, `go-${round}`);
     const writers = ["a", "b"].map((t, i) =>
-      startWriter({ mode, url, ref: id, tag: `holder${t}${round}`, seed: round * 2 + i, root, control, lockStaleMs: STALE_MS }),
+      startWriter({ mode, url: db.url, ref: id, tag: `holder${t}${round}`, seed: round * 2 + i, root, control, lockStaleMs: STALE_MS }),
     );
     const first = await Promise.all(writers.map((w) => Promise.race([w.next("session "), w.next("locked")])));
     expect(first.map((l) => l.split(" ")[0]).sort()).toEqual(["locked", "session"]);
-    const loser = writers[first.findIndex((l) => l === "locked")]!;
+    const loser = writers[first.indexOf("locked")]!;
     expect((await loser.exited).code).toBe(0);
     const won = first.findIndex((l) => l.startsWith("session "));
     return { holder: writers[won]!, tag: `holder${["a", "b"][won]}${round}` };
@@ -82,8 +70,8 @@ describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session'
       try {
         await untilAcked(holder, 20 + round * 7);
         holder.child.kill("SIGSTOP"); // wherever it is: between appends, mid-commit, holding a connection
-        await untilLeaseExpired(store, id);
-        const taker = await SessionManager.open(id, { store: backend, root, lockStaleMs: STALE_MS });
+        await untilLeaseExpired(db.store, id);
+        const taker = await SessionManager.open(id, { store: db.backend, root, lockStaleMs: STALE_MS });
         taker.appendMessage({ role: "user", content: `taker-1/${round}` });
         await taker.flush();
         holder.child.kill("SIGCONT");
@@ -95,13 +83,13 @@ describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session'
         acked.push(...holder.acks);
         taker.appendMessage({ role: "user", content: `taker-2/${round}` });
         await taker.close();
-        const all = await texts(store, id);
+        const all = await texts(db.store, id);
         const takeover = all.indexOf(`taker-1/${round}`);
         expect(all.slice(takeover)).toEqual([`taker-1/${round}`, `taker-2/${round}`]);
         holderRows = all.filter((t) => t.startsWith("holder")).length;
-        const stored = (await store.loadSession(id)).entries.map((e) => e.entryId!);
+        const stored = (await db.store.loadSession(id)).entries.map((e) => e.entryId!);
         acked.splice(0, acked.length, ...stored.filter((e) => acked.includes(e)), ...stored.slice(-2));
-        await checkRows(store, id, acked);
+        await checkRows(db.store, id, acked);
       } finally {
         holder.child.kill("SIGKILL");
       }
@@ -120,11 +108,11 @@ describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session'
       // one holder (no racer: once it blocks, its lease ends, and a late racer could rightly take it)
       const tag = "holder0";
       const control = join(root, "go-0");
-      const holder = startWriter({ mode, url, ref: id, tag, seed: 1, root, control, lockStaleMs: STALE_MS });
+      const holder = startWriter({ mode, url: db.url, ref: id, tag, seed: 1, root, control, lockStaleMs: STALE_MS });
       try {
         await holder.next("ready");
-        await untilLeaseExpired(store, id);
-        const taker = await SessionManager.open(id, { store: backend, root, lockStaleMs: STALE_MS });
+        await untilLeaseExpired(db.store, id);
+        const taker = await SessionManager.open(id, { store: db.backend, root, lockStaleMs: STALE_MS });
         taker.appendMessage({ role: "user", content: "taker-1" });
         await taker.flush();
         writeFileSync(control, "");
@@ -132,8 +120,8 @@ describe.skipIf(!pgCluster())("PostgreSQL: two processes racing for one session'
         expect(await holder.next("flush ")).toBe("flush SESSION_LOCKED");
         expect(await holder.next("after ")).toBe("after READ_ONLY");
         await taker.close();
-        expect(await texts(store, id)).toEqual(["start", `${tag}/0`, "taker-1"]);
-        expect((await store.artifacts.list(id)).map((a) => a.id)).toEqual([]);
+        expect(await texts(db.store, id)).toEqual(["start", `${tag}/0`, "taker-1"]);
+        expect((await db.store.artifacts.list(id)).map((a) => a.id)).toEqual([]);
       } finally {
         holder.child.kill("SIGKILL");
       }

@@ -1,7 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { PostgresBackend } from "../../../src/storage/postgres/pg-backend.ts";
 import { PgStore, type PgEntry } from "../../../src/postgres/index.ts";
+import { freshDatabase } from "../../support/postgres.ts";
 import { onLines, spawnTs } from "../../support/child.ts";
 
 const CHILD = join(import.meta.dirname, "pg-writer-child.ts");
@@ -126,4 +128,19 @@ function checkParents(entries: readonly PgEntry[]): void {
 /** A store for checking rows directly (closed by the caller). */
 export function rowsOf(url: string): Promise<PgStore> {
   return PgStore.connect(url);
+}
+
+/** One fresh database for a suite: its URL, a store to check rows with, and a backend for managers (closed after the suite). */
+export function suiteDatabase(): { url: string; store: PgStore; backend: PostgresBackend } {
+  const db = {} as { url: string; store: PgStore; backend: PostgresBackend };
+  beforeAll(async () => {
+    db.url = await freshDatabase();
+    db.store = await rowsOf(db.url);
+    db.backend = PostgresBackend.of(db.url);
+  });
+  afterAll(async () => {
+    await db.backend?.close();
+    await db.store?.close();
+  });
+  return db;
 }
