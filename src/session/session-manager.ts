@@ -6,6 +6,8 @@ import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type S
 import { backendOf } from "../storage/backends.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
 import type { Blobs, OpenedSession, SessionStorage, StoreGcOptions, StoreGcReport } from "../storage/session-storage.ts";
+import { DeferredTree, type EntryTree } from "./entry-tree.ts";
+import { forkHeader } from "./fork-header.ts";
 import { newEntryId, uuidv7 } from "./ids.ts";
 import { artifactsDirOf } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
@@ -36,9 +38,8 @@ export class SessionManager {
   readonly loadReport: LoadReport;
   /** @internal */ readonly storage: SessionStorage;
   private _header: SessionHeader;
-  private readonly entries: SessionEntry[];
-  private readonly byId = new Map<string, SessionEntry>();
-  private leafId: string | null;
+  /** Entries, ids and leaf: read through `loaded()` (a byte-copied fork reads its file on first need). */
+  private readonly tree: DeferredTree;
   private readOnly: boolean;
   private closed = false;
   private storageClosed = false;
@@ -46,9 +47,7 @@ export class SessionManager {
   private constructor(options: ResolvedSessionManagerOptions, session: OpenedSession) {
     this.options = options;
     this._header = session.header;
-    this.entries = session.entries;
-    for (const entry of session.entries) this.byId.set(entry.id, entry);
-    this.leafId = session.entries.length > 0 ? session.entries[session.entries.length - 1]!.id : null;
+    this.tree = new DeferredTree(session.entries);
     this.readOnly = options.readOnly;
     this.loadReport = session.loadReport;
     this.storage = session.storage({
@@ -118,10 +117,16 @@ export class SessionManager {
 
   /**
    * Forks the session stored at `sourcePath` into `cwd`. The source is only read (never locked or
-   * written), so this works while another process is appending to it.
+   * written), so this works while another process is appending to it. A whole clean session file is
+   * copied byte for byte without being parsed; the fork reads its own file when first needed.
    */
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
+    if (atEntryId === undefined) {
+      const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
+      const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
+      if (copied) return new SessionManager(resolved, copied);
+    }
     const source = await SessionManager.open(sourcePath, { ...rest, readOnly: true });
     try {
       return await source.forkWith({ atEntryId, cwd }, resolveSessionManagerOptions({ ...rest, readOnly: false }));
@@ -208,11 +213,12 @@ export class SessionManager {
     if (fields.type === "session") throw new TranscriptStoreError("INVALID_OPTION", 'entry type "session" is reserved for the header');
     this.assertWritable();
     this.storage.assertHeld();
+    const tree = this.loaded();
     const { type, id: _id, parentId: _parentId, timestamp, ...rest } = fields;
     const entry: SessionEntry = {
       type,
-      id: newEntryId(this.byId),
-      parentId: this.leafId,
+      id: newEntryId(tree.byId),
+      parentId: tree.leafId,
       timestamp: typeof timestamp === "string" ? timestamp : this.options.now().toISOString(),
       ...rest,
     };
@@ -251,12 +257,13 @@ export class SessionManager {
   branchWithSummary(fromId: string | null, summary: string): string {
     if (fromId !== null) this.requireEntry(fromId);
     this.assertWritable();
-    const previousLeaf = this.leafId;
-    this.leafId = fromId;
+    const tree = this.loaded();
+    const previousLeaf = tree.leafId;
+    tree.leafId = fromId;
     try {
       return this.appendEntry({ type: "branch_summary", fromId: fromId ?? "root", summary });
     } catch (err) {
-      this.leafId = previousLeaf;
+      tree.leafId = previousLeaf;
       throw err;
     }
   }
@@ -265,30 +272,32 @@ export class SessionManager {
 
   /** All entries in file order (a snapshot: later appends do not change the returned array). */
   getEntries(): SessionEntry[] {
-    return this.entries.slice();
+    return this.loaded().entries.slice();
   }
   getEntry(id: string): SessionEntry | undefined {
-    return this.byId.get(id);
+    return this.loaded().byId.get(id);
   }
   getLeafId(): string | null {
-    return this.leafId;
+    return this.loaded().leafId;
   }
   /** Makes `id` the leaf: the next append becomes its child. */
   branch(id: string): void {
     this.requireEntry(id);
-    this.leafId = id;
+    this.loaded().leafId = id;
   }
   /** Moves the leaf before the root: the next append starts a new root. */
   resetLeaf(): void {
-    this.leafId = null;
+    this.loaded().leafId = null;
   }
   /** Entries from the root to `fromId` (default: the leaf). */
   getBranch(fromId?: string): SessionEntry[] {
     if (fromId !== undefined) this.requireEntry(fromId);
-    return pathToEntry(this.byId, fromId ?? this.leafId);
+    const tree = this.loaded();
+    return pathToEntry(tree.byId, fromId ?? tree.leafId);
   }
   getTree(): SessionTreeNode[] {
-    return buildTree(this.entries, this.byId);
+    const tree = this.loaded();
+    return buildTree(tree.entries, tree.byId);
   }
   /** The messages, model and thinking level at the leaf, honouring the latest compaction. */
   buildContext(options: BuildContextOptions = {}): SessionContext {
@@ -314,18 +323,8 @@ export class SessionManager {
 
   private async forkWith(options: ForkOptions, resolved: ResolvedSessionManagerOptions): Promise<SessionManager> {
     const whole = options.atEntryId === undefined;
-    const entries = whole ? this.entries.slice() : this.getBranch(options.atEntryId);
-    const created = resolved.now();
-    const { type: _t, version: _v, id: _id, timestamp: _ts, cwd: _c, parentSession: _p, ...extra } = this._header;
-    const header: SessionHeader = {
-      type: "session",
-      version: CURRENT_VERSION,
-      id: uuidv7(created.getTime()),
-      timestamp: created.toISOString(),
-      cwd: resolve(options.cwd ?? this.cwd),
-      parentSession: this.sessionId,
-      ...extra,
-    };
+    const entries = whole ? this.loaded().entries.slice() : this.getBranch(options.atEntryId);
+    const header = forkHeader(this._header, options.cwd ?? this.cwd, resolved.now());
     const forked = await this.storage.fork({ header, entries, whole: whole && !this.closed, options: resolved });
     return new SessionManager(resolved, forked);
   }
@@ -338,6 +337,7 @@ export class SessionManager {
   async moveTo(newCwd: string): Promise<void> {
     this.assertWritable();
     this.storage.assertHeld();
+    this.loaded(); // a byte-copied fork settles its file before it moves
     const header: SessionHeader = { ...this._header, cwd: resolve(newCwd) };
     await this.storage.moveTo(header);
     this._header = header;
@@ -371,8 +371,13 @@ export class SessionManager {
     this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); the session is now read-only` });
   }
 
+  /** The entries in memory (a byte-copied fork reads its own file the first time). */
+  private loaded(): EntryTree {
+    return this.tree.get();
+  }
+
   private requireEntry(id: string): SessionEntry {
-    const entry = this.byId.get(id);
+    const entry = this.loaded().byId.get(id);
     if (entry === undefined)
       throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry with id ${JSON.stringify(id)} in session ${this.sessionId}`);
     return entry;
@@ -384,8 +389,9 @@ export class SessionManager {
   }
 
   private remember(entry: SessionEntry): void {
-    this.entries.push(entry);
-    this.byId.set(entry.id, entry);
-    this.leafId = entry.id;
+    const tree = this.loaded();
+    tree.entries.push(entry);
+    tree.byId.set(entry.id, entry);
+    tree.leafId = entry.id;
   }
 }

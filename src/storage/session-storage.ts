@@ -5,6 +5,7 @@ import type { BlobReader } from "../session/rehydrate.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
+import type { EntrySource } from "../session/entry-tree.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -80,7 +81,8 @@ export interface ForkRequest {
 /** What a backend hands the manager for a session it created or opened. */
 export interface OpenedSession {
   header: SessionHeader;
-  entries: SessionEntry[];
+  /** The entries, or how to read them on first need (a fork copied byte for byte). */
+  entries: EntrySource;
   loadReport: LoadReport;
   /** Built once the manager exists (its hooks are the manager's). */
   storage: (hooks: StorageHooks) => SessionStorage;
@@ -93,6 +95,12 @@ export interface StorageBackend {
   create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
   /** An existing session: a file path or a session id (database). Absent: null when `mayCreate`. */
   open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
+  /**
+   * A fork of the whole stored session `ref` into `cwd`, made without reading its entries (a byte
+   * copy) and giving the same result as opening it and forking; null when that cannot be promised
+   * (the caller then opens the source and forks it). Optional.
+   */
+  forkWhole?(ref: string, cwd: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession | null>;
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]>;
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */

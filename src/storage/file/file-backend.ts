@@ -6,6 +6,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
+import { forkFileByCopy } from "./fork-copy.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
@@ -17,6 +18,10 @@ export const fileBackend: StorageBackend = {
 
   open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
     return openFile(resolve(ref), options);
+  },
+
+  forkWhole(ref: string, cwd: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession | null> {
+    return forkFileByCopy(ref, cwd, options);
   },
 
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]> {

@@ -47,7 +47,7 @@ export class FileSessionStorage implements SessionStorage {
   readonly blobReader: BlobReader;
   lock: SessionLock | null;
   private readonly options: ResolvedSessionManagerOptions;
-  private readonly fileMatchesMemory: boolean;
+  private fileMatchesMemory: boolean;
   private readonly scanned: { identity: FileIdentity; length: number } | null;
   private readonly readOnly: boolean;
   private artifactStore: ArtifactStore | null = null;
@@ -120,14 +120,30 @@ export class FileSessionStorage implements SessionStorage {
     ensureParent(path, options.sessionsDir);
     linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w));
     const body = request.whole ? this.copyableBody() : null;
+    const copy = body === null ? null : (emit: (data: Buffer) => void) => copyFileFrom(body.source, body.start, emit, undefined, body.end);
     try {
-      return await startNewFile(path, header, options, entries, (hash) => this.sources.bytesOf(hash), body);
+      return await startNewFile(path, header, options, entries, (hash) => this.sources.bytesOf(hash), copy);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       throw err;
     } finally {
       if (body !== null && typeof body.source === "number") io.closeSync(body.source);
     }
+  }
+
+  /**
+   * Replaces the file with the header and `entries` (a byte-copied fork whose lines memory does not
+   * hold verbatim), as a fork written from memory is. Only under our lock: a file another writer may
+   * have taken is left as it is (memory then no longer claims to match it).
+   */
+  rewriteWith(entries: readonly SessionEntry[]): void {
+    try {
+      this.assertHeld();
+    } catch {
+      this.fileMatchesMemory = false; // the manager was told: it turned read-only
+      return;
+    }
+    this.writer.writeWhole(entries);
   }
 
   async moveTo(header: SessionHeader): Promise<void> {

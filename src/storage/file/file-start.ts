@@ -4,7 +4,6 @@ import { BlobStore } from "../../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import { copyFileFrom } from "../../session/session-file-reader.ts";
 import { uuidv7 } from "../../session/ids.ts";
 import { InlineImageSources } from "../../session/inline-image-sources.ts";
 import { recoverMovesOnOpen } from "../../session/move-recovery.ts";
@@ -15,7 +14,7 @@ import { loadSessionFile, type LoadedSession } from "../../session/session-loade
 import { acquireSessionLock, type SessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession, StorageHooks } from "../session-storage.ts";
-import { type FileSessionInit, FileSessionStorage, type ForkBody } from "./file-session.ts";
+import { type FileSessionInit, FileSessionStorage } from "./file-session.ts";
 
 /**
  * Hooks for a storage built before its manager exists (a lock taken, a file written): they reach
@@ -79,6 +78,9 @@ export function ensureRemoved(path: string): void {
   }
 }
 
+/** Emits a session's lines after its header, whole lines only (a whole-session fork's copied body). */
+export type BodyWriter = (emit: (data: Buffer) => void) => void;
+
 /**
  * Starts a brand-new session file at `path`: locks it, then writes the header (unless deferred),
  * the given entries, or the header and a copied body (a whole-session fork).
@@ -89,7 +91,7 @@ export async function startNewFile(
   options: ResolvedSessionManagerOptions,
   entries: SessionEntry[] | null,
   missingBlob?: (hash: string) => Buffer | null,
-  body?: ForkBody | null,
+  body?: BodyWriter | null,
 ): Promise<OpenedSession> {
   ensureParent(path, options.sessionsDir);
   const relay = new HookRelay(options, () => header, path);
@@ -101,7 +103,7 @@ export async function startNewFile(
     if (entries !== null && body) {
       // The copied lines may hold blob refs: the store learns where the fork lives first.
       storage.registerWithBlobs();
-      storage.writer.writeHeaderAndBody((emit) => copyFileFrom(body.source, body.start, emit, undefined, body.end));
+      storage.writer.writeHeaderAndBody(body);
     } else if (entries !== null) {
       storage.writer.writeWhole(entries);
     } else if (!options.deferUntilAssistant) {
@@ -191,7 +193,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
 }
 
 /** Nothing of the file was left out of memory, changed on reading, or is waiting to be repaired. */
-function isCleanCurrentFile(loaded: LoadedSession): boolean {
+export function isCleanCurrentFile(loaded: LoadedSession): boolean {
   const { parsed, report } = loaded;
   return (
     report.migratedFrom === null &&

@@ -178,7 +178,7 @@ export class PostgresBackend implements StorageBackend {
   private async opened(
     store: PgStore,
     header: SessionHeader,
-    stored: OpenedSession["entries"],
+    stored: SessionEntry[],
     options: ResolvedSessionManagerOptions,
     state: OpenState,
   ): Promise<OpenedSession> {

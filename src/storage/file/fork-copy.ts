@@ -1,0 +1,193 @@
+/**
+ * A whole-session fork of a session file without parsing it (`SessionManager.forkFrom`): the
+ * source's head is read for its header, its body is copied byte for byte after the fork's new
+ * header, and the fork reads its own file (held under its lock) the first time its entries are
+ * needed. Whenever the copy cannot promise what opening the source and forking it gives (a legacy
+ * or unusual head, a move journal, a link, NUL bytes, an unterminated last line, a line that may
+ * be a fragment of pretty-printed JSON, an unreadable byte), nothing is kept and null is returned:
+ * the caller takes that path. What only a parse finds (malformed or repeated lines, inline images a
+ * lazy read takes out) is settled when the fork is read: its file is rewritten from memory, as the
+ * open-and-fork path writes such a fork.
+ */
+import { constants } from "node:fs";
+import { resolve } from "node:path";
+import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { headerVersion } from "../../format/migrate.ts";
+import { parseSessionBytes } from "../../format/session-parser.ts";
+import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from "../../format/types.ts";
+import { io } from "../../io.ts";
+import { linkTree } from "../../session/artifact-dir-copy.ts";
+import { forkHeader } from "../../session/fork-header.ts";
+import { readMoveJournal } from "../../session/move-journal.ts";
+import { artifactsDirOf } from "../../session/paths.ts";
+import { DEFAULT_CHUNK_SIZE, headerEndOffset } from "../../session/session-file-reader.ts";
+import { loadSessionFile } from "../../session/session-loader.ts";
+import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
+import type { OpenedSession } from "../session-storage.ts";
+import type { FileSessionStorage } from "./file-session.ts";
+import { ensureParent, ensureRemoved, isCleanCurrentFile, sessionPathFor, startNewFile } from "./file-start.ts";
+
+/**
+ * Lines this short are no entry; one may be a fragment of pretty-printed JSON (`{`, `},` ...),
+ * which can make the whole file unreadable (`BAD_HEADER`, see `SessionParser.finish`).
+ */
+const FRAGMENT_MAX_BYTES = 8;
+
+/** @internal Counts of the copy path's work, for tests (a fork made without reading any entry). */
+export const forkCopyStats = { copies: 0, fallbacks: 0 };
+
+/** Why the byte copy gave up (the fork is then made by opening the source). */
+class NotCopyable extends Error {}
+
+/** The source's header and the byte range of its body, read through one descriptor. */
+interface SourcePlan {
+  header: SessionHeader;
+  start: number;
+  end: number;
+}
+
+/**
+ * Forks the whole session file at `sourcePath` into `cwd` by copying its body, or returns null
+ * (nothing created) when only opening the source gives the same result.
+ */
+export async function forkFileByCopy(
+  sourcePath: string,
+  cwd: string,
+  options: ResolvedSessionManagerOptions,
+): Promise<OpenedSession | null> {
+  const source = resolve(sourcePath);
+  // A move a crash interrupted is finished or reported by the open path.
+  if (readMoveJournal(source) !== null) return fallBack();
+  let fd: number;
+  try {
+    fd = io.openSync(source, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return fallBack(); // absent, a link, unreadable: the open path says so (or reads the link)
+  }
+  try {
+    const plan = planOf(fd);
+    if (plan === null) return fallBack();
+    const header = forkHeader(plan.header, cwd, options.now());
+    const path = sessionPathFor(header, options);
+    ensureParent(path, options.sessionsDir);
+    linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w));
+    let opened: OpenedSession;
+    try {
+      opened = await startNewFile(path, header, options, [], undefined, (emit) => copyBody(fd, plan, emit));
+    } catch (err) {
+      ensureRemoved(artifactsDirOf(path));
+      if (err instanceof NotCopyable || (err instanceof TranscriptStoreError && err.cause instanceof NotCopyable)) return fallBack();
+      throw err;
+    }
+    forkCopyStats.copies++;
+    let storage: FileSessionStorage | null = null;
+    return {
+      ...opened,
+      entries: () => loadCopiedFork(storage!, source, options),
+      storage: (hooks) => {
+        storage = opened.storage(hooks) as FileSessionStorage;
+        return storage;
+      },
+    };
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+function fallBack(): null {
+  forkCopyStats.fallbacks++;
+  return null;
+}
+
+/**
+ * The header and body range of the source open at `fd`, or null unless its head is exactly one
+ * clean line holding a current-version header (then the open path reads nothing else of it).
+ */
+function planOf(fd: number): SourcePlan | null {
+  let stat;
+  let start: number | null;
+  try {
+    stat = io.fstatSync(fd);
+    if (!stat.isFile()) return null;
+    start = headerEndOffset(fd);
+  } catch {
+    return null;
+  }
+  if (start === null || start > stat.size) return null;
+  const head = Buffer.allocUnsafe(start);
+  if (readAt(fd, head, 0) !== start) return null;
+  const parsed = parseSessionBytes(head);
+  const clean =
+    parsed.header !== null &&
+    parsed.linesRead === 1 &&
+    parsed.records.length === 0 &&
+    parsed.malformed.length === 0 &&
+    parsed.repaired.length === 0 &&
+    parsed.nulRuns === 0;
+  if (!clean || headerVersion(parsed.header!) < CURRENT_VERSION) return null;
+  return { header: parsed.header!, start, end: stat.size };
+}
+
+/** Reads `buffer.length` bytes at `position` (fewer only at the end of the file). */
+function readAt(fd: number, buffer: Buffer, position: number): number {
+  let done = 0;
+  while (done < buffer.length) {
+    const n = io.readSync(fd, buffer, done, buffer.length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+/**
+ * Streams the body through `emit` in chunks, up to the length the source had when planned (a
+ * writer appending meanwhile adds nothing), checking what the open path would treat otherwise.
+ */
+function copyBody(fd: number, plan: SourcePlan, emit: (data: Buffer) => void): void {
+  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(DEFAULT_CHUNK_SIZE, plan.end - plan.start)));
+  let position = plan.start;
+  let lineStart = plan.start;
+  while (position < plan.end) {
+    let n: number;
+    try {
+      n = io.readSync(fd, buffer, 0, Math.min(buffer.length, plan.end - position), position);
+    } catch (err) {
+      throw new NotCopyable(`source unreadable: ${(err as Error).message}`);
+    }
+    if (n === 0) throw new NotCopyable("source shrank");
+    const data = buffer.subarray(0, n);
+    if (data.indexOf(0) !== -1) throw new NotCopyable("NUL bytes");
+    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, nl + 1)) {
+      const length = position + nl - lineStart;
+      if (length > 0 && length <= FRAGMENT_MAX_BYTES) throw new NotCopyable("a line that may be a fragment");
+      lineStart = position + nl + 1;
+    }
+    emit(data);
+    position += n;
+  }
+  if (lineStart !== plan.end) throw new NotCopyable("unterminated last line");
+}
+
+/**
+ * The entries of a byte-copied fork, read from its own file as the source would have been read
+ * (same rehydration; warnings about the copied lines name the source, where they are kept). When
+ * memory does not hold those lines verbatim, the file is rewritten from memory.
+ */
+function loadCopiedFork(storage: FileSessionStorage, source: string, options: ResolvedSessionManagerOptions): SessionEntry[] {
+  const path = storage.path;
+  const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path === undefined || w.path === path ? source : w.path });
+  storage.sources.clear();
+  const loaded = loadSessionFile(path, {
+    rehydrate: options.rehydrate,
+    blobThreshold: options.prepare.blobThreshold,
+    chunkSize: options.chunkSize,
+    blobs: storage.blobs,
+    sources: storage.sources,
+    warn,
+    writable: false,
+    fsync: options.fsync,
+  });
+  if (loaded === null) throw new TranscriptStoreError("PERSISTENCE_FAILED", `The fork's file is gone: ${path}`, { path });
+  if (!isCleanCurrentFile(loaded) || storage.sources.size > 0) storage.rewriteWith(loaded.entries);
+  return loaded.entries;
+}
