@@ -60,6 +60,39 @@ async function timeForks(
   return { ours: median(ours), base: median(base) };
 }
 
+/** Median times of `forkFrom` alone, of `forkFrom` + the first read of its entries, and of open read-only + fork (its old path). */
+async function timeForkFroms(source: string, root: string, repeats: number, raw: (i: number) => void) {
+  const runs = { raw: [] as number[], alone: [] as number[], read: [] as number[], openFork: [] as number[] };
+  for (let i = 0; i < repeats + 1; i++) {
+    let t = performance.now();
+    raw(i);
+    const r = performance.now() - t;
+    t = performance.now();
+    const alone = await SessionManager.forkFrom(source, join(root, "from"), { root });
+    const a = performance.now() - t;
+    await alone.close();
+    t = performance.now();
+    const read = await SessionManager.forkFrom(source, join(root, "from"), { root });
+    read.getEntries();
+    const b = performance.now() - t;
+    await read.close();
+    t = performance.now();
+    const opened = await SessionManager.open(source, { root, readOnly: true });
+    const forked = await opened.fork({ cwd: join(root, "from") });
+    forked.getEntries();
+    await opened.close();
+    const c = performance.now() - t;
+    await forked.close();
+    if (i === 0) continue;
+    runs.raw.push(r);
+    runs.alone.push(a);
+    runs.read.push(b);
+    runs.openFork.push(c);
+  }
+  rmSync(join(root, "raw"), { recursive: true, force: true });
+  return { raw: median(runs.raw), alone: median(runs.alone), read: median(runs.read), openFork: median(runs.openFork) };
+}
+
 /** W6: forking a 10 MB session (file only), and a session with a 50 MB / 200-file artifacts dir. */
 export async function benchFork(ctx: BenchContext): Promise<BenchRow[]> {
   const root = mkdtempSync(join(tmpdir(), "ts-bench-fork-"));
@@ -72,6 +105,10 @@ export async function benchFork(ctx: BenchContext): Promise<BenchRow[]> {
     mkdirSync(join(root, "raw"), { recursive: true });
     const file = await timeForks(big, root, ctx.repeats, (i) => rawFileFork(big.sessionFile!, join(root, "raw", `f${i}.jsonl`)));
     await big.close();
+    mkdirSync(join(root, "raw"), { recursive: true });
+    const from = await timeForkFroms(big.sessionFile!, root, ctx.repeats, (i) =>
+      rawFileFork(big.sessionFile!, join(root, "raw", `g${i}.jsonl`)),
+    );
     rows.push({
       scenario: `fork a ${ctx.quick ? 2 : 10} MB session (file only)`,
       unit: "ms",
@@ -81,6 +118,27 @@ export async function benchFork(ctx: BenchContext): Promise<BenchRow[]> {
       ratio: file.ours / file.base,
       target: "≤ 3×",
       met: file.ours / file.base <= 3,
+    });
+    const mb = ctx.quick ? 2 : 10;
+    rows.push({
+      scenario: `forkFrom a ${mb} MB session file (not opened)`,
+      unit: "ms",
+      ours: from.alone,
+      baseline: from.raw,
+      baselineName: "header + chunk copy",
+      ratio: from.alone / from.raw,
+      target: "≤ 3×",
+      met: from.alone / from.raw <= 3,
+    });
+    rows.push({
+      scenario: `forkFrom a ${mb} MB session file, then its first getEntries()`,
+      unit: "ms",
+      ours: from.read,
+      baseline: from.openFork,
+      baselineName: "open read-only + fork (forkFrom before the byte copy)",
+      ratio: from.read / from.openFork,
+      target: "≤ 1.1×",
+      met: from.read / from.openFork <= 1.1,
     });
 
     const m = await SessionManager.create(join(root, "proj"), { root });

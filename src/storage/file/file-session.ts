@@ -16,7 +16,7 @@ import { moveSessionFiles } from "../../session/session-move.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { SessionWriter } from "../../session/session-writer.ts";
 import type { ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
-import { ensureParent, ensureRemoved, sessionPathFor, startNewFile } from "./file-start.ts";
+import { type BodyWriter, ensureParent, ensureRemoved, sessionPathFor, startNewFile } from "./file-start.ts";
 
 /** How a file session was opened: what the fork and move paths need to know about it. */
 export interface FileSessionInit {
@@ -120,7 +120,13 @@ export class FileSessionStorage implements SessionStorage {
     ensureParent(path, options.sessionsDir);
     linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w));
     const body = request.whole ? this.copyableBody() : null;
-    const copy = body === null ? null : (emit: (data: Buffer) => void) => copyFileFrom(body.source, body.start, emit, undefined, body.end);
+    const copy: BodyWriter | null =
+      body === null
+        ? null
+        : (emit, register) => {
+            register();
+            copyFileFrom(body.source, body.start, emit, undefined, body.end);
+          };
     try {
       return await startNewFile(path, header, options, entries, (hash) => this.sources.bytesOf(hash), copy);
     } catch (err) {

@@ -78,8 +78,12 @@ export function ensureRemoved(path: string): void {
   }
 }
 
-/** Emits a session's lines after its header, whole lines only (a whole-session fork's copied body). */
-export type BodyWriter = (emit: (data: Buffer) => void) => void;
+/**
+ * Emits a session's lines after its header, whole lines only (a whole-session fork's copied body),
+ * and calls `register` (the store learns where the session lives) before they can name a blob ref:
+ * at the latest before it returns, which is before the file is renamed into place.
+ */
+export type BodyWriter = (emit: (data: Buffer) => void, register: () => void) => void;
 
 /**
  * Starts a brand-new session file at `path`: locks it, then writes the header (unless deferred),
@@ -101,9 +105,8 @@ export async function startNewFile(
   const storage = new FileSessionStorage(init, relay);
   try {
     if (entries !== null && body) {
-      // The copied lines may hold blob refs: the store learns where the fork lives first.
-      storage.registerWithBlobs();
-      storage.writer.writeHeaderAndBody(body);
+      // The copied lines may hold blob refs: the store learns where the fork lives before it is in place.
+      storage.writer.writeHeaderAndBody((emit) => body(emit, () => storage.registerWithBlobs()));
     } else if (entries !== null) {
       storage.writer.writeWhole(entries);
     } else if (!options.deferUntilAssistant) {

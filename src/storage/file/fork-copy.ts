@@ -11,6 +11,7 @@
  */
 import { constants } from "node:fs";
 import { resolve } from "node:path";
+import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { headerVersion } from "../../format/migrate.ts";
 import { parseSessionBytes } from "../../format/session-parser.ts";
@@ -20,7 +21,7 @@ import { linkTree } from "../../session/artifact-dir-copy.ts";
 import { forkHeader } from "../../session/fork-header.ts";
 import { readMoveJournal } from "../../session/move-journal.ts";
 import { artifactsDirOf } from "../../session/paths.ts";
-import { DEFAULT_CHUNK_SIZE, headerEndOffset } from "../../session/session-file-reader.ts";
+import { headerEndOffset } from "../../session/session-file-reader.ts";
 import { loadSessionFile } from "../../session/session-loader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession } from "../session-storage.ts";
@@ -73,7 +74,7 @@ export async function forkFileByCopy(
     linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w));
     let opened: OpenedSession;
     try {
-      opened = await startNewFile(path, header, options, [], undefined, (emit) => copyBody(fd, plan, emit));
+      opened = await startNewFile(path, header, options, [], undefined, (emit, register) => copyBody(fd, plan, options.chunkSize, emit, register));
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       if (err instanceof NotCopyable || (err instanceof TranscriptStoreError && err.cause instanceof NotCopyable)) return fallBack();
@@ -142,9 +143,12 @@ function readAt(fd: number, buffer: Buffer, position: number): number {
 /**
  * Streams the body through `emit` in chunks, up to the length the source had when planned (a
  * writer appending meanwhile adds nothing), checking what the open path would treat otherwise.
+ * The fork registers with the blob store only when a copied line names a blob (as a new session
+ * does at its first ref), before the copy is renamed into place.
  */
-function copyBody(fd: number, plan: SourcePlan, emit: (data: Buffer) => void): void {
-  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(DEFAULT_CHUNK_SIZE, plan.end - plan.start)));
+function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: Buffer) => void, register: () => void): void {
+  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, plan.end - plan.start)));
+  const refs = new RefFinder();
   let position = plan.start;
   let lineStart = plan.start;
   while (position < plan.end) {
@@ -162,10 +166,27 @@ function copyBody(fd: number, plan: SourcePlan, emit: (data: Buffer) => void): v
       if (length > 0 && length <= FRAGMENT_MAX_BYTES) throw new NotCopyable("a line that may be a fragment");
       lineStart = position + nl + 1;
     }
+    refs.push(data);
     emit(data);
     position += n;
   }
   if (lineStart !== plan.end) throw new NotCopyable("unterminated last line");
+  if (refs.found) register();
+}
+
+/** Whether a stream of chunks holds `BLOB_REF_PREFIX`, also across a chunk boundary. */
+class RefFinder {
+  found = false;
+  private tail: Buffer = Buffer.alloc(0);
+
+  push(data: Buffer): void {
+    if (this.found) return;
+    const keep = BLOB_REF_PREFIX.length - 1;
+    const seam = Buffer.concat([this.tail, data.subarray(0, keep)]);
+    this.found = seam.includes(BLOB_REF_PREFIX) || data.includes(BLOB_REF_PREFIX);
+    // The last bytes seen (a chunk shorter than the prefix adds to the previous ones).
+    this.tail = Buffer.from((data.length >= keep ? data : seam).subarray(-keep));
+  }
 }
 
 /**

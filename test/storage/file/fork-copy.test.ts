@@ -1,12 +1,14 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { readReferrers } from "../../../src/blob/blob-referrers.ts";
 import type { StoreWarning } from "../../../src/errors.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import type { SessionManagerOptions } from "../../../src/session/session-options.ts";
 import { fileBackend } from "../../../src/storage/file/file-backend.ts";
 import { forkCopyStats } from "../../../src/storage/file/fork-copy.ts";
 import { injectFault } from "../../support/fault.ts";
+import { makePng } from "../../support/png.ts";
 import { tempDir } from "../../support/temp-dir.ts";
 import {
   cleanSource,
@@ -165,6 +167,44 @@ describe("forkFrom of a clean session file (byte copy)", () => {
     const image = fork.getEntries()[2]!.message as { content: { data: string }[] };
     expect(image.content[0]!.data).toMatch(/^iVBOR/); // rehydrated from the store both share
     expect(statSync(join(fork.artifactsDir!, "1.bash.log")).ino).toBe(statSync(join(artifacts, "1.bash.log")).ino);
+    await fork.close();
+  });
+});
+
+describe("forkFrom's byte copy and the blob store", () => {
+  /** A source with blob refs (or none) in store A, forked into sessions tree B that shares A's blobs. */
+  async function forkIntoOtherTree(withImage: boolean, chunkSize?: number) {
+    const a = tempDir();
+    const b = tempDir();
+    const source = withImage ? await cleanSource(a) : join(a, "plain.jsonl");
+    if (!withImage)
+      writeFileSync(
+        source,
+        `${JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/p" })}\n${entryLine("e1", null, "text")}`,
+      );
+    const blobsDir = join(a, "blobs");
+    const options = { sessionsDir: join(b, "sessions"), blobsDir, ...(chunkSize === undefined ? {} : { chunkSize }) };
+    const before = readReferrers(blobsDir) ?? [];
+    const fork = await SessionManager.forkFrom(source, join(b, "proj"), options);
+    return { fork, source, before, after: readReferrers(blobsDir) ?? [], tree: join(b, "sessions"), blobsDir };
+  }
+
+  it.each([undefined, 5, 13])(
+    "registers the fork's tree before the copy of lines naming blobs lands (chunks of %s bytes)",
+    async (chunkSize) => {
+      const { fork, source, before, after, tree } = await forkIntoOtherTree(true, chunkSize);
+      expect(before.map((r) => r.path)).not.toContain(tree);
+      expect(after).toContainEqual({ kind: "tree", path: tree });
+      expect(bodyOf(fork.sessionFile!)).toEqual(bodyOf(source));
+      await fork.close();
+    },
+  );
+
+  it("leaves the blob store alone when no copied line names a blob, until an append stores one", async () => {
+    const { fork, before, after, tree, blobsDir } = await forkIntoOtherTree(false);
+    expect(after).toEqual(before);
+    fork.appendMessage({ role: "user", content: [{ type: "image", data: makePng(30, 30, 9).toString("base64"), mimeType: "image/png" }] });
+    expect(readReferrers(blobsDir)).toContainEqual({ kind: "tree", path: tree });
     await fork.close();
   });
 });
