@@ -11,7 +11,7 @@ import { cwdBucket, idFromFileName, sessionFileName } from "../../session/paths.
 import { ensureSessionDir } from "../../session/session-dirs.ts";
 import { SessionFile } from "../../session/session-file.ts";
 import { loadSessionFile, type LoadedSession } from "../../session/session-loader.ts";
-import { acquireSessionLock, type SessionLock } from "../../session/session-lock.ts";
+import { acquireSessionLock, acquireSessionLockSync, type SessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession, StorageHooks } from "../session-storage.ts";
 import { type FileSessionInit, FileSessionStorage } from "./file-session.ts";
@@ -100,7 +100,9 @@ export async function startNewFile(
   ensureParent(path, options.sessionsDir);
   const relay = new HookRelay(options, () => header, path);
   const file = new SessionFile(path, { fsync: options.fsync, now: options.now });
-  const lock = await acquireSessionLock(path, { staleMs: options.lockStaleMs, onCompromised: (err) => relay.lost(err) });
+  // A new file's lock is taken synchronously: the same lock, without a round trip through the
+  // thread pool (its first use in a process costs a few ms, a whole small fork).
+  const lock = acquireSessionLockSync(path, { staleMs: options.lockStaleMs, onCompromised: (err) => relay.lost(err) });
   const init: FileSessionInit = { options, file, lock, headerWritten: false, readOnly: false, missingBlob, fileMatchesMemory: true };
   const storage = new FileSessionStorage(init, relay);
   try {
