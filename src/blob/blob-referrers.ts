@@ -112,6 +112,16 @@ export function registerReferrer(blobsDir: string, referrer: Referrer): void {
   registered.set(blobsDir, entry);
 }
 
+/** True when `referrer` is in the blob directory's registry (one stat when this process saw it there). */
+export function isRegistered(blobsDir: string, referrer: Referrer): boolean {
+  const key = `${referrer.kind}\0${referrer.path}`;
+  const known = registered.get(blobsDir);
+  const identity = identityOf(referrersPathOf(blobsDir));
+  if (identity === null) return false;
+  if (known !== undefined && known.identity === identity && known.keys.has(key)) return true;
+  return (readReferrers(blobsDir) ?? []).some((r) => r.kind === referrer.kind && r.path === referrer.path);
+}
+
 /** Removes every registration of `paths` (resolved); returns the referrers removed. */
 export function forgetReferrers(blobsDir: string, paths: readonly string[]): Referrer[] {
   const drop = new Set(paths.map((p) => resolve(p)));

@@ -12,6 +12,7 @@
 import { constants } from "node:fs";
 import { resolve } from "node:path";
 import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
+import { isRegistered, referrerFor } from "../../blob/blob-referrers.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { headerVersion } from "../../format/migrate.ts";
 import { parseSessionBytes } from "../../format/session-parser.ts";
@@ -26,7 +27,7 @@ import { loadSessionFile } from "../../session/session-loader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession } from "../session-storage.ts";
 import type { FileSessionStorage } from "./file-session.ts";
-import { ensureParent, ensureRemoved, isCleanCurrentFile, sessionPathFor, startNewFile } from "./file-start.ts";
+import { type BodyWriter, ensureParent, ensureRemoved, isCleanCurrentFile, sessionPathFor, startNewFile } from "./file-start.ts";
 
 /**
  * Lines this short are no entry; one may be a fragment of pretty-printed JSON (`{`, `},` ...),
@@ -74,7 +75,13 @@ export async function forkFileByCopy(
     linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w));
     let opened: OpenedSession;
     try {
-      opened = await startNewFile(path, header, options, [], undefined, (emit, register) => copyBody(fd, plan, options.chunkSize, emit, register));
+      // Where the fork's place is registered with the blob store already, no line needs looking at.
+      const registered = isRegistered(options.blobsDir, referrerFor(path, options.sessionsDir));
+      const copy: BodyWriter = (emit, register) => {
+        if (registered) register(); // one stat: still there
+        copyBody(fd, plan, options.chunkSize, emit, registered ? null : register);
+      };
+      opened = await startNewFile(path, header, options, [], undefined, copy);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       if (err instanceof NotCopyable || (err instanceof TranscriptStoreError && err.cause instanceof NotCopyable)) return fallBack();
@@ -143,12 +150,12 @@ function readAt(fd: number, buffer: Buffer, position: number): number {
 /**
  * Streams the body through `emit` in chunks, up to the length the source had when planned (a
  * writer appending meanwhile adds nothing), checking what the open path would treat otherwise.
- * The fork registers with the blob store only when a copied line names a blob (as a new session
- * does at its first ref), before the copy is renamed into place.
+ * With `register`, the fork registers with the blob store only when a copied line names a blob
+ * (as a new session does at its first ref), before the copy is renamed into place.
  */
-function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: Buffer) => void, register: () => void): void {
+function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: Buffer) => void, register: (() => void) | null): void {
   const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, plan.end - plan.start)));
-  const refs = new RefFinder();
+  const refs = register === null ? null : new RefFinder();
   let position = plan.start;
   let lineStart = plan.start;
   while (position < plan.end) {
@@ -166,12 +173,12 @@ function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: 
       if (length > 0 && length <= FRAGMENT_MAX_BYTES) throw new NotCopyable("a line that may be a fragment");
       lineStart = position + nl + 1;
     }
-    refs.push(data);
+    refs?.push(data);
     emit(data);
     position += n;
   }
   if (lineStart !== plan.end) throw new NotCopyable("unterminated last line");
-  if (refs.found) register();
+  if (refs?.found) register!();
 }
 
 /** Whether a stream of chunks holds `BLOB_REF_PREFIX`, also across a chunk boundary. */
