@@ -75,12 +75,7 @@ export async function forkFileByCopy(
     linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w));
     let opened: OpenedSession;
     try {
-      // Where the fork's place is registered with the blob store already, no line needs looking at.
-      const registered = isRegistered(options.blobsDir, referrerFor(path, options.sessionsDir));
-      const copy: BodyWriter = (emit, register) => {
-        if (registered) register(); // one stat: still there
-        copyBody(fd, plan, options.chunkSize, emit, registered ? null : register);
-      };
+      const copy: BodyWriter = (emit, register) => copyBody(fd, plan, options.chunkSize, emit, refWatch(path, options, register));
       opened = await startNewFile(path, header, options, [], undefined, copy);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
@@ -179,6 +174,20 @@ function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: 
   }
   if (lineStart !== plan.end) throw new NotCopyable("unterminated last line");
   if (refs?.found) register!();
+}
+
+/**
+ * How the copy keeps "the store knows where a session naming its blobs lives": nothing to watch
+ * where the fork's place is registered already (registering again is one stat) or where there is
+ * no blob store yet (no blob a copied ref could name exists, and whoever stores the first one
+ * registers its own place first); else the copied lines are searched for a ref.
+ */
+function refWatch(path: string, options: ResolvedSessionManagerOptions, register: () => void): (() => void) | null {
+  if (isRegistered(options.blobsDir, referrerFor(path, options.sessionsDir))) {
+    register();
+    return null;
+  }
+  return io.existsSync(options.blobsDir) ? register : null;
 }
 
 /** Whether a stream of chunks holds `BLOB_REF_PREFIX`, also across a chunk boundary. */

@@ -200,6 +200,18 @@ describe("forkFrom's byte copy and the blob store", () => {
     },
   );
 
+  it("creates no blob store for copied refs when there is none (no blob they could name exists)", async () => {
+    const a = tempDir();
+    const source = await cleanSource(a);
+    const b = tempDir();
+    const fork = await SessionManager.forkFrom(source, join(b, "proj"), { root: b, onWarning: () => {} });
+    expect(bodyOf(fork.sessionFile!)).toEqual(bodyOf(source));
+    expect(existsSync(join(b, "blobs"))).toBe(false);
+    fork.appendMessage({ role: "user", content: [{ type: "image", data: makePng(30, 30, 9).toString("base64"), mimeType: "image/png" }] });
+    expect(readReferrers(join(b, "blobs"))).toContainEqual({ kind: "tree", path: join(b, "sessions") });
+    await fork.close();
+  });
+
   it("leaves the blob store alone when no copied line names a blob, until an append stores one", async () => {
     const { fork, before, after, tree, blobsDir } = await forkIntoOtherTree(false);
     expect(after).toEqual(before);
