@@ -144,6 +144,7 @@ export class FileSessionStorage implements SessionStorage {
    */
   rewriteWith(entries: readonly SessionEntry[]): void {
     try {
+      if (this.closed) throw new TranscriptStoreError("READ_ONLY", "Session is closed");
       this.assertHeld();
     } catch {
       this.fileMatchesMemory = false; // the manager was told: it turned read-only

@@ -22,7 +22,7 @@ import { linkTree } from "../../session/artifact-dir-copy.ts";
 import { forkHeader } from "../../session/fork-header.ts";
 import { readMoveJournal } from "../../session/move-journal.ts";
 import { artifactsDirOf } from "../../session/paths.ts";
-import { headerEndOffset } from "../../session/session-file-reader.ts";
+import { headerEndOffset, scanLimits } from "../../session/session-file-reader.ts";
 import { loadSessionFile } from "../../session/session-loader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession } from "../session-storage.ts";
@@ -108,17 +108,19 @@ function fallBack(): null {
  */
 function planOf(fd: number): SourcePlan | null {
   let stat;
-  let start: number | null;
+  let head: Buffer;
   try {
     stat = io.fstatSync(fd);
     if (!stat.isFile()) return null;
-    start = headerEndOffset(fd);
+    const start = headerEndOffset(fd);
+    // A header line too long for one string is a bad header to the scanner.
+    if (start === null || start > stat.size || start > scanLimits.maxLineBytes) return null;
+    head = Buffer.allocUnsafe(start);
+    if (readAt(fd, head, 0) !== start) return null;
   } catch {
     return null;
   }
-  if (start === null || start > stat.size) return null;
-  const head = Buffer.allocUnsafe(start);
-  if (readAt(fd, head, 0) !== start) return null;
+  const start = head.length;
   const parsed = parseSessionBytes(head);
   const clean =
     parsed.header !== null &&

@@ -93,6 +93,32 @@ describe("forkFrom of a clean session file (byte copy)", () => {
     await fork.close();
   });
 
+  it.each([3, 7, 64])("checks lines across chunk boundaries (chunks of %s bytes)", async (chunkSize) => {
+    const root = tempDir();
+    const source = await cleanSource(root);
+    const { copies, fallbacks } = forkCopyStats;
+    const fork = await SessionManager.forkFrom(source, join(root, "elsewhere"), { root, chunkSize });
+    expect(forkCopyStats).toEqual({ copies: copies + 1, fallbacks });
+    expect(bodyOf(fork.sessionFile!)).toEqual(bodyOf(source));
+    await fork.close();
+    appendFileSync(source, "  {\n"); // a short line, wherever the chunks end
+    const again = await SessionManager.forkFrom(source, join(root, "elsewhere"), { root, chunkSize, onWarning: () => {} });
+    expect(forkCopyStats).toEqual({ copies: copies + 1, fallbacks: fallbacks + 1 });
+    await again.close();
+  });
+
+  it("a fork closed before it was read is never rewritten: its copy stays, its entries are still read", async () => {
+    const root = tempDir();
+    const source = await cleanSource(root);
+    copiedDamage["a malformed line"]!(source);
+    const fork = await SessionManager.forkFrom(source, join(root, "elsewhere"), { root, onWarning: () => {} });
+    await fork.close();
+    const today = await openAndFork(source, join(root, "elsewhere"), { root, onWarning: () => {} });
+    expect(fork.getEntries()).toEqual(today.getEntries());
+    expect(bodyOf(fork.sessionFile!)).toEqual(bodyOf(source));
+    await today.close();
+  });
+
   it("closes without reading its entries, leaving the copy", async () => {
     const root = tempDir();
     const source = await cleanSource(root);
