@@ -29,7 +29,8 @@ export async function cleanSource(root: string, options: SessionManagerOptions =
 
 /** A message entry line (with its newline). */
 export function entryLine(id: string, parentId: string | null, text: string): string {
-  return `${JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: text } })}\n`;
+  const entry = { type: "message", id, parentId, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: text } };
+  return `${JSON.stringify(entry)}\n`;
 }
 
 /** The file's lines after its header (each with its newline). */
