@@ -27,8 +27,16 @@ interface Cut {
   end: number;
   /** `base64`: the decoded bytes are the blob; `dataUrl`: the URL's bytes are. */
   kind: "base64" | "dataUrl";
-  /** base64: the decoded bytes (the blob). */
-  decoded: Buffer | null;
+  /** sha256 of the blob bytes. */
+  hash: string;
+}
+
+/** Payloads up to this size are decoded into one reused buffer (larger ones get their own). */
+const SCRATCH_BYTES = 4 << 20;
+let scratch: Buffer | null = null;
+
+function sha256(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** A line with its large payloads cut out. */
@@ -107,13 +115,15 @@ function base64Cut(line: Buffer, start: number, end: number): Cut | null {
   const backslash = line.indexOf(BACKSLASH, start);
   if (backslash !== -1 && backslash < end) return null;
   const text = line.toString("latin1", start, end);
-  let decoded = decodeCanonicalBase64(text);
+  // The decoded bytes are hashed at once, so they can live in a reused buffer.
+  const into = text.length <= (SCRATCH_BYTES / 3) * 4 ? (scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES)) : undefined;
+  let decoded = decodeCanonicalBase64(text, into);
   if (decoded === null) {
     // Raw tabs or line breaks make the line invalid JSON: the parse of the line itself says so.
     if (/[\t\r\n]/.test(text)) return null;
-    decoded = decodeBase64Payload(text);
+    decoded = decodeBase64Payload(text, into);
   }
-  return decoded === null ? null : { start, end, kind: "base64", decoded };
+  return decoded === null ? null : { start, end, kind: "base64", hash: sha256(decoded) };
 }
 
 /** A `data:image/<type>;base64,<base64>` URL whose base64 part is canonical (so every byte is plain ASCII). */
@@ -124,7 +134,9 @@ function dataUrlCut(line: Buffer, start: number, end: number): Cut | null {
   if (!/^data:image\/[\x21-\x2b\x2d-\x7e]*;base64$/.test(head)) return null;
   const backslash = line.indexOf(BACKSLASH, comma);
   if (backslash !== -1 && backslash < end) return null;
-  return decodeCanonicalBase64(line.toString("latin1", comma + 1, end)) === null ? null : { start, end, kind: "dataUrl", decoded: null };
+  const into = end - comma <= (SCRATCH_BYTES / 3) * 4 ? (scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES)) : undefined;
+  if (decodeCanonicalBase64(line.toString("latin1", comma + 1, end), into) === null) return null;
+  return { start, end, kind: "dataUrl", hash: sha256(line.subarray(start, end)) };
 }
 
 /** A record parsed from the cut line, put back together. */
@@ -155,10 +167,8 @@ export function restoreCuts<T>(record: T, cuts: PayloadCuts): RestoredRecord<T> 
       }
       met[index] = 1;
       if (parent !== null && key !== null && slotKind(parent, key, where, cut) === cut.kind) {
-        const bytes = cut.decoded ?? cuts.source.subarray(cut.start, cut.end);
-        const hash = createHash("sha256").update(bytes).digest("hex");
-        hashes.push(hash);
-        return toBlobRef(hash);
+        hashes.push(cut.hash);
+        return toBlobRef(cut.hash);
       }
       return cuts.source.toString("latin1", cut.start, cut.end);
     },
