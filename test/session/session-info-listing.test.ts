@@ -36,18 +36,16 @@ const msg = (id: string, role: string, content: unknown) =>
 function craftedFiles(dir: string): string[] {
   const long = "word ".repeat(900);
   const files: Record<string, string> = {
-    "plain.jsonl":
-      [header(), msg("a", "user", "hello   there\n\tfriend"), msg("b", "assistant", [{ type: "text", text: "hi" }])].join("\n") + "\n",
-    "content-array.jsonl":
-      [
-        header(),
-        msg("a", "user", [
-          { type: "image", data: "AAAA" },
-          { type: "text", text: "  look\u00a0here  " },
-        ]),
-      ].join("\n") + "\n",
-    "user-no-text.jsonl": [header(), msg("a", "user", [{ type: "image", data: "AAAA" }]), msg("b", "user", "second")].join("\n") + "\n",
-    "escapes.jsonl": [header(), msg("a", "user", 'quote " and \\ and \u2028 and 🎉 and \u0000')].join("\n") + "\n",
+    "plain.jsonl": `${[header(), msg("a", "user", "hello   there\n\tfriend"), msg("b", "assistant", [{ type: "text", text: "hi" }])].join("\n")}\n`,
+    "content-array.jsonl": `${[
+      header(),
+      msg("a", "user", [
+        { type: "image", data: "AAAA" },
+        { type: "text", text: "  look\u00a0here  " },
+      ]),
+    ].join("\n")}\n`,
+    "user-no-text.jsonl": `${[header(), msg("a", "user", [{ type: "image", data: "AAAA" }]), msg("b", "user", "second")].join("\n")}\n`,
+    "escapes.jsonl": `${[header(), msg("a", "user", 'quote " and \\ and \u2028 and 🎉 and \u0000')].join("\n")}\n`,
     "torn.jsonl": `${[header(), msg("a", "user", "x")].join("\n")}\n{"type":"message","id":"c`,
     "torn-parsable.jsonl": [header(), msg("a", "user", "x")].join("\n"),
     "glued.jsonl": `${header()}\n${msg("a", "user", "one")}${msg("b", "assistant", "two")}\n${msg("c", "user", "three")}\n`,
@@ -63,20 +61,19 @@ function craftedFiles(dir: string): string[] {
     "empty.jsonl": "",
     "no-timestamp.jsonl": `${JSON.stringify({ type: "session", version: 3, id: "x1", cwd: "/q", timestamp: "" }).replace(',"timestamp":""', "")}\n`,
     "parent.jsonl": `${header({ parentSession: "/a/b.jsonl" })}\n${msg("a", "user", "p")}\n`,
-    "long-user.jsonl": [header(), msg("a", "user", long)].join("\n") + "\n",
-    "late-user.jsonl":
-      [header(), ...Array.from({ length: 40 }, (_, i) => msg(`x${i}`, "assistant", "filler ".repeat(20))), msg("u", "user", "late")].join(
-        "\n",
-      ) + "\n",
-    "big-header.jsonl": [header({ pad: "p".repeat(6000) }), msg("a", "user", "after a big header")].join("\n") + "\n",
-    "big.jsonl":
-      [
-        header(),
-        msg("a", "user", "first"),
-        ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, i % 2 ? "user" : "assistant", `text ${i}`)),
-      ].join("\n") + "\n",
-    "big-torn.jsonl":
-      [header(), ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, "assistant", `text ${i}`))].join("\n") + '\n{"type":',
+    "long-user.jsonl": `${[header(), msg("a", "user", long)].join("\n")}\n`,
+    "late-user.jsonl": `${[
+      header(),
+      ...Array.from({ length: 40 }, (_, i) => msg(`x${i}`, "assistant", "filler ".repeat(20))),
+      msg("u", "user", "late"),
+    ].join("\n")}\n`,
+    "big-header.jsonl": `${[header({ pad: "p".repeat(6000) }), msg("a", "user", "after a big header")].join("\n")}\n`,
+    "big.jsonl": `${[
+      header(),
+      msg("a", "user", "first"),
+      ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, i % 2 ? "user" : "assistant", `text ${i}`)),
+    ].join("\n")}\n`,
+    "big-torn.jsonl": `${[header(), ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, "assistant", `text ${i}`))].join("\n")}\n{"type":`,
     "invalid-utf8.jsonl": "",
     "type-not-first.jsonl": `${JSON.stringify({ id: "z", role: "user", type: "message", message: { content: "order", role: "user" } })}\n`,
   };
