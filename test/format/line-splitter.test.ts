@@ -59,11 +59,12 @@ describe("LineSplitter with reuseBuffer", () => {
   it("gathers every line longer than a chunk in one reused buffer (no allocation per line)", () => {
     const seen: Buffer[] = [];
     const splitter = new LineSplitter((l) => seen.push(l.bytes), { reuseBuffer: true });
-    const lines = Buffer.from(`${"a".repeat(300)}\n${"b".repeat(200)}\n`);
-    for (let i = 0; i < lines.length; i += 64) splitter.push(Buffer.from(lines.subarray(i, i + 64)));
+    // Lines above Buffer's pool size would each get an ArrayBuffer of their own without it.
+    const lines = Buffer.from(`${"a".repeat(5000)}\n${"b".repeat(6000)}\n`);
+    for (let i = 0; i < lines.length; i += 1024) splitter.push(Buffer.from(lines.subarray(i, i + 1024)));
     expect(seen.length).toBe(2);
     expect(seen[0]!.buffer).toBe(seen[1]!.buffer);
-    expect(seen[1]!.toString()).toBe("b".repeat(200));
+    expect(seen[1]!.toString()).toBe("b".repeat(6000));
   });
 });
 
