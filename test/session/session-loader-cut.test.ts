@@ -107,3 +107,28 @@ describe("a lazy open cuts large image payloads out before parsing, with the ref
     await m.close();
   });
 });
+
+describe("an eager open finds refs on long lines as on short ones", () => {
+  it("a long line (text of 20 KB) holding a ref gets its image back; a ':sha256:' in text alone changes nothing", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/p", { root });
+    const long = "words: sha256: and :sha256: ".repeat(800);
+    m.appendMessage({
+      role: "user",
+      content: [
+        { type: "text", text: long },
+        { type: "image", data: b64[0]!, mimeType: "image/png" },
+      ],
+    });
+    m.appendMessage({ role: "user", content: [{ type: "text", text: long }] });
+    m.appendMessage({ role: "user", content: [{ type: "image", data: b64[1]!, mimeType: "image/png" }] });
+    const path = m.sessionFile!;
+    await m.close();
+    const text = readFileSync(path, "utf8");
+    expect(text.split("\n").filter((l) => l.length > 8192 && l.includes("blob:sha256:")).length).toBe(1);
+    const reopened = await SessionManager.open(path, { root, readOnly: true });
+    const images = JSON.stringify(reopened.getEntries()).match(/"data":"[^"]*"/g);
+    expect(images).toEqual([`"data":"${b64[0]}"`, `"data":"${b64[1]}"`]);
+    await reopened.close();
+  });
+});
