@@ -35,6 +35,13 @@ interface Cut {
 const SCRATCH_BYTES = 4 << 20;
 let scratch: Buffer | null = null;
 
+/** The reused decode buffer for a base64 text of `chars` characters, or undefined when it would not fit. */
+function scratchFor(chars: number): Buffer | undefined {
+  if (chars > (SCRATCH_BYTES / 3) * 4) return undefined;
+  scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES);
+  return scratch;
+}
+
 function sha256(bytes: Buffer): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -116,7 +123,7 @@ function base64Cut(line: Buffer, start: number, end: number): Cut | null {
   if (backslash !== -1 && backslash < end) return null;
   const text = line.toString("latin1", start, end);
   // The decoded bytes are hashed at once, so they can live in a reused buffer.
-  const into = text.length <= (SCRATCH_BYTES / 3) * 4 ? (scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES)) : undefined;
+  const into = scratchFor(text.length);
   let decoded = decodeCanonicalBase64(text, into);
   if (decoded === null) {
     // Raw tabs or line breaks make the line invalid JSON: the parse of the line itself says so.
@@ -134,7 +141,7 @@ function dataUrlCut(line: Buffer, start: number, end: number): Cut | null {
   if (!/^data:image\/[\x21-\x2b\x2d-\x7e]*;base64$/.test(head)) return null;
   const backslash = line.indexOf(BACKSLASH, comma);
   if (backslash !== -1 && backslash < end) return null;
-  const into = end - comma <= (SCRATCH_BYTES / 3) * 4 ? (scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES)) : undefined;
+  const into = scratchFor(end - comma - 1);
   if (decodeCanonicalBase64(line.toString("latin1", comma + 1, end), into) === null) return null;
   return { start, end, kind: "dataUrl", hash: sha256(line.subarray(start, end)) };
 }
