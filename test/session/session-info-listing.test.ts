@@ -32,11 +32,13 @@ const header = (extra: Record<string, unknown> = {}) =>
 const msg = (id: string, role: string, content: unknown) =>
   JSON.stringify({ type: "message", id, parentId: null, timestamp: "t", message: { role, content } });
 
+const jsonl = (...lines: string[]) => lines.map((l) => `${l}\n`).join("");
+
 /** Crafted files: damaged, glued, pretty-printed, windows cut in odd places. */
 function craftedFiles(dir: string): string[] {
   const long = "word ".repeat(900);
   const files: Record<string, string> = {
-    "plain.jsonl": `${[header(), msg("a", "user", "hello   there\n\tfriend"), msg("b", "assistant", [{ type: "text", text: "hi" }])].join("\n")}\n`,
+    "plain.jsonl": jsonl(header(), msg("a", "user", "hello   there\n\tfriend"), msg("b", "assistant", [{ type: "text", text: "hi" }])),
     "content-array.jsonl": `${[
       header(),
       msg("a", "user", [
@@ -59,7 +61,7 @@ function craftedFiles(dir: string): string[] {
     "garbage.jsonl": "not json at all\n{}\n",
     "not-header.jsonl": `${msg("a", "user", "x")}\n${header()}\n`,
     "empty.jsonl": "",
-    "no-timestamp.jsonl": `${JSON.stringify({ type: "session", version: 3, id: "x1", cwd: "/q", timestamp: "" }).replace(',"timestamp":""', "")}\n`,
+    "no-timestamp.jsonl": jsonl(JSON.stringify({ type: "session", version: 3, id: "x1", cwd: "/q" })),
     "parent.jsonl": `${header({ parentSession: "/a/b.jsonl" })}\n${msg("a", "user", "p")}\n`,
     "long-user.jsonl": `${[header(), msg("a", "user", long)].join("\n")}\n`,
     "late-user.jsonl": `${[
@@ -73,7 +75,7 @@ function craftedFiles(dir: string): string[] {
       msg("a", "user", "first"),
       ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, i % 2 ? "user" : "assistant", `text ${i}`)),
     ].join("\n")}\n`,
-    "big-torn.jsonl": `${[header(), ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, "assistant", `text ${i}`))].join("\n")}\n{"type":`,
+    "big-torn.jsonl": `${jsonl(header(), ...Array.from({ length: 300 }, (_, i) => msg(`m${i}`, "assistant", `text ${i}`)))}{"type":`,
     "invalid-utf8.jsonl": "",
     "type-not-first.jsonl": `${JSON.stringify({ id: "z", role: "user", type: "message", message: { content: "order", role: "user" } })}\n`,
   };
