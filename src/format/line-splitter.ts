@@ -20,6 +20,12 @@ export interface LineSplitterOptions {
   maxLineBytes?: number;
   /** Bytes of an over-long line kept to classify it. @default 64 KiB */
   keepBytes?: number;
+  /**
+   * A line gathered from several chunks is assembled in one buffer the splitter reuses, so its
+   * `bytes` are valid only until `onLine` returns (copy what you keep). Saves a copy and an
+   * allocation per such line. Over-long lines are unaffected. @default false
+   */
+  reuseBuffer?: boolean;
 }
 
 const LF = 0x0a;
@@ -41,6 +47,10 @@ export class LineSplitter {
   private lineNumber = 0;
   private readonly maxLineBytes: number;
   private readonly keepBytes: number;
+  /** With `reuseBuffer`: where a line is gathered; `gathering` says the pending bytes are there. */
+  private gather: Buffer | null = null;
+  private gathering = false;
+  private readonly reuse: boolean;
 
   constructor(
     private readonly onLine: (line: ScannedLine) => void,
@@ -48,6 +58,7 @@ export class LineSplitter {
   ) {
     this.maxLineBytes = options.maxLineBytes ?? Infinity;
     this.keepBytes = Math.min(options.keepBytes ?? DEFAULT_KEEP_BYTES, this.maxLineBytes);
+    this.reuse = options.reuseBuffer === true;
   }
 
   /** Total bytes pushed so far. */
@@ -68,7 +79,7 @@ export class LineSplitter {
         this.keep(chunk.subarray(start, nl), false);
         this.emit(true, length);
       } else if (this.pendingLength > 0) {
-        this.pending.push(chunk.subarray(start, nl));
+        this.add(chunk.subarray(start, nl), false);
         this.emit(true, length);
       } else {
         this.onLine({ bytes: chunk.subarray(start, nl), offset: base + start, lineNumber: ++this.lineNumber, terminated: true });
@@ -92,13 +103,40 @@ export class LineSplitter {
   private keep(piece: Buffer, copy: boolean): void {
     this.lineLength += piece.length;
     const over = this.lineLength > this.maxLineBytes;
-    const room = over ? this.keepBytes - this.pendingLength : piece.length;
+    if (!over) {
+      this.add(piece, copy);
+      return;
+    }
+    if (this.gathering) {
+      // Now over-long: what was gathered becomes the kept prefix, a copy of its own.
+      this.pending = [Buffer.from(this.gather!.subarray(0, this.pendingLength))];
+      this.gathering = false;
+    }
+    const room = this.keepBytes - this.pendingLength;
     if (room > 0) {
       const part = piece.subarray(0, room);
       this.pending.push(copy ? Buffer.from(part) : part);
       this.pendingLength += part.length;
     }
     if (over && this.pendingLength > this.keepBytes) this.trimPending();
+  }
+
+  /** Adds a piece of a line that is not over-long: gathered in the reused buffer, or kept as a piece. */
+  private add(piece: Buffer, copy: boolean): void {
+    if (!this.reuse) {
+      this.pending.push(copy ? Buffer.from(piece) : piece);
+      this.pendingLength += piece.length;
+      return;
+    }
+    const need = this.pendingLength + piece.length;
+    if (this.gather === null || this.gather.length < need) {
+      const grown = Buffer.allocUnsafe(Math.max(need, 2 * (this.gather?.length ?? 0), 64 * 1024));
+      if (this.gathering) this.gather!.copy(grown, 0, 0, this.pendingLength);
+      this.gather = grown;
+    }
+    piece.copy(this.gather, this.pendingLength);
+    this.pendingLength = need;
+    this.gathering = true;
   }
 
   private trimPending(): void {
@@ -110,12 +148,13 @@ export class LineSplitter {
   private emit(terminated: boolean, length: number): void {
     const tooLong = length > this.maxLineBytes;
     if (tooLong && this.pendingLength > this.keepBytes) this.trimPending();
-    const bytes = Buffer.concat(this.pending, tooLong ? this.pendingLength : length);
+    const bytes = this.gathering ? this.gather!.subarray(0, length) : Buffer.concat(this.pending, tooLong ? this.pendingLength : length);
     const line: ScannedLine = { bytes, offset: this.pendingOffset, lineNumber: ++this.lineNumber, terminated };
     if (tooLong) line.fullLength = length;
     this.pending = [];
     this.pendingLength = 0;
     this.lineLength = 0;
+    this.gathering = false;
     this.onLine(line);
   }
 }

@@ -1,4 +1,4 @@
-import { decodeLine, stripBom } from "./decode-line.ts";
+import { type DecodedLine, decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
 import { CURRENT_VERSION, type RawRecord, type SessionHeader } from "./types.ts";
@@ -43,7 +43,19 @@ export interface SessionParserOptions {
    * checks can skip records that need nothing (loads rehydrate or externalize images here), and
    * the line's byte offset and length in the file.
    */
-  mapRecord?: (record: RawRecord, text: string, lineIndex: number, offset: number, byteLength: number) => RawRecord;
+  mapRecord?: (record: RawRecord, text: string, lineIndex: number, offset: number, byteLength: number, cut: boolean) => RawRecord;
+  /**
+   * Looks at a line's bytes before they are parsed: may return shorter bytes to parse instead (large
+   * payloads cut out) and how to turn the record parsed from them into the line's record (null when
+   * it cannot; the line itself is then parsed). `mapRecord` is then given the shorter text and `cut`.
+   */
+  cutLine?: (bytes: Buffer) => LineCut | null;
+}
+
+/** A line's bytes with parts cut out, and how the record parsed from them is made whole again. */
+export interface LineCut {
+  bytes: Buffer;
+  restore(record: RawRecord): RawRecord | null;
 }
 
 function isTitleLine(value: RawRecord): boolean {
@@ -94,7 +106,7 @@ export class SessionParser {
     const end = scanned.offset + scanned.bytes.length + (scanned.terminated ? 1 : 0);
     this.bytesRead = end;
     const bytes = scanned.lineNumber === 1 ? stripBom(scanned.bytes) : scanned.bytes;
-    const decoded = decodeLine(bytes);
+    const decoded = this.decode(bytes);
     if (decoded.nulBytes > 0) this.nulRuns++;
 
     if (!scanned.terminated) {
@@ -122,7 +134,7 @@ export class SessionParser {
       return;
     }
     if (decoded.kind === "record") {
-      this.takeObject(decoded.value, decoded.text, scanned, scanned.bytes);
+      this.takeObject(decoded.value, decoded.text, scanned, scanned.bytes, decoded.cut === true);
       return;
     }
     const reason = `${decoded.values.length} records glued on one line (a lost newline); read one by one`;
@@ -133,8 +145,20 @@ export class SessionParser {
     }
   }
 
+  /** The line decoded, from its cut bytes when `cutLine` cuts it and the cut record is made whole, else from itself. */
+  private decode(bytes: Buffer): DecodedLine & { cut?: boolean } {
+    // The header (or title) line is taken as it is: only entry records are ever cut.
+    const cut = this.header !== null && this.options.cutLine ? this.options.cutLine(bytes) : null;
+    if (cut !== null) {
+      const decoded = decodeLine(cut.bytes);
+      const whole = decoded.kind === "record" ? cut.restore(decoded.value) : null;
+      if (decoded.kind === "record" && whole !== null) return { ...decoded, value: whole, cut: true };
+    }
+    return decodeLine(bytes);
+  }
+
   /** One object of a line: the header (or omp title) until there is one, then an entry record. */
-  private takeObject(record: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer): void {
+  private takeObject(record: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer, cut = false): void {
     if (this.header === null && this.headerProblem === null) {
       this.takeHeader(record);
       return;
@@ -161,7 +185,8 @@ export class SessionParser {
     }
     // pi counts v1 positions over the parsed objects of the file, the header being 0.
     const lineIndex = ++this.parsedCount;
-    const mapped = this.options.mapRecord ? this.options.mapRecord(record, text, lineIndex, scanned.offset, scanned.bytes.length) : record;
+    const { mapRecord } = this.options;
+    const mapped = mapRecord ? mapRecord(record, text, lineIndex, scanned.offset, scanned.bytes.length, cut) : record;
     this.records.push({ record: mapped, lineIndex });
   }
 

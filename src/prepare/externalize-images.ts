@@ -11,13 +11,18 @@ export interface BlobWrite {
   bytes: Buffer;
 }
 
-/** Decodes base64 only when re-encoding would give back the very same string. */
-export function decodeCanonicalBase64(text: string): Buffer | null {
+/**
+ * Decodes base64 only when re-encoding would give back the very same string. With `into` (large
+ * enough), the bytes are decoded there and a view of it is returned, valid until its next use.
+ */
+export function decodeCanonicalBase64(text: string, into?: Buffer): Buffer | null {
   if (text.length === 0 || text.length % 4 !== 0) return null;
   if (text.includes("-") || text.includes("_")) return null;
-  const bytes = Buffer.from(text, "base64");
   const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
-  if (bytes.length !== (text.length / 4) * 3 - pad) return null;
+  const size = (text.length / 4) * 3 - pad;
+  const bytes =
+    into !== undefined && into.length >= size ? into.subarray(0, into.write(text, 0, size, "base64")) : Buffer.from(text, "base64");
+  if (bytes.length !== size) return null;
   // Same length proves every character was a base64 digit; the last quantum proves zero pad bits.
   const tailBytes = 3 - pad;
   if (bytes.subarray(bytes.length - tailBytes).toString("base64") !== text.slice(-4)) return null;
@@ -31,11 +36,11 @@ const BASE64_WHITESPACE = /[\r\n\t ]/g;
  * characters, a trailing newline). Such a payload rehydrates to the canonical string, without the
  * whitespace: the same bytes, the image unchanged.
  */
-export function decodeBase64Payload(text: string): Buffer | null {
-  const bytes = decodeCanonicalBase64(text);
+export function decodeBase64Payload(text: string, into?: Buffer): Buffer | null {
+  const bytes = decodeCanonicalBase64(text, into);
   if (bytes !== null) return bytes;
   const compact = text.replace(BASE64_WHITESPACE, "");
-  return compact.length === text.length ? null : decodeCanonicalBase64(compact);
+  return compact.length === text.length ? null : decodeCanonicalBase64(compact, into);
 }
 
 /** The blob bytes for one payload, or null when the payload is not to be externalized. */

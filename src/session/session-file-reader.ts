@@ -62,7 +62,8 @@ export function scanSessionFile(
     tooLarge.set(line.offset, line);
     parser.line({ ...line, bytes: STAND_IN });
   };
-  const splitter = new LineSplitter(onLine, scanLimits);
+  // Every line the parser keeps (a malformed one, a torn tail) it copies: the gathering buffer can be reused.
+  const splitter = new LineSplitter(onLine, { ...scanLimits, reuseBuffer: true });
   const buffer = Buffer.allocUnsafe(chunkSize);
   let identity: FileIdentity | null = null;
   try {

@@ -4,6 +4,8 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import type { LoadReport } from "../format/load-report.ts";
 import { migrateSession } from "../format/migrate.ts";
 import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts";
+import type { LineCut } from "../format/session-parser.ts";
+import { cutImagePayloads, restoreCuts } from "../prepare/cut-payloads.ts";
 import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
 import { rehydrateValue } from "./rehydrate.ts";
@@ -45,13 +47,37 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   const eager = options.rehydrate === "eager";
   // Whether the file holds refs matters only to a writer (it registers with the blob store).
   let hasBlobRefs = false;
-  const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number) => {
+  // Lazy: large image payloads are cut out of a line's bytes before it is parsed and come back as
+  // refs (hashed from the bytes, never made into strings); `cutHashes` holds the refs of the line.
+  let cutHashes: string[] = [];
+  const cutLine = (bytes: Buffer): LineCut | null => {
+    cutHashes = [];
+    const cuts = cutImagePayloads(bytes, options.blobThreshold);
+    if (cuts === null) return null;
+    return {
+      bytes: cuts.bytes,
+      restore: (record) => {
+        try {
+          const restored = restoreCuts(record, cuts);
+          if (restored !== null) cutHashes = restored.hashes;
+          return restored?.value ?? null;
+        } catch (err) {
+          if (err instanceof RangeError) return null; // too deep to walk: the whole line is parsed and reported as today
+          throw err;
+        }
+      },
+    };
+  };
+  const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number, cut: boolean) => {
     // One substring search per line serves both the eager rehydration and the ref tracking.
-    const hasRef = eager || (options.writable === true && !hasBlobRefs) ? text.includes(BLOB_REF_PREFIX) : false;
+    const hasRef = eager || (options.writable === true && !hasBlobRefs) ? mentionsBlobRef(text) : false;
     if (hasRef) hasBlobRefs = true;
     try {
       if (eager) return hasRef ? rehydrateValue(record, blobs, warn) : record;
-      return text.includes("image") && text.length >= options.blobThreshold ? externalizeOnLoad(record, offset, length, options) : record;
+      if (cut) for (const hash of cutHashes) options.sources.add(hash, offset, length);
+      // A cut line held payloads of at least the threshold: its other payloads are looked at as the whole line's would be.
+      const images = (cut || text.length >= options.blobThreshold) && text.includes("image");
+      return images ? externalizeOnLoad(record, offset, length, options) : record;
     } catch (err) {
       // A pathologically deep value overflows the walkers: keep it exactly as read.
       if (!(err instanceof RangeError)) throw err;
@@ -59,14 +85,15 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
       return record;
     }
   };
-  let parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+  const parserOptions = eager ? { mapRecord } : { mapRecord, cutLine };
+  let parsed = scanSessionFile(path, parserOptions, options.chunkSize);
   if (parsed === null) return null;
   if (options.writable && parsed.header !== null && parsed.malformed.some((m) => m.length !== undefined)) {
     // Lines too large for one string: a giant image in one is streamed to the blob store and the
     // line rewritten with its ref; anything else stays a reported problem, its bytes on disk.
     if (externalizeGiantLines(path, parsed.malformed, blobs, options.fsync ?? false)) {
       options.sources.clear(); // the file was rewritten: line offsets are read again
-      parsed = scanSessionFile(path, { mapRecord }, options.chunkSize);
+      parsed = scanSessionFile(path, parserOptions, options.chunkSize);
     }
     if (parsed === null) return null;
   }
@@ -108,6 +135,21 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   }
   if (parsed.nulRuns > 0) warn({ code: "NUL_BYTES_SKIPPED", message: `${parsed.nulRuns} run(s) of NUL bytes skipped`, path });
   return { header: migrated.header, entries: migrated.entries, parsed, report, hasBlobRefs };
+}
+
+/** Lines at least this long are mostly long strings (images, tool output), where a colon is rare. */
+const LONG_LINE = 8 * 1024;
+const REF_TAIL = BLOB_REF_PREFIX.slice(BLOB_REF_PREFIX.indexOf(":"));
+
+/**
+ * `text.includes(BLOB_REF_PREFIX)`, cheaper on long lines: a search led by "b" crawls through base64
+ * (every 64th byte is a "b"), one led by ":" skips it at memchr speed (base64 has no colon), and
+ * only a line holding ":sha256:" is searched for the whole prefix. Dense JSON is full of colons, so
+ * short lines are searched for the prefix directly.
+ */
+function mentionsBlobRef(text: string): boolean {
+  if (text.length < LONG_LINE) return text.includes(BLOB_REF_PREFIX);
+  return text.includes(REF_TAIL) && text.includes(BLOB_REF_PREFIX);
 }
 
 function externalizeOnLoad(record: RawRecord, offset: number, length: number, options: LoadSessionOptions): RawRecord {

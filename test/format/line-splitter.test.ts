@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LineSplitter, type ScannedLine } from "../../src/format/line-splitter.ts";
+import { LineSplitter, type LineSplitterOptions, type ScannedLine } from "../../src/format/line-splitter.ts";
 
-function split(data: Buffer, chunkSize: number): ScannedLine[] {
+function split(data: Buffer, chunkSize: number, options: LineSplitterOptions = {}): ScannedLine[] {
   const lines: ScannedLine[] = [];
-  const splitter = new LineSplitter((l) => lines.push({ ...l, bytes: Buffer.from(l.bytes) }));
+  const splitter = new LineSplitter((l) => lines.push({ ...l, bytes: Buffer.from(l.bytes) }), options);
   for (let i = 0; i < data.length; i += chunkSize) splitter.push(data.subarray(i, i + chunkSize));
   splitter.end();
   return lines;
@@ -48,11 +48,31 @@ describe("LineSplitter", () => {
   });
 });
 
+describe("LineSplitter with reuseBuffer", () => {
+  const text = `{"a":"héllo 🎉"}\n{"b":"ünïcödé ✓"}\n{"long":"${"x€".repeat(3000)}"}\n{"l2":"${"y".repeat(9000)}"}\n{"tail":"日本語"}`;
+  const data = Buffer.from(text, "utf8");
+
+  it.each([1, 3, 64, 4096, 1 << 20])("cuts the same lines as without it, with %i-byte chunks", (size) => {
+    expect(split(data, size, { reuseBuffer: true })).toEqual(split(data, size));
+  });
+
+  it("gathers every line longer than a chunk in one reused buffer (no allocation per line)", () => {
+    const seen: Buffer[] = [];
+    const splitter = new LineSplitter((l) => seen.push(l.bytes), { reuseBuffer: true });
+    // Lines above Buffer's pool size would each get an ArrayBuffer of their own without it.
+    const lines = Buffer.from(`${"a".repeat(5000)}\n${"b".repeat(6000)}\n`);
+    for (let i = 0; i < lines.length; i += 1024) splitter.push(Buffer.from(lines.subarray(i, i + 1024)));
+    expect(seen.length).toBe(2);
+    expect(seen[0]!.buffer).toBe(seen[1]!.buffer);
+    expect(seen[1]!.toString()).toBe("b".repeat(6000));
+  });
+});
+
 describe("LineSplitter with maxLineBytes", () => {
-  function splitLimited(data: Buffer, chunkSize: number, maxLineBytes: number, keepBytes: number) {
+  function splitLimited(data: Buffer, chunkSize: number, maxLineBytes: number, keepBytes: number, reuseBuffer = false) {
     const lines: ScannedLine[] = [];
     let peakPending = 0;
-    const splitter = new LineSplitter((l) => lines.push({ ...l, bytes: Buffer.from(l.bytes) }), { maxLineBytes, keepBytes });
+    const splitter = new LineSplitter((l) => lines.push({ ...l, bytes: Buffer.from(l.bytes) }), { maxLineBytes, keepBytes, reuseBuffer });
     for (let i = 0; i < data.length; i += chunkSize) {
       splitter.push(data.subarray(i, i + chunkSize));
       peakPending = Math.max(peakPending, (splitter as unknown as { pendingLength: number }).pendingLength);
@@ -61,12 +81,21 @@ describe("LineSplitter with maxLineBytes", () => {
     return { lines, peakPending };
   }
 
-  it.each([1, 7, 64, 1000, 1 << 20])(
-    "emits an over-long line as a kept prefix + its full length, keeping memory bounded (%i-byte chunks)",
-    (size) => {
+  it.each([
+    [1, false],
+    [7, false],
+    [64, false],
+    [1000, false],
+    [1 << 20, false],
+    [1, true],
+    [7, true],
+    [1000, true],
+  ])(
+    "emits an over-long line as a kept prefix + its full length, keeping memory bounded (%i-byte chunks, reuseBuffer %s)",
+    (size, reuse) => {
       const giant = `{"type":"message","data":"${"A".repeat(5000)}"}`;
       const data = Buffer.from(`{"a":1}\n${giant}\n{"b":2}\n${giant}`);
-      const { lines, peakPending } = splitLimited(data, size, 1000, 100);
+      const { lines, peakPending } = splitLimited(data, size, 1000, 100, reuse);
       expect(lines.map((l) => l.bytes.toString())).toEqual(['{"a":1}', giant.slice(0, 100), '{"b":2}', giant.slice(0, 100)]);
       expect(lines.map((l) => l.fullLength)).toEqual([undefined, giant.length, undefined, giant.length]);
       expect(lines.map((l) => l.offset)).toEqual([0, 8, 9 + giant.length, 17 + giant.length]);
