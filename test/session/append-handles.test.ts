@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -137,8 +138,10 @@ describe("bounded append handles", () => {
   });
 
   it("the limit is three quarters of the process's descriptor limit, 64 left at least", () => {
-    const limits =
-      "Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n";
+    const limits = [
+      "Limit   Soft Limit   Hard Limit   Units",
+      "Max open files            1024                 4096                 files",
+    ].join("\n");
     expect(softDescriptorLimit(limits)).toBe(1024);
     expect(softDescriptorLimit("Max open files            unlimited            unlimited            files")).toBe(Number.POSITIVE_INFINITY);
     expect(softDescriptorLimit("Max processes 10 10")).toBeNull();
@@ -146,5 +149,41 @@ describe("bounded append handles", () => {
     expect(limitForDescriptors(128)).toBe(64);
     expect(limitForDescriptors(1_048_576)).toBe(4096);
     expect(limitForDescriptors(Number.POSITIVE_INFINITY)).toBe(4096);
+  });
+
+  it("an image append that runs out of descriptors for its blob closes idle sessions' descriptors instead of failing", async () => {
+    appendHandles.limit = 100;
+    const root = tempDir();
+    // Room for four descriptors once the sessions are open: every later open past that fails with EMFILE.
+    const held = new Set<number>();
+    let limited = false;
+    io.openSync = ((path: string, flags: number, mode?: number) => {
+      if (limited && held.size >= 4) throw Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" });
+      const fd = realOpen(path, flags, mode);
+      held.add(fd);
+      return fd;
+    }) as typeof io.openSync;
+    io.closeSync = ((fd: number) => {
+      held.delete(fd);
+      realClose(fd);
+    }) as typeof io.closeSync;
+    const sessions: SessionManager[] = [];
+    for (let i = 0; i < 4; i++) sessions.push(await SessionManager.create(join(root, "p"), { root }));
+    limited = true;
+    const png = Buffer.alloc(3000, 7);
+    for (const [i, s] of sessions.entries()) {
+      const data = Buffer.concat([png, Buffer.from([i])]).toString("base64");
+      s.appendMessage({ role: "user", content: [{ type: "image", data, mimeType: "image/png" }] });
+    }
+    limited = false;
+    for (const [i, s] of sessions.entries()) {
+      const [, line] = lines(s.sessionFile!);
+      const hash = createHash("sha256")
+        .update(Buffer.concat([png, Buffer.from([i])]))
+        .digest("hex");
+      expect(JSON.parse(line!).message.content[0].data).toBe(`blob:sha256:${hash}`);
+      expect(readFileSync(join(root, "blobs", hash))).toEqual(Buffer.concat([png, Buffer.from([i])]));
+    }
+    for (const s of sessions) await s.close();
   });
 });
