@@ -65,8 +65,10 @@ interface Slot {
   used: number;
 }
 
-/** Every held handle (open or evicted), until `forgetHandle`. */
-const slots = new Map<EvictableHandle, Slot>();
+/** Every held handle (open or evicted), until `forgetHandle` (weak: an evicted one is not kept alive here). */
+const slots = new WeakMap<EvictableHandle, Slot>();
+/** How many handles `slots` holds. */
+let held = 0;
 /** Open handles; insertion order is recency (a touched handle is deleted and re-added at the end). */
 const open = new Set<EvictableHandle>();
 /** Handles in the order they were opened, newest last; entries no longer open and cold are skipped. */
@@ -95,6 +97,7 @@ export function touchHandle(handle: EvictableHandle): void {
   if (slot === undefined) {
     slot = { open: false, hot: false, used: clock };
     slots.set(handle, slot);
+    held++;
   }
   slot.used = clock;
   if (slot.open) {
@@ -121,7 +124,7 @@ function evictOne(keep: EvictableHandle | null): boolean {
 
 function victimFor(keep: EvictableHandle | null): EvictableHandle | undefined {
   const oldest = open.values().next().value;
-  if (oldest !== undefined && oldest !== keep && clock - slots.get(oldest)!.used > 2 * slots.size) return oldest;
+  if (oldest !== undefined && oldest !== keep && clock - slots.get(oldest)!.used > 2 * held) return oldest;
   let victim: EvictableHandle | undefined;
   let keptCold = false;
   while (victim === undefined && cold.length > 0) {
@@ -163,7 +166,7 @@ function compactCold(): void {
 export function forgetHandle(handle: EvictableHandle): void {
   if (handle === newest) newest = null;
   open.delete(handle);
-  slots.delete(handle);
+  if (slots.delete(handle)) held--;
 }
 
 /** True for the errors of an open that ran out of descriptors (the process's or the system's). */
