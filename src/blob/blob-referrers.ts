@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { FILE_MODE, io, writeFileAtomic, writeFully } from "../io.ts";
+import { openWithRelief } from "../session/append-handles.ts";
 
 /**
  * The places whose files may reference a blob directory, kept in the blob directory itself
@@ -39,7 +40,7 @@ export function isInside(path: string, root: string): boolean {
 export function readReferrers(blobsDir: string): Referrer[] | null {
   let text: string;
   try {
-    const fd = io.openSync(referrersPathOf(blobsDir), constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openWithRelief(() => io.openSync(referrersPathOf(blobsDir), constants.O_RDONLY | constants.O_NOFOLLOW));
     try {
       text = io.readFileSync(fd, "utf8") as string;
     } finally {
@@ -88,7 +89,8 @@ export function registerReferrer(blobsDir: string, referrer: Referrer): void {
     let fd: number | undefined;
     try {
       io.mkdirSync(blobsDir, { recursive: true, mode: 0o700 });
-      fd = io.openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, FILE_MODE);
+      const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+      fd = openWithRelief(() => io.openSync(file, flags, FILE_MODE));
       writeFully(fd, Buffer.from(`${JSON.stringify(referrer)}\n`));
       io.fsyncSync(fd);
     } catch (err) {

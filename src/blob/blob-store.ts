@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { ensureDir, io, writeFileAtomic } from "../io.ts";
+import { openWithRelief } from "../session/append-handles.ts";
 import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
 import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
 
@@ -94,7 +95,8 @@ export class BlobStore {
     this.ensureDir();
     try {
       // rename replaces whatever stands under the name (a damaged file, a planted symlink) atomically
-      writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync });
+      // Out of descriptors: idle session append descriptors are given back first.
+      openWithRelief(() => writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync }));
     } catch (err) {
       const what = state === "damaged" ? "repair" : "store";
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, {

@@ -25,7 +25,7 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
 import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
-import { forgetHandle, touchHandle, type EvictableHandle } from "./append-handles.ts";
+import { forgetHandle, openWithRelief, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
 import { quarantineRecord, writeStreamedRecord } from "./quarantine-record.ts";
@@ -80,7 +80,8 @@ export class SessionFile implements EvictableHandle {
       ensureDir(dirname(this.path));
       // Readable too (a rollback checks what it cuts); a link planted at the path is not followed.
       const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-      const fd = io.openSync(this.path, flags, FILE_MODE);
+      // Out of descriptors: other sessions' idle ones are given back first.
+      const fd = openWithRelief(() => io.openSync(this.path, flags, FILE_MODE), this);
       let stat;
       try {
         stat = io.fstatSync(fd);
@@ -108,7 +109,7 @@ export class SessionFile implements EvictableHandle {
     const held = this.identity!;
     let fd: number;
     try {
-      fd = io.openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW);
+      fd = openWithRelief(() => io.openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW), this);
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot reopen session for writing: ${(err as Error).message}`, {
         path: this.path,

@@ -16,6 +16,18 @@ const MIN_STALE_MS = 2000;
  */
 const TRUST_SHARE = 0.5;
 
+/**
+ * How often the library refreshes the lock (`updateMs`) and how long after a refresh an append
+ * trusts it (`trustedMs`). The refresh comes at a third of the stale period, before the trust
+ * ends (at half), so an append checks the lock on disk only when the heartbeat is late by a sixth
+ * of the period (an event loop blocked that long); a refresh due exactly when the trust ended made
+ * every append of a blocked loop (thousands of sessions appended round-robin) refresh its lock
+ * synchronously once per period.
+ */
+export function heartbeatTiming(staleMs: number, holderStaleMs: number): { updateMs: number; trustedMs: number } {
+  return { updateMs: Math.max(1000, Math.floor(Math.min(staleMs, holderStaleMs) / 3)), trustedMs: staleMs * TRUST_SHARE };
+}
+
 export interface SessionLockOptions {
   staleMs?: number;
   /** Called (once) when the lock was lost, e.g. its directory was removed or refreshed late. */
@@ -237,6 +249,7 @@ function startAttempt(path: string, options: SessionLockOptions) {
   const stale = Math.max(MIN_STALE_MS, options.staleMs ?? DEFAULT_LOCK_STALE_MS);
   const holderStale = readDeclaration(path)?.staleMs ?? stale;
   const heartbeat = new LockHeartbeat(`${resolve(path)}.lock`);
+  const timing = heartbeatTiming(stale, holderStale);
   let released = false;
   const compromise = (err: Error) => {
     if (released) return;
@@ -245,7 +258,7 @@ function startAttempt(path: string, options: SessionLockOptions) {
   };
   const lockOptions = {
     stale: holderStale,
-    update: Math.max(1000, Math.floor(Math.min(stale, holderStale) / 2)),
+    update: timing.updateMs,
     retries: 0,
     realpath: false,
     fs: heartbeat.fs(),
@@ -262,7 +275,7 @@ function startAttempt(path: string, options: SessionLockOptions) {
       compromise(err);
       throw err;
     };
-    const trustedMs = stale * TRUST_SHARE;
+    const trustedMs = timing.trustedMs;
     const lock: SessionLock & { releaseSync?: () => void } = {
       path,
       assertHeld() {

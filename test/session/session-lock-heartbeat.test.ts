@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
+import { heartbeatTiming } from "../../src/session/session-lock.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -50,5 +51,18 @@ describe("lock heartbeat", () => {
     expect(manager.isReadOnly).toBe(false);
     expect(warnings.filter((w) => w.code === "LOCK_COMPROMISED")).toEqual([]);
     await manager.close();
+  });
+
+  it("the library's refresh is due before appends stop trusting the lock (no refresh per append in a briefly blocked loop)", () => {
+    // The default stale period: refreshed every 3.3 s, trusted for 5 s after each refresh (was 5 s and 5 s).
+    expect(heartbeatTiming(10_000, 10_000)).toEqual({ updateMs: 3333, trustedMs: 5000 });
+    for (const stale of [3000, 10_000, 60_000]) {
+      const { updateMs, trustedMs } = heartbeatTiming(stale, stale);
+      expect(trustedMs - updateMs).toBeGreaterThanOrEqual(stale / 6 - 1);
+    }
+    // A holder whose declared stale period is shorter is refreshed often enough for it.
+    expect(heartbeatTiming(30_000, 6000).updateMs).toBe(2000);
+    // proper-lockfile's floor: never more often than once a second.
+    expect(heartbeatTiming(2000, 2000)).toEqual({ updateMs: 1000, trustedMs: 1000 });
   });
 });
