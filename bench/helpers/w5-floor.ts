@@ -58,7 +58,11 @@ try {
   writeBucket(bucket, sessions);
   const times = { raw: [] as number[], floor: [] as number[], ours: [] as number[] };
   for (let i = 0; i < rounds + 2; i++) {
-    for (const [name, fn] of [["raw", raw], ["floor", floor], ["ours", ours]] as const) {
+    for (const [name, fn] of [
+      ["raw", raw],
+      ["floor", floor],
+      ["ours", ours],
+    ] as const) {
       const start = performance.now();
       const n = await fn();
       const ms = performance.now() - start;
