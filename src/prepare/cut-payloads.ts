@@ -58,8 +58,13 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const DATA = Buffer.from('"data');
 const DATA_URL_HEAD = Buffer.from("data:image/");
-/** `"\u0000ts-cut:` + index: a string no image payload (nor, in practice, any other value) is. */
+/**
+ * `"\u0000ts-cut:` + index. JSON can put a NUL in a string only by the escape `\u0000`, so in a
+ * line without that escape every string that reads as a placeholder is one the cut wrote, and
+ * one met exactly once stands alone where its payload was (see `cutImagePayloads`).
+ */
 const PLACEHOLDER_HEAD = "\u0000ts-cut:";
+const NUL_ESCAPE = Buffer.from("\\u0000");
 
 function placeholderJson(index: number): Buffer {
   return Buffer.from(`"\\u0000ts-cut:${index}"`);
@@ -83,13 +88,15 @@ export function cutImagePayloads(line: Buffer, threshold: number): PayloadCuts |
     const end = line.indexOf(QUOTE, start);
     if (end === -1) break;
     const dataUrl = open === at;
-    if (end - start >= minPayload) {
+    // A cut string's bytes must be its value: no escape in it (nor a quote it escapes).
+    if (end - start >= minPayload && !hasBackslash(line, start, end)) {
       const cut = dataUrl ? dataUrlCut(line, start, end) : base64Cut(line, start, end);
       if (cut !== null) cuts.push(cut);
     }
     at = line.indexOf(DATA, end + 1);
   }
-  if (cuts.length === 0) return null;
+  // A string of the line may already read as a placeholder: restoring could not tell it from one.
+  if (cuts.length === 0 || line.includes(NUL_ESCAPE)) return null;
   const parts: Buffer[] = [];
   let from = 0;
   cuts.forEach((cut, i) => {
@@ -117,10 +124,13 @@ function valueOpening(line: Buffer, i: number): number {
   return line[j] === QUOTE ? j : -1;
 }
 
-/** A base64 payload between `start` and `end`, when it decodes as the load would decode it and holds no escape or control byte. */
-function base64Cut(line: Buffer, start: number, end: number): Cut | null {
+function hasBackslash(line: Buffer, start: number, end: number): boolean {
   const backslash = line.indexOf(BACKSLASH, start);
-  if (backslash !== -1 && backslash < end) return null;
+  return backslash !== -1 && backslash < end;
+}
+
+/** A base64 payload between `start` and `end` (no escape), when it decodes as the load would decode it and holds no control byte. */
+function base64Cut(line: Buffer, start: number, end: number): Cut | null {
   const text = line.toString("latin1", start, end);
   // The decoded bytes are hashed at once, so they can live in a reused buffer.
   const into = scratchFor(text.length);
@@ -133,14 +143,12 @@ function base64Cut(line: Buffer, start: number, end: number): Cut | null {
   return decoded === null ? null : { start, end, kind: "base64", hash: sha256(decoded) };
 }
 
-/** A `data:image/<type>;base64,<base64>` URL whose base64 part is canonical (so every byte is plain ASCII). */
+/** A `data:image/<type>;base64,<base64>` URL (no escape) whose base64 part is canonical (so every byte is plain ASCII). */
 function dataUrlCut(line: Buffer, start: number, end: number): Cut | null {
   const comma = line.indexOf(0x2c, start);
   if (comma === -1 || comma >= end || comma - start > 256) return null;
   const head = line.toString("latin1", start, comma);
   if (!/^data:image\/[\x21-\x2b\x2d-\x7e]*;base64$/.test(head)) return null;
-  const backslash = line.indexOf(BACKSLASH, comma);
-  if (backslash !== -1 && backslash < end) return null;
   const into = scratchFor(end - comma - 1);
   if (decodeCanonicalBase64(line.toString("latin1", comma + 1, end), into) === null) return null;
   return { start, end, kind: "dataUrl", hash: sha256(line.subarray(start, end)) };

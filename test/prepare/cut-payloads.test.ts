@@ -112,15 +112,34 @@ describe("cutting image payloads out of a line before it is parsed", () => {
     expect(cutCounters.restoresRefused - refusedBefore).toBe(1);
   });
 
-  it("a line that already holds a placeholder-looking string makes restoring refuse", () => {
+  it("a line that already holds a placeholder-looking string (any NUL escape) is not cut", () => {
     const line = JSON.stringify(
       entry([
         { type: "text", text: "\u0000ts-cut:0" },
         { type: "image", data: b64, mimeType: "image/png" },
       ]),
     );
-    const cuts = cutImagePayloads(Buffer.from(line), THRESHOLD)!;
-    expect(restoreCuts(JSON.parse(cuts.bytes.toString("utf8")), cuts)).toBeNull();
+    expect(cutImagePayloads(Buffer.from(line), THRESHOLD)).toBeNull();
+  });
+
+  it("a string already equal to a placeholder never takes the place of a payload cut from a string opened by an escaped quote", () => {
+    // The second cut starts at the escaped quote of `\"data:image/…`: its placeholder does not stand
+    // alone once parsed, while the user's own string reads exactly as that placeholder.
+    const line = JSON.stringify(
+      entry([
+        { type: "text", text: "\u0000ts-cut:1" },
+        { type: "image_url", image_url: dataUrl },
+        { type: "text", text: `"${dataUrl}` },
+      ]),
+    );
+    expect(cutLineResult(line) ?? wholeLineResult(line)).toEqual(wholeLineResult(line));
+  });
+
+  it("a data URL whose head holds an escape is not cut (its bytes are not its value)", () => {
+    const escaped = `data:image/p\\u006eg;base64,${b64}`;
+    const line = JSON.stringify(entry([{ type: "image_url", image_url: "X" }])).replace('"X"', `"${escaped}"`);
+    expect(JSON.parse(line).message.content[0].image_url).toBe(dataUrl);
+    expect(cutLineResult(line) ?? wholeLineResult(line)).toEqual(wholeLineResult(line));
   });
 
   it("short lines and lines without a large payload are left alone", () => {
