@@ -14,6 +14,8 @@ import { scanLimits } from "./session-file-reader.ts";
 
 const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
 const PLACEHOLDER = toBlobRef("0".repeat(64));
+/** A second stand-in of the same length: the slot the payload fills is the one where the two parses differ. */
+const PROBE = toBlobRef("1".repeat(64));
 const PIECE = 1 << 20;
 
 /** A line too large for one string, with one giant image payload streamed into the blob store. */
@@ -102,8 +104,10 @@ function externalizeLine(path: string, offset: number, length: number, blobs: Bl
     // What is left around the payload must be small enough to parse and check as one string.
     if (end === null || length - end > maxRest) return discard(temp);
     const after = readRange(path, offset + start + end, length - start - end);
-    const text = Buffer.concat([Buffer.from(head.slice(0, valueStart), "latin1"), Buffer.from(PLACEHOLDER), after]).toString("utf8");
-    if (text.indexOf(PLACEHOLDER) !== text.lastIndexOf(PLACEHOLDER) || !placeholderIsImagePayload(text, kind)) return discard(temp);
+    const around = (stand: string) =>
+      Buffer.concat([Buffer.from(head.slice(0, valueStart), "latin1"), Buffer.from(stand), after]).toString("utf8");
+    const text = around(PLACEHOLDER);
+    if (text.indexOf(PLACEHOLDER) !== text.lastIndexOf(PLACEHOLDER) || !payloadSlotIs(text, around(PROBE), kind)) return discard(temp);
     const digest = hash.digest("hex");
     // The blob is in place before the line that references it is written.
     storeBlob(temp, join(blobs.dir, digest));
@@ -151,17 +155,35 @@ function streamPayload(path: string, offset: number, max: number, kind: PayloadK
   return closed && !bad && length > 0 ? length : null;
 }
 
-function placeholderIsImagePayload(text: string, expected: PayloadKind): boolean {
+/**
+ * Whether the payload's bytes are one whole string in an image slot of the `expected` kind: the
+ * line parsed with the placeholder there, then with the probe there, has exactly one such slot
+ * holding each, the same slot. (A string of the line may already read as the placeholder through
+ * `\u` escapes, while the payload was only part of some other string.)
+ */
+function payloadSlotIs(text: string, probed: string, expected: PayloadKind): boolean {
+  const a = slotsHolding(text, PLACEHOLDER, expected);
+  const b = slotsHolding(probed, PROBE, expected);
+  return a !== null && b !== null && a.length === 1 && b.length === 1 && a[0] === b[0];
+}
+
+/**
+ * Where (the index among all image payloads, in visiting order) the payloads of kind `expected`
+ * equal to `stand` are; null when the text is no entry.
+ */
+function slotsHolding(text: string, stand: string, expected: PayloadKind): number[] | null {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return false;
+    return null;
   }
-  if (!isRecord(value) || typeof value.type !== "string") return false;
-  let found = false;
+  if (!isRecord(value) || typeof value.type !== "string") return null;
+  const found: number[] = [];
+  let index = 0;
   mapImagePayloads(value, (payload, kind) => {
-    if (payload === PLACEHOLDER && kind === expected) found = true;
+    if (payload === stand && kind === expected) found.push(index);
+    index++;
     return payload;
   });
   return found;

@@ -92,6 +92,14 @@ describe("a too-large line holding one giant image", () => {
       "an image with too much JSON around it",
       () => message("a2", "a1", [{ type: "image", data: png.toString("base64"), mimeType: "image/png", pad: "y".repeat(2 * LIMIT) }]),
     ],
+    [
+      "base64 after an escaped quote in a text, beside an image slot reading as the placeholder through escapes",
+      () =>
+        message("a2", "a1", [
+          { type: "image", data: "FAKE", mimeType: "image/png" },
+          { type: "text", text: `"${png.toString("base64")}` },
+        ]).replace("FAKE", `blob:sha256:${"\\u0030".repeat(64)}`),
+    ],
   ])("%s stays a reported problem, the file untouched, no blob left", async (_name, make) => {
     scanLimits.maxLineBytes = LIMIT;
     scanLimits.keepBytes = 2 * LIMIT;
