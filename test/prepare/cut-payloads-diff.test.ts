@@ -184,7 +184,8 @@ function sessionFile(seed: number): { text: string; variants: Set<string> } {
     const role = pick(random, ['"user"', '"toolResult","toolCallId":"c1"', '"assistant"']);
     const id = `e${i}`;
     const sep = random() < 0.2 ? ", " : ",";
-    let line = `{"type":"message","id":"${id}","parentId":${JSON.stringify(parent)}${sep}"timestamp":"t","message":{"role":${role},"content":[${blocks.join(sep)}]}}`;
+    const head = `{"type":"message","id":"${id}","parentId":${JSON.stringify(parent)}${sep}"timestamp":"t"`;
+    let line = `${head},"message":{"role":${role},"content":[${blocks.join(sep)}]}}`;
     if (random() < 0.06) line = line.slice(0, int(random, 10, line.length - 1)); // torn inside
     if (random() < 0.04) line = `${line}x`; // trailing garbage
     lines.push(line);
