@@ -11,6 +11,7 @@ import { SessionManager } from "../../../src/session/session-manager.ts";
 import type { SessionManagerOptions } from "../../../src/session/session-options.ts";
 import { fileBackend } from "../../../src/storage/file/file-backend.ts";
 import { forkCopyStats } from "../../../src/storage/file/fork-copy.ts";
+import { cutCounters } from "../../../src/prepare/cut-payloads.ts";
 import { makePng } from "../../support/png.ts";
 
 const CASES = 200;
@@ -40,9 +41,17 @@ const int = (random: Random, lo: number, hi: number) => lo + Math.floor(random()
 
 const TEXTS = ["hello", "ça va ? 日本", 'quote " and \\ backslash', "tab\tand\nnewline", "{}", "", "\u2028 sep", "emoji 🎉"];
 
-/** One entry's content: text, blocks, an inline image, a blob ref (stored or missing). */
+/** About 90 KB of base64 (its bytes are no PNG: the store checks only that they decode). */
+function largePayload(seed: number): string {
+  const random = prng(seed);
+  const bytes = Buffer.allocUnsafe(68_000);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random() * 256);
+  return bytes.toString("base64");
+}
+
+/** One entry's content: text, blocks, an inline image (small or large), a blob ref (stored or missing). */
 function content(random: Random, seed: number): unknown {
-  switch (int(random, 0, 5)) {
+  switch (int(random, 0, 6)) {
     case 0:
       return pick(random, TEXTS);
     case 1:
@@ -53,6 +62,8 @@ function content(random: Random, seed: number): unknown {
       return [{ type: "image", data: pick(random, [storedRef, missingRef]), mimeType: "image/png" }];
     case 4:
       return [{ type: "image_url", image_url: `data:image/png;base64,${makePng(12, 12, seed + 1).toString("base64")}` }];
+    case 5: // large enough for a lazy read to cut it out of its line before parsing
+      return [{ type: "image", data: largePayload(seed), mimeType: "image/png" }];
     default:
       return [{ type: "text", text: "x".repeat(int(random, 0, 300)) }];
   }
@@ -239,7 +250,7 @@ async function runCase(seed: number): Promise<{ copied: boolean; error?: string 
     }
     // Codes, messages, and the path named (the source's, the blob's, or the fork's own).
     expect(warningsOf(fast)).toEqual(warningsOf(slow));
-    expect(readFileSync(source)).toEqual(bytes);
+    expect(readFileSync(source).equals(bytes), "the source is unchanged").toBe(true); // (toEqual walks a Buffer byte by byte)
   } finally {
     await fast.fork?.close();
     await slow.fork?.close();
@@ -251,6 +262,7 @@ describe("forkFrom (byte copy or fallback) equals opening and forking the source
   it(`${CASES} seeded cases`, async () => {
     let copied = 0;
     let refused = 0;
+    const cutBefore = cutCounters.payloadsCut;
     for (let seed = FIRST_SEED; seed < FIRST_SEED + CASES; seed++) {
       let result: { copied: boolean; error?: string };
       try {
@@ -269,5 +281,6 @@ describe("forkFrom (byte copy or fallback) equals opening and forking the source
     expect(copied).toBeGreaterThan(CASES / 4);
     expect(CASES - copied - refused).toBeGreaterThan(CASES / 10);
     expect(refused).toBeGreaterThan(0);
+    expect(cutCounters.payloadsCut - cutBefore).toBeGreaterThan(0); // lazy reads cut large payloads
   });
 });
