@@ -95,15 +95,17 @@ export function cutImagePayloads(line: Buffer, threshold: number): PayloadCuts |
     }
     at = line.indexOf(DATA, end + 1);
   }
-  // A string of the line may already read as a placeholder: restoring could not tell it from one.
-  if (cuts.length === 0 || line.includes(NUL_ESCAPE)) return null;
+  if (cuts.length === 0) return null;
   const parts: Buffer[] = [];
   let from = 0;
-  cuts.forEach((cut, i) => {
+  for (const [i, cut] of cuts.entries()) {
     parts.push(line.subarray(from, cut.start - 1), placeholderJson(i));
     from = cut.end + 1;
-  });
+  }
   parts.push(line.subarray(from));
+  // A string of the line may already read as a placeholder: restoring could not tell it from one.
+  // Only what stays is searched: a cut payload holds no backslash, so no escape either.
+  for (let i = 0; i < parts.length; i += 2) if (parts[i]!.includes(NUL_ESCAPE)) return null;
   cutCounters.linesCut++;
   cutCounters.payloadsCut += cuts.length;
   return { bytes: Buffer.concat(parts), source: line, cuts };
