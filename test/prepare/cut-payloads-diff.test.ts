@@ -12,7 +12,7 @@ import type { StoreWarning } from "../../src/errors.ts";
 import { CUT_MIN_LINE_BYTES, CUT_MIN_PAYLOAD_BYTES, cutCounters } from "../../src/prepare/cut-payloads.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import type { SessionManagerOptions } from "../../src/session/session-options.ts";
-import { makePng } from "../support/png.ts";
+import { int, pick, type Random, storeOneImage } from "../support/differential.ts";
 
 /** Off: the loader's cutter finds nothing to cut, so every line is parsed whole (the path before cutting). */
 const cutter = vi.hoisted(() => ({ on: true }));
@@ -32,18 +32,10 @@ let storedRef: string;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "ts-cut-diff-"));
-  const m = await SessionManager.create(join(root, "seed"), { root });
-  m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(30, 30, 5).toString("base64"), mimeType: "image/png" }] });
-  const path = m.sessionFile!;
-  await m.close();
-  storedRef = /blob:sha256:[0-9a-f]{64}/.exec(readFileSync(path, "utf8"))![0];
+  storedRef = await storeOneImage(root);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-type Random = () => number;
-const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const int = (random: Random, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
 function randomBytes(random: Random, n: number): Buffer {
   const out = Buffer.allocUnsafe(n);

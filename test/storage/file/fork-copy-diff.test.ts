@@ -12,6 +12,7 @@ import type { SessionManagerOptions } from "../../../src/session/session-options
 import { fileBackend } from "../../../src/storage/file/file-backend.ts";
 import { forkCopyStats } from "../../../src/storage/file/fork-copy.ts";
 import { cutCounters } from "../../../src/prepare/cut-payloads.ts";
+import { int, pick, type Random, storeOneImage } from "../../support/differential.ts";
 import { makePng } from "../../support/png.ts";
 
 const CASES = 200;
@@ -26,18 +27,10 @@ const missingRef = `blob:sha256:${"ab".repeat(32)}`;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "ts-fork-diff-"));
-  const m = await SessionManager.create(join(root, "seed"), { root });
-  m.appendMessage({ role: "user", content: [{ type: "image", data: makePng(30, 30, 5).toString("base64"), mimeType: "image/png" }] });
-  const path = m.sessionFile!;
-  await m.close();
-  storedRef = /blob:sha256:[0-9a-f]{64}/.exec(readFileSync(path, "utf8"))![0];
+  storedRef = await storeOneImage(root);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-type Random = () => number;
-const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const int = (random: Random, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
 const TEXTS = ["hello", "ça va ? 日本", 'quote " and \\ backslash', "tab\tand\nnewline", "{}", "", "\u2028 sep", "emoji 🎉"];
 
