@@ -32,6 +32,27 @@ function lines(path: string): string[] {
   return readFileSync(path, "utf8").split("\n").filter(Boolean);
 }
 
+/**
+ * Makes `io` act as a process with room for `room` descriptors of the files `counted` picks: an
+ * open of such a file past that fails with EMFILE while the returned switch is on.
+ */
+function limitDescriptors(room: number, counted: (path: string) => boolean): { on: boolean } {
+  const limit = { on: true };
+  const held = new Set<number>();
+  io.openSync = ((path: string, flags: number, mode?: number) => {
+    const counts = counted(String(path));
+    if (limit.on && counts && held.size >= room) throw Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" });
+    const fd = realOpen(path, flags, mode);
+    if (counts) held.add(fd);
+    return fd;
+  }) as typeof io.openSync;
+  io.closeSync = ((fd: number) => {
+    held.delete(fd);
+    realClose(fd);
+  }) as typeof io.closeSync;
+  return limit;
+}
+
 describe("bounded append handles", () => {
   it("an evicted handle reopens and appends after the lines it knew", async () => {
     appendHandles.limit = 1;
@@ -113,18 +134,7 @@ describe("bounded append handles", () => {
     appendHandles.limit = 100;
     const root = tempDir();
     // A process with room for three session descriptors: the fourth open fails with EMFILE.
-    const held = new Set<number>();
-    io.openSync = ((path: string, flags: number, mode?: number) => {
-      if (String(path).endsWith(".jsonl") && held.size >= 3)
-        throw Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" });
-      const fd = realOpen(path, flags, mode);
-      if (String(path).endsWith(".jsonl")) held.add(fd);
-      return fd;
-    }) as typeof io.openSync;
-    io.closeSync = ((fd: number) => {
-      held.delete(fd);
-      realClose(fd);
-    }) as typeof io.closeSync;
+    limitDescriptors(3, (path) => path.endsWith(".jsonl"));
     const sessions: SessionManager[] = [];
     for (let i = 0; i < 5; i++) sessions.push(await SessionManager.create(join(root, "p"), { root }));
     for (let r = 0; r < 3; r++) for (const [i, s] of sessions.entries()) s.appendMessage({ role: "user", content: `s${i} r${r}` });
@@ -155,27 +165,17 @@ describe("bounded append handles", () => {
     appendHandles.limit = 100;
     const root = tempDir();
     // Room for four descriptors once the sessions are open: every later open past that fails with EMFILE.
-    const held = new Set<number>();
-    let limited = false;
-    io.openSync = ((path: string, flags: number, mode?: number) => {
-      if (limited && held.size >= 4) throw Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" });
-      const fd = realOpen(path, flags, mode);
-      held.add(fd);
-      return fd;
-    }) as typeof io.openSync;
-    io.closeSync = ((fd: number) => {
-      held.delete(fd);
-      realClose(fd);
-    }) as typeof io.closeSync;
+    const limit = limitDescriptors(4, () => true);
+    limit.on = false;
     const sessions: SessionManager[] = [];
     for (let i = 0; i < 4; i++) sessions.push(await SessionManager.create(join(root, "p"), { root }));
-    limited = true;
+    limit.on = true;
     const png = Buffer.alloc(3000, 7);
     for (const [i, s] of sessions.entries()) {
       const data = Buffer.concat([png, Buffer.from([i])]).toString("base64");
       s.appendMessage({ role: "user", content: [{ type: "image", data, mimeType: "image/png" }] });
     }
-    limited = false;
+    limit.on = false;
     for (const [i, s] of sessions.entries()) {
       const [, line] = lines(s.sessionFile!);
       const hash = createHash("sha256")
