@@ -67,9 +67,12 @@ export const PRETTY_PRINTED_PROBLEM =
   "the file is pretty-printed JSON (each object spread over many lines), not JSONL with one object per line; " +
   "it is left untouched (reformat it with one object per line, e.g. `jq -c .`)";
 
+/** The longest line that can be a pretty-printed fragment (`{`, `},` with indentation...). */
+export const PRETTY_FRAGMENT_MAX_BYTES = 8;
+
 /** A line that only opens (`{`, `[`) or closes (`}`, `},`, `]`) a pretty-printed value. */
 function prettyFragment(bytes: Buffer): "open" | "close" | null {
-  if (bytes.length > 8) return null;
+  if (bytes.length > PRETTY_FRAGMENT_MAX_BYTES) return null;
   const text = bytes.toString("latin1").trim();
   if (text === "{" || text === "[") return "open";
   if (text === "}" || text === "}," || text === "]" || text === "],") return "close";

@@ -15,7 +15,7 @@ import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
 import { isRegistered, referrerFor } from "../../blob/blob-referrers.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { headerVersion } from "../../format/migrate.ts";
-import { parseSessionBytes } from "../../format/session-parser.ts";
+import { PRETTY_FRAGMENT_MAX_BYTES, parseSessionBytes } from "../../format/session-parser.ts";
 import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from "../../format/types.ts";
 import { io } from "../../io.ts";
 import { linkTree } from "../../session/artifact-dir-copy.ts";
@@ -28,12 +28,6 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import type { OpenedSession } from "../session-storage.ts";
 import type { FileSessionStorage } from "./file-session.ts";
 import { type BodyWriter, ensureParent, ensureRemoved, isCleanCurrentFile, sessionPathFor, startNewFile } from "./file-start.ts";
-
-/**
- * Lines this short are no entry; one may be a fragment of pretty-printed JSON (`{`, `},` ...),
- * which can make the whole file unreadable (`BAD_HEADER`, see `SessionParser.finish`).
- */
-const FRAGMENT_MAX_BYTES = 8;
 
 /** @internal Counts of the copy path's work, for tests (a fork made without reading any entry). */
 export const forkCopyStats = { copies: 0, fallbacks: 0 };
@@ -167,7 +161,9 @@ function copyBody(fd: number, plan: SourcePlan, chunkSize: number, emit: (data: 
     if (data.indexOf(0) !== -1) throw new NotCopyable("NUL bytes");
     for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, nl + 1)) {
       const length = position + nl - lineStart;
-      if (length > 0 && length <= FRAGMENT_MAX_BYTES) throw new NotCopyable("a line that may be a fragment");
+      // A line this short is no entry but may be a pretty-printed fragment, which can make the
+      // whole file unreadable (`BAD_HEADER`, see `SessionParser.finish`).
+      if (length > 0 && length <= PRETTY_FRAGMENT_MAX_BYTES) throw new NotCopyable("a line that may be a fragment");
       lineStart = position + nl + 1;
     }
     refs?.push(data);
