@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { toBlobRef } from "../blob/blob-ref.ts";
-import { decodeBase64Payload, decodeCanonicalBase64 } from "./externalize-images.ts";
+import { decodeCanonicalBase64, decodeWithoutWhitespace } from "./externalize-images.ts";
 import { payloadKindAt } from "./image-shapes.ts";
 import { DESCEND, mapTree, type SlotContext } from "./map-tree.ts";
 
 /**
  * Cutting large image payloads out of a line's bytes before it is parsed, so that a lazy load
- * never makes a JS string of them and JSON.parse never scans them: each payload is replaced by a
+ * keeps no JS string of them (only a short-lived latin1 copy goes to the base64 decoder) and
+ * JSON.parse never scans them: each payload is replaced by a
  * short placeholder string, the shortened line is parsed, and the placeholders are then put back
  * as blob refs (at image slots) or as the original strings (anywhere else). Whatever is unusual
  * (escapes, whitespace, a payload that does not decode, a placeholder met more or fewer times than
@@ -140,7 +141,7 @@ function base64Cut(line: Buffer, start: number, end: number): Cut | null {
   if (decoded === null) {
     // Raw tabs or line breaks make the line invalid JSON: the parse of the line itself says so.
     if (/[\t\r\n]/.test(text)) return null;
-    decoded = decodeBase64Payload(text, into);
+    decoded = decodeWithoutWhitespace(text, into); // not decoded twice: the canonical try failed
   }
   return decoded === null ? null : { start, end, kind: "base64", hash: sha256(decoded) };
 }

@@ -37,8 +37,11 @@ const BASE64_WHITESPACE = /[\r\n\t ]/g;
  * whitespace: the same bytes, the image unchanged.
  */
 export function decodeBase64Payload(text: string, into?: Buffer): Buffer | null {
-  const bytes = decodeCanonicalBase64(text, into);
-  if (bytes !== null) return bytes;
+  return decodeCanonicalBase64(text, into) ?? decodeWithoutWhitespace(text, into);
+}
+
+/** The second half of `decodeBase64Payload`, for a text already known not to be canonical as it stands. */
+export function decodeWithoutWhitespace(text: string, into?: Buffer): Buffer | null {
   const compact = text.replace(BASE64_WHITESPACE, "");
   return compact.length === text.length ? null : decodeCanonicalBase64(compact, into);
 }

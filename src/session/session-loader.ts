@@ -48,7 +48,8 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   // Whether the file holds refs matters only to a writer (it registers with the blob store).
   let hasBlobRefs = false;
   // Lazy: large image payloads are cut out of a line's bytes before it is parsed and come back as
-  // refs (hashed from the bytes, never made into strings); `cutHashes` holds the refs of the line.
+  // refs (decoded into a reused buffer and hashed, never parsed or kept as strings); `cutHashes`
+  // holds the refs of the line.
   let cutHashes: string[] = [];
   const cutLine = (bytes: Buffer): LineCut | null => {
     cutHashes = [];
