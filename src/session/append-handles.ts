@@ -58,7 +58,6 @@ function defaultLimit(): number {
 export const appendHandles = { limit: defaultLimit() };
 
 interface Slot {
-  open: boolean;
   /** Written again since it was (re)opened. */
   hot: boolean;
   /** `clock` at its last touch. */
@@ -95,12 +94,12 @@ export function touchHandle(handle: EvictableHandle): void {
   newest = handle;
   let slot = slots.get(handle);
   if (slot === undefined) {
-    slot = { open: false, hot: false, used: clock };
+    slot = { hot: false, used: clock };
     slots.set(handle, slot);
     held++;
   }
   slot.used = clock;
-  if (slot.open) {
+  if (open.has(handle)) {
     slot.hot = true;
     open.delete(handle);
     open.add(handle);
@@ -108,7 +107,6 @@ export function touchHandle(handle: EvictableHandle): void {
     return;
   }
   while (open.size >= bound()) if (!evictOne(handle)) break;
-  slot.open = true;
   slot.hot = false;
   open.add(handle);
   cold.push(handle);
@@ -131,7 +129,7 @@ function victimFor(keep: EvictableHandle | null): EvictableHandle | undefined {
     const candidate = cold.pop()!;
     const slot = slots.get(candidate);
     if (candidate === keep) keptCold = true;
-    else if (slot?.open && !slot.hot) victim = candidate;
+    else if (open.has(candidate) && slot?.hot === false) victim = candidate;
   }
   // `keep` stays a candidate for later evictions while it is cold.
   if (keptCold) cold.push(keep!);
@@ -142,8 +140,6 @@ function victimFor(keep: EvictableHandle | null): EvictableHandle | undefined {
 
 function close(handle: EvictableHandle): void {
   open.delete(handle);
-  const slot = slots.get(handle);
-  if (slot !== undefined) slot.open = false;
   if (handle === newest) newest = null;
   handle.evict();
 }
@@ -155,7 +151,7 @@ function compactCold(): void {
   for (let i = cold.length - 1; i >= 0; i--) {
     const h = cold[i]!;
     const slot = slots.get(h);
-    if (seen.has(h) || slot === undefined || !slot.open || slot.hot) continue;
+    if (seen.has(h) || slot === undefined || !open.has(h) || slot.hot) continue;
     seen.add(h);
     kept.push(h);
   }
