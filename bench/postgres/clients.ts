@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { findPgBin, startCluster, stopCluster } from "../../test/support/pg-cluster.ts";
 import { median } from "../stats.ts";
+import { readThroughCursor } from "./cursor-read.ts";
 
 const { values } = parseArgs({
   options: {
@@ -122,15 +123,7 @@ async function openPg(): Promise<{ ms: number; bytes: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const t0 = performance.now();
-  let bytes = 0;
-  await client.query("BEGIN");
-  await client.query(`DECLARE c NO SCROLL CURSOR FOR ${SELECT}`);
-  for (;;) {
-    const { rows } = await client.query<{ line: string }>("FETCH 1000 FROM c");
-    if (rows.length === 0) break;
-    for (const r of rows) bytes += r.line.length;
-  }
-  await client.query("COMMIT");
+  const bytes = await readThroughCursor(client, SELECT);
   const ms = performance.now() - t0;
   await client.end();
   return { ms, bytes };

@@ -12,6 +12,7 @@ import { PgStore } from "../../src/postgres/index.ts";
 import type { PgLine } from "../../src/postgres/types.ts";
 import { findPgBin, startCluster, stopCluster } from "../../test/support/pg-cluster.ts";
 import { median } from "../stats.ts";
+import { readThroughCursor } from "./cursor-read.ts";
 
 const { values } = parseArgs({
   options: {
@@ -101,15 +102,7 @@ async function openOurs(id: string): Promise<number> {
 async function openRaw(id: string): Promise<number> {
   const client = await raw.connect();
   const t0 = performance.now();
-  let bytes = 0;
-  await client.query("BEGIN");
-  await client.query("DECLARE c NO SCROLL CURSOR FOR SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [id]);
-  for (;;) {
-    const { rows } = await client.query<{ line: string }>("FETCH 1000 FROM c");
-    if (rows.length === 0) break;
-    for (const r of rows) bytes += r.line.length;
-  }
-  await client.query("COMMIT");
+  const bytes = await readThroughCursor(client, "SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [id]);
   const ms = performance.now() - t0;
   client.release();
   if (bytes === 0) throw new Error("read nothing");
