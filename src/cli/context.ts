@@ -3,9 +3,11 @@ import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
+import { terminalSafe, terminalText } from "./terminal-text.ts";
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
+  /** Commands receive these wrapped by `terminalIo` (src/cli/terminal-text.ts): controls made visible. */
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stdin: Readable;
@@ -44,7 +46,10 @@ export interface CommandContext {
   json: boolean;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
-  /** Writes one record: an NDJSON line with `--json` (through `ndjson`), else the text line. */
+  /**
+   * Writes one record: an NDJSON line with `--json` (through `ndjson`), else the text line. Build
+   * a text that holds transcript or file-system text with `terminalText` (one value, one line).
+   */
   emit: (record: unknown, text: string) => void;
   /** Flushes the record stream; `main` awaits it after the command. */
   close: () => Promise<void>;
@@ -138,6 +143,11 @@ function recordStream(io: CliIo): { write: (record: unknown) => void; close: () 
   };
 }
 
+/** Prints a library warning to stderr as one line: `warning: <message> (<path>)`. */
+export function printWarning(io: CliIo): (warning: { message: string; path?: string }) => void {
+  return (w) => io.stderr(w.path ? terminalText`warning: ${w.message} (${w.path})\n` : terminalText`warning: ${w.message}\n`);
+}
+
 /** Human byte sizes. */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -151,8 +161,9 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
 }
 
-/** A plain text table. */
-export function formatTable(head: string[], rows: string[][]): string {
+/** A plain text table; each cell is one line with its controls made visible (`terminalSafe`). */
+export function formatTable(head: string[], cells: string[][]): string {
+  const rows = cells.map((row) => row.map(terminalSafe));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells

@@ -8,6 +8,7 @@ import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { findSessionFiles } from "./find-files.ts";
 import { startProgress } from "./progress.ts";
+import { terminalText } from "./terminal-text.ts";
 
 /**
  * The maintenance commands (`gc`, `stats`, `verify`, `migrate --to`) against a database store.
@@ -27,7 +28,7 @@ export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<
   const dryRun = ctx.values["dry-run"] === true;
   const report = await SessionManager.gc({ ...storeOptions(ctx), graceMs, dryRun });
   for (const hash of report.deleted)
-    ctx.emit({ type: dryRun ? "would-delete" : "deleted", hash }, `${dryRun ? "would delete" : "deleted"} ${hash}`);
+    ctx.emit({ type: dryRun ? "would-delete" : "deleted", hash }, terminalText`${dryRun ? "would delete" : "deleted"} ${hash}`);
   ctx.emit(
     { type: "summary", dryRun, deleted: report.deleted.length, bytesFreed: report.bytesFreed },
     `${dryRun ? "would delete" : "deleted"} ${report.deleted.length} blob(s) (${formatBytes(report.bytesFreed)})`,
@@ -123,7 +124,7 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
       after = rows[rows.length - 1]!.sha256;
     }
   }
-  for (const f of findings) ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.session ?? "-"}  ${f.message}`);
+  for (const f of findings) ctx.emit({ type: "finding", ...f }, terminalText`${f.kind.padEnd(18)} ${f.session ?? "-"}  ${f.message}`);
   ctx.emit(
     { type: "summary", sessions: sessions.length, entries, findings: findings.length },
     `${sessions.length} session(s), ${entries} entries, ${findings.length} finding(s)`,
@@ -158,14 +159,14 @@ export async function migrateToDatabase(ctx: CommandContext, url: string): Promi
           const note = damaged > 0 ? `, ${damaged} damaged line(s) not imported (kept in the source)` : "";
           ctx.emit(
             { type: "file", source: file, status: done.status, id: done.id, entries: source.getEntries().length, damaged },
-            `${done.status.padEnd(9)} ${done.id} (${source.getEntries().length} entries${note})  ${file}`,
+            terminalText`${done.status.padEnd(9)} ${done.id} (${source.getEntries().length} entries${note})  ${file}`,
           );
         } catch (err) {
           failed++;
           const code = err instanceof TranscriptStoreError ? err.code : "PERSISTENCE_FAILED";
           ctx.emit(
             { type: "file", source: file, status: "failed", code, message: (err as Error).message },
-            `failed    ${file}: ${code}: ${(err as Error).message}`,
+            terminalText`failed    ${file}: ${code}: ${(err as Error).message}`,
           );
         } finally {
           await source?.close();
@@ -177,7 +178,8 @@ export async function migrateToDatabase(ctx: CommandContext, url: string): Promi
     }
     ctx.emit(
       { type: "summary", files: files.length, failed, damaged: damagedTotal, to: target.name },
-      `${files.length} file(s) into ${target.name}: ${failed} failed, ${damagedTotal} damaged line(s) left in their source files`,
+      terminalText`${files.length} file(s) into ${target.name}: ${failed} failed, ` +
+        `${damagedTotal} damaged line(s) left in their source files`,
     );
     return failed > 0 ? 1 : 0;
   } finally {

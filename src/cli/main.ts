@@ -8,6 +8,7 @@ import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessi
 import { statsCommand } from "./commands/stats.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { terminalIo, terminalText } from "./terminal-text.ts";
 
 export type { CliIo };
 
@@ -47,8 +48,13 @@ Global options:
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error.
 `;
 
-/** Runs one CLI invocation and returns its exit code (0 ok, 1 problems/failure, 2 usage). */
-export async function main(argv: string[], io: CliIo): Promise<number> {
+/**
+ * Runs one CLI invocation and returns its exit code (0 ok, 1 problems/failure, 2 usage). All
+ * output goes through the terminal writer (`terminalIo`): no control character reaches the
+ * terminal raw, whatever a transcript holds.
+ */
+export async function main(argv: string[], streams: CliIo): Promise<number> {
+  const io = terminalIo(streams);
   const [name, ...rest] = argv;
   if (name === undefined) {
     io.stderr(HELP);
@@ -60,7 +66,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) {
-    io.stderr(`transcript-store: unknown command ${JSON.stringify(name)} (try --help)\n`);
+    io.stderr(terminalText`transcript-store: unknown command ${JSON.stringify(name)} (try --help)\n`);
     return 2;
   }
   try {
@@ -77,14 +83,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr(`transcript-store: ${err.message}\n`);
+      io.stderr(terminalText`transcript-store: ${err.message}\n`);
       return 2;
     }
     if (err instanceof TranscriptStoreError) {
-      io.stderr(`transcript-store: ${err.code}: ${err.message}\n`);
+      io.stderr(terminalText`transcript-store: ${err.code}: ${err.message}\n`);
       return 1;
     }
-    io.stderr(`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
+    io.stderr(terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);
     return 1;
   }

@@ -8,6 +8,7 @@ import { verifySessionFile } from "../../maintenance/verify.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, formatTable, type Command } from "../context.ts";
 import { startProgress } from "../progress.ts";
+import { terminalText } from "../terminal-text.ts";
 
 /** The bundled fixtures the demo works on (a garbage-header file is left out: it is never touched anyway). */
 export const FIXTURES_DIR = join(import.meta.dirname, "../../../fixtures/sessions");
@@ -33,7 +34,7 @@ export const demoCommand: Command = {
         : [];
       for (const name of names) copyFileSync(join(FIXTURES_DIR, name), join(legacy, name));
       const say = (text: string) => ctx.io.stdout(ctx.json ? "" : `${text}\n`);
-      say(`transcript-store demo — ${names.length} legacy fixture sessions copied to ${root}\n`);
+      say(terminalText`transcript-store demo — ${names.length} legacy fixture sessions copied to ${root}\n`);
 
       const before = names.map((n) => verifySessionFile(join(legacy, n), { blobsDir }));
       const damaged = before.filter((r) => r.findings.length > 0).length;
@@ -59,7 +60,7 @@ export const demoCommand: Command = {
         r.status === "failed" ? `failed: ${r.error?.code}` : r.status,
       ]);
       const failed = reports.filter((r) => r.status === "failed").length;
-      say(`2. migrate: imported into ${sessionsDir}\n`);
+      say(terminalText`2. migrate: imported into ${sessionsDir}\n`);
       say(formatTable(["file", "from", "before", "after", "images", "blobs new/dedup", "status"], rows));
       const totalBefore = reports.reduce((a, r) => a + r.bytesBefore, 0);
       const totalAfter = reports.reduce((a, r) => a + r.bytesAfter, 0);
@@ -89,13 +90,14 @@ export const demoCommand: Command = {
         await fork.close();
         await resumed.close();
         say(
-          `4. resumed ${pick.id} (${resumed.getEntries().length} entries), forked it as ${forkId}, ` +
-            `moved the fork to ${join(root, "moved-project")}`,
+          terminalText`4. resumed ${pick.id} (${resumed.getEntries().length} entries), forked it as ${forkId}, ` +
+            terminalText`moved the fork to ${join(root, "moved-project")}`,
         );
       }
       const gc = await collectGarbage({ sessionRoots: [sessionsDir], blobsDir, graceMs: 0, dryRun: true });
       say(`5. gc --dry-run: ${gc.referenced} of ${gc.blobs} blob(s) referenced, ${gc.deleted.length} would be deleted`);
-      say(`\ndone in ${((performance.now() - started) / 1000).toFixed(1)} s${ctx.values.keep ? `; store kept at ${root}` : ""}`);
+      const kept = ctx.values.keep ? terminalText`; store kept at ${root}` : "";
+      say(`\ndone in ${((performance.now() - started) / 1000).toFixed(1)} s${kept}`);
       if (ctx.json)
         ctx.emit(
           {

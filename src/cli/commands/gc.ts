@@ -3,6 +3,7 @@ import { forgetReferrers } from "../../blob/blob-referrers.ts";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "../../maintenance/gc.ts";
 import { gcDatabase } from "../database.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
+import { terminalText } from "../terminal-text.ts";
 
 /** `90s`, `15m`, `1h`, `2d` or milliseconds. */
 export function parseDuration(text: string): number {
@@ -32,7 +33,10 @@ export const gcCommand: Command = {
       const removed = forgetReferrers(ctx.dirs.blobsDir, forget);
       for (const place of forget) {
         const known = removed.some((r) => r.path === place);
-        ctx.emit({ type: known ? "forgot" : "not-registered", path: place }, `${known ? "forgot" : "not registered"}: ${place}`);
+        ctx.emit(
+          { type: known ? "forgot" : "not-registered", path: place },
+          terminalText`${known ? "forgot" : "not registered"}: ${place}`,
+        );
       }
       if (removed.length < forget.length) return 1;
     }
@@ -43,7 +47,10 @@ export const gcCommand: Command = {
       dryRun: ctx.values["dry-run"] === true,
     });
     for (const hash of report.deleted)
-      ctx.emit({ type: report.dryRun ? "would-delete" : "deleted", hash }, `${report.dryRun ? "would delete" : "deleted"} ${hash}`);
+      ctx.emit(
+        { type: report.dryRun ? "would-delete" : "deleted", hash },
+        terminalText`${report.dryRun ? "would delete" : "deleted"} ${hash}`,
+      );
     const { deleted, places, ...totals } = report;
     ctx.emit(
       { type: "summary", ...totals, places, deleted: deleted.length },

@@ -5,6 +5,7 @@ import { formatBytes, UsageError, type Command } from "../context.ts";
 import { migrateToDatabase } from "../database.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
+import { terminalText } from "../terminal-text.ts";
 
 export const migrateCommand: Command = {
   name: "migrate",
@@ -46,8 +47,11 @@ export const migrateCommand: Command = {
       progress.stop();
     }
     for (const r of reports) {
-      const paths = `${r.source}${r.target !== r.source ? ` → ${r.target}` : ""}`;
-      ctx.emit({ type: "file", ...r }, `${migrateFileText(r, formatBytes)}  ${paths}`);
+      const text = migrateFileText(r, formatBytes);
+      ctx.emit(
+        { type: "file", ...r },
+        r.target !== r.source ? terminalText`${text}  ${r.source} → ${r.target}` : terminalText`${text}  ${r.source}`,
+      );
     }
     const totals = migrateTotals(reports);
     ctx.emit(totals, migrateTotalsText(totals, formatBytes));

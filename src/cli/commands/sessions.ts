@@ -2,7 +2,8 @@ import { resolve, sep } from "node:path";
 import { TranscriptStoreError } from "../../errors.ts";
 import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
-import { formatBytes, formatTable, storeOptions, type Command, type CommandContext } from "../context.ts";
+import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
+import { terminalSafe, terminalText } from "../terminal-text.ts";
 
 function infoRecord(info: SessionInfo) {
   return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
@@ -30,7 +31,7 @@ export const lsCommand: Command = {
   options: { all: { type: "boolean", default: false } },
   maxArgs: 1,
   async run(ctx) {
-    const warn = (w: { message: string; path?: string }) => ctx.io.stderr(`warning: ${w.message}${w.path ? ` (${w.path})` : ""}\n`);
+    const warn = printWarning(ctx.io);
     const list = ctx.values.all
       ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
       : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
@@ -75,7 +76,7 @@ export const showCommand: Command = {
       );
       return 0;
     }
-    ctx.io.stdout(`${info.path}\n${JSON.stringify(m.header)}\n`);
+    ctx.io.stdout(terminalText`${info.path}\n${JSON.stringify(m.header)}\n`);
     const r = m.loadReport;
     ctx.io.stdout(
       `${r.entries} entries, ${r.malformed.length} malformed line(s), torn tail: ${r.tornTail ? "yes" : "no"}` +
@@ -89,7 +90,8 @@ export const showCommand: Command = {
           : Array.isArray(msg?.content)
             ? (msg.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join(" ")
             : "";
-      ctx.io.stdout(`${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""} ${text.replace(/\s+/g, " ").slice(0, 100)}\n`);
+      const line = `${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""} ${text.replace(/\s+/g, " ").slice(0, 100)}`;
+      ctx.io.stdout(`${terminalSafe(line)}\n`);
     }
     return 0;
   },
@@ -109,12 +111,12 @@ export const forkCommand: Command = {
       ...storeOptions(ctx),
       rehydrate: "lazy",
       atEntryId: ctx.values.at as string | undefined,
-      onWarning: (w) => ctx.io.stderr(`warning: ${w.message}\n`),
+      onWarning: printWarning(ctx.io),
     });
     await fork.close();
     ctx.emit(
       { type: "fork", id: fork.sessionId, path: fork.location, parentSession: info.id, entries: fork.getEntries().length },
-      `forked ${info.id} → ${fork.sessionId}\n${fork.location}`,
+      terminalText`forked ${info.id} → ${fork.sessionId}\n${fork.location}`,
     );
     return 0;
   },
@@ -137,7 +139,7 @@ export const mvCommand: Command = {
     }
     ctx.emit(
       { type: "moved", id: m.sessionId, from: info.path, to: m.location, cwd: m.cwd },
-      `moved ${m.sessionId} to ${m.cwd}\n${m.location}`,
+      terminalText`moved ${m.sessionId} to ${m.cwd}\n${m.location}`,
     );
     return 0;
   },

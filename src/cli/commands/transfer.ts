@@ -11,7 +11,8 @@ import { startNewFile } from "../../storage/file/file-start.ts";
 import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { storeOptions, type Command } from "../context.ts";
+import { printWarning, storeOptions, type Command } from "../context.ts";
+import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
 import { resolveArg } from "./sessions.ts";
@@ -30,9 +31,10 @@ export const exportCommand: Command = {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     let notInlined = 0;
     let rehydrating = false;
+    const print = printWarning(ctx.io);
     const onWarning = (w: StoreWarning) => {
       if (rehydrating && NOT_INLINED.has(w.code)) notInlined++;
-      ctx.io.stderr(`warning: ${w.message}\n`);
+      print(w);
     };
     const m = await SessionManager.open(info.path, {
       ...storeOptions(ctx),
@@ -105,7 +107,7 @@ export const importCommand: Command = {
         );
       }
       const done = await resolved.store.importSession(migrated.header, migrated.entries, resolved, () => null);
-      const text = `${done.status} ${done.id} (${migrated.entries.length} entries)\n${resolved.store.name}#${done.id}`;
+      const text = terminalText`${done.status} ${done.id} (${migrated.entries.length} entries)\n${resolved.store.name}#${done.id}`;
       ctx.emit({ type: done.status, id: done.id, location: `${resolved.store.name}#${done.id}`, entries: migrated.entries.length }, text);
       return 0;
     }
@@ -130,7 +132,7 @@ export const importCommand: Command = {
     }
     await m.close();
     const quarantined = damaged.length > 0 ? `, ${damaged.length} damaged line(s) to quarantine` : "";
-    const text = `imported ${m.sessionId} (${migrated.entries.length} entries${quarantined})\n${path}`;
+    const text = terminalText`imported ${m.sessionId} (${migrated.entries.length} entries${quarantined})\n${path}`;
     ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length, quarantined: damaged.length }, text);
     return 0;
   },

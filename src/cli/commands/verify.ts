@@ -3,6 +3,7 @@ import { UsageError, type Command } from "../context.ts";
 import { verifyDatabase } from "../database.ts";
 import { bucketDirs, findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
+import { terminalText } from "../terminal-text.ts";
 import { basename, resolve } from "node:path";
 
 export const verifyCommand: Command = {
@@ -35,7 +36,7 @@ export const verifyCommand: Command = {
       ...findOrphanedArtifactDirs(files, [...new Set([...bucketDirsOf(files), ...bucketDirs(paths.map((p) => resolve(ctx.io.cwd, p)))])]),
     );
     for (const f of findings)
-      ctx.emit({ type: "finding", ...f }, `${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
+      ctx.emit({ type: "finding", ...f }, terminalText`${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
     ctx.emit(
       { type: "summary", files: files.length, entries, findings: findings.length },
       `${files.length} file(s), ${entries} entries, ${findings.length} finding(s)`,
