@@ -1,7 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/child.ts";
 import { cliProcess } from "../support/cli.ts";
+import { unsafeCharacters } from "../support/terminal.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 // What a hostile transcript (or file name) holds, and how the CLI must show it: every control as
@@ -72,15 +75,22 @@ function hostileLegacyDir() {
   return dir;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the controls a terminal obeys are what it looks for
-const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffd]/gu;
-
 /** The bytes are UTF-8 holding no control a terminal acts on (only `\n` and `\t`), no bidi control, no U+FFFD. */
 function expectTerminalSafe(bytes: Buffer, what: string): string {
   const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  const found = [...text.matchAll(UNSAFE)].map((m) => `U+${m[0].codePointAt(0)!.toString(16).padStart(4, "0")}`);
-  expect(found, `${what}: ${JSON.stringify(text.slice(0, 400))}`).toEqual([]);
+  expect(unsafeCharacters(text, { layout: true, decoded: true }), `${what}: ${JSON.stringify(text.slice(0, 400))}`).toEqual([]);
   return text;
+}
+
+/** util-linux `script` runs a command on a pseudo-terminal: stderr is a TTY there, so the CLI draws its progress bar. */
+const HAS_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+
+function onTerminal(command: string): { status: number | null; output: Buffer } {
+  const run = spawnSync("script", ["-qec", command, "/dev/null"], {
+    env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return { status: run.status, output: run.stdout };
 }
 
 const records = (stdout: Buffer) =>
@@ -194,4 +204,22 @@ describe("no transcript text reaches the terminal raw", () => {
     expect(option.code).toBe(2);
     expect(expectTerminalSafe(option.stderr, "unknown option")).toContain(SHOWN.setTitle);
   }, 30_000);
+
+  it.skipIf(!HAS_SCRIPT)(
+    "the progress bar on a terminal shows a hostile file name made visible",
+    () => {
+      const dir = tempDir();
+      writeFileSync(join(dir, FILE_NAME), jsonl([header, ...entries]));
+      const bin = join(REPO_ROOT, "bin/transcript-store.mjs");
+      const run = onTerminal(`'${process.execPath}' '${bin}' migrate '${dir}' --root '${tempDir()}'`);
+      expect(run.status, run.output.toString()).toBe(0);
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(run.output);
+      expect(text).toContain("migrating [");
+      expect(text).toContain(`1/1 evil${SHOWN.setTitle}${SHOWN.csi8}.jsonl`);
+      // The bar moves the cursor with its own CSI sequences; nothing else may reach the terminal.
+      expect(text).not.toContain(`${ESC}]`);
+      expect(unsafeCharacters(text.replaceAll(ESC, "").replaceAll("\r", ""), { layout: true, decoded: true })).toEqual([]);
+    },
+    30_000,
+  );
 });
