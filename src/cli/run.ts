@@ -1,5 +1,6 @@
 import { main } from "./main.ts";
 import type { CliIo } from "./context.ts";
+import { terminalIo, terminalText } from "./terminal-text.ts";
 
 /** Runs the CLI against the real process streams. */
 export async function runCli(argv: string[]): Promise<number> {
@@ -16,5 +17,13 @@ export async function runCli(argv: string[]): Promise<number> {
     env: process.env,
     cwd: process.cwd(),
   };
+  // An error no command caught (thrown in a callback or a timer) is reported through the writer
+  // too: Node's own report would print its message (a path, a line) raw. Exit code 1, as Node's.
+  process.on("uncaughtException", (err: Error) => {
+    const safe = terminalIo(io);
+    safe.stderr(terminalText`transcript-store: ${err?.message ?? String(err)}\n`);
+    if (io.env.TRANSCRIPT_STORE_DEBUG) safe.stderr(`${err?.stack}\n`);
+    process.exit(1);
+  });
   return main(argv, io);
 }

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../support/child.ts";
+import { REPO_ROOT, runTs } from "../support/child.ts";
 import { cliProcess } from "../support/cli.ts";
 import { unsafeCharacters } from "../support/terminal.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -203,6 +203,17 @@ describe("no transcript text reaches the terminal raw", () => {
     const option = await cliProcess(["ls", `--x${SET_TITLE}`]);
     expect(option.code).toBe(2);
     expect(expectTerminalSafe(option.stderr, "unknown option")).toContain(SHOWN.setTitle);
+
+    const uncaught = await runTs(join(import.meta.dirname, "helpers/cli-uncaught.ts"), [
+      `lost ${CLIPBOARD}${CSI8}`,
+      "ls",
+      "--all",
+      "--root",
+      tempDir(),
+    ]);
+    expect(uncaught.code).toBe(1);
+    const report = expectTerminalSafe(Buffer.from(uncaught.stderr), "uncaught error");
+    expect(report).toBe(`transcript-store: lost ${SHOWN.clipboard}${SHOWN.csi8}\n`);
   }, 30_000);
 
   it.skipIf(!HAS_SCRIPT)(
