@@ -15,24 +15,51 @@ import type { CliIo } from "./context.ts";
  * `terminalLines`; a value placed in a line goes through `terminalSafe` so it stays on its line.
  */
 
-// As `\u` escapes in strings (the RegExp source), so this file holds no raw control character.
-const BEYOND_C0 = "\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
-const LONE_SURROGATE = "[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]";
-const ANY_UNSAFE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]|${LONE_SURROGATE}`, "g");
-/** The same without `\t` (U+0009) and `\n` (U+000A): the layout a printer writes itself. */
-const UNSAFE_BUT_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f${BEYOND_C0}]|${LONE_SURROGATE}`, "g");
+/** JSON's short escapes, by code unit: backspace, tab, newline, form feed, carriage return. */
+const SHORT: Record<number, string> = { 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r" };
 
-const SHORT: Record<string, string> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
+/** The escape JSON.stringify would write for one UTF-16 code unit. */
+function escapeUnit(unit: number): string {
+  return SHORT[unit] ?? `\\u${unit.toString(16).padStart(4, "0")}`;
+}
 
-function escapeUnit(unit: string): string {
-  return SHORT[unit] ?? `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
+/** Anything but printable ASCII (and, for `terminalLines`, the layout): where the loop must look. */
+const BEYOND_ASCII = /[^\x20-\x7e]/;
+const BEYOND_ASCII_OR_LAYOUT = /[^\x20-\x7e\n\t]/;
+
+/**
+ * A RegExp search skips the printable ASCII (a 30 MiB export line of base64 costs about what its
+ * encoding does), then one loop over the code units from there (a lone surrogate needs a look at
+ * its neighbour).
+ */
+function escapeControls(text: string, keepLayout: boolean): string {
+  const first = text.search(keepLayout ? BEYOND_ASCII_OR_LAYOUT : BEYOND_ASCII);
+  if (first === -1) return text;
+  let out = "";
+  let from = 0;
+  for (let i = first; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x20 && c < 0x7f) continue;
+    if (c < 0x20) {
+      if (keepLayout && (c === 0x0a || c === 0x09)) continue;
+    } else if (c >= 0xa0) {
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+        if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+          i++; // a pair: one astral character
+          continue;
+        }
+      } else if (!(c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))) continue;
+    }
+    out += text.slice(from, i) + escapeUnit(c);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 /** A value placed within a line (a title, a path, a message): every control made visible, `\n` and `\t` too. */
 export function terminalSafe(value: unknown): string {
-  const text = String(value);
-  ANY_UNSAFE.lastIndex = 0;
-  return ANY_UNSAFE.test(text) ? text.replace(ANY_UNSAFE, escapeUnit) : text;
+  return escapeControls(String(value), false);
 }
 
 /**
@@ -41,8 +68,7 @@ export function terminalSafe(value: unknown): string {
  * where their `\u` escape means the same), so `--json` records go through it unchanged in meaning.
  */
 export function terminalLines(text: string): string {
-  UNSAFE_BUT_LAYOUT.lastIndex = 0;
-  return UNSAFE_BUT_LAYOUT.test(text) ? text.replace(UNSAFE_BUT_LAYOUT, escapeUnit) : text;
+  return escapeControls(text, true);
 }
 
 /** A template whose literal text is the printer's layout and whose values go through `terminalSafe`. */
