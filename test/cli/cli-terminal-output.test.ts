@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runTs } from "../support/child.ts";
 import { cliProcess } from "../support/cli.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { unsafeCharacters } from "../support/terminal.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -233,4 +234,46 @@ describe("no transcript text reaches the terminal raw", () => {
     },
     30_000,
   );
+});
+
+describe.skipIf(!pgCluster())("no transcript text reaches the terminal raw from a PostgreSQL store", () => {
+  it("migrate --to, ls, show and verify show hostile names and text made visible; --json keeps them exact", async () => {
+    // No lone surrogate here: what the database keeps of one is the backend's business, not the printer's.
+    const title = TITLE.replace("\ud800", "");
+    const text = TEXT.replace("\ud800", "");
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, FILE_NAME),
+      jsonl([{ ...header, title }, { ...entries[0], message: { ...entries[0]!.message, content: [{ type: "text", text }] } }, entries[1]]),
+    );
+    writeFileSync(join(dir, `bad${CLIPBOARD}.jsonl`), "garbage\n");
+    const url = await freshDatabase();
+    const env = { TRANSCRIPT_STORE_URL: url };
+
+    const migrate = await cliProcess(["migrate", dir, "--root", tempDir(), "--to", url]);
+    expect(migrate.code).toBe(1); // the garbage file
+    const report = expectTerminalSafe(migrate.stdout, "migrate --to stdout");
+    expect(report).toContain(`evil${SHOWN.setTitle}${SHOWN.csi8}.jsonl`);
+    expect(report).toContain(`failed    ${join(dir, "bad")}${SHOWN.clipboard}.jsonl: `);
+    expect(report).toContain(SHOWN.clear); // the id
+    expect(expectTerminalSafe(migrate.stderr, "migrate --to stderr")).toContain(`importing 2/2 evil${SHOWN.setTitle}${SHOWN.csi8}.jsonl`);
+
+    const ls = await cliProcess(["ls", "--all"], { env });
+    expect(ls.code, ls.stderr.toString()).toBe(0);
+    const listed = expectTerminalSafe(ls.stdout, "ls stdout");
+    for (const shown of [SHOWN.clear, SHOWN.setTitle, SHOWN.csi8, SHOWN.bidi, SHOWN.altScreen, SHOWN.osc8, SHOWN.newline])
+      expect(listed).toContain(shown);
+    const json = await cliProcess(["ls", "--all", "--json"], { env });
+    expectTerminalSafe(json.stdout, "ls --json stdout");
+    const [info] = records(json.stdout);
+    expect([info.id, info.title, info.cwd]).toEqual([ID, title, CWD]);
+
+    const show = await cliProcess(["show", ID], { env });
+    expect(show.code, show.stderr.toString()).toBe(0);
+    expect(expectTerminalSafe(show.stdout, "show stdout")).toContain(SHOWN.clipboard);
+
+    const verify = await cliProcess(["verify"], { env });
+    expectTerminalSafe(verify.stdout, "verify stdout");
+    expectTerminalSafe(verify.stderr, "verify stderr");
+  }, 60_000);
 });
