@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runTs } from "../support/child.ts";
-import { cliProcess } from "../support/cli.ts";
+import { cli, cliProcess } from "../support/cli.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { unsafeCharacters } from "../support/terminal.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -119,7 +119,7 @@ describe("no transcript text reaches the terminal raw", () => {
     expect([info.id, info.title, info.cwd]).toEqual([ID, TITLE, CWD]);
   }, 30_000);
 
-  it("show prints the path, header and message text made visible; show --json and export keep every value exact", async () => {
+  it("show prints the path, header and message text made visible; show --json, export and import keep every value exact", async () => {
     const { root, path } = hostileStore();
     const text = await cliProcess(["show", path, "--root", root]);
     expect(text.code, text.stderr.toString()).toBe(0);
@@ -139,6 +139,11 @@ describe("no transcript text reaches the terminal raw", () => {
     expect(exported.code, exported.stderr.toString()).toBe(0);
     expectTerminalSafe(exported.stdout, "export stdout");
     expect(records(exported.stdout)).toEqual([header, ...entries]);
+
+    const imported = await cli(["import", "--root", tempDir()], { stdin: exported.stdout.toString("utf8") });
+    expect(imported.code, imported.stderr).toBe(0);
+    const importedOut = expectTerminalSafe(Buffer.from(imported.stdout), "import stdout");
+    expect(importedOut).toContain(`imported 0197a000-0000-7000-8000-0000000000e5${SHOWN.clear} (2 entries)`);
   }, 30_000);
 
   it("verify, migrate and their progress lines show hostile file names and lines made visible", async () => {
@@ -167,7 +172,7 @@ describe("no transcript text reaches the terminal raw", () => {
     expect(records(again.stdout)[0].source).toBe(join(dir, FILE_NAME));
   }, 60_000);
 
-  it("gc, mv and warnings show hostile paths made visible", async () => {
+  it("gc, fork, mv and warnings show hostile ids and paths made visible", async () => {
     const { root, path } = hostileStore();
     writeFileSync(join(root, "sessions", "-tmp-proj", `garbage${CLEAR}\n.jsonl`), "garbage\n");
     const ls = await cliProcess(["ls", "--all", "--root", root]);
@@ -179,6 +184,12 @@ describe("no transcript text reaches the terminal raw", () => {
     const forget = await cliProcess(["gc", "--forget", `/tmp/gone${SET_TITLE}`, "--root", root]);
     expect(forget.code).toBe(1);
     expect(expectTerminalSafe(forget.stdout, "gc stdout")).toContain(`not registered: /tmp/gone${SHOWN.setTitle}`);
+
+    const fork = await cliProcess(["fork", path, "--root", root, "--cwd", `/tmp/fork${OSC8}`]);
+    expect(fork.code, fork.stderr.toString()).toBe(0);
+    const forked = expectTerminalSafe(fork.stdout, "fork stdout");
+    expect(forked).toContain(`forked 0197a000-0000-7000-8000-0000000000e5${SHOWN.clear} → `);
+    expect(forked.trimEnd().split("\n")).toHaveLength(2);
 
     const target = join(tempDir(), `moved${CLIPBOARD}\nforged line`);
     const mv = await cliProcess(["mv", path, target, "--root", root]);
