@@ -5,9 +5,11 @@ import { TranscriptStoreError } from "../errors.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
 
-/** Where the CLI reads and writes; tests pass their own. */
+/**
+ * Where the CLI reads and writes; tests pass their own. `main` wraps `stdout` and `stderr` with
+ * the terminal writer (`terminalIo`, src/cli/terminal-text.ts) before any command sees them.
+ */
 export interface CliIo {
-  /** Commands receive these wrapped by `terminalIo` (src/cli/terminal-text.ts): controls made visible. */
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stdin: Readable;
