@@ -13,6 +13,11 @@ export interface PgArtifactInfo {
   created: Date;
 }
 
+/** An artifact as `list` returns it: `damaged` when its chunks do not add up to its size (`read` refuses it). */
+export interface PgArtifactListing extends PgArtifactInfo {
+  damaged: boolean;
+}
+
 /** An artifact with its content. */
 export interface PgArtifact extends PgArtifactInfo {
   content: Buffer;
@@ -210,15 +215,20 @@ export class PgArtifacts {
     return { ...info, content: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) };
   }
 
-  /** The session's artifacts by id, without content. */
-  async list(sessionId: string): Promise<PgArtifactInfo[]> {
+  /** The session's artifacts by id, without content; each says whether its chunks are whole. */
+  async list(sessionId: string): Promise<PgArtifactListing[]> {
     const { rows } = await withClient(this.pool, "Listing artifacts", (client) =>
-      client.query<{ id: string; meta: Record<string, unknown>; size: number; created: Date }>(
-        "SELECT id, meta, size::float8 AS size, created FROM artifacts WHERE session_id = $1 ORDER BY id",
+      client.query<{ id: string; meta: Record<string, unknown>; size: number; created: Date; damaged: boolean }>(
+        `SELECT a.id, a.meta, a.size::float8 AS size, a.created,
+                (coalesce(c.total, 0) <> a.size OR coalesce(c.last, -1) <> coalesce(c.count, 0) - 1) AS damaged
+           FROM artifacts a
+           LEFT JOIN (SELECT id, sum(octet_length(bytes)) AS total, max(n) AS last, count(*) AS count
+                        FROM artifact_chunks WHERE session_id = $1 GROUP BY id) c ON c.id = a.id
+          WHERE a.session_id = $1 ORDER BY a.id`,
         [sessionId],
       ),
     );
-    return rows.map((r) => ({ id: r.id, meta: r.meta, size: r.size, created: r.created }));
+    return rows.map((r) => ({ id: r.id, meta: r.meta, size: r.size, created: r.created, damaged: r.damaged }));
   }
 
   /** Deletes the artifact and its chunks; false when there was none. Fenced like `put` when given the lease `token`. */
