@@ -79,7 +79,11 @@ describe.skipIf(!pgCluster())("PostgreSQL artifacts are stored and read in chunk
     expect(delivered).toBe(0);
     await expect(store.artifacts.get(session.id, "a")).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
     expect((await chunkRows(db, session.id, "a").catch(() => null)) ?? "gap").toBe("gap");
-    expect((await store.artifacts.list(session.id)).map((a) => a.id)).toEqual(["a"]);
+    await store.artifacts.put(session.id, "b", bytes(20));
+    expect((await store.artifacts.list(session.id)).map((a) => [a.id, a.damaged])).toEqual([
+      ["a", true],
+      ["b", false],
+    ]);
   });
 
   it("accepts every id a directory can hold as one file name (up to 255 bytes), refuses the rest", async () => {

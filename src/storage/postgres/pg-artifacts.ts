@@ -5,7 +5,7 @@ import { isTempName, listEntries, openGuarded, publishNew, readGuarded } from ".
 import { LOG_FILE, metaFileName } from "../../artifacts/artifact-names.ts";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { decodeMeta } from "../../artifacts/metadata.ts";
-import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
+import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { ensureDir, FILE_MODE, io, removeQuietly, writeFully } from "../../io.ts";
 import { isStorableArtifactId, type PgStore } from "../../postgres/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
@@ -123,7 +123,12 @@ export class PgArtifactMirror {
     if (fd === "unsafe") return false; // the store never made it: a symlink or special file planted there
     if (fd === null) return false;
     try {
-      const st = io.fstatSync(fd);
+      let st: Stats;
+      try {
+        st = io.fstatSync(fd);
+      } catch (err) {
+        throw this.failed(`Could not read artifact file ${name}: ${(err as Error).message}`, err, path);
+      }
       const before = this.synced.get(name);
       if (before !== undefined && sameFile(before, st)) return true;
       if (this.damaged.has(name)) {
@@ -152,7 +157,13 @@ export class PgArtifactMirror {
     try {
       fd = io.openSync(temp, "wx", FILE_MODE);
       const out = fd;
-      const info = await this.pg.artifacts.read(this.sessionId, name, (chunk) => writeFully(out, chunk));
+      const info = await this.pg.artifacts.read(this.sessionId, name, (chunk) => {
+        try {
+          writeFully(out, chunk);
+        } catch (err) {
+          throw this.failed(`Could not write artifact ${name} into the working directory: ${(err as Error).message}`, err, temp);
+        }
+      });
       if (this.options.fsync) io.fsyncSync(fd);
       io.closeSync(fd);
       fd = undefined;
@@ -210,8 +221,19 @@ export class PgArtifactMirror {
   }
 
   private failed(message: string, cause: unknown, path: string | undefined = this.dir ?? undefined): TranscriptStoreError {
-    return new TranscriptStoreError("PERSISTENCE_FAILED", message, { path, cause });
+    return localFailure(message, cause, path);
   }
+}
+
+/**
+ * A failure of this process's own file system (EACCES, ENOSPC, …) as PERSISTENCE_FAILED. The errno
+ * is named in the message, not kept as `cause`: flush retries a PERSISTENCE_FAILED whose cause is an
+ * errno as a lost connection (pg-reconnect.ts), and a local failure is not one.
+ */
+function localFailure(message: string, err: unknown, path: string | undefined): TranscriptStoreError {
+  if (err instanceof TranscriptStoreError) return err;
+  const code = errnoCode(err);
+  return new TranscriptStoreError("PERSISTENCE_FAILED", code === undefined ? message : `${message} (${code})`, { path });
 }
 
 /** A file's bytes as pieces read one at a time (the database re-cuts them into its chunks). */
@@ -223,7 +245,7 @@ function* piecesOf(fd: number, path: string): Iterable<Buffer> {
     try {
       n = io.readSync(fd, piece, 0, piece.length, position);
     } catch (err) {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact file: ${(err as Error).message}`, { path, cause: err });
+      throw localFailure(`Could not read artifact file: ${(err as Error).message}`, err, path);
     }
     if (n <= 0) return;
     position += n;

@@ -29,10 +29,18 @@ describe.skipIf(!pgCluster())("PostgreSQL artifacts past V8's longest string", (
 
     // a 251-byte period (prime): chunk boundaries never line up with it
     const period = Buffer.from(Array.from({ length: 251 }, (_, i) => (i * 7 + 3) & 0xff));
-    const content = Buffer.alloc(SIZE, period);
-    const expected = createHash("sha256").update(content).digest("hex");
+    const piece = Buffer.alloc(251 * 4096, period);
+    const hash = createHash("sha256");
+    function* content() {
+      for (let left = SIZE; left > 0; left -= piece.length) {
+        const part = piece.subarray(0, Math.min(left, piece.length));
+        hash.update(part);
+        yield part;
+      }
+    }
     const pg = await backend.connect();
-    await pg.artifacts.put(m.sessionId, "0.bash.log", content);
+    expect(await pg.artifacts.put(m.sessionId, "0.bash.log", content())).toBe(SIZE);
+    const expected = hash.digest("hex");
 
     const run = await runTs(HOLDER, [JSON.stringify({ url, sessionId: m.sessionId, readOnly: true, hash: "0.bash.log", exit: true })]);
     expect(run.stderr).toBe("");

@@ -3,7 +3,9 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
 import type { PgStore } from "../../../src/postgres/index.ts";
+import { injectFault } from "../../support/fault.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
+import { rawPool } from "../../support/pg-sessions.ts";
 
 const backends: PostgresBackend[] = [];
 afterEach(async () => {
@@ -119,5 +121,85 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
       expect(st.atimeMs).toBeGreaterThanOrEqual(opening);
       await r.close();
     }
+  });
+
+  /** A writer's session with one assistant message (so its row exists) over `backend`. */
+  async function stored(backend: PostgresBackend): Promise<SessionManager> {
+    const m = await SessionManager.create("/w", { store: backend });
+    m.appendMessage({ role: "user", content: "go", timestamp: 1 });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 });
+    return m;
+  }
+
+  it("streams each file to and from chunk rows (a 5-byte chunk size stands in for the real one)", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url, { artifactChunkBytes: 5 });
+    backends.push(backend);
+    const m = await stored(backend);
+    const text = "0123456789".repeat(6) + "tail";
+    const ref = m.artifacts!.save(text, { toolType: "bash" });
+    await m.close();
+    const { rows } = await rawPool(url).query<{ n: number; bytes: Buffer }>(
+      "SELECT n, bytes FROM artifact_chunks WHERE session_id = $1 AND id = '0.bash.log' ORDER BY n",
+      [m.sessionId],
+    );
+    expect(rows.map((r) => r.bytes.length)).toEqual([...Array(12).fill(5), 4]);
+    expect(Buffer.concat(rows.map((r) => r.bytes)).toString()).toBe(text);
+    const r = await SessionManager.open(m.sessionId, { store: backend, readOnly: true });
+    expect(r.artifacts!.getText(ref.id)).toBe(text);
+    await r.close();
+  });
+
+  it("a working directory that cannot be listed (permissions changed) fails flush with PERSISTENCE_FAILED and changes no row", async () => {
+    const backend = PostgresBackend.of(await freshDatabase());
+    backends.push(backend);
+    const pg = await backend.connect();
+    const m = await stored(backend);
+    m.artifacts!.save("first\n", { toolType: "bash" });
+    await m.flush();
+    const before = await rows(pg, m.sessionId);
+    m.artifacts!.save("second\n", { toolType: "bash" });
+    const dir = m.artifacts!.dir;
+    const restore = injectFault("readdirSync", (_, args) => (args[0] === dir ? "EACCES" : undefined));
+    try {
+      await expect(m.flush()).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    } finally {
+      restore();
+    }
+    expect(await rows(pg, m.sessionId)).toEqual(before);
+    await m.close();
+    expect((await rows(pg, m.sessionId)).get("1.bash.log")).toBe("second\n");
+  });
+
+  it("a file that cannot be read, or restored, fails flush with PERSISTENCE_FAILED; no row is deleted", async () => {
+    const backend = PostgresBackend.of(await freshDatabase());
+    backends.push(backend);
+    const pg = await backend.connect();
+    const m = await stored(backend);
+    m.artifacts!.save("first\n", { toolType: "bash" });
+    await m.flush();
+    const before = await rows(pg, m.sessionId);
+    const dir = m.artifacts!.dir;
+
+    m.artifacts!.save("second\n", { toolType: "bash" });
+    let restore = injectFault("openSync", (_, args) => (args[0] === join(dir, "1.bash.log") ? "EACCES" : undefined));
+    try {
+      await expect(m.flush()).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    } finally {
+      restore();
+    }
+    expect(await rows(pg, m.sessionId)).toEqual(before);
+
+    unlinkSync(join(dir, "0.bash.log"));
+    restore = injectFault("openSync", (_, args) => (String(args[0]).startsWith(join(dir, ".pg-restore.")) ? "EACCES" : undefined));
+    try {
+      await expect(m.flush()).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    } finally {
+      restore();
+    }
+    expect((await rows(pg, m.sessionId)).get("0.bash.log")).toBe("first\n");
+    await m.close();
+    const after = await rows(pg, m.sessionId);
+    expect([after.get("0.bash.log"), after.get("1.bash.log")]).toEqual(["first\n", "second\n"]);
   });
 });
