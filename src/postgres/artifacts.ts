@@ -139,12 +139,7 @@ export class PgArtifacts {
         let n = 0;
         let size = 0;
         for await (const chunk of rechunk(piecesOf(content), this.chunkBytes)) {
-          await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [
-            sessionId,
-            id,
-            n++,
-            chunk,
-          ]);
+          await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [sessionId, id, n++, chunk]);
           size += chunk.length;
         }
         await client.query("UPDATE artifacts SET size = $3 WHERE session_id = $1 AND id = $2", [sessionId, id, size]);

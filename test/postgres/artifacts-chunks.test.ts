@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
 import { migrateSchema } from "../../src/postgres/schema.ts";
@@ -33,7 +33,15 @@ describe.skipIf(!pgCluster())("PostgreSQL artifacts are stored and read in chunk
 
     // the same bytes as odd pieces from an async source: the same rows
     async function* pieces() {
-      for (const [from, to] of [[0, 3], [3, 14], [14, 15], [15, 15], [15, 60], [60, 100]]) yield content.subarray(from, to);
+      for (const [from, to] of [
+        [0, 3],
+        [3, 14],
+        [14, 15],
+        [15, 15],
+        [15, 60],
+        [60, 100],
+      ])
+        yield content.subarray(from, to);
     }
     expect(await store.artifacts.put(session.id, "1.bash.log", pieces())).toBe(100);
     expect(await chunkRows(db, session.id, "1.bash.log")).toEqual(stored);

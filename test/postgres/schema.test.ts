@@ -12,7 +12,15 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
     await track(await PgStore.connect(url)).close();
     const db = rawPool(url);
     const tables = await db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
-    expect(tables.rows.map((r) => r.tablename)).toEqual(["artifact_chunks", "artifacts", "blob_refs", "blobs", "entries", "sessions", "ts_schema_version"]);
+    expect(tables.rows.map((r) => r.tablename)).toEqual([
+      "artifact_chunks",
+      "artifacts",
+      "blob_refs",
+      "blobs",
+      "entries",
+      "sessions",
+      "ts_schema_version",
+    ]);
     await db.query("INSERT INTO sessions (id, cwd, created, header) VALUES ('keep', '/x', now(), '{}')");
     await track(await PgStore.connect(url)).close();
     const versions = await db.query("SELECT version FROM ts_schema_version ORDER BY version");

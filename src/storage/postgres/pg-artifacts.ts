@@ -252,4 +252,3 @@ function* piecesOf(fd: number, path: string): Iterable<Buffer> {
     yield piece.subarray(0, n);
   }
 }
-

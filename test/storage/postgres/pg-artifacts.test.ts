@@ -37,7 +37,8 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
   /** The session's artifact rows: id → content, read back through the store. */
   async function rows(pg: PgStore, sessionId: string): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (const info of await pg.artifacts.list(sessionId)) out.set(info.id, (await pg.artifacts.get(sessionId, info.id))!.content.toString());
+    for (const info of await pg.artifacts.list(sessionId))
+      out.set(info.id, (await pg.artifacts.get(sessionId, info.id))!.content.toString());
     return out;
   }
 
@@ -136,7 +137,7 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
     const backend = PostgresBackend.of(url, { artifactChunkBytes: 5 });
     backends.push(backend);
     const m = await stored(backend);
-    const text = "0123456789".repeat(6) + "tail";
+    const text = `${"0123456789".repeat(6)}tail`;
     const ref = m.artifacts!.save(text, { toolType: "bash" });
     await m.close();
     const { rows } = await rawPool(url).query<{ n: number; bytes: Buffer }>(
