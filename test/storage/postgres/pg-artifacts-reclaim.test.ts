@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
-import { onLines, spawnTs } from "../../support/child.ts";
+import { onLines, runTs, spawnTs } from "../../support/child.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 
 const HOLDER = join(import.meta.dirname, "helpers/pg-artifacts-holder.ts");
@@ -62,5 +62,20 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: working directories of killed p
     expect(existsSync(join(alive.dir, "0.bash.log"))).toBe(true);
     await next.close();
     expect(existsSync(dirname(next.artifacts!.dir))).toBe(false);
+  });
+
+  it("a process that exits without closing its session removes its working directory", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
+    backends.push(backend);
+    const m = await SessionManager.create("/w", { store: backend });
+    m.appendMessage({ role: "user", content: "go", timestamp: 1 });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 });
+    m.artifacts!.save("output\n", { toolType: "bash" });
+    await m.close();
+    const run = await runTs(HOLDER, [JSON.stringify({ url, sessionId: m.sessionId, readOnly: false, exitWithoutClose: true })]);
+    expect(run.code).toBe(0);
+    const dir = /^dir (.*)$/m.exec(run.stdout)![1]!;
+    expect(existsSync(dirname(dir))).toBe(false);
   });
 });

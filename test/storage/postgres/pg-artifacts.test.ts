@@ -203,4 +203,32 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
     const after = await rows(pg, m.sessionId);
     expect([after.get("0.bash.log"), after.get("1.bash.log")]).toEqual(["first\n", "second\n"]);
   });
+
+  it("a row whose chunks do not add up is reported at open, left unread, and neither written over nor deleted", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url, { artifactChunkBytes: 4 });
+    backends.push(backend);
+    const m = await stored(backend);
+    m.artifacts!.save("damaged soon\n", { toolType: "bash" });
+    await m.close();
+    const db = rawPool(url);
+    await db.query("DELETE FROM artifact_chunks WHERE session_id = $1 AND id = '0.bash.log' AND n = 1", [m.sessionId]);
+    const chunks = async () =>
+      (await db.query("SELECT n FROM artifact_chunks WHERE session_id = $1 AND id = '0.bash.log' ORDER BY n", [m.sessionId])).rows;
+    const before = await chunks();
+
+    const warnings: Array<{ code: string; message: string }> = [];
+    const w = await SessionManager.open(m.sessionId, { store: backend, onWarning: (x) => warnings.push(x) });
+    expect(warnings.filter((x) => x.code === "PERSISTENCE_FAILED").map((x) => x.message)).toEqual([
+      expect.stringContaining("0.bash.log is damaged"),
+    ]);
+    expect(existsSync(join(w.artifacts!.dir, "0.bash.log"))).toBe(false);
+    // the store cannot tell and writes the name again: the damaged row stays as it is
+    (await import("node:fs")).writeFileSync(join(w.artifacts!.dir, "0.bash.log"), "new bytes\n");
+    await w.close();
+    expect(await chunks()).toEqual(before);
+    expect((await backend.connect().then((pg) => pg.artifacts.list(m.sessionId))).find((a) => a.id === "0.bash.log")).toMatchObject({
+      damaged: true,
+    });
+  });
 });

@@ -1,12 +1,20 @@
 // A process that opens a PostgreSQL session (read-only or as its writer) and stays alive until it
 // is killed. Argument: JSON { url, sessionId, readOnly }. Prints `dir <artifacts dir>` once open,
 // then `hash <sha256> <size>` for the file named by `hash` (streamed, never one string), if asked.
+// `exit`: close and end; `exitWithoutClose`: process.exit(0) with the session still open.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { PostgresBackend, SessionManager } from "../../../../src/index.ts";
 
-const args = JSON.parse(process.argv[2]!) as { url: string; sessionId: string; readOnly: boolean; hash?: string; exit?: boolean };
+const args = JSON.parse(process.argv[2]!) as {
+  url: string;
+  sessionId: string;
+  readOnly: boolean;
+  hash?: string;
+  exit?: boolean;
+  exitWithoutClose?: boolean;
+};
 const backend = PostgresBackend.of(args.url);
 const m = await SessionManager.open(args.sessionId, { store: backend, readOnly: args.readOnly });
 const dir = m.artifacts!.dir;
@@ -23,7 +31,9 @@ if (args.hash !== undefined) {
   closeSync(fd);
   process.stdout.write(`hash ${hash.digest("hex")} ${size}\n`);
 }
-if (args.exit) {
+if (args.exitWithoutClose) {
+  process.exit(0);
+} else if (args.exit) {
   await m.close();
   await backend.close();
 } else {
