@@ -45,19 +45,24 @@ export class PgArtifactMirror {
     private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void },
   ) {}
 
-  /** Fills the working directory from the session's rows. */
+  /** Fills the working directory from the session's rows; on failure it leaves no directory behind. */
   async load(): Promise<void> {
     const infos = await this.pg.artifacts.list(this.sessionId);
     if (infos.length === 0) return; // no working directory until there is something to hold
-    const dir = this.ensureDir();
-    this.prepare(dir);
-    for (const info of infos) {
-      if (info.damaged) {
-        this.damaged.add(info.id);
-        this.warn("PERSISTENCE_FAILED", `Artifact ${info.id} is damaged in the database (its chunks do not add up); left there, unread`);
-        continue;
+    try {
+      const dir = this.ensureDir();
+      this.prepare(dir);
+      for (const info of infos) {
+        if (info.damaged) {
+          this.damaged.add(info.id);
+          this.warn("PERSISTENCE_FAILED", `Artifact ${info.id} is damaged in the database (its chunks do not add up); left there, unread`);
+          continue;
+        }
+        await this.materialize(info.id);
       }
-      await this.materialize(info.id);
+    } catch (err) {
+      this.dispose();
+      throw err;
     }
   }
 

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
 import type { PgStore } from "../../../src/postgres/index.ts";
+import { workingDirsRoot } from "../../../src/storage/postgres/pg-working-dirs.ts";
 import { injectFault } from "../../support/fault.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { rawPool } from "../../support/pg-sessions.ts";
@@ -230,5 +231,26 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
     expect((await backend.connect().then((pg) => pg.artifacts.list(m.sessionId))).find((a) => a.id === "0.bash.log")).toMatchObject({
       damaged: true,
     });
+  });
+
+  it("an open that cannot fill its working directory fails (PERSISTENCE_FAILED), gives its lease back and leaves no directory", async () => {
+    const backend = PostgresBackend.of(await freshDatabase());
+    backends.push(backend);
+    const m = await stored(backend);
+    m.artifacts!.save("output\n", { toolType: "bash" });
+    await m.close();
+    const root = workingDirsRoot();
+    const ours = () => readdirSync(root).filter((n) => n.startsWith(`${process.pid}@`));
+    const before = ours();
+    const restore = injectFault("openSync", (_, args) => (String(args[0]).includes(".pg-restore.") ? "EACCES" : undefined));
+    try {
+      await expect(SessionManager.open(m.sessionId, { store: backend })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    } finally {
+      restore();
+    }
+    expect(ours()).toEqual(before);
+    const w = await SessionManager.open(m.sessionId, { store: backend });
+    expect(w.artifacts!.getText("0")).toBe("output\n");
+    await w.close();
   });
 });
