@@ -233,7 +233,7 @@ describe.skipIf(!pgCluster())("PgArtifactMirror: a database session's artifacts 
     });
   });
 
-  it("an open that cannot fill its working directory fails (PERSISTENCE_FAILED), gives its lease back and leaves no directory", async () => {
+  it("an open that cannot fill its working directory fails (PERSISTENCE_FAILED), gives its lease back, leaves no directory", async () => {
     const backend = PostgresBackend.of(await freshDatabase());
     backends.push(backend);
     const m = await stored(backend);
