@@ -46,6 +46,9 @@ describe.skipIf(!pgCluster())("PostgreSQL artifacts past V8's longest string", (
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`hash ${expected} ${SIZE}\n`);
+    // the artifact was never held whole: the opening process stayed smaller than it
+    const maxRss = Number(/^maxrss (\d+)$/m.exec(run.stdout)![1]);
+    expect(maxRss).toBeLessThan(SIZE);
 
     // stored as rows the client can read one at a time: none near the limit
     const db = rawPool(url);

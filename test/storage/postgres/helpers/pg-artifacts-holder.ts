@@ -1,6 +1,7 @@
 // A process that opens a PostgreSQL session (read-only or as its writer) and stays alive until it
 // is killed. Argument: JSON { url, sessionId, readOnly }. Prints `dir <artifacts dir>` once open,
-// then `hash <sha256> <size>` for the file named by `hash` (streamed, never one string), if asked.
+// then `hash <sha256> <size>` for the file named by `hash` (streamed, never one string), if asked,
+// and `maxrss <bytes>`: the most memory the process held.
 // `exit`: close and end; `exitWithoutClose`: process.exit(0) with the session still open.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readSync } from "node:fs";
@@ -30,6 +31,7 @@ if (args.hash !== undefined) {
   }
   closeSync(fd);
   process.stdout.write(`hash ${hash.digest("hex")} ${size}\n`);
+  process.stdout.write(`maxrss ${process.resourceUsage().maxRSS * 1024}\n`);
 }
 if (args.exitWithoutClose) {
   process.exit(0);
