@@ -1,6 +1,6 @@
 /** The PostgreSQL layer: `PgStore` and the types of its API (docs/postgres.md). */
-export type { PgArtifact, PgArtifactInfo } from "./artifacts.ts";
-export { PgArtifacts } from "./artifacts.ts";
+export type { PgArtifact, PgArtifactContent, PgArtifactInfo, PgArtifactListing } from "./artifacts.ts";
+export { DEFAULT_ARTIFACT_CHUNK_BYTES, isStorableArtifactId, MAX_ARTIFACT_CHUNK_BYTES, PgArtifacts } from "./artifacts.ts";
 export { PgBlobs } from "./blobs.ts";
 export { DEFAULT_GC_GRACE_MS, type PgGcOptions, type PgGcReport } from "./gc.ts";
 export { PgLeases } from "./lease.ts";

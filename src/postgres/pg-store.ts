@@ -1,6 +1,6 @@
 import pg from "pg";
 import { TranscriptStoreError } from "../errors.ts";
-import { PgArtifacts } from "./artifacts.ts";
+import { PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
@@ -24,6 +24,11 @@ export interface PgStoreOptions {
   maxConnections?: number;
   /** Create or migrate the schema on connect. @default true */
   migrate?: boolean;
+  /**
+   * Bytes per stored artifact chunk (`artifact_chunks` row): content goes in and out one chunk at
+   * a time. 1 to 64 MiB. @default 1048576 (DEFAULT_ARTIFACT_CHUNK_BYTES)
+   */
+  artifactChunkBytes?: number;
 }
 
 /**
@@ -40,10 +45,11 @@ export class PgStore {
   private constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
+    artifactChunkBytes: number,
   ) {
     this.leases = new PgLeases(pool);
     this.blobs = new PgBlobs(pool);
-    this.artifacts = new PgArtifacts(pool);
+    this.artifacts = new PgArtifacts(pool, artifactChunkBytes);
   }
 
   /**
@@ -54,6 +60,7 @@ export class PgStore {
    */
   static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
     const owns = typeof target === "string";
+    const chunkBytes = resolveChunkBytes(options.artifactChunkBytes);
     let pool: pg.Pool;
     if (typeof target === "string") {
       if (!/^postgres(ql)?:\/\//.test(target)) {
@@ -70,7 +77,7 @@ export class PgStore {
     } else {
       pool = target;
     }
-    const store = new PgStore(pool, owns);
+    const store = new PgStore(pool, owns, chunkBytes);
     try {
       if (options.migrate ?? true) await migrateSchema(pool);
     } catch (err) {

@@ -60,6 +60,26 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (session_id, id)
   );
   `,
+  // Step 2 (artifact chunks, issue 20): an artifact's content leaves its row for `artifact_chunks`,
+  // at most 1 MiB a row (the library's default chunk), so no value read back is ever one string
+  // too long for V8 (a bytea of ~256 MiB is). Existing contents are cut server-side.
+  `
+  CREATE TABLE artifact_chunks (
+    session_id text NOT NULL,
+    id         text NOT NULL,
+    n          int NOT NULL CHECK (n >= 0),
+    bytes      bytea NOT NULL,
+    PRIMARY KEY (session_id, id, n),
+    FOREIGN KEY (session_id, id) REFERENCES artifacts (session_id, id) ON DELETE CASCADE
+  );
+  ALTER TABLE artifacts ADD COLUMN size bigint NOT NULL DEFAULT 0;
+  INSERT INTO artifact_chunks (session_id, id, n, bytes)
+    SELECT a.session_id, a.id, g.n, substring(a.content FROM g.n * 1048576 + 1 FOR 1048576)
+      FROM artifacts a, generate_series(0, (octet_length(a.content) - 1) / 1048576) AS g (n)
+     WHERE octet_length(a.content) > 0;
+  UPDATE artifacts SET size = octet_length(content);
+  ALTER TABLE artifacts DROP COLUMN content;
+  `,
 ];
 
 /** The schema version this library writes. */
@@ -80,9 +100,9 @@ export async function schemaVersion(client: PoolClient): Promise<number> {
  * Creates or migrates the schema to `SCHEMA_VERSION`, idempotently: one transaction under a
  * transaction-scoped advisory lock, so processes migrating at once apply each step exactly once
  * (the second waits, then finds the work done). A database newer than this library is refused.
- * Returns the version found before.
+ * Returns the version found before. `upTo` stops at an earlier version (tests build old databases).
  */
-export async function migrateSchema(pool: Pool): Promise<number> {
+export async function migrateSchema(pool: Pool, upTo: number = SCHEMA_VERSION): Promise<number> {
   return withTransaction(pool, "Migrating the PostgreSQL schema", async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await client.query(
@@ -95,7 +115,7 @@ export async function migrateSchema(pool: Pool): Promise<number> {
         `The database has schema version ${found}; this library knows up to ${SCHEMA_VERSION}: upgrade transcript-store`,
       );
     }
-    for (let version = found + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = found + 1; version <= Math.min(upTo, SCHEMA_VERSION); version++) {
       await client.query(MIGRATIONS[version - 1]!);
       await client.query("INSERT INTO ts_schema_version (version) VALUES ($1)", [version]);
     }

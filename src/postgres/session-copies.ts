@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
+import { copyArtifacts } from "./artifacts.ts";
 import { headerFields } from "./header.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, type SessionRow, toSession } from "./rows.ts";
@@ -66,11 +67,7 @@ export async function forkSession(
         sourceId,
         h.id,
       ]);
-      await client.query(
-        `INSERT INTO artifacts (session_id, id, meta, content, created)
-         SELECT $2, id, meta, content, created FROM artifacts WHERE session_id = $1`,
-        [sourceId, h.id],
-      );
+      await copyArtifacts(client, sourceId, h.id);
       const token = options.lease ? await takeLease(client, h.id, options.lease.holder, options.lease.ttlMs) : null;
       return { session: toSession(rows[0]), token };
     },

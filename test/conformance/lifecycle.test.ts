@@ -104,6 +104,25 @@ describeBackends("lifecycle conformance", (backend) => {
     await again.close();
   });
 
+  it("keeps agent outputs under the longest ids the API accepts across a close and reopen", async () => {
+    const options = await backend.options();
+    const m = await SessionManager.create("/work/long-ids", options);
+    m.appendMessage(user("spawn"));
+    const store = m.artifacts!;
+    // An allocated stem of 200 characters (MAX_AGENT_OUTPUT_ID) and its `-2` sibling; a given id of 208.
+    const prefix = "p".repeat(135);
+    const first = store.allocateAgentOutputId("r".repeat(64), { parentPrefix: prefix });
+    const second = store.allocateAgentOutputId("r".repeat(64), { parentPrefix: prefix });
+    const given = `g.${"x".repeat(206)}`;
+    expect([first.length, second.length, given.length]).toEqual([200, 202, 208]);
+    for (const id of [first, second, given]) store.saveAgentOutput(id, `# ${id.length}\n`);
+    await m.close();
+    const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
+    expect(again.artifacts!.listAgentOutputs()).toEqual([given, first, second].sort());
+    for (const id of [first, second, given]) expect(again.artifacts!.getAgentOutput(id)).toBe(`# ${id.length}\n`);
+    await again.close();
+  });
+
   it("gc keeps an unreferenced blob younger than the grace period", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/young", options);

@@ -3,17 +3,28 @@ import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { rawPool, track } from "../support/pg-sessions.ts";
 
+/** Each step recorded once, 1 … SCHEMA_VERSION. */
+const everyStep = () => Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 }));
+
 describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
   it("is created on connect and left alone by the next connect", async () => {
     const url = await freshDatabase();
     await track(await PgStore.connect(url)).close();
     const db = rawPool(url);
     const tables = await db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
-    expect(tables.rows.map((r) => r.tablename)).toEqual(["artifacts", "blob_refs", "blobs", "entries", "sessions", "ts_schema_version"]);
+    expect(tables.rows.map((r) => r.tablename)).toEqual([
+      "artifact_chunks",
+      "artifacts",
+      "blob_refs",
+      "blobs",
+      "entries",
+      "sessions",
+      "ts_schema_version",
+    ]);
     await db.query("INSERT INTO sessions (id, cwd, created, header) VALUES ('keep', '/x', now(), '{}')");
     await track(await PgStore.connect(url)).close();
-    const versions = await db.query("SELECT version FROM ts_schema_version");
-    expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
+    const versions = await db.query("SELECT version FROM ts_schema_version ORDER BY version");
+    expect(versions.rows).toEqual(everyStep());
     expect((await db.query("SELECT id FROM sessions")).rows).toEqual([{ id: "keep" }]);
   });
 
@@ -22,7 +33,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
     const stores = await Promise.all(Array.from({ length: 8 }, () => PgStore.connect(url, { maxConnections: 1 })));
     for (const s of stores) await track(s).close();
     const db = rawPool(url);
-    expect((await db.query("SELECT version FROM ts_schema_version")).rows).toEqual([{ version: SCHEMA_VERSION }]);
+    expect((await db.query("SELECT version FROM ts_schema_version ORDER BY version")).rows).toEqual(everyStep());
   });
 
   it("refuses a database whose schema is newer than the library (PERSISTENCE_FAILED)", async () => {

@@ -1,29 +1,43 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
 import { join } from "node:path";
-import { isTempName } from "../../artifacts/artifact-files.ts";
+import { isTempName, listEntries, openGuarded, publishNew, readGuarded } from "../../artifacts/artifact-files.ts";
+import { LOG_FILE, metaFileName } from "../../artifacts/artifact-names.ts";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
-import type { StoreWarning } from "../../errors.ts";
-import type { PgStore } from "../../postgres/index.ts";
+import { decodeMeta } from "../../artifacts/metadata.ts";
+import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors.ts";
+import { ensureDir, FILE_MODE, io, removeQuietly, writeFully } from "../../io.ts";
+import { isStorableArtifactId, type PgStore } from "../../postgres/index.ts";
+import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 
-const SAFE_NAME = /^[A-Za-z0-9._-]{1,200}$/;
+/** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */
+const READ_PIECE_BYTES = 1024 * 1024;
 
+/** What a file was when it last matched its row. A rename over it changes the inode. */
 interface Synced {
   size: number;
   mtimeMs: number;
+  ino: number;
 }
 
+const sameFile = (a: Synced, st: Stats) => a.size === st.size && a.mtimeMs === st.mtimeMs && a.ino === st.ino;
+
 /**
- * A database session's artifacts: rows of the session (`artifacts`), worked on through the same
- * `ArtifactStore` as a file session, over a private working directory. Opening a session fills the
- * directory from its rows; `flush()` (and `close()`) writes back what changed — new and rewritten
- * files as rows, removed files as deleted rows. The directory is removed on close.
+ * A database session's artifacts: rows of the session (`artifacts`, `artifact_chunks`), worked on
+ * through the same synchronous `ArtifactStore` as a file session, over a local working directory
+ * (pg-working-dirs.ts). Opening fills it from the rows, chunk by chunk; `flush()` writes back new
+ * and changed files. The directory is a cache the OS may empty at any time (a temp-dir cleaner):
+ * a file that vanished is restored from its row, never taken for a deletion. A row is deleted
+ * only when the store removed the artifact, which it records as a tombstone in its metadata.
  */
 export class PgArtifactMirror {
-  private parent: string | null = null;
+  private workDir: string | null = null;
   private dir: string | null = null;
   private store: ArtifactStore | null = null;
+  /** Files known to match their row. */
   private readonly synced = new Map<string, Synced>();
+  /** Rows whose chunks do not add up (reported at open): never written over nor deleted from here. */
+  private readonly damaged = new Set<string>();
 
   constructor(
     private readonly pg: PgStore,
@@ -31,21 +45,24 @@ export class PgArtifactMirror {
     private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void },
   ) {}
 
-  /** Fills the working directory from the session's rows. */
+  /** Fills the working directory from the session's rows; on failure it leaves no directory behind. */
   async load(): Promise<void> {
     const infos = await this.pg.artifacts.list(this.sessionId);
     if (infos.length === 0) return; // no working directory until there is something to hold
-    const dir = this.ensureDir();
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (const info of infos) {
-      const artifact = await this.pg.artifacts.get(this.sessionId, info.id);
-      if (artifact === null) continue;
-      const path = join(dir, info.id);
-      writeFileSync(path, artifact.content, { mode: 0o600, flag: "wx" });
-      const mtimeMs = typeof artifact.meta.mtimeMs === "number" ? artifact.meta.mtimeMs : artifact.created.getTime();
-      utimesSync(path, mtimeMs / 1000, mtimeMs / 1000);
-      const st = statSync(path);
-      this.synced.set(info.id, { size: st.size, mtimeMs: st.mtimeMs });
+    try {
+      const dir = this.ensureDir();
+      this.prepare(dir);
+      for (const info of infos) {
+        if (info.damaged) {
+          this.damaged.add(info.id);
+          this.warn("PERSISTENCE_FAILED", `Artifact ${info.id} is damaged in the database (its chunks do not add up); left there, unread`);
+          continue;
+        }
+        await this.materialize(info.id);
+      }
+    } catch (err) {
+      this.dispose();
+      throw err;
     }
   }
 
@@ -54,48 +71,189 @@ export class PgArtifactMirror {
     return this.store;
   }
 
-  /** Writes what changed in the working directory back to rows, fenced by the writer's lease `token`. */
+  /**
+   * Writes what changed in the working directory back to rows, fenced by the writer's lease
+   * `token`: new and changed files are stored (streamed, chunk by chunk); a file that vanished is
+   * restored from its row, unless the store removed that artifact (its tombstone): then its row
+   * is deleted. An unreadable directory is `PERSISTENCE_FAILED` and changes no row.
+   */
   async sync(token: number): Promise<void> {
-    if (this.dir === null) return;
-    const seen = new Set<string>();
-    // The store creates its directory on its first write: none yet is no artifacts yet.
-    const entries = existsSync(this.dir) ? readdirSync(this.dir, { withFileTypes: true }) : [];
+    const dir = this.dir;
+    if (dir === null) return;
+    let entries: ReturnType<typeof listEntries>;
+    try {
+      entries = listEntries(dir); // a directory removed whole (a cleaner) lists as empty
+    } catch (err) {
+      throw this.failed(`Could not list the artifacts' working directory: ${(err as Error).message}`, err);
+    }
+    const present = new Set<string>();
     for (const entry of entries) {
       if (!entry.isFile() || isTempName(entry.name)) continue;
-      if (!SAFE_NAME.test(entry.name)) {
-        this.options.onWarning({
-          code: "PERSISTENCE_FAILED",
-          message: `Artifact file ${entry.name} has no storable name; kept locally only`,
-        });
+      if (!isStorableArtifactId(entry.name)) {
+        this.warn("PERSISTENCE_FAILED", `Artifact file ${JSON.stringify(entry.name)} has no storable name; kept locally only`);
         continue;
       }
-      seen.add(entry.name);
-      const path = join(this.dir, entry.name);
-      const st = statSync(path);
-      const before = this.synced.get(entry.name);
-      if (before !== undefined && before.size === st.size && before.mtimeMs === st.mtimeMs) continue;
-      await this.pg.artifacts.put(this.sessionId, entry.name, readFileSync(path), { mtimeMs: st.mtimeMs }, token);
-      this.synced.set(entry.name, { size: st.size, mtimeMs: st.mtimeMs });
+      if (await this.writeBack(entry.name, token)) present.add(entry.name);
     }
     for (const name of [...this.synced.keys()]) {
-      if (seen.has(name)) continue;
-      await this.pg.artifacts.delete(this.sessionId, name, token);
-      this.synced.delete(name);
+      if (present.has(name)) continue;
+      if (this.removedByStore(name)) {
+        await this.pg.artifacts.delete(this.sessionId, name, token);
+        this.synced.delete(name);
+      } else {
+        this.warn("ARTIFACT_NOT_FOUND", `Artifact file ${name} vanished from the working directory; restored from the database`);
+        await this.materialize(name);
+      }
     }
   }
 
+  /**
+   * Removes the working directory (close). The store stays the session's (a closed session's
+   * `artifacts` is not a new directory); nothing written to it afterwards reaches the database.
+   */
   dispose(): void {
-    if (this.parent !== null) rmSync(this.parent, { recursive: true, force: true });
-    this.parent = null;
-    this.dir = null;
-    this.store = null;
+    if (this.workDir !== null) removeWorkingDir(this.workDir);
+    this.synced.clear();
+  }
+
+  /** Stores `name` when it changed since it last matched its row; false when it is not there (any more). */
+  private async writeBack(name: string, token: number): Promise<boolean> {
+    const path = join(this.dir!, name);
+    let fd: number | null | "unsafe";
+    try {
+      fd = openGuarded(path);
+    } catch (err) {
+      throw this.failed(`Could not read artifact file ${name}: ${(err as Error).message}`, err, path);
+    }
+    if (fd === "unsafe") return false; // the store never made it: a symlink or special file planted there
+    if (fd === null) return false;
+    try {
+      let st: Stats;
+      try {
+        st = io.fstatSync(fd);
+      } catch (err) {
+        throw this.failed(`Could not read artifact file ${name}: ${(err as Error).message}`, err, path);
+      }
+      const before = this.synced.get(name);
+      if (before !== undefined && sameFile(before, st)) return true;
+      if (this.damaged.has(name)) {
+        this.warn("PERSISTENCE_FAILED", `Artifact ${name} is damaged in the database; the local file is not written over it`);
+        return true;
+      }
+      await this.pg.artifacts.put(this.sessionId, name, piecesOf(fd, path), { mtimeMs: st.mtimeMs }, token);
+      this.synced.set(name, { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+      return true;
+    } finally {
+      io.closeSync(fd);
+    }
+  }
+
+  /**
+   * Writes row `name` into the working directory: streamed into a temp file, given the stored
+   * mtime and a fresh access time (a cleaner ageing files by atime leaves it alone), then published
+   * without replacing anything there (a file the store wrote meanwhile is newer).
+   */
+  private async materialize(name: string): Promise<void> {
+    const dir = this.dir!;
+    this.prepare(dir);
+    // a short temp name: an id may already be 255 bytes, the longest file name
+    const temp = join(dir, `.pg-restore.${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+    let fd: number | undefined;
+    try {
+      fd = io.openSync(temp, "wx", FILE_MODE);
+      const out = fd;
+      const info = await this.pg.artifacts.read(this.sessionId, name, (chunk) => {
+        try {
+          writeFully(out, chunk);
+        } catch (err) {
+          throw this.failed(`Could not write artifact ${name} into the working directory: ${(err as Error).message}`, err, temp);
+        }
+      });
+      if (this.options.fsync) io.fsyncSync(fd);
+      io.closeSync(fd);
+      fd = undefined;
+      if (info === null) {
+        this.synced.delete(name);
+        removeQuietly(temp);
+        return;
+      }
+      const mtimeMs = typeof info.meta.mtimeMs === "number" ? info.meta.mtimeMs : info.created.getTime();
+      io.utimesSync(temp, new Date(), new Date(mtimeMs));
+      const path = join(dir, name);
+      if (publishNew(temp, path)) {
+        const st = io.lstatSync(path);
+        this.synced.set(name, { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+      }
+    } catch (err) {
+      if (fd !== undefined) io.closeSync(fd);
+      removeQuietly(temp);
+      if (err instanceof TranscriptStoreError) throw err;
+      throw this.failed(`Could not write artifact ${name} into the working directory: ${(err as Error).message}`, err, join(dir, name));
+    }
+  }
+
+  /** True when the store removed the artifact `name` holds: its metadata is a tombstone. */
+  private removedByStore(name: string): boolean {
+    const m = LOG_FILE.exec(name);
+    if (m === null) return false; // metadata and agent outputs are never removed, only replaced
+    let bytes: ReturnType<typeof readGuarded>;
+    try {
+      bytes = readGuarded(join(this.dir!, metaFileName(m[1]!)));
+    } catch {
+      return false;
+    }
+    return bytes instanceof Buffer && decodeMeta(bytes, m[1]!).kind === "tombstone";
+  }
+
+  private prepare(dir: string): void {
+    try {
+      ensureDir(dir);
+    } catch (err) {
+      throw this.failed(`Could not create the artifacts' working directory: ${(err as Error).message}`, err);
+    }
   }
 
   private ensureDir(): string {
     if (this.dir === null) {
-      this.parent = mkdtempSync(join(tmpdir(), "ts-pg-artifacts-"));
-      this.dir = join(this.parent, "artifacts");
+      this.workDir = makeWorkingDir();
+      this.dir = join(this.workDir, "artifacts");
     }
     return this.dir;
+  }
+
+  private warn(code: StoreWarning["code"], message: string): void {
+    this.options.onWarning({ code, message, path: this.dir ?? undefined });
+  }
+
+  private failed(message: string, cause: unknown, path: string | undefined = this.dir ?? undefined): TranscriptStoreError {
+    return localFailure(message, cause, path);
+  }
+}
+
+/**
+ * A failure of this process's own file system (EACCES, ENOSPC, …) as PERSISTENCE_FAILED. The errno
+ * is named in the message, not kept as `cause`: flush retries a PERSISTENCE_FAILED whose cause is an
+ * errno as a lost connection (pg-reconnect.ts), and a local failure is not one.
+ */
+function localFailure(message: string, err: unknown, path: string | undefined): TranscriptStoreError {
+  if (err instanceof TranscriptStoreError) return err;
+  const code = errnoCode(err);
+  return new TranscriptStoreError("PERSISTENCE_FAILED", code === undefined ? message : `${message} (${code})`, { path });
+}
+
+/** A file's bytes as pieces read one at a time (the database re-cuts them into its chunks). */
+function* piecesOf(fd: number, path: string): Iterable<Buffer> {
+  let position = 0;
+  for (;;) {
+    const piece = Buffer.allocUnsafe(READ_PIECE_BYTES);
+    let n: number;
+    try {
+      n = io.readSync(fd, piece, 0, piece.length, position);
+    } catch (err) {
+      throw localFailure(`Could not read artifact file: ${(err as Error).message}`, err, path);
+    }
+    if (n <= 0) return;
+    position += n;
+    yield piece.subarray(0, n);
   }
 }
