@@ -6,6 +6,7 @@ import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
 import { migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
+import { importSession, type PgImportResult, type PgImportSource } from "./session-import.ts";
 import {
   getSession,
   listSessions,
@@ -140,6 +141,14 @@ export class PgStore {
   /** Server-side copy into a new session named by `header`. */
   forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
     return forkSession(this.pool, sourceId, header, options);
+  }
+
+  /**
+   * Writes a session read elsewhere in one transaction (`token` null: a new session; else a fenced
+   * re-import under its lease): all or nothing (see `importSession` in session-import.ts).
+   */
+  importSession(source: PgImportSource, token: number | null): Promise<PgImportResult> {
+    return importSession(this.pool, source, token);
   }
 
   /** Changes the session's cwd (its new header line) in one transaction under the lease. */

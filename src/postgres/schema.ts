@@ -60,6 +60,8 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (session_id, id)
   );
   `,
+  // 2: the header line the last import brought (the base that tells which side moved on a re-import)
+  "ALTER TABLE sessions ADD COLUMN imported_header text;",
 ];
 
 /** The schema version this library writes. */

@@ -3,6 +3,9 @@ import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { rawPool, track } from "../support/pg-sessions.ts";
 
+/** One row per step applied: 1…SCHEMA_VERSION. */
+const allVersions = () => Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 }));
+
 describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
   it("is created on connect and left alone by the next connect", async () => {
     const url = await freshDatabase();
@@ -12,8 +15,8 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
     expect(tables.rows.map((r) => r.tablename)).toEqual(["artifacts", "blob_refs", "blobs", "entries", "sessions", "ts_schema_version"]);
     await db.query("INSERT INTO sessions (id, cwd, created, header) VALUES ('keep', '/x', now(), '{}')");
     await track(await PgStore.connect(url)).close();
-    const versions = await db.query("SELECT version FROM ts_schema_version");
-    expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
+    const versions = await db.query("SELECT version FROM ts_schema_version ORDER BY version");
+    expect(versions.rows).toEqual(allVersions());
     expect((await db.query("SELECT id FROM sessions")).rows).toEqual([{ id: "keep" }]);
   });
 
@@ -22,7 +25,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
     const stores = await Promise.all(Array.from({ length: 8 }, () => PgStore.connect(url, { maxConnections: 1 })));
     for (const s of stores) await track(s).close();
     const db = rawPool(url);
-    expect((await db.query("SELECT version FROM ts_schema_version")).rows).toEqual([{ version: SCHEMA_VERSION }]);
+    expect((await db.query("SELECT version FROM ts_schema_version ORDER BY version")).rows).toEqual(allVersions());
   });
 
   it("refuses a database whose schema is newer than the library (PERSISTENCE_FAILED)", async () => {

@@ -1,0 +1,186 @@
+import type { Pool, PoolClient } from "pg";
+import { TranscriptStoreError } from "../errors.ts";
+import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
+import { headerFields } from "./header.ts";
+import { fenceSession } from "./lease.ts";
+import { insertEntries, listingOf } from "./rows.ts";
+import { withTransaction } from "./transaction.ts";
+import type { PgBlobWrite, PgLine } from "./types.ts";
+
+/** A batch of an import: its lines (the next seqs, in order) and the bytes of blobs they introduce. */
+export interface PgImportBatch {
+  lines: readonly PgLine[];
+  blobs: readonly PgBlobWrite[];
+}
+
+/** A session read elsewhere, as `importSession` takes it. */
+export interface PgImportSource {
+  /** The session's header line. */
+  header: string;
+  /** Its lines as seqs 1…n, a batch at a time; called again for each attempt (a retry reads them anew). */
+  batches: () => Iterable<PgImportBatch>;
+  /** Bytes of a blob the lines reference that neither the database nor the batch holds; null when none. */
+  bytesOf: (hash: string) => Uint8Array | null;
+}
+
+/**
+ * What an import did to the header: `same` (the database holds the source's), `updated` (the
+ * source's header changed since the last import and the database copy's had not: brought across),
+ * `kept` (the database copy's header changed since the last import, the source's did not: left alone).
+ */
+export type PgImportHeader = "same" | "updated" | "kept";
+
+/** The outcome of `importSession`. */
+export interface PgImportResult {
+  /** The session row did not exist: the import created it. */
+  created: boolean;
+  /** Lines written (the others were found stored, line for line). */
+  inserted: number;
+  /** The database copy's last seq after the import (past the import's lines: it was continued there). */
+  lastSeq: number;
+  header: PgImportHeader;
+}
+
+/** The `cause` of the refusal of an import whose session was created meanwhile by another (it is retried as a re-import). */
+export class SessionCreatedMeanwhile extends Error {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} was created meanwhile`);
+  }
+}
+
+/**
+ * Writes a session read elsewhere (ids kept) in ONE transaction, so an interrupted import leaves
+ * nothing (no session row without its entries) and a re-run starts over. `token` null: the session
+ * must not exist (it is created in the transaction, invisible until COMMIT; `SessionCreatedMeanwhile`
+ * when another import won). With the session's lease `token`: a re-import, fenced; the lines it
+ * holds already are compared (`IMPORT_CONFLICT` when one differs: nothing written), the rest
+ * appended; the header follows the rule of `PgImportHeader` (both changed: `IMPORT_CONFLICT`).
+ * `sessions.imported_header` keeps the header line the last import brought, the base of that rule.
+ * Every blob the lines reference is KEY SHARE-locked in this transaction before it is relied on, so
+ * a concurrent gc passes it by; the ones the database lacks are sent (from the batch or `bytesOf`).
+ */
+export async function importSession(pool: Pool, source: PgImportSource, token: number | null): Promise<PgImportResult> {
+  const h = headerFields(source.header);
+  return withTransaction(pool, "Importing a session", async (client) => {
+    let lastSeq: number;
+    let header: PgImportHeader = "same";
+    if (token === null) {
+      const { rowCount } = await client.query(
+        `INSERT INTO sessions (id, cwd, created, header, imported_header, parent_session, title)
+         VALUES ($1, $2, COALESCE($3, now()), $4, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+        [h.id, h.cwd, h.created, source.header, h.parentSession, h.title],
+      );
+      if (rowCount === 0) {
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`, { cause: new SessionCreatedMeanwhile(h.id) });
+      }
+      lastSeq = 0;
+    } else {
+      lastSeq = await fenceSession(client, h.id, token, "Importing a session");
+      header = await reconcileHeader(client, h.id, source.header);
+    }
+    const stored = lastSeq;
+    let seq = 1;
+    let inserted = 0;
+    const listing = { messages: 0, first: null as string | null, firstSeq: null as number | null };
+    for (const batch of source.batches()) {
+      const from = seq;
+      seq += batch.lines.length;
+      const known = Math.max(0, Math.min(batch.lines.length, stored - from + 1));
+      if (known > 0) await compareStored(client, h.id, from, batch.lines.slice(0, known));
+      const rest = batch.lines.slice(known);
+      if (rest.length === 0) continue;
+      const restSeq = from + known;
+      await storeAndLockBlobs(client, await missingBlobs(client, rest, batch.blobs, source.bytesOf), rest.flatMap((l) => l.blobRefs ?? []));
+      await insertEntries(client, h.id, restSeq, rest);
+      const hashes = blobHashes(rest.flatMap((l) => l.blobRefs ?? []));
+      if (hashes.length > 0) {
+        await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [h.id, hashes]);
+      }
+      const part = listingOf(rest, restSeq);
+      listing.messages += part.messages;
+      if (listing.first === null && part.first !== null) [listing.first, listing.firstSeq] = [part.first, part.firstSeq];
+      inserted += rest.length;
+      lastSeq = restSeq + rest.length - 1;
+    }
+    if (inserted > 0) {
+      await client.query(
+        `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
+                first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
+          WHERE id = $1`,
+        [h.id, lastSeq, listing.messages, listing.first, listing.firstSeq],
+      );
+    }
+    return { created: token === null, inserted, lastSeq, header };
+  });
+}
+
+/**
+ * Decides the header of a re-import from the three versions (the source's, the database copy's,
+ * and the one the last import brought) and writes it when the source's is to be brought across.
+ */
+async function reconcileHeader(client: PoolClient, sessionId: string, header: string): Promise<PgImportHeader> {
+  const { rows } = await client.query<{ header: string; imported_header: string | null }>(
+    "SELECT header, imported_header FROM sessions WHERE id = $1",
+    [sessionId],
+  );
+  const { header: current, imported_header: base } = rows[0]!;
+  if (current === header) {
+    if (base !== header) await client.query("UPDATE sessions SET imported_header = $2 WHERE id = $1", [sessionId, header]);
+    return "same";
+  }
+  if (base === header) return "kept";
+  if (base !== current) {
+    const why = base === null ? "its header differs from the source's" : "both its header and the source's changed since the last import";
+    throw new TranscriptStoreError("IMPORT_CONFLICT", `Session ${sessionId} in the database differs from the import: ${why}`);
+  }
+  const h = headerFields(header);
+  await client.query(
+    `UPDATE sessions SET header = $2, imported_header = $2, cwd = $3, parent_session = $4, title = $5, modified = now()
+      WHERE id = $1`,
+    [sessionId, header, h.cwd, h.parentSession, h.title],
+  );
+  return "updated";
+}
+
+/** The stored lines at `from`… must be `lines`, exactly: otherwise `IMPORT_CONFLICT`. */
+async function compareStored(client: PoolClient, sessionId: string, from: number, lines: readonly PgLine[]): Promise<void> {
+  const { rows } = await client.query<{ line: string }>(
+    "SELECT line FROM entries WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq",
+    [sessionId, from, from + lines.length],
+  );
+  lines.forEach((l, i) => {
+    if (rows[i]?.line !== l.line) {
+      throw new TranscriptStoreError(
+        "IMPORT_CONFLICT",
+        `Session ${sessionId} in the database differs from the import: seq ${from + i} holds a different line`,
+      );
+    }
+  });
+}
+
+/**
+ * Locks (KEY SHARE) the blobs `lines` reference that the database holds, in the caller's
+ * transaction, and returns the bytes of the others: from the batch, else from `bytesOf`
+ * (`BLOB_MISSING` when neither has them). A blob found here stays until COMMIT: gc skips locked rows.
+ */
+async function missingBlobs(
+  client: PoolClient,
+  lines: readonly PgLine[],
+  own: readonly PgBlobWrite[],
+  bytesOf: (hash: string) => Uint8Array | null,
+): Promise<PgBlobWrite[]> {
+  const needed = new Set(blobHashes(lines.flatMap((l) => l.blobRefs ?? [])));
+  if (needed.size === 0) return [];
+  const { rows } = await client.query<{ sha256: string }>("SELECT sha256 FROM blobs WHERE sha256 = ANY($1::text[]) FOR KEY SHARE", [
+    [...needed],
+  ]);
+  for (const row of rows) needed.delete(row.sha256);
+  const byHash = new Map(own.map((b) => [b.sha256, b.bytes]));
+  const out: PgBlobWrite[] = [];
+  for (const hash of needed) {
+    const bytes = byHash.get(hash) ?? bytesOf(hash);
+    if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
+    out.push({ sha256: hash, bytes });
+  }
+  return out;
+}
