@@ -71,7 +71,9 @@ export async function importSession(pool: Pool, source: PgImportSource, token: n
         [h.id, h.cwd, h.created, source.header, h.parentSession, h.title],
       );
       if (rowCount === 0) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`, { cause: new SessionCreatedMeanwhile(h.id) });
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`, {
+          cause: new SessionCreatedMeanwhile(h.id),
+        });
       }
       lastSeq = 0;
     } else {
@@ -90,11 +92,18 @@ export async function importSession(pool: Pool, source: PgImportSource, token: n
       const rest = batch.lines.slice(known);
       if (rest.length === 0) continue;
       const restSeq = from + known;
-      await storeAndLockBlobs(client, await missingBlobs(client, rest, batch.blobs, source.bytesOf), rest.flatMap((l) => l.blobRefs ?? []));
+      await storeAndLockBlobs(
+        client,
+        await missingBlobs(client, rest, batch.blobs, source.bytesOf),
+        rest.flatMap((l) => l.blobRefs ?? []),
+      );
       await insertEntries(client, h.id, restSeq, rest);
       const hashes = blobHashes(rest.flatMap((l) => l.blobRefs ?? []));
       if (hashes.length > 0) {
-        await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [h.id, hashes]);
+        await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [
+          h.id,
+          hashes,
+        ]);
       }
       const part = listingOf(rest, restSeq);
       listing.messages += part.messages;

@@ -60,7 +60,12 @@ describe.skipIf(!pgCluster())("migrate --to postgres:// under SIGKILL", () => {
       await m.close();
       const again = await cli(["migrate", "--root", root, "--to", url, "--json"]);
       expect(again.code).toBe(0);
-      expect(again.records.filter((r) => r.type === "file").map((r) => r.status).sort()).toEqual(["continued", "unchanged", "unchanged"]);
+      expect(
+        again.records
+          .filter((r) => r.type === "file")
+          .map((r) => r.status)
+          .sort(),
+      ).toEqual(["continued", "unchanged", "unchanged"]);
     } finally {
       await backend.close();
     }

@@ -10,15 +10,7 @@ import { expectWholeOrAbsent, untilWriting, writeImportTree } from "../support/p
 import { rawPool } from "../support/pg-sessions.ts";
 import { makePng } from "../support/png.ts";
 import { psql } from "../support/pg-cluster.ts";
-import {
-  findPgBin,
-  pgCluster,
-  restartCluster,
-  serverDown,
-  serverUp,
-  startCluster,
-  stopCluster,
-} from "../support/postgres.ts";
+import { findPgBin, pgCluster, restartCluster, serverDown, serverUp, startCluster, stopCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { checkRows, rowsOf, startWriter, untilAcked, type Writer } from "./helpers/pg-writers.ts";
 
@@ -137,7 +129,10 @@ describe.skipIf(!pgCluster())("PostgreSQL: the server restarts under running wri
       m.appendMessage({ role: "user", content: "before the move" });
       await m.flush();
       await serverDown(cluster, "fast");
-      const moving = m.moveTo(join(root, "moved")).then(() => null, (err: unknown) => err); // its first attempts find no server
+      const moving = m.moveTo(join(root, "moved")).then(
+        () => null,
+        (err: unknown) => err,
+      ); // its first attempts find no server
       await serverUp(cluster);
       expect(await moving).toBeNull();
       expect(m.cwd).toBe(join(root, "moved"));
@@ -184,7 +179,7 @@ describe.skipIf(!pgCluster())("PostgreSQL: the server restarts under running wri
       expect(report.deleted.length).toBeLessThanOrEqual(orphans);
       expect(report.deleted.length).toBeGreaterThanOrEqual(orphans - 2);
       const reopened = await SessionManager.open(m.sessionId, { store: backend, readOnly: true });
-      expect(reopened.getEntries().map((e) => ((e.message as { content: Array<{ data: string }> }).content[0]!.data))).toEqual(images);
+      expect(reopened.getEntries().map((e) => (e.message as { content: Array<{ data: string }> }).content[0]!.data)).toEqual(images);
       await reopened.close();
       console.log(`pg restart during gc: ${report.deleted.length} of ${orphans} orphans reported deleted, all gone, lost = 0`);
     } finally {

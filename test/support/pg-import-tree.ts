@@ -45,7 +45,9 @@ export async function expectWholeOrAbsent(url: string, sessions: Map<string, str
       expect(sessions.get(row.id), `unknown session ${row.id}`).toBe(row.cwd);
       expect(row, `session ${row.id}`).toMatchObject({ last_seq: TREE_ENTRIES, n: TREE_ENTRIES, messages: TREE_ENTRIES });
     }
-    const { rows: dangling } = await db.query("SELECT 1 FROM blob_refs r WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256)");
+    const { rows: dangling } = await db.query(
+      "SELECT 1 FROM blob_refs r WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256)",
+    );
     expect(dangling).toEqual([]);
     return rows.length;
   } finally {

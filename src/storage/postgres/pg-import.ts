@@ -48,7 +48,8 @@ export async function importIntoPostgres(
         try {
           return await store.importSession(source, null);
         } catch (err) {
-          if (err instanceof TranscriptStoreError && err.cause instanceof SessionCreatedMeanwhile) continue; // another import won: re-import
+          // another import of this session committed first: this one becomes a re-import
+          if (err instanceof TranscriptStoreError && err.cause instanceof SessionCreatedMeanwhile) continue;
           throw err;
         }
       }

@@ -47,7 +47,7 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
     await stored.close();
   });
 
-  it("brings a header change of the source across (cwd, title, parent); keeps a move made in the database; both is a conflict", async () => {
+  it("brings a source's header change across (cwd, title, parent); keeps a move made in the database; both is a conflict", async () => {
     const backend = PostgresBackend.of(await freshDatabase());
     backends.push(backend);
     const store = await backend.connect();
