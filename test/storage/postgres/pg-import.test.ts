@@ -74,6 +74,25 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
     expect(row).toMatchObject({ cwd: "/moved-in-db", lastSeq: 3 });
   });
 
+  it("a session imported before schema step 2 (no imported_header): an unchanged source is unchanged, a moved one a conflict", async () => {
+    const backend = PostgresBackend.of(await freshDatabase());
+    backends.push(backend);
+    const store = await backend.connect();
+    const options = resolveSessionManagerOptions({ store: backend });
+    const none = () => null;
+    const other = { ...header, id: "0199bbbb-0000-7000-8000-000000000002" };
+    for (const h of [header, other]) expect((await backend.importSession(h, entries(2), options, none)).status).toBe("imported");
+    await store.pool.query("UPDATE sessions SET imported_header = NULL");
+    // the same header: nothing to bring; the base is recorded, so a later move of the source comes across
+    expect((await backend.importSession(header, entries(2), options, none)).status).toBe("unchanged");
+    expect((await backend.importSession({ ...header, cwd: "/later" }, entries(2), options, none)).status).toBe("updated");
+    // no base and a header that differs: which side moved is unknown, so it is reported, not guessed
+    await expect(backend.importSession({ ...other, cwd: "/later" }, entries(2), options, none)).rejects.toMatchObject({
+      code: "IMPORT_CONFLICT",
+    });
+    expect((await store.getSession(other.id))!.cwd).toBe("/imp");
+  });
+
   it("a gc sweeping while an import runs never takes a blob the import relies on (no BLOB_MISSING)", async () => {
     const url = await freshDatabase();
     const backend = PostgresBackend.of(url);
