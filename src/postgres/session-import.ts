@@ -82,45 +82,66 @@ export async function importSession(pool: Pool, source: PgImportSource, token: n
     }
     const stored = lastSeq;
     let seq = 1;
-    let inserted = 0;
-    const listing = { messages: 0, first: null as string | null, firstSeq: null as number | null };
+    const rows = new RowsWritten(h.id, lastSeq);
     for (const batch of source.batches()) {
       const from = seq;
       seq += batch.lines.length;
       const known = Math.max(0, Math.min(batch.lines.length, stored - from + 1));
       if (known > 0) await compareStored(client, h.id, from, batch.lines.slice(0, known));
-      const rest = batch.lines.slice(known);
-      if (rest.length === 0) continue;
-      const restSeq = from + known;
-      await storeAndLockBlobs(
-        client,
-        await missingBlobs(client, rest, batch.blobs, source.bytesOf),
-        rest.flatMap((l) => l.blobRefs ?? []),
-      );
-      await insertEntries(client, h.id, restSeq, rest);
-      const hashes = blobHashes(rest.flatMap((l) => l.blobRefs ?? []));
-      if (hashes.length > 0) {
-        await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [
-          h.id,
-          hashes,
-        ]);
-      }
-      const part = listingOf(rest, restSeq);
-      listing.messages += part.messages;
-      if (listing.first === null && part.first !== null) [listing.first, listing.firstSeq] = [part.first, part.firstSeq];
-      inserted += rest.length;
-      lastSeq = restSeq + rest.length - 1;
+      if (known < batch.lines.length) await rows.write(client, { lines: batch.lines.slice(known), blobs: batch.blobs }, source.bytesOf);
     }
-    if (inserted > 0) {
-      await client.query(
-        `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
-                first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
-          WHERE id = $1`,
-        [h.id, lastSeq, listing.messages, listing.first, listing.firstSeq],
-      );
-    }
-    return { created: token === null, inserted, lastSeq, header };
+    await rows.finish(client);
+    return { created: token === null, inserted: rows.inserted, lastSeq: rows.lastSeq, header };
   });
+}
+
+/**
+ * Appends rows to a session inside the caller's transaction, batch after batch from `lastSeq + 1`
+ * (an import's, or a fork's own rows after those it copied), then `finish` brings the session row
+ * up to date. Every blob the rows reference is locked before it is relied on (see `missingBlobs`).
+ */
+export class RowsWritten {
+  inserted = 0;
+  private messages = 0;
+  private first: string | null = null;
+  private firstSeq: number | null = null;
+
+  constructor(
+    private readonly sessionId: string,
+    public lastSeq: number,
+  ) {}
+
+  async write(client: PoolClient, batch: PgImportBatch, bytesOf: (hash: string) => Uint8Array | null): Promise<void> {
+    const { lines } = batch;
+    if (lines.length === 0) return;
+    const refs = lines.flatMap((l) => l.blobRefs ?? []);
+    await storeAndLockBlobs(client, await missingBlobs(client, lines, batch.blobs, bytesOf), refs);
+    const firstSeq = this.lastSeq + 1;
+    await insertEntries(client, this.sessionId, firstSeq, lines);
+    const hashes = blobHashes(refs);
+    if (hashes.length > 0) {
+      await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [
+        this.sessionId,
+        hashes,
+      ]);
+    }
+    const part = listingOf(lines, firstSeq);
+    this.messages += part.messages;
+    if (this.first === null && part.first !== null) [this.first, this.firstSeq] = [part.first, part.firstSeq];
+    this.inserted += lines.length;
+    this.lastSeq += lines.length;
+  }
+
+  /** The session row's `last_seq` and listing columns after what was written (nothing when nothing was). */
+  async finish(client: PoolClient): Promise<void> {
+    if (this.inserted === 0) return;
+    await client.query(
+      `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
+              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
+        WHERE id = $1`,
+      [this.sessionId, this.lastSeq, this.messages, this.first, this.firstSeq],
+    );
+  }
 }
 
 /**

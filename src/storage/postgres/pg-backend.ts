@@ -227,21 +227,17 @@ export class PostgresBackend implements StorageBackend {
     if (request.whole && source.isStored) {
       ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease }));
     } else {
-      // A branch: the source's artifacts and refs are copied server-side, its path written from memory.
-      ({ session, token } = source.isStored
-        ? await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0 })
-        : await store.createSession(JSON.stringify(header), { lease }));
+      // A branch: the source's artifacts and refs are copied server-side and its path written from
+      // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
       const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
-      if (rows.length > 0) {
-        await store.appendBatch(
-          session.id,
-          token!,
-          1,
-          rows.map((r) => r.row),
-          rows.flatMap((r) => r.blobs),
-        );
+      const lines = [{ lines: rows.map((r) => r.row), blobs: rows.flatMap((r) => r.blobs) }];
+      if (source.isStored) {
+        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
+      } else {
+        ({ session, token } = await store.createSession(JSON.stringify(header), { lease }));
+        if (rows.length > 0) await store.appendBatch(session.id, token!, 1, lines[0]!.lines, lines[0]!.blobs);
+        session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
       }
-      session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
     }
     const firstMessageKnown = session.firstMessage !== null;
     return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
