@@ -21,7 +21,16 @@ export interface PgImportSource {
   batches: () => Iterable<PgImportBatch>;
   /** Bytes of a blob the lines reference that neither the database nor the batch holds; null when none. */
   bytesOf: (hash: string) => Uint8Array | null;
+  /**
+   * The longest a new session's import transaction may sit idle (its process paused) before the
+   * server ends it, releasing what it holds (an import of the same session waits on it). A
+   * re-import is bounded by its lease instead (`fenceSession`). @default 10_000
+   */
+  idleMs?: number;
 }
+
+/** @default 10_000 */
+export const DEFAULT_IMPORT_IDLE_MS = 10_000;
 
 /**
  * What an import did to the header: `same` (the database holds the source's), `updated` (the
@@ -65,6 +74,8 @@ export async function importSession(pool: Pool, source: PgImportSource, token: n
     let lastSeq: number;
     let header: PgImportHeader = "same";
     if (token === null) {
+      const idleMs = Math.max(1000, Math.ceil(source.idleMs ?? DEFAULT_IMPORT_IDLE_MS));
+      await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [String(idleMs)]);
       const { rowCount } = await client.query(
         `INSERT INTO sessions (id, cwd, created, header, imported_header, parent_session, title)
          VALUES ($1, $2, COALESCE($3, now()), $4, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,

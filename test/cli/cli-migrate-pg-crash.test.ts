@@ -5,6 +5,7 @@ import { PgStore } from "../../src/postgres/index.ts";
 import { cli } from "../support/cli.ts";
 import { prng, spawnTs } from "../support/child.ts";
 import { expectWholeOrAbsent, TREE_ENTRIES, untilWriting, writeImportTree } from "../support/pg-import-tree.ts";
+import { rawPool } from "../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -71,4 +72,51 @@ describe.skipIf(!pgCluster())("migrate --to postgres:// under SIGKILL", () => {
     }
     console.log(`migrate --to kill: ${ROUNDS} rounds, ${killedInside} killed inside a write transaction, lost = 0`);
   }, 300_000);
+
+  it("a migrate --to paused (SIGSTOP) inside its import keeps another run waiting no longer than its idle bound; resumed, it finds the work done", async () => {
+    const root = tempDir("ts-pg-stop-");
+    const sessions = await writeImportTree(root);
+    const url = await freshDatabase();
+    await (await PgStore.connect(url)).close();
+    const app = "ts-stopped-import";
+    const child = spawnTs(CHILD, ["migrate", "--root", root, "--to", `${url}?application_name=${app}`, "--json"]);
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    let done = false;
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    void exited.then(() => (done = true));
+    const db = rawPool(url);
+    let stoppedInside = false;
+    for (let attempt = 0; attempt < 10 && !stoppedInside && !done; attempt++) {
+      await untilWriting(url, app, () => done);
+      child.kill("SIGSTOP");
+      const { rows } = await db.query(
+        "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND backend_xid IS NOT NULL AND state = 'idle in transaction'",
+        [app],
+      );
+      stoppedInside = rows.length > 0;
+      if (!stoppedInside) child.kill("SIGCONT");
+    }
+    expect(stoppedInside).toBe(true);
+    try {
+      // another run imports everything: the paused transaction is ended by the server once idle past its bound
+      const other = await cli(["migrate", "--root", root, "--to", url, "--json"]);
+      expect(other.code, other.stdout).toBe(0);
+      expect(other.records.filter((r) => r.type === "file").map((r) => r.status)).toContain("imported");
+      expect(await expectWholeOrAbsent(url, sessions)).toBe(sessions.size);
+    } finally {
+      child.kill("SIGCONT");
+    }
+    // resumed, the paused run finds its connection ended, retries, and finds every session stored
+    expect(await exited).toBe(0);
+    const statuses = out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.type === "file")
+      .map((r) => r.status);
+    expect(statuses).toHaveLength(sessions.size);
+    expect(statuses.every((s) => s === "imported" || s === "unchanged")).toBe(true);
+    expect(await expectWholeOrAbsent(url, sessions)).toBe(sessions.size);
+  }, 120_000);
 });

@@ -41,6 +41,7 @@ export async function importIntoPostgres(
     header: JSON.stringify(header),
     batches: () => batchesOf(entries, options),
     bytesOf: options.bytesOf,
+    idleMs: options.ttlMs,
   };
   const result = await reconnecting(async () => {
     for (;;) {
