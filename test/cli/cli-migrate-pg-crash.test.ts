@@ -73,7 +73,7 @@ describe.skipIf(!pgCluster())("migrate --to postgres:// under SIGKILL", () => {
     console.log(`migrate --to kill: ${ROUNDS} rounds, ${killedInside} killed inside a write transaction, lost = 0`);
   }, 300_000);
 
-  it("a migrate --to paused (SIGSTOP) inside its import holds another run only as long as its idle bound; resumed, it finds all done", async () => {
+  it("a migrate --to paused (SIGSTOP) inside its import holds another run only up to its idle bound; resumed, all is done", async () => {
     const root = tempDir("ts-pg-stop-");
     const sessions = await writeImportTree(root);
     const url = await freshDatabase();
