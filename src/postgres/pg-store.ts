@@ -6,7 +6,7 @@ import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
 import { migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
-import { importSession, type PgImportResult, type PgImportSource } from "./session-import.ts";
+import { createSessionWithRows, importSession, type PgImportBatch, type PgImportResult, type PgImportSource } from "./session-import.ts";
 import {
   getSession,
   listSessions,
@@ -89,6 +89,15 @@ export class PgStore {
   /** Creates a session from its header line, optionally with its lease (`token`). */
   createSession(header: string, options: { lease?: PgLeaseRequest } = {}): Promise<{ session: PgSession; token: number | null }> {
     return createSession(this.pool, header, options.lease);
+  }
+
+  /** Creates a session with its first rows in one transaction (see `createSessionWithRows` in session-import.ts). */
+  createSessionWithRows(
+    header: string,
+    lines: Iterable<PgImportBatch>,
+    options: { lease?: PgLeaseRequest } = {},
+  ): Promise<{ session: PgSession; token: number | null }> {
+    return createSessionWithRows(this.pool, header, lines, options.lease);
   }
 
   /** Appends a batch in one fenced transaction (see `appendBatch` in session-writes.ts). */

@@ -2,10 +2,10 @@ import type { Pool, PoolClient } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
 import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
 import { headerFields } from "./header.ts";
-import { fenceSession } from "./lease.ts";
-import { insertEntries, listingOf } from "./rows.ts";
+import { fenceSession, takeLease } from "./lease.ts";
+import { INFO_COLUMNS, insertEntries, listingOf, type SessionRow, toSession } from "./rows.ts";
 import { withTransaction } from "./transaction.ts";
-import type { PgBlobWrite, PgLine } from "./types.ts";
+import type { PgBlobWrite, PgLeaseRequest, PgLine, PgSession } from "./types.ts";
 
 /** A batch of an import: its lines (the next seqs, in order) and the bytes of blobs they introduce. */
 export interface PgImportBatch {
@@ -224,4 +224,35 @@ async function missingBlobs(
     out.push({ sha256: hash, bytes });
   }
   return out;
+}
+
+/**
+ * Creates a session with its first rows in ONE transaction (a fork of a session that is not stored
+ * yet, written from memory): cut short, it leaves no session, never an empty one. Optionally takes
+ * its lease in the same transaction. `PERSISTENCE_FAILED` when the id exists.
+ */
+export async function createSessionWithRows(
+  pool: Pool,
+  header: string,
+  lines: Iterable<PgImportBatch>,
+  lease?: PgLeaseRequest,
+): Promise<{ session: PgSession; token: number | null }> {
+  const h = headerFields(header);
+  return withTransaction(pool, "Creating a session", async (client) => {
+    const { rowCount } = await client.query(
+      `INSERT INTO sessions (id, cwd, created, header, parent_session, title)
+       VALUES ($1, $2, COALESCE($3, now()), $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [h.id, h.cwd, h.created, header, h.parentSession, h.title],
+    );
+    if (rowCount === 0) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+    const rows = new RowsWritten(h.id, 0);
+    for (const batch of lines) await rows.write(client, batch, () => null);
+    await rows.finish(client);
+    const token = lease ? await takeLease(client, h.id, lease.holder, lease.ttlMs) : null;
+    const { rows: made } = await client.query<SessionRow & { header: string }>(
+      `SELECT ${INFO_COLUMNS}, header FROM sessions WHERE id = $1`,
+      [h.id],
+    );
+    return { session: toSession(made[0]!), token };
+  });
 }

@@ -234,9 +234,7 @@ export class PostgresBackend implements StorageBackend {
       if (source.isStored) {
         ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
       } else {
-        ({ session, token } = await store.createSession(JSON.stringify(header), { lease }));
-        if (rows.length > 0) await store.appendBatch(session.id, token!, 1, lines[0]!.lines, lines[0]!.blobs);
-        session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
+        ({ session, token } = await store.createSessionWithRows(JSON.stringify(header), lines, { lease }));
       }
     }
     const firstMessageKnown = session.firstMessage !== null;

@@ -1,4 +1,6 @@
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
 import { spawnTs } from "../../support/child.ts";
@@ -8,8 +10,22 @@ import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 const CHILD = join(import.meta.dirname, "helpers/pg-fork-child.ts");
 const GATE = 4242;
 
+/** SIGKILLs `child` once a statement of its connections (named `app`) waits on the gate (an advisory lock the test holds). */
+async function killWhenGated(db: pg.Pool, child: ChildProcess, app: string): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  for (;;) {
+    const { rows } = await db.query(
+      "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+      [app],
+    );
+    if (rows.length > 0) break;
+  }
+  child.kill("SIGKILL");
+  await exited;
+}
+
 describe.skipIf(!pgCluster())("PostgreSQL branch fork is all or nothing", () => {
-  it("a process killed while its branch fork writes the branch's rows leaves no fork (no empty session to resume)", async () => {
+  it("a process killed while a branch fork writes its rows leaves no fork (no empty session to resume), stored source or not", async () => {
     const url = await freshDatabase();
     const backend = PostgresBackend.of(url);
     try {
@@ -23,15 +39,9 @@ describe.skipIf(!pgCluster())("PostgreSQL branch fork is all or nothing", () => 
       await db.query("CREATE TRIGGER ts_gate BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION ts_gate()");
       const gate = await db.connect();
       await gate.query(`SELECT pg_advisory_lock(${GATE})`);
-      const child = spawnTs(CHILD, [url, m.sessionId, ids[1]!]);
-      const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-      // the child is inside the write of the branch's rows when it waits on the gate
-      for (;;) {
-        const { rows } = await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'");
-        if (rows.length > 0) break;
-      }
-      child.kill("SIGKILL");
-      await exited;
+      // the child is inside the write of the fork's rows when it waits on the gate: killed there
+      await killWhenGated(db, spawnTs(CHILD, [`${url}?application_name=fork-1`, m.sessionId, ids[1]!]), "fork-1");
+      await killWhenGated(db, spawnTs(CHILD, [`${url}?application_name=fork-2`, "unstored"]), "fork-2");
       await gate.query(`SELECT pg_advisory_unlock(${GATE})`);
       gate.release();
       await db.query("DROP TRIGGER ts_gate ON entries");
