@@ -15,7 +15,7 @@ import { redactUrl } from "../store-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
-import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
+import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
 import { PgSessionStorage } from "./pg-session.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
@@ -136,7 +136,7 @@ export class PostgresBackend implements StorageBackend {
     entries: readonly SessionEntry[],
     options: ResolvedSessionManagerOptions,
     bytesOf: (hash: string) => Buffer | null,
-  ): Promise<{ status: PgImportStatus; id: string }> {
+  ): Promise<PgImportOutcome> {
     const store = await this.connect();
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? `${this.name}#${header.id}` });
     return importIntoPostgres(store, header, entries, {

@@ -1,6 +1,6 @@
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import type { PgImportBatch, PgImportResult, PgStore } from "../../postgres/index.ts";
+import type { PgImportBatch, PgImportHeader, PgImportResult, PgStore } from "../../postgres/index.ts";
 import { SessionCreatedMeanwhile } from "../../postgres/session-import.ts";
 import type { ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
 import { prepareRow } from "./pg-lines.ts";
@@ -11,6 +11,13 @@ const IMPORT_BATCH = 256;
 
 /** What an import did with one session. */
 export type PgImportStatus = "imported" | "unchanged" | "updated" | "continued";
+
+/** What an import did with one session, and with its header (see `PgImportHeader`). */
+export interface PgImportOutcome {
+  status: PgImportStatus;
+  id: string;
+  header: PgImportHeader;
+}
 
 export interface PgImportOptions {
   prepare: ResolvedPrepareOptions;
@@ -36,7 +43,7 @@ export async function importIntoPostgres(
   header: SessionHeader,
   entries: readonly SessionEntry[],
   options: PgImportOptions,
-): Promise<{ status: PgImportStatus; id: string }> {
+): Promise<PgImportOutcome> {
   const source = {
     header: JSON.stringify(header),
     batches: () => batchesOf(entries, options),
@@ -57,7 +64,7 @@ export async function importIntoPostgres(
       return reimport(store, source, header.id, options);
     }
   }, noStop);
-  return { status: statusOf(result, entries.length), id: header.id };
+  return { status: statusOf(result, entries.length), id: header.id, header: result.header };
 }
 
 const noStop = () => null;
