@@ -132,6 +132,13 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
   return findings.length > 0 ? 1 : 0;
 }
 
+/** What `migrate --to` says of a session's header besides its status. */
+const HEADER_NOTES = {
+  same: "",
+  updated: ", header brought across from the source (moved or renamed)",
+  kept: ", header changed in the database since the import: kept",
+} as const;
+
 /**
  * `migrate --to postgres://…`: reads each session file of the file tree (legacy versions migrated
  * in memory, nothing written to the tree) and writes it into the database, ids kept, blobs sent
@@ -156,9 +163,18 @@ export async function migrateToDatabase(ctx: CommandContext, url: string): Promi
           const done = await target.importSession(source.header, source.getEntries(), resolved, (hash) => reader.getVerifiedSync(hash));
           const damaged = source.loadReport.malformed.length + (source.loadReport.tornTail ? 1 : 0);
           damagedTotal += damaged;
-          const note = damaged > 0 ? `, ${damaged} damaged line(s) not imported (kept in the source)` : "";
+          const headerNote = HEADER_NOTES[done.header];
+          const note = `${headerNote}${damaged > 0 ? `, ${damaged} damaged line(s) not imported (kept in the source)` : ""}`;
           ctx.emit(
-            { type: "file", source: file, status: done.status, id: done.id, entries: source.getEntries().length, damaged },
+            {
+              type: "file",
+              source: file,
+              status: done.status,
+              id: done.id,
+              header: done.header,
+              entries: source.getEntries().length,
+              damaged,
+            },
             terminalText`${done.status.padEnd(9)} ${done.id} (${source.getEntries().length} entries${note})  ${file}`,
           );
         } catch (err) {

@@ -1,3 +1,5 @@
+import { basename, join } from "node:path";
+import { errnoCode } from "../errors.ts";
 import { io } from "../io.ts";
 
 /** Hands out a file's lines one at a time (each with its `\n`, the last maybe without). */
@@ -74,4 +76,26 @@ export function compareImport(fresh: string, existing: string, chunkSize: number
   } finally {
     io.closeSync(freshFd);
   }
+}
+
+/**
+ * Where the store holds the session a new import would write to `target`, when that is another
+ * cwd's bucket (the source's header moved it since its last import), or null. Session files are
+ * named after the session (time and id), so its copy has `target`'s name in some bucket: a
+ * `readdir` of the sessions directory and a `stat` per bucket.
+ */
+export function storeCopyElsewhere(sessionsDir: string, target: string): string | null {
+  let buckets: string[];
+  try {
+    buckets = io.readdirSync(sessionsDir);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw err;
+  }
+  const name = basename(target);
+  for (const bucket of buckets) {
+    const path = join(sessionsDir, bucket, name);
+    if (path !== target && io.statSync(path, { throwIfNoEntry: false })?.isFile()) return path;
+  }
+  return null;
 }

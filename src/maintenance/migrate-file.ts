@@ -15,7 +15,7 @@ import { cwdBucket, detectLayout, sessionFileName, type SessionLayout } from "..
 import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/session-file.ts";
 import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
-import { compareImport } from "./existing-target.ts";
+import { compareImport, storeCopyElsewhere } from "./existing-target.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
 import { addCounters, baseReport, zeroCounters } from "./migrate-report.ts";
 import type { MigrateCounters, MigrateFileReport } from "./migrate-report.ts";
@@ -173,8 +173,9 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
     }
     return finish(report, options, outcome);
   } catch (err) {
-    report.status = "failed";
-    report.error = { code: err instanceof TranscriptStoreError ? err.code : (errnoCode(err) ?? "ERROR"), message: (err as Error).message };
+    const code = err instanceof TranscriptStoreError ? err.code : (errnoCode(err) ?? "ERROR");
+    report.status = code === "IMPORT_CONFLICT" ? "conflict" : "failed";
+    report.error = { code, message: (err as Error).message };
     return report;
   } finally {
     for (const lock of locks.reverse()) await lock.release();
@@ -190,8 +191,21 @@ function firstPass(source: string, chunkSize: number): ParsedSession & { header:
   return pass1 as ParsedSession & { header: SessionHeader };
 }
 
-/** Takes the source's lock (and the target's, for an import). */
+/**
+ * Takes the source's lock (and the target's, for an import). An import whose session the store
+ * holds in another cwd's bucket (the source moved since) is `IMPORT_CONFLICT`: a second copy would
+ * be written otherwise; `mv` moves the store copy.
+ */
 async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, locks: SessionLock[]): Promise<void> {
+  const elsewhere = options.inPlace || io.existsSync(report.target) ? null : storeCopyElsewhere(options.sessionsDir, report.target);
+  if (elsewhere !== null) {
+    throw new TranscriptStoreError(
+      "IMPORT_CONFLICT",
+      `The store holds this session at ${elsewhere}, in another cwd than the source's header now names; ` +
+        "nothing imported (move the store copy with `mv` to bring it across)",
+      { path: elsewhere },
+    );
+  }
   if (!options.inPlace) ensureDir(dirname(report.target));
   const lockOptions = { onCompromised: () => {} };
   try {

@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
 import { isForeignKeyViolation } from "./pg-errors.ts";
+import { reconnecting } from "./reconnect.ts";
 import { withTransaction } from "./transaction.ts";
 
 /** Options of `collectBlobs`. */
@@ -36,7 +37,8 @@ const CANDIDATES = `SELECT b.sha256 FROM blobs b
  * a writer KEY SHARE-locks each blob row before inserting refs to it, and the sweep locks its
  * candidates `FOR UPDATE SKIP LOCKED`, so it passes by every row a writer holds; a ref committed
  * after the sweep's snapshot makes the foreign key refuse the delete (the batch is retried with a
- * fresh snapshot, which sees the ref).
+ * fresh snapshot, which sees the ref). A batch cut by a lost connection is retried (reconnect.ts);
+ * one whose COMMIT reply was lost may have deleted its blobs without their being reported.
  */
 export async function collectBlobs(pool: Pool, options: PgGcOptions = {}): Promise<PgGcReport> {
   const graceMs = options.graceMs ?? DEFAULT_GC_GRACE_MS;
@@ -61,16 +63,21 @@ export async function collectBlobs(pool: Pool, options: PgGcOptions = {}): Promi
   for (let conflicts = 0; ; ) {
     let rows: Array<{ sha256: string; size: number }>;
     try {
-      rows = await withTransaction(pool, "Collecting blobs", async (client) => {
-        const result = await client.query<{ sha256: string; size: number }>(
-          `DELETE FROM blobs b
-            WHERE b.sha256 IN (${CANDIDATES} ORDER BY b.sha256 LIMIT $2 FOR UPDATE OF b SKIP LOCKED)
-              AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)
-            RETURNING b.sha256, b.size::float8 AS size`,
-          [graceMs, batch],
-        );
-        return result.rows;
-      });
+      // a batch cut by a lost connection (a server restart) is run again: it chooses its candidates anew
+      rows = await reconnecting(
+        () =>
+          withTransaction(pool, "Collecting blobs", async (client) => {
+            const result = await client.query<{ sha256: string; size: number }>(
+              `DELETE FROM blobs b
+                WHERE b.sha256 IN (${CANDIDATES} ORDER BY b.sha256 LIMIT $2 FOR UPDATE OF b SKIP LOCKED)
+                  AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)
+                RETURNING b.sha256, b.size::float8 AS size`,
+              [graceMs, batch],
+            );
+            return result.rows;
+          }),
+        () => null,
+      );
     } catch (err) {
       if (!isForeignKeyViolation(err) || ++conflicts > 20) throw err;
       continue;

@@ -7,5 +7,6 @@ export { PgLeases } from "./lease.ts";
 export { type PgStoreOptions, PgStore } from "./pg-store.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 export type { PgForkOptions } from "./session-copies.ts";
+export type { PgImportBatch, PgImportHeader, PgImportResult, PgImportSource } from "./session-import.ts";
 export { DEFAULT_READ_BATCH, type PgListOptions, type PgReadOptions } from "./session-reads.ts";
 export type { PgAppendResult, PgBlobWrite, PgEntry, PgLeaseRequest, PgLine, PgSession, PgSessionInfo } from "./types.ts";

@@ -6,6 +6,7 @@ import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
 import { migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
+import { createSessionWithRows, importSession, type PgImportBatch, type PgImportResult, type PgImportSource } from "./session-import.ts";
 import {
   getSession,
   listSessions,
@@ -97,6 +98,15 @@ export class PgStore {
     return createSession(this.pool, header, options.lease);
   }
 
+  /** Creates a session with its first rows in one transaction (see `createSessionWithRows` in session-import.ts). */
+  createSessionWithRows(
+    header: string,
+    lines: Iterable<PgImportBatch>,
+    options: { lease?: PgLeaseRequest } = {},
+  ): Promise<{ session: PgSession; token: number | null }> {
+    return createSessionWithRows(this.pool, header, lines, options.lease);
+  }
+
   /** Appends a batch in one fenced transaction (see `appendBatch` in session-writes.ts). */
   appendBatch(
     sessionId: string,
@@ -147,6 +157,14 @@ export class PgStore {
   /** Server-side copy into a new session named by `header`. */
   forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
     return forkSession(this.pool, sourceId, header, options);
+  }
+
+  /**
+   * Writes a session read elsewhere in one transaction (`token` null: a new session; else a fenced
+   * re-import under its lease): all or nothing (see `importSession` in session-import.ts).
+   */
+  importSession(source: PgImportSource, token: number | null): Promise<PgImportResult> {
+    return importSession(this.pool, source, token);
   }
 
   /** Changes the session's cwd (its new header line) in one transaction under the lease. */

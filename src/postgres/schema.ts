@@ -80,6 +80,8 @@ const MIGRATIONS: readonly string[] = [
   UPDATE artifacts SET size = octet_length(content);
   ALTER TABLE artifacts DROP COLUMN content;
   `,
+  // Step 3: the header line the last import brought (the base that tells which side moved on a re-import)
+  "ALTER TABLE sessions ADD COLUMN imported_header text;",
 ];
 
 /** The schema version this library writes. */

@@ -4,6 +4,7 @@ import { copyArtifacts } from "./artifacts.ts";
 import { headerFields } from "./header.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, type SessionRow, toSession } from "./rows.ts";
+import { type PgImportBatch, RowsWritten } from "./session-import.ts";
 import { withTransaction } from "./transaction.ts";
 import type { PgLeaseRequest, PgSession } from "./types.ts";
 
@@ -13,6 +14,11 @@ export interface PgForkOptions {
   uptoSeq?: number;
   /** Take the new session's lease in the same transaction. */
   lease?: PgLeaseRequest;
+  /**
+   * Rows of the fork's own to append after the copied ones, in the same transaction (a branch
+   * written from memory): a fork cut short leaves no session, never one without its rows.
+   */
+  lines?: Iterable<PgImportBatch>;
 }
 
 /**
@@ -68,8 +74,19 @@ export async function forkSession(
         h.id,
       ]);
       await copyArtifacts(client, sourceId, h.id);
+      let session = toSession(rows[0]);
+      if (options.lines !== undefined) {
+        const own = new RowsWritten(h.id, upto);
+        for (const batch of options.lines) await own.write(client, batch, () => null);
+        await own.finish(client);
+        const { rows: after } = await client.query<SessionRow & { header: string }>(
+          `SELECT ${INFO_COLUMNS}, header FROM sessions WHERE id = $1`,
+          [h.id],
+        );
+        session = toSession(after[0]!);
+      }
       const token = options.lease ? await takeLease(client, h.id, options.lease.holder, options.lease.ttlMs) : null;
-      return { session: toSession(rows[0]), token };
+      return { session, token };
     },
     "REPEATABLE READ",
   );

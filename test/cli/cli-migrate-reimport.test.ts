@@ -1,5 +1,5 @@
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { io } from "../../src/io.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -63,6 +63,23 @@ describe("migrate (import) never destroys store content", () => {
     expect(readFileSync(target).equals(storeBytes)).toBe(true);
     expect(readFileSync(src).equals(sourceBytes)).toBe(true);
     expect(readdirSync(join(target, "..")).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+});
+
+describe("migrate (import) after the source moved to another cwd", () => {
+  it("reports a conflict (IMPORT_CONFLICT) instead of importing the session a second time into the new cwd's bucket", async () => {
+    const { src, root, target } = await importedOnce();
+    const storeBytes = readFileSync(target);
+    writeFileSync(src, jsonl([{ ...header, cwd: "/home/u/moved" }, msg("a"), msg("b")]));
+    const again = await cli(["migrate", src, "--root", root, "--json"]);
+    expect(again.code).toBe(1);
+    expect(again.records[0]).toMatchObject({ status: "conflict", error: { code: "IMPORT_CONFLICT" } });
+    expect(again.records[0]!.error.message).toContain(target);
+    // one copy of the session in the store, untouched
+    const ls = await cli(["ls", "--all", "--root", root, "--json"]);
+    expect(ls.records.filter((r) => r.id === header.id).map((r) => r.path)).toEqual([target]);
+    expect(readFileSync(target).equals(storeBytes)).toBe(true);
+    expect(readdirSync(join(root, "sessions")).sort()).toEqual([basename(dirname(target))]);
   });
 });
 

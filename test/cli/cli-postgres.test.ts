@@ -83,6 +83,36 @@ describe.skipIf(!pgCluster())("the CLI against a PostgreSQL store", () => {
     expect(show.records[0]).toMatchObject({ entries: 4 });
   });
 
+  it("migrate --to again after the source session moved brings the new cwd across (updated), then reports unchanged", async () => {
+    const root = tempDir();
+    const url = await freshDatabase();
+    const m = await SessionManager.create("/proj", { root });
+    m.appendMessage({ role: "user", content: "hello", timestamp: 1 });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 });
+    await m.close();
+    expect((await cli(["migrate", "--root", root, "--to", url])).code).toBe(0);
+    const source = await SessionManager.open(m.sessionFile!, { root });
+    await source.moveTo("/proj-moved");
+    await source.close();
+    const again = await cli(["migrate", "--root", root, "--to", url, "--json"]);
+    expect(again.code).toBe(0);
+    expect(again.records[0]).toMatchObject({ status: "updated", id: m.sessionId, header: "updated" });
+    const env = { TRANSCRIPT_STORE_URL: url };
+    expect((await cli(["ls", "/proj-moved", "--json"], { env })).records.map((r) => r.id)).toEqual([m.sessionId]);
+    expect((await cli(["ls", "/proj", "--json"], { env })).records).toEqual([]);
+    const exported = await cli(["export", m.sessionId], { env });
+    expect(JSON.parse(exported.stdout.split("\n")[0]!)).toMatchObject({ id: m.sessionId, cwd: "/proj-moved" });
+    expect((await cli(["migrate", "--root", root, "--to", url, "--json"])).records[0]).toMatchObject({
+      status: "unchanged",
+      header: "same",
+    });
+    // moved in the database since: a re-run says so, and keeps it
+    expect((await cli(["mv", m.sessionId, "/proj-db"], { env })).code).toBe(0);
+    const kept = await cli(["migrate", "--root", root, "--to", url]);
+    expect(kept.stdout).toMatch(/^continued .*header changed in the database since the import: kept/m);
+    expect((await cli(["ls", "/proj-db", "--json"], { env })).records.map((r) => r.id)).toEqual([m.sessionId]);
+  });
+
   it("refuses a store URL that is not postgres://, as a usage error", async () => {
     const res = await cli(["ls"], { env: { TRANSCRIPT_STORE_URL: "mysql://x" } });
     expect(res.code).toBe(2);

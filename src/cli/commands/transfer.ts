@@ -108,7 +108,8 @@ export const importCommand: Command = {
       }
       const done = await resolved.store.importSession(migrated.header, migrated.entries, resolved, () => null);
       const text = terminalText`${done.status} ${done.id} (${migrated.entries.length} entries)\n${resolved.store.name}#${done.id}`;
-      ctx.emit({ type: done.status, id: done.id, location: `${resolved.store.name}#${done.id}`, entries: migrated.entries.length }, text);
+      const record = { type: done.status, id: done.id, location: `${resolved.store.name}#${done.id}`, entries: migrated.entries.length };
+      ctx.emit({ ...record, header: done.header }, text);
       return 0;
     }
     const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());

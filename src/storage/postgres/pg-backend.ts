@@ -15,7 +15,7 @@ import { redactUrl } from "../store-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
-import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
+import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
 import { PgSessionStorage } from "./pg-session.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
@@ -136,7 +136,7 @@ export class PostgresBackend implements StorageBackend {
     entries: readonly SessionEntry[],
     options: ResolvedSessionManagerOptions,
     bytesOf: (hash: string) => Buffer | null,
-  ): Promise<{ status: PgImportStatus; id: string }> {
+  ): Promise<PgImportOutcome> {
     const store = await this.connect();
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? `${this.name}#${header.id}` });
     return importIntoPostgres(store, header, entries, {
@@ -227,21 +227,15 @@ export class PostgresBackend implements StorageBackend {
     if (request.whole && source.isStored) {
       ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease }));
     } else {
-      // A branch: the source's artifacts and refs are copied server-side, its path written from memory.
-      ({ session, token } = source.isStored
-        ? await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0 })
-        : await store.createSession(JSON.stringify(header), { lease }));
+      // A branch: the source's artifacts and refs are copied server-side and its path written from
+      // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
       const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
-      if (rows.length > 0) {
-        await store.appendBatch(
-          session.id,
-          token!,
-          1,
-          rows.map((r) => r.row),
-          rows.flatMap((r) => r.blobs),
-        );
+      const lines = [{ lines: rows.map((r) => r.row), blobs: rows.flatMap((r) => r.blobs) }];
+      if (source.isStored) {
+        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
+      } else {
+        ({ session, token } = await store.createSessionWithRows(JSON.stringify(header), lines, { lease }));
       }
-      session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
     }
     const firstMessageKnown = session.firstMessage !== null;
     return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });

@@ -1,16 +1,23 @@
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import type { PgBlobWrite, PgStore } from "../../postgres/index.ts";
-import { StoredLineMismatch } from "../../postgres/session-writes.ts";
-import { withClient } from "../../postgres/transaction.ts";
+import type { PgImportBatch, PgImportHeader, PgImportResult, PgStore } from "../../postgres/index.ts";
+import { SessionCreatedMeanwhile } from "../../postgres/session-import.ts";
 import type { ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
 import { prepareRow } from "./pg-lines.ts";
+import { reconnecting } from "./pg-reconnect.ts";
 
-/** Entries per append transaction of an import. */
+/** Entries per statement batch of an import (all batches go in one transaction). */
 const IMPORT_BATCH = 256;
 
 /** What an import did with one session. */
 export type PgImportStatus = "imported" | "unchanged" | "updated" | "continued";
+
+/** What an import did with one session, and with its header (see `PgImportHeader`). */
+export interface PgImportOutcome {
+  status: PgImportStatus;
+  id: string;
+  header: PgImportHeader;
+}
 
 export interface PgImportOptions {
   prepare: ResolvedPrepareOptions;
@@ -22,69 +29,84 @@ export interface PgImportOptions {
 }
 
 /**
- * Writes a session (its header and entries, ids kept) into the database under its lease, batch by
- * batch. Re-running is safe: seqs already stored must hold the same lines (they are compared, not
- * written again). A database copy that extends the import is left alone (`continued`); an import
- * that extends it appends the rest (`updated`); lines that differ are `IMPORT_CONFLICT`, and
- * nothing of that batch is written. Blobs the database already holds are not sent again.
+ * Writes a session (its header and entries, ids kept) into the database in ONE transaction
+ * (`PgStore.importSession`): an import interrupted anywhere (a kill, a lost server) leaves no
+ * session, or the database copy as it was, never a session without its entries. A lost connection
+ * is retried (pg-reconnect.ts): the import is idempotent. Re-running is safe: stored lines are
+ * compared, not written again; an import that extends the database copy appends the rest
+ * (`updated`); one the database copy extends is left alone (`continued`); a header that changed
+ * only in the source is brought across (`updated`), one that changed only in the database is kept
+ * (`continued`); lines that differ, or headers that changed on both sides, are `IMPORT_CONFLICT`.
  */
 export async function importIntoPostgres(
   store: PgStore,
   header: SessionHeader,
   entries: readonly SessionEntry[],
   options: PgImportOptions,
-): Promise<{ status: PgImportStatus; id: string }> {
-  const existing = await store.getSession(header.id);
-  const lease = { holder: options.holder, ttlMs: options.ttlMs };
-  const token =
-    existing === null
-      ? (await store.createSession(JSON.stringify(header), { lease })).token!
-      : await store.leases.acquire(header.id, options.holder, options.ttlMs);
-  let inserted = 0;
-  try {
-    for (let start = 0; start < entries.length; start += IMPORT_BATCH) {
-      const rows = entries.slice(start, start + IMPORT_BATCH).map((e) => prepareRow(e, options.prepare, options.warn));
-      const blobs = await missingBlobs(store, rows, options);
-      try {
-        const result = await store.appendBatch(
-          header.id,
-          token,
-          start + 1,
-          rows.map((r) => r.row),
-          blobs,
-        );
-        inserted += rows.length - result.alreadyStored;
-      } catch (err) {
-        if (err instanceof TranscriptStoreError && err.cause instanceof StoredLineMismatch) {
-          throw new TranscriptStoreError("IMPORT_CONFLICT", `Session ${header.id} in the database differs from the import: ${err.message}`);
+): Promise<PgImportOutcome> {
+  const source = {
+    header: JSON.stringify(header),
+    batches: () => batchesOf(entries, options),
+    bytesOf: options.bytesOf,
+    idleMs: options.ttlMs,
+  };
+  const result = await reconnecting(async () => {
+    for (;;) {
+      if ((await store.getSession(header.id)) === null) {
+        try {
+          return await store.importSession(source, null);
+        } catch (err) {
+          // another import of this session committed first: this one becomes a re-import
+          if (err instanceof TranscriptStoreError && err.cause instanceof SessionCreatedMeanwhile) continue;
+          throw err;
         }
-        throw err;
       }
+      return reimport(store, source, header.id, options);
     }
-  } finally {
-    await store.leases.release(header.id, token).catch(() => false);
-  }
-  if (existing === null) return { status: "imported", id: header.id };
-  if (inserted > 0) return { status: "updated", id: header.id };
-  return { status: existing.lastSeq > entries.length ? "continued" : "unchanged", id: header.id };
+  }, noStop);
+  return { status: statusOf(result, entries.length), id: header.id, header: result.header };
 }
 
-/** The blobs a batch's lines need that the database lacks (asked in one query), with their bytes. */
-async function missingBlobs(store: PgStore, rows: ReturnType<typeof prepareRow>[], options: PgImportOptions): Promise<PgBlobWrite[]> {
-  const needed = new Set(rows.flatMap((r) => r.row.blobRefs ?? []));
-  if (needed.size === 0) return [];
-  const { rows: present } = await withClient(store.pool, "Looking up blobs", (client) =>
-    client.query<{ sha256: string }>("SELECT sha256 FROM blobs WHERE sha256 = ANY($1::text[])", [[...needed]]),
-  );
-  for (const row of present) needed.delete(row.sha256);
-  const out: PgBlobWrite[] = [];
-  const own = new Map(rows.flatMap((r) => r.blobs).map((b) => [b.sha256, b]));
-  for (const hash of needed) {
-    const bytes = own.get(hash)?.bytes ?? options.bytesOf(hash);
-    if (bytes === null) {
-      throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
-    }
-    out.push({ sha256: hash, bytes });
+const noStop = () => null;
+
+/** A re-import under the session's lease (SESSION_LOCKED while someone has it open); the lease is given back after. */
+async function reimport(
+  store: PgStore,
+  source: Parameters<PgStore["importSession"]>[0],
+  id: string,
+  options: PgImportOptions,
+): Promise<PgImportResult> {
+  const token = await acquire(store, id, options);
+  try {
+    return await store.importSession(source, token);
+  } finally {
+    await store.leases.release(id, token).catch(() => false);
   }
-  return out;
+}
+
+/** Takes the lease; an earlier attempt whose reply was lost (the connection cut) may have taken it already: ours is kept. */
+async function acquire(store: PgStore, id: string, options: PgImportOptions): Promise<number> {
+  try {
+    return await store.leases.acquire(id, options.holder, options.ttlMs);
+  } catch (err) {
+    if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_LOCKED") throw err;
+    const current = await store.leases.current(id);
+    if (current?.holder !== options.holder) throw err;
+    return current.token;
+  }
+}
+
+function statusOf(result: PgImportResult, lines: number): PgImportStatus {
+  if (result.created) return "imported";
+  if (result.inserted > 0 || result.header === "updated") return "updated";
+  if (result.lastSeq > lines || result.header === "kept") return "continued";
+  return "unchanged";
+}
+
+/** The entries as rows, a batch at a time (the pipeline runs as the transaction reaches them). */
+function* batchesOf(entries: readonly SessionEntry[], options: PgImportOptions): Iterable<PgImportBatch> {
+  for (let start = 0; start < entries.length; start += IMPORT_BATCH) {
+    const rows = entries.slice(start, start + IMPORT_BATCH).map((e) => prepareRow(e, options.prepare, options.warn));
+    yield { lines: rows.map((r) => r.row), blobs: rows.flatMap((r) => r.blobs) };
+  }
 }

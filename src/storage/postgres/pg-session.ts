@@ -241,7 +241,9 @@ export class PgSessionStorage implements SessionStorage {
     await this.flushEntries();
     if (!this.init.created) return; // nothing stored yet: the header is written with the first batch
     if (this.init.token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
-    await this.init.store.moveSession(this.sessionId, this.init.token, JSON.stringify(header));
+    const token = this.init.token;
+    // fenced and retried like an append: a move repeated after an unknown outcome writes the same header again
+    await this.fencedWrite(() => this.init.store.moveSession(this.sessionId, token, JSON.stringify(header)));
   }
 
   /**
