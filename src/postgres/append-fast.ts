@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { listingOf } from "./rows.ts";
+import { entryColumns, listingOf } from "./rows.ts";
 import { withClient } from "./transaction.ts";
 import type { PgLine } from "./types.ts";
 
@@ -46,8 +46,7 @@ export async function appendFast(
         listing.messages,
         listing.first,
         listing.firstSeq,
-        lines.map((l) => l.entryId),
-        lines.map((l) => l.kind),
+        ...entryColumns(lines),
         lines.map((l) => l.line),
       ],
     ),

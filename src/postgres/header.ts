@@ -1,6 +1,7 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { checkedSessionId, columnText } from "./column-text.ts";
 
-/** The header fields the sessions table keeps in columns. */
+/** The header fields the sessions table keeps in columns, as its columns hold them (column-text.ts: the header line stays exact). */
 export interface HeaderFields {
   id: string;
   cwd: string;
@@ -9,7 +10,10 @@ export interface HeaderFields {
   title: string | null;
 }
 
-/** Reads the columns of a session row from its header line; a line that is not a session header is `BAD_HEADER`. */
+/**
+ * Reads the columns of a session row from its header line; a line that is not a session header, or
+ * whose id a key column cannot hold exactly, is `BAD_HEADER`.
+ */
 export function headerFields(line: string): HeaderFields {
   let header: unknown;
   try {
@@ -23,10 +27,10 @@ export function headerFields(line: string): HeaderFields {
   }
   const created = typeof h.timestamp === "string" ? new Date(h.timestamp) : null;
   return {
-    id: h.id,
-    cwd: h.cwd,
+    id: checkedSessionId(h.id),
+    cwd: columnText(h.cwd),
     created: created !== null && !Number.isNaN(created.getTime()) ? created : null,
-    parentSession: typeof h.parentSession === "string" ? h.parentSession : null,
-    title: typeof h.title === "string" ? h.title : null,
+    parentSession: typeof h.parentSession === "string" ? columnText(h.parentSession) : null,
+    title: typeof h.title === "string" ? columnText(h.title) : null,
   };
 }

@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { columnText } from "./column-text.ts";
 import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
 
 /** Columns of `sessions` that make a `PgSessionInfo`. */
@@ -57,7 +58,7 @@ export async function insertEntries(client: PoolClient, sessionId: string, first
     await client.query(
       `INSERT INTO entries (session_id, seq, entry_id, kind, line)
        SELECT $1, $2::bigint + o - 1, e, k, l FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(e, k, l, o)`,
-      [sessionId, firstSeq + at, chunk.map((l) => l.entryId), chunk.map((l) => l.kind), chunk.map((l) => l.line)],
+      [sessionId, firstSeq + at, ...entryColumns(chunk), chunk.map((l) => l.line)],
     );
   }
 }
@@ -70,9 +71,14 @@ export function listingOf(lines: readonly PgLine[], firstSeq: number): { message
   lines.forEach((l, i) => {
     if (l.kind === "message") messages++;
     if (first === null && l.firstMessage != null) {
-      first = l.firstMessage;
+      first = columnText(l.firstMessage);
       at = firstSeq + i;
     }
   });
   return { messages, first, firstSeq: at };
+}
+
+/** The entry id and kind columns of `lines`, as `text` holds them (column-text.ts; the line keeps them exact). */
+export function entryColumns(lines: readonly PgLine[]): [Array<string | null>, Array<string | null>] {
+  return [lines.map((l) => columnText(l.entryId)), lines.map((l) => columnText(l.kind))];
 }
