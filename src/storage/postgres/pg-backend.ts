@@ -16,7 +16,7 @@ import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
 import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
-import { PgSessionStorage } from "./pg-session.ts";
+import { type ForkSource, type Pending, PgSessionStorage, takeBatch } from "./pg-session.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -210,22 +210,27 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
-            forkInto: (request, source) => this.fork(store, request, source),
+            forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
         ),
     };
   }
 
-  /** A whole-session fork is a server-side copy (rows, refs, artifacts); a branch is written from memory. */
-  private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage): Promise<OpenedSession> {
+  /**
+   * A whole-session fork is a server-side copy (rows, refs, artifacts) of the rows memory shows,
+   * followed by the rows it shows that the source could not store (`copy`); a branch is written from memory.
+   */
+  private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage, copy: ForkSource): Promise<OpenedSession> {
     const { header, entries, options } = request;
     const holder = leaseHolder();
     const lease = { holder, ttlMs: options.lockStaleMs };
     let session: PgSession;
     let token: number | null;
     if (request.whole && source.isStored) {
-      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease }));
+      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: copy.storedThroughSeq }));
+      await writeRows(store, session.id, token!, session.lastSeq + 1, copy.unstored);
+      session = { ...session, lastSeq: session.lastSeq + copy.unstored.length };
     } else {
       // A branch: the source's artifacts and refs are copied server-side, its path written from memory.
       ({ session, token } = source.isStored
@@ -245,5 +250,20 @@ export class PostgresBackend implements StorageBackend {
     }
     const firstMessageKnown = session.firstMessage !== null;
     return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
+  }
+}
+
+/** Appends queued rows to a session from `firstSeq` on, in batches of the queue's size. */
+async function writeRows(store: PgStore, sessionId: string, token: number, firstSeq: number, rows: readonly Pending[]): Promise<void> {
+  for (let at = 0; at < rows.length; ) {
+    const batch = takeBatch(rows.slice(at));
+    await store.appendBatch(
+      sessionId,
+      token,
+      firstSeq + at,
+      batch.map((p) => p.row),
+      batch.flatMap((p) => p.blobs),
+    );
+    at += batch.length;
   }
 }

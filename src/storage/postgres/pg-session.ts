@@ -11,15 +11,40 @@ import { LeaseKeeper } from "./pg-lease-keeper.ts";
 import { prepareRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
+/**
+ * The `cause` of the `SESSION_LOCKED` of a `close()` (or `fork()`) that could not store every entry
+ * this process appended, because another writer took the lease over: what the database holds of
+ * them and what it does not.
+ */
+export class EntriesNotStored extends Error {
+  constructor(
+    /** Every entry up to this seq is stored (0: none). */
+    readonly storedThroughSeq: number,
+    /** Ids of the entries appended here that the database does not hold, in order. */
+    readonly notStored: readonly string[],
+  ) {
+    super(`entries through seq ${storedThroughSeq} are stored; ${notStored.length} entr${notStored.length === 1 ? "y is" : "ies are"} not`);
+  }
+}
+
 /** Lines per append transaction (one round trip and one commit each). */
 const BATCH_LINES = 256;
 /** Bytes of lines and blobs per append transaction, past which a batch is cut. */
 const BATCH_BYTES = 8 * 1024 * 1024;
 
-interface Pending {
+/** A queued row: its line and the bytes of the blobs it introduces. */
+export interface Pending {
   row: PgLine;
   blobs: PgBlobWrite[];
   bytes: number;
+}
+
+/** What a fork copies of a stored session: its rows up to a seq, then rows only memory holds. */
+export interface ForkSource {
+  /** The source's rows 1…this seq hold what the fork shows first (a server-side copy). */
+  storedThroughSeq: number;
+  /** The rows the fork shows after those, not stored in the source (its lease was lost), in order. */
+  unstored: Pending[];
 }
 
 export interface PgSessionInit {
@@ -40,7 +65,7 @@ export interface PgSessionInit {
   firstMessageKnown: boolean;
   /** The session's artifacts (a working directory written back to rows by flush). */
   artifacts: PgArtifactMirror;
-  forkInto: (request: ForkRequest, source: PgSessionStorage) => Promise<OpenedSession>;
+  forkInto: (request: ForkRequest, source: PgSessionStorage, copy: ForkSource) => Promise<OpenedSession>;
 }
 
 /**
@@ -231,17 +256,33 @@ export class PgSessionStorage implements SessionStorage {
     return this.init.created;
   }
 
+  /**
+   * Forks exactly what memory shows (`request.entries`): the rows stored up to the last of them that
+   * is stored (copied server-side), then the rest from this process's queue. What the fork shows is
+   * fixed now, synchronously: the stored rows and the queue. A writer flushes first; one whose lease
+   * is lost (found before or by that flush) cannot store its queued rows, so the fork writes them.
+   */
   async fork(request: ForkRequest): Promise<OpenedSession> {
-    // a writer that lost its lease forks what it has, like a read-only one (its flush would refuse)
-    if (this.init.created && this.init.token !== null && this.lost === null) await this.flush();
-    return this.init.forkInto(request, this);
+    const storedBefore = this.init.nextSeq - 1;
+    const shownQueued = this.queue.length;
+    if (this.init.created && this.init.token !== null && this.lost === null) {
+      await this.flush().catch((err: unknown) => {
+        if (this.lost === null) throw err; // not a lost lease: the source could not commit, nor can the fork
+      });
+    }
+    if (this.committing !== null) await this.committing.catch(() => {});
+    const committed = Math.min(this.init.nextSeq - 1 - storedBefore, shownQueued);
+    const copy = { storedThroughSeq: storedBefore + committed, unstored: this.queue.slice(0, shownQueued - committed) };
+    return this.init.forkInto(request, this, copy);
   }
 
   async moveTo(header: SessionHeader): Promise<void> {
     await this.flushEntries();
     if (!this.init.created) return; // nothing stored yet: the header is written with the first batch
-    if (this.init.token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
-    await this.init.store.moveSession(this.sessionId, this.init.token, JSON.stringify(header));
+    const token = this.init.token;
+    if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
+    // fenced, and retried across a lost connection (the same header again: idempotent)
+    await this.fencedWrite(() => this.init.store.moveSession(this.sessionId, token, JSON.stringify(header)));
   }
 
   /**
@@ -274,16 +315,34 @@ export class PgSessionStorage implements SessionStorage {
   /**
    * Commits what is queued, then releases the lease and removes the artifacts' working directory.
    * When that commit fails, nothing is given up: the entries, the artifacts and the lease (still
-   * renewed) stay, `close()` rejects, and a later `close()` tries again. A lost lease has nothing
-   * left to commit to: its session is closed at once.
+   * renewed) stay, `close()` rejects, and a later `close()` tries again. A lost lease (known before,
+   * or found by this flush) has nothing left to commit to: the session is closed at once, and when
+   * entries appended here were not stored, `close()` rejects with `SESSION_LOCKED` whose cause,
+   * `EntriesNotStored`, says which (memory still shows them: a `fork()` stores them in a new session).
    */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
+    if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) {
+      await this.flush().catch((err: unknown) => {
+        if (this.lost === null) throw err;
+      });
+    }
+    if (this.committing !== null) await this.committing.catch(() => {});
     this.closed = true;
     this.keeper.stop();
     this.init.artifacts.dispose();
-    if (this.init.token !== null && this.lost === null) {
+    if (this.lost !== null) {
+      if (this.queue.length === 0) return;
+      const cause = new EntriesNotStored(
+        this.init.nextSeq - 1,
+        this.queue.map((p) => String(p.row.entryId)),
+      );
+      throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} closed after its lease was taken over: ${cause.message}`, {
+        path: this.location,
+        cause,
+      });
+    }
+    if (this.init.token !== null) {
       await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
     }
   }
@@ -309,7 +368,7 @@ export class PgSessionStorage implements SessionStorage {
 }
 
 /** The queue's head up to the batch limits (at least one line). */
-function takeBatch(queue: readonly Pending[]): Pending[] {
+export function takeBatch(queue: readonly Pending[]): Pending[] {
   let bytes = 0;
   let n = 0;
   while (n < queue.length && n < BATCH_LINES) {

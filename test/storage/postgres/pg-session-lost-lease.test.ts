@@ -1,0 +1,119 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PostgresBackend } from "../../../src/index.ts";
+import type { PgStore } from "../../../src/postgres/index.ts";
+import { SessionManager } from "../../../src/session/session-manager.ts";
+import { EntriesNotStored } from "../../../src/storage/postgres/pg-session.ts";
+import { freshDatabase, pgCluster } from "../../support/postgres.ts";
+import { tempDir } from "../../support/temp-dir.ts";
+
+const opened: PostgresBackend[] = [];
+afterEach(async () => {
+  for (const b of opened.splice(0)) await b.close();
+});
+
+async function backendAndStore(): Promise<{ backend: PostgresBackend; store: PgStore }> {
+  const backend = PostgresBackend.of(await freshDatabase());
+  opened.push(backend);
+  return { backend, store: await backend.connect() };
+}
+
+/** Lets the lease of `id` expire and has another manager take it over. */
+async function takeOver(backend: PostgresBackend, store: PgStore, id: string): Promise<SessionManager> {
+  await store.pool.query("UPDATE sessions SET lease_expires = clock_timestamp() - interval '1 second' WHERE id = $1", [id]);
+  return SessionManager.open(id, { store: backend, root: tempDir() });
+}
+
+const contents = (m: SessionManager) => m.getEntries().map((e) => (e.message as { content: string }).content);
+
+/** The rows of a session as the entries they hold, compared with what its manager shows. */
+async function storedLines(store: PgStore, id: string): Promise<string[]> {
+  return (await store.loadSession(id)).entries.map((e) => e.line);
+}
+
+describe.skipIf(!pgCluster())("a PostgreSQL writer whose lease was taken over", () => {
+  it("forks exactly what it shows: entries it could not store are written into the fork, so the fork's next entry has its parent", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    m.appendMessage({ role: "user", content: "not stored" });
+    await expect(m.flush()).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    const fork = await m.fork();
+    expect(contents(fork)).toEqual(["kept", "not stored"]);
+    fork.appendMessage({ role: "user", content: "next" });
+    await fork.close();
+    // before the fix: the fork's rows were ["kept", "next"], and "next" named a parent no row holds
+    expect(await storedLines(store, fork.sessionId)).toEqual(fork.getEntries().map((e) => JSON.stringify(e)));
+    await m.close().catch(() => {});
+    await taker.close();
+  });
+
+  it("forks what it shows when the loss is found by the fork itself (entries still queued, never flushed)", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    m.appendMessage({ role: "user", content: "queued" });
+    const fork = await m.fork();
+    expect(await storedLines(store, fork.sessionId)).toEqual(fork.getEntries().map((e) => JSON.stringify(e)));
+    expect(contents(fork)).toEqual(["kept", "queued"]);
+    await fork.close();
+    await m.close().catch(() => {});
+    await taker.close();
+  });
+
+  it("close() rejects (SESSION_LOCKED) naming what was stored and what was not; a second close() resolves", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    const lost1 = m.appendMessage({ role: "user", content: "dropped 1" });
+    const lost2 = m.appendMessage({ role: "user", content: "dropped 2" });
+    // before the fix: close() resolved, and the two entries were gone without a word
+    const err = await m.close().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: "SESSION_LOCKED" });
+    const cause = (err as { cause: unknown }).cause;
+    expect(cause).toBeInstanceOf(EntriesNotStored);
+    expect(cause).toMatchObject({ storedThroughSeq: 1, notStored: [lost1, lost2] });
+    expect(await storedLines(store, m.sessionId)).toHaveLength(1);
+    await m.close(); // the session is closed; nothing more can be stored
+    // what memory still shows can be rescued into a fork of its own
+    const rescue = await m.fork();
+    await rescue.close();
+    expect(await storedLines(store, rescue.sessionId)).toEqual(rescue.getEntries().map((e) => JSON.stringify(e)));
+    expect(contents(rescue)).toEqual(["kept", "dropped 1", "dropped 2"]);
+    await taker.close();
+  });
+
+  it("a move refused by the fence turns the writer read-only, as a refused append does, and moves nothing", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    await expect(m.moveTo("/elsewhere")).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    // before the fix: the manager stayed writable and took this append into memory
+    expect(() => m.appendMessage({ role: "user", content: "after" })).toThrow(expect.objectContaining({ code: "READ_ONLY" }));
+    expect(m.isReadOnly).toBe(true);
+    expect((await store.getSession(m.sessionId))!.cwd).toBe("/p");
+    await m.close();
+    await taker.close();
+  });
+
+  it("close() after a loss with nothing left unstored resolves", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    await m.close();
+    expect(await storedLines(store, m.sessionId)).toHaveLength(1);
+    await taker.close();
+  });
+});
