@@ -4,6 +4,7 @@ import { PgArtifacts } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
+import { type PgLimits, resolveLimits } from "./limits.ts";
 import { migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
 import {
@@ -24,6 +25,8 @@ export interface PgStoreOptions {
   maxConnections?: number;
   /** Create or migrate the schema on connect. @default true */
   migrate?: boolean;
+  /** Sizes of statements and values (limits.ts); smaller ones only, for tests. @default DEFAULT_LIMITS */
+  limits?: Partial<PgLimits>;
 }
 
 /**
@@ -40,9 +43,11 @@ export class PgStore {
   private constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
+    /** The sizes every statement and value is kept within. */
+    readonly limits: PgLimits,
   ) {
     this.leases = new PgLeases(pool);
-    this.blobs = new PgBlobs(pool);
+    this.blobs = new PgBlobs(pool, limits);
     this.artifacts = new PgArtifacts(pool);
   }
 
@@ -54,6 +59,7 @@ export class PgStore {
    */
   static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
     const owns = typeof target === "string";
+    const limits = resolveLimits(options.limits);
     let pool: pg.Pool;
     if (typeof target === "string") {
       if (!/^postgres(ql)?:\/\//.test(target)) {
@@ -70,7 +76,7 @@ export class PgStore {
     } else {
       pool = target;
     }
-    const store = new PgStore(pool, owns);
+    const store = new PgStore(pool, owns, limits);
     try {
       if (options.migrate ?? true) await migrateSchema(pool);
     } catch (err) {
@@ -98,7 +104,7 @@ export class PgStore {
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
   ): Promise<PgAppendResult> {
-    return appendBatch(this.pool, sessionId, token, firstSeq, lines, blobs);
+    return appendBatch(this.pool, this.limits, sessionId, token, firstSeq, lines, blobs);
   }
 
   /** Replaces the header and all entries atomically under the lease. */
@@ -109,7 +115,7 @@ export class PgStore {
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
   ): Promise<PgSession> {
-    return rewriteSession(this.pool, sessionId, token, header, lines, blobs);
+    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs);
   }
 
   /** The session row with its header, or null. */

@@ -1,5 +1,6 @@
 import type { PoolClient } from "pg";
 import { columnText } from "./column-text.ts";
+import type { PgLimits } from "./limits.ts";
 import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
 
 /** Columns of `sessions` that make a `PgSessionInfo`. */
@@ -51,15 +52,50 @@ export function toEntry(row: EntryRow): PgEntry {
 /** Rows per INSERT statement when writing many lines (keeps each parameter array moderate). */
 const INSERT_CHUNK = 1000;
 
-/** Inserts `lines` as seqs `firstSeq`, `firstSeq + 1`, … of `sessionId` (inside the caller's transaction). */
-export async function insertEntries(client: PoolClient, sessionId: string, firstSeq: number, lines: readonly PgLine[]): Promise<void> {
-  for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
-    const chunk = lines.slice(at, at + INSERT_CHUNK);
+/** The characters of the lines of `lines`. */
+export function linesChars(lines: readonly PgLine[]): number {
+  return lines.reduce((n, l) => n + l.line.length, 0);
+}
+
+/**
+ * Inserts `lines` as seqs `firstSeq`, `firstSeq + 1`, … of `sessionId` (inside the caller's
+ * transaction): up to INSERT_CHUNK lines and `arrayChars` characters per statement (a `text[]` is
+ * sent as one escaped string literal), a line longer than that alone as a plain parameter.
+ */
+export async function insertEntries(
+  client: PoolClient,
+  sessionId: string,
+  firstSeq: number,
+  lines: readonly PgLine[],
+  limits: PgLimits,
+): Promise<void> {
+  for (let at = 0; at < lines.length; ) {
+    const first = lines[at]!;
+    if (first.line.length > limits.arrayChars) {
+      const [[entryId], [kind]] = entryColumns([first]);
+      await client.query("INSERT INTO entries (session_id, seq, entry_id, kind, line) VALUES ($1, $2, $3, $4, $5)", [
+        sessionId,
+        firstSeq + at,
+        entryId,
+        kind,
+        first.line,
+      ]);
+      at++;
+      continue;
+    }
+    let end = at;
+    let chars = 0;
+    while (end < lines.length && end - at < INSERT_CHUNK && chars + lines[end]!.line.length <= limits.arrayChars) {
+      chars += lines[end]!.line.length;
+      end++;
+    }
+    const chunk = lines.slice(at, end);
     await client.query(
       `INSERT INTO entries (session_id, seq, entry_id, kind, line)
        SELECT $1, $2::bigint + o - 1, e, k, l FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(e, k, l, o)`,
       [sessionId, firstSeq + at, ...entryColumns(chunk), chunk.map((l) => l.line)],
     );
+    at = end;
   }
 }
 

@@ -186,7 +186,7 @@ export class PostgresBackend implements StorageBackend {
     const cache = new PgBlobCache(location);
     const mirror = new PgArtifactMirror(store, header.id, { fsync: options.fsync, onWarning: options.onWarning });
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
-    if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.pool, state.refs);
+    if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
     if (state.created) await mirror.load();
     // Only an entry whose line names a ref has anything to give back (as the file loader does).
     const withRefs = options.rehydrate === "eager" ? state.withRefs : undefined;

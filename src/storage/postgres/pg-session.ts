@@ -1,7 +1,7 @@
 import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import type { PgBlobWrite, PgLine, PgStore } from "../../postgres/index.ts";
+import { checkBlobSize, checkLine, type PgBlobWrite, type PgLine, type PgStore } from "../../postgres/index.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
@@ -134,9 +134,16 @@ export class PgSessionStorage implements SessionStorage {
     return this.init.options.rehydrate === "lazy" ? pending.prepared : entry;
   }
 
-  /** The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes when this process has them). */
+  /**
+   * The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes
+   * when this process has them). A line or blob larger than one row holds is refused here
+   * (`PERSISTENCE_FAILED`), before the entry is in memory or queued: it can never block the entries after it.
+   */
   private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
     const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), !this.init.firstMessageKnown);
+    const { limits } = this.init.store;
+    checkLine(row.line, limits);
+    for (const blob of blobs) checkBlobSize(blob.bytes.byteLength, limits);
     if (row.firstMessage) this.init.firstMessageKnown = true;
     const own = new Set(blobs.map((b) => b.sha256));
     for (const hash of row.blobRefs ?? []) {
