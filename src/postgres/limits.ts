@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { isColumnText } from "./column-text.ts";
 
 /*
  * Every value the store sends or reads stays within three limits: PostgreSQL holds less than 1 GiB
@@ -44,8 +45,15 @@ export function resolveLimits(options: Partial<PgLimits> = {}): PgLimits {
   return limits;
 }
 
-/** Refuses (`PERSISTENCE_FAILED`) a line longer than one field holds, before anything is sent. */
+/**
+ * Refuses (`PERSISTENCE_FAILED`), before anything is sent, a line longer than one field holds, or
+ * one holding a raw NUL or lone surrogate (`text` refuses the one and pg would send U+FFFD for the
+ * other: the line would not stay exact). JSON escapes both, so no serialized entry holds either.
+ */
 export function checkLine(line: string, limits: PgLimits): void {
+  if (!isColumnText(line)) {
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", "A line holds a raw NUL or a lone surrogate: it would not be stored exactly");
+  }
   // a UTF-16 unit is at most 3 UTF-8 bytes: most lines need no count
   if (line.length * 3 <= limits.maxLineBytes) return;
   const bytes = Buffer.byteLength(line);
