@@ -339,10 +339,11 @@ export class PgSessionStorage implements SessionStorage {
     this.keeper.stop();
     this.init.artifacts.dispose();
     if (this.lost !== null) {
-      if (this.queue.length === 0) return;
+      const stored = await this.storedOfQueue();
+      if (stored === this.queue.length) return;
       const cause = new EntriesNotStored(
-        this.init.nextSeq - 1,
-        this.queue.map((p) => String(p.row.entryId)),
+        this.init.nextSeq - 1 + stored,
+        this.queue.slice(stored).map((p) => String(p.row.entryId)),
       );
       throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} closed after its lease was taken over: ${cause.message}`, {
         path: this.location,
@@ -352,6 +353,27 @@ export class PgSessionStorage implements SessionStorage {
     if (this.init.token !== null) {
       await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
     }
+  }
+
+  /**
+   * How many rows at the queue's head the database holds after all: a batch whose commit reply was
+   * lost before the lease was may have committed. Read without the lease; 0 when it cannot be read.
+   */
+  private async storedOfQueue(): Promise<number> {
+    if (this.queue.length === 0) return 0;
+    const from = this.init.nextSeq;
+    const lines: string[] = [];
+    try {
+      await this.init.store.readSession(this.sessionId, (batch) => void lines.push(...batch.map((e) => e.line)), {
+        fromSeq: from,
+        toSeq: from + this.queue.length - 1,
+      });
+    } catch {
+      return 0;
+    }
+    let n = 0;
+    while (n < lines.length && lines[n] === this.queue[n]!.row.line) n++;
+    return n;
   }
 
   /** Entries appended but not yet committed (for tests and diagnostics). */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
+import { TranscriptStoreError } from "../../../src/errors.ts";
 import type { PgStore } from "../../../src/postgres/index.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { EntriesNotStored } from "../../../src/storage/postgres/pg-session.ts";
@@ -104,6 +105,44 @@ describe.skipIf(!pgCluster())("a PostgreSQL writer whose lease was taken over", 
     expect((await store.getSession(m.sessionId))!.cwd).toBe("/p");
     await m.close();
     await taker.close();
+  });
+
+  it("close() counts as stored a batch whose commit went through although its reply was lost before the lease was", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const original = store.appendBatch.bind(store);
+    let taker: number | null = null;
+    store.appendBatch = async (...args: Parameters<PgStore["appendBatch"]>) => {
+      const result = await original(...args);
+      if (taker === null) {
+        await store.pool.query("UPDATE sessions SET lease_expires = clock_timestamp() - interval '1 second' WHERE id = $1", [m.sessionId]);
+        taker = await store.leases.acquire(m.sessionId, "taker", 60_000);
+        throw new TranscriptStoreError("PERSISTENCE_FAILED", "reply lost", { cause: new Error("Connection terminated unexpectedly") });
+      }
+      return result;
+    };
+    m.appendMessage({ role: "user", content: "committed, unconfirmed" });
+    await expect(m.flush()).rejects.toMatchObject({ code: "SESSION_LOCKED" }); // the retry met the fence
+    await m.close(); // the database holds both: nothing was lost
+    expect(await storedLines(store, m.sessionId)).toEqual(m.getEntries().map((e) => JSON.stringify(e)));
+  });
+
+  it("a read-only manager forks what it shows, not rows another writer appended after it opened", async () => {
+    const { backend, store } = await backendAndStore();
+    const w = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    w.appendMessage({ role: "user", content: "seen" });
+    await w.flush();
+    const reader = await SessionManager.open(w.sessionId, { store: backend, root: tempDir(), readOnly: true });
+    w.appendMessage({ role: "user", content: "unseen" });
+    await w.close();
+    const fork = await reader.fork();
+    expect(contents(fork)).toEqual(["seen"]);
+    // before the fix: the fork's rows held "unseen" too, which its memory did not show
+    expect(await storedLines(store, fork.sessionId)).toEqual(fork.getEntries().map((e) => JSON.stringify(e)));
+    await fork.close();
+    await reader.close();
   });
 
   it("close() after a loss with nothing left unstored resolves", async () => {
