@@ -92,11 +92,10 @@ export async function readBlobs(client: PoolClient, hashes: readonly string[], l
 async function readLargeBlob(client: PoolClient, hash: string, size: number, limits: PgLimits): Promise<Buffer | null> {
   const whole = Buffer.allocUnsafe(size);
   for (let at = 0; at < size; at += limits.blobPartBytes) {
-    const { rows } = await client.query<{ part: Buffer }>("SELECT substring(bytes FROM $2::int FOR $3::int) AS part FROM blobs WHERE sha256 = $1", [
-      hash,
-      at + 1,
-      limits.blobPartBytes,
-    ]);
+    const { rows } = await client.query<{ part: Buffer }>(
+      "SELECT substring(bytes FROM $2::int FOR $3::int) AS part FROM blobs WHERE sha256 = $1",
+      [hash, at + 1, limits.blobPartBytes],
+    );
     if (rows[0] === undefined) return null;
     rows[0].part.copy(whole, at);
   }

@@ -31,6 +31,6 @@ export function isColumnText(text: string): boolean {
 
 /** A session id as a key column holds it, or `BAD_HEADER` when it holds a NUL or a lone surrogate (it would not stay exact). */
 export function checkedSessionId(id: string): string {
-  if (!isColumnText(id)) throw new TranscriptStoreError("BAD_HEADER", `A session id holds a NUL or a lone surrogate: ${JSON.stringify(id)}`);
-  return id;
+  if (isColumnText(id)) return id;
+  throw new TranscriptStoreError("BAD_HEADER", `A session id holds a NUL or a lone surrogate: ${JSON.stringify(id)}`);
 }

@@ -58,7 +58,10 @@ export function checkLine(line: string, limits: PgLimits): void {
   if (line.length * 3 <= limits.maxLineBytes) return;
   const bytes = Buffer.byteLength(line);
   if (bytes > limits.maxLineBytes) {
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `An entry of ${bytes} bytes is over the ${limits.maxLineBytes} bytes one row holds`);
+    throw new TranscriptStoreError(
+      "PERSISTENCE_FAILED",
+      `An entry of ${bytes} bytes is over the ${limits.maxLineBytes} bytes one row holds`,
+    );
   }
 }
 

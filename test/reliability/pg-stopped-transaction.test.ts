@@ -39,7 +39,10 @@ describe.skipIf(!pgCluster())("PostgreSQL: a writer SIGSTOPped inside its fenced
       const taker = await store.leases.acquire(id, "taker", 60_000).catch(async (err) => {
         // still inside the stopped writer's lease: wait for its end on the server's clock, then take over
         if ((err as { code?: string }).code !== "SESSION_LOCKED") throw err;
-        await store.pool.query("SELECT pg_sleep(greatest(0, extract(epoch FROM lease_expires - clock_timestamp()))) FROM sessions WHERE id = $1", [id]);
+        await store.pool.query(
+          "SELECT pg_sleep(greatest(0, extract(epoch FROM lease_expires - clock_timestamp()))) FROM sessions WHERE id = $1",
+          [id],
+        );
         return store.leases.acquire(id, "taker", 60_000);
       });
       expect(taker).toBe(token! + 1);

@@ -345,10 +345,14 @@ export class PgSessionStorage implements SessionStorage {
         this.init.nextSeq - 1 + stored,
         this.queue.slice(stored).map((p) => String(p.row.entryId)),
       );
-      throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} closed after its lease was taken over: ${cause.message}`, {
-        path: this.location,
-        cause,
-      });
+      throw new TranscriptStoreError(
+        "SESSION_LOCKED",
+        `Session ${this.sessionId} closed after its lease was taken over: ${cause.message}`,
+        {
+          path: this.location,
+          cause,
+        },
+      );
     }
     if (this.init.token !== null) {
       await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);

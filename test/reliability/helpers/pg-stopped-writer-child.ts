@@ -9,7 +9,13 @@ import { fenceSession } from "../../../src/postgres/lease.ts";
 import { isConnectionError } from "../../../src/postgres/pg-errors.ts";
 
 const [url, id, ttl] = process.argv.slice(2) as [string, string, string];
-const line = JSON.stringify({ type: "message", id: "stopped1", parentId: null, timestamp: "t", message: { role: "user", content: "stopped" } });
+const line = JSON.stringify({
+  type: "message",
+  id: "stopped1",
+  parentId: null,
+  timestamp: "t",
+  message: { role: "user", content: "stopped" },
+});
 const outcome = (p: Promise<unknown>) =>
   p.then(
     () => "ok",

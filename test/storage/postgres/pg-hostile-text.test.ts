@@ -36,7 +36,7 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     await again.close();
   });
 
-  it("a header with such a cwd, title and parent is stored exactly, listed under its cwd, and an entry id or kind with NUL is kept", async () => {
+  it("a header with such a cwd, title and parent stays exact, listed under its cwd; an entry id or kind with NUL is kept", async () => {
     const { store, url } = await freshStore();
     const id = randomUUID();
     const cwd = "/home/\u0000/\ud800";
@@ -59,14 +59,19 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     expect((await db.query("SELECT entry_id, kind FROM entries")).rows).toEqual([{ entry_id: "e\ufffd\ufffd", kind: "odd\ufffd" }]);
   });
 
-  it.each(["{\"raw\":\"\u0000\"}", "{\"raw\":\"\ud800\"}"])("a line holding %j raw (not escaped) is refused before anything is stored", async (line) => {
-    const { store, url } = await freshStore();
-    const id = randomUUID();
-    const { token } = await store.createSession(headerLine(id), { lease: { holder: "w", ttlMs: 60_000 } });
-    // before the fix: the NUL failed in the database; the surrogate was stored as U+FFFD, silently
-    await expect(store.appendBatch(id, token!, 1, [{ line, entryId: "e", kind: "odd" }])).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
-    expect((await rawPool(url).query("SELECT count(*)::int AS n FROM entries")).rows).toEqual([{ n: 0 }]);
-  });
+  it.each(['{"raw":"\u0000"}', '{"raw":"\ud800"}'])(
+    "a line holding %j raw (not escaped) is refused before anything is stored",
+    async (line) => {
+      const { store, url } = await freshStore();
+      const id = randomUUID();
+      const { token } = await store.createSession(headerLine(id), { lease: { holder: "w", ttlMs: 60_000 } });
+      // before the fix: the NUL failed in the database; the surrogate was stored as U+FFFD, silently
+      await expect(store.appendBatch(id, token!, 1, [{ line, entryId: "e", kind: "odd" }])).rejects.toMatchObject({
+        code: "PERSISTENCE_FAILED",
+      });
+      expect((await rawPool(url).query("SELECT count(*)::int AS n FROM entries")).rows).toEqual([{ n: 0 }]);
+    },
+  );
 
   it.each(["a\u0000b", "a\ud800b"])("a session id %j is refused (BAD_HEADER) before anything is stored", async (id) => {
     const { store, url } = await freshStore();

@@ -31,10 +31,16 @@ async function recordingBackend(limits: Partial<PgLimits>): Promise<{ backend: P
       for (const v of Array.isArray(values) ? values : []) {
         if (Buffer.isBuffer(v)) sent.buffer = Math.max(sent.buffer, v.byteLength);
         if (Array.isArray(v) && v.some((x) => Buffer.isBuffer(x))) {
-          sent.bufferArray = Math.max(sent.bufferArray, v.reduce((n: number, x: Buffer | null) => n + (x?.byteLength ?? 0), 0));
+          sent.bufferArray = Math.max(
+            sent.bufferArray,
+            v.reduce((n: number, x: Buffer | null) => n + (x?.byteLength ?? 0), 0),
+          );
         }
         if (Array.isArray(v) && v.some((x) => typeof x === "string")) {
-          sent.textArray = Math.max(sent.textArray, v.reduce((n: number, x: string | null) => n + (x?.length ?? 0), 0));
+          sent.textArray = Math.max(
+            sent.textArray,
+            v.reduce((n: number, x: string | null) => n + (x?.length ?? 0), 0),
+          );
         }
       }
       return query(text, values, ...rest);
@@ -66,9 +72,7 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
     expect(sent.buffer).toBeLessThanOrEqual(limits.blobPartBytes);
     expect(sent.textArray).toBeLessThanOrEqual(limits.arrayChars);
     const { rows } = await pool.query("SELECT sha256, size::int, encode(sha256(bytes), 'hex') AS actual FROM blobs ORDER BY size");
-    expect(rows).toEqual(
-      [...images].sort((a, b) => a.length - b.length).map((b) => ({ sha256: sha(b), size: b.length, actual: sha(b) })),
-    );
+    expect(rows).toEqual([...images].sort((a, b) => a.length - b.length).map((b) => ({ sha256: sha(b), size: b.length, actual: sha(b) })));
     const again = await SessionManager.open(m.sessionId, { store: backend, root: tempDir(), readOnly: true });
     expect(again.getEntries()).toEqual(m.getEntries());
     const data = (again.getEntries()[0]!.message as { content: Array<{ data?: string }> }).content.slice(1).map((c) => c.data);
@@ -102,7 +106,7 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
   });
 
   // The one test at the real limits (heavy: ~2 GB of memory, tens of seconds): the others inject small ones.
-  it("an entry holding 270 MiB of images commits with the default limits, reads back byte-exact, and the entries after it commit", async () => {
+  it("an entry holding 270 MiB of images commits at the real limits, reads back byte-exact; the entries after it commit", async () => {
     const backend = PostgresBackend.of(await freshDatabase());
     cleanup.push(() => backend.close());
     const big = randomBytes(270 * 1024 * 1024);
@@ -113,7 +117,9 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
     // and "after" was never stored
     await m.close();
     const store = await backend.connect();
-    const { rows } = await store.pool.query("SELECT size::float8 AS size, encode(sha256(bytes), 'hex') AS actual FROM blobs ORDER BY size DESC");
+    const { rows } = await store.pool.query(
+      "SELECT size::float8 AS size, encode(sha256(bytes), 'hex') AS actual FROM blobs ORDER BY size DESC",
+    );
     expect(rows).toEqual([
       { size: big.length, actual: sha(big) },
       { size: 1000, actual: expect.any(String) },

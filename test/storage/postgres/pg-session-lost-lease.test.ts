@@ -32,7 +32,7 @@ async function storedLines(store: PgStore, id: string): Promise<string[]> {
 }
 
 describe.skipIf(!pgCluster())("a PostgreSQL writer whose lease was taken over", () => {
-  it("forks exactly what it shows: entries it could not store are written into the fork, so the fork's next entry has its parent", async () => {
+  it("forks exactly what it shows: the entries it could not store go into the fork, so its next entry has its parent", async () => {
     const { backend, store } = await backendAndStore();
     const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
     m.appendMessage({ role: "user", content: "kept" });
