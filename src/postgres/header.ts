@@ -1,6 +1,12 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { checkedSessionId, columnText } from "./column-text.ts";
 
+/**
+ * The earliest instant `timestamptz` holds is in 4714 BC; a header timestamp before the year 4712
+ * BC (or not a date) leaves `created` to the insert's time: the header line keeps it exactly.
+ */
+const EARLIEST_TIMESTAMP = Date.UTC(-4711, 0, 1);
+
 /** The header fields the sessions table keeps in columns, as its columns hold them (column-text.ts: the header line stays exact). */
 export interface HeaderFields {
   id: string;
@@ -29,7 +35,7 @@ export function headerFields(line: string): HeaderFields {
   return {
     id: checkedSessionId(h.id),
     cwd: columnText(h.cwd),
-    created: created !== null && !Number.isNaN(created.getTime()) ? created : null,
+    created: created !== null && created.getTime() >= EARLIEST_TIMESTAMP ? created : null,
     parentSession: typeof h.parentSession === "string" ? columnText(h.parentSession) : null,
     title: typeof h.title === "string" ? columnText(h.title) : null,
   };

@@ -73,6 +73,22 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     },
   );
 
+  it.each(["-100000-01-01T00:00:00.000Z", "-004713-01-01T00:00:00.000Z"])(
+    "a header timestamp %s, before what timestamptz holds, is stored: created falls back to the time of the insert",
+    async (timestamp) => {
+      const { store } = await freshStore();
+      const id = randomUUID();
+      const header = headerLine(id, "/p", { timestamp });
+      const before = Date.now();
+      // before the fix: PERSISTENCE_FAILED (timestamp out of range), at every attempt
+      const { session } = await store.createSession(header);
+      expect(session.header).toBe(header);
+      expect(session.created.getTime()).toBeGreaterThan(before - 60_000);
+      const { token } = await store.forkSession(id, headerLine(randomUUID(), "/q", { timestamp }), { lease: { holder: "f", ttlMs: 60_000 } });
+      expect(token).not.toBeNull();
+    },
+  );
+
   it.each(["a\u0000b", "a\ud800b"])("a session id %j is refused (BAD_HEADER) before anything is stored", async (id) => {
     const { store, url } = await freshStore();
     await expect(store.createSession(headerLine(id))).rejects.toMatchObject({ code: "BAD_HEADER" });
