@@ -84,7 +84,9 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
       const { session } = await store.createSession(header);
       expect(session.header).toBe(header);
       expect(session.created.getTime()).toBeGreaterThan(before - 60_000);
-      const { token } = await store.forkSession(id, headerLine(randomUUID(), "/q", { timestamp }), { lease: { holder: "f", ttlMs: 60_000 } });
+      const { token } = await store.forkSession(id, headerLine(randomUUID(), "/q", { timestamp }), {
+        lease: { holder: "f", ttlMs: 60_000 },
+      });
       expect(token).not.toBeNull();
     },
   );
