@@ -5,7 +5,7 @@ import type { Pool } from "pg";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import { PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
+import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
@@ -16,7 +16,7 @@ import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
 import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
-import { type ForkSource, type Pending, PgSessionStorage, takeBatch } from "./pg-session.ts";
+import { type ForkSource, type Pending, PgSessionStorage } from "./pg-session.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -243,7 +243,10 @@ export class PostgresBackend implements StorageBackend {
           token!,
           1,
           rows.map((r) => r.row),
-          rows.flatMap((r) => r.blobs),
+          withCachedBlobs(
+            rows.map((r) => ({ row: r.row, blobs: r.blobs })),
+            source,
+          ),
         );
       }
       session = { ...session, lastSeq: rows.length, firstMessage: rows.find((r) => r.row.firstMessage)?.row.firstMessage ?? null };
@@ -253,17 +256,32 @@ export class PostgresBackend implements StorageBackend {
   }
 }
 
-/** Appends queued rows to a session from `firstSeq` on, in batches of the queue's size. */
+/** Appends queued rows to a new session from `firstSeq` on, in one transaction. */
 async function writeRows(store: PgStore, sessionId: string, token: number, firstSeq: number, rows: readonly Pending[]): Promise<void> {
-  for (let at = 0; at < rows.length; ) {
-    const batch = takeBatch(rows.slice(at));
-    await store.appendBatch(
-      sessionId,
-      token,
-      firstSeq + at,
-      batch.map((p) => p.row),
-      batch.flatMap((p) => p.blobs),
-    );
-    at += batch.length;
+  if (rows.length === 0) return;
+  await store.appendBatch(
+    sessionId,
+    token,
+    firstSeq,
+    rows.map((p) => p.row),
+    rows.flatMap((p) => p.blobs),
+  );
+}
+
+/**
+ * The blobs rows carry, plus the bytes the source holds of the other blobs they reference: a lazy
+ * entry keeps refs, and the blobs of entries its source could not store (a lost lease) exist only
+ * in that process's cache, not in the database.
+ */
+function withCachedBlobs(rows: ReadonlyArray<{ row: PgLine; blobs: PgBlobWrite[] }>, source: PgSessionStorage): PgBlobWrite[] {
+  const blobs = rows.flatMap((r) => r.blobs);
+  const have = new Set(blobs.map((b) => b.sha256));
+  for (const hash of rows.flatMap((r) => r.row.blobRefs ?? [])) {
+    const bytes = have.has(hash) ? null : source.cachedBlob(hash);
+    if (bytes !== null) {
+      blobs.push({ sha256: hash, bytes });
+      have.add(hash);
+    }
   }
+  return blobs;
 }

@@ -380,6 +380,11 @@ export class PgSessionStorage implements SessionStorage {
     return n;
   }
 
+  /** The bytes of a blob this process appended or read, or null (a fork of what the database may lack). */
+  cachedBlob(hash: string): Buffer | null {
+    return this.init.cache.cached(hash);
+  }
+
   /** Entries appended but not yet committed (for tests and diagnostics). */
   get pendingCount(): number {
     return this.queue.length + this.deferred.length;
@@ -401,7 +406,7 @@ export class PgSessionStorage implements SessionStorage {
 }
 
 /** The queue's head up to the batch limits (at least one line). */
-export function takeBatch(queue: readonly Pending[]): Pending[] {
+function takeBatch(queue: readonly Pending[]): Pending[] {
   let bytes = 0;
   let n = 0;
   while (n < queue.length && n < BATCH_LINES) {

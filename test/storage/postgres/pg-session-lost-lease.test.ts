@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
 import { TranscriptStoreError } from "../../../src/errors.ts";
@@ -89,6 +90,28 @@ describe.skipIf(!pgCluster())("a PostgreSQL writer whose lease was taken over", 
     await rescue.close();
     expect(await storedLines(store, rescue.sessionId)).toEqual(rescue.getEntries().map((e) => JSON.stringify(e)));
     expect(contents(rescue)).toEqual(["kept", "dropped 1", "dropped 2"]);
+    await taker.close();
+  });
+
+  it("a lazy session's rescue fork after a rejected close stores the images only its memory held", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir(), rehydrate: "lazy" });
+    m.appendMessage({ role: "user", content: "kept" });
+    await m.flush();
+    const taker = await takeOver(backend, store, m.sessionId);
+    const png = randomBytes(3000);
+    m.appendMessage({ role: "user", content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] });
+    await expect(m.close()).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+    // before the fix: BLOB_MISSING (the lazy entry holds a ref; its bytes were never stored)
+    const rescue = await m.fork();
+    await rescue.close();
+    expect(await storedLines(store, rescue.sessionId)).toHaveLength(2);
+    const hash = createHash("sha256").update(png).digest("hex");
+    expect(await store.blobs.get(hash)).toEqual(png);
+    const again = await SessionManager.open(rescue.sessionId, { store: backend, root: tempDir(), readOnly: true });
+    const content = (again.getEntries()[1]!.message as { content: Array<{ data: string }> }).content;
+    expect(content[0]!.data).toBe(png.toString("base64"));
+    await again.close();
     await taker.close();
   });
 
