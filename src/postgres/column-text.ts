@@ -13,7 +13,9 @@ import { TranscriptStoreError } from "../errors.ts";
 const NUL = /\u0000/g;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const HAS_LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** ES2024's String.prototype.isWellFormed (native in Node 20; the compiler's lib is ES2023). */
+const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** `text` as a derived `text` column can hold it: each NUL and each lone surrogate becomes U+FFFD; other text is returned as it is. */
 export function columnText(text: string): string;
@@ -21,12 +23,12 @@ export function columnText(text: string | null): string | null;
 export function columnText(text: string | null): string | null {
   if (text === null) return null;
   const noNul = text.includes("\u0000") ? text.replace(NUL, "\ufffd") : text;
-  return HAS_LONE_SURROGATE.test(noNul) ? noNul.replace(LONE_SURROGATE, "\ufffd") : noNul;
+  return isWellFormed(noNul) ? noNul : noNul.replace(LONE_SURROGATE, "\ufffd");
 }
 
 /** True when PostgreSQL `text` holds `text` exactly (no NUL, no lone surrogate). */
 export function isColumnText(text: string): boolean {
-  return !text.includes("\u0000") && !HAS_LONE_SURROGATE.test(text);
+  return !text.includes("\u0000") && isWellFormed(text);
 }
 
 /** A session id as a key column holds it, or `BAD_HEADER` when it holds a NUL or a lone surrogate (it would not stay exact). */

@@ -4,7 +4,7 @@ export { PgArtifacts } from "./artifacts.ts";
 export { PgBlobs } from "./blobs.ts";
 export { DEFAULT_GC_GRACE_MS, type PgGcOptions, type PgGcReport } from "./gc.ts";
 export { PgLeases } from "./lease.ts";
-export { checkBlobSize, checkLine, DEFAULT_LIMITS, MAX_FIELD_BYTES, type PgLimits } from "./limits.ts";
+export { checkBlobSize, checkLineSize, DEFAULT_LIMITS, MAX_FIELD_BYTES, type PgLimits } from "./limits.ts";
 export { type PgStoreOptions, PgStore } from "./pg-store.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 export type { PgForkOptions } from "./session-copies.ts";

@@ -54,6 +54,11 @@ export function checkLine(line: string, limits: PgLimits): void {
   if (!isColumnText(line)) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", "A line holds a raw NUL or a lone surrogate: it would not be stored exactly");
   }
+  checkLineSize(line, limits);
+}
+
+/** Refuses (`PERSISTENCE_FAILED`) a line longer than one field holds (a serialized entry needs no more: JSON escapes the rest). */
+export function checkLineSize(line: string, limits: PgLimits): void {
   // a UTF-16 unit is at most 3 UTF-8 bytes: most lines need no count
   if (line.length * 3 <= limits.maxLineBytes) return;
   const bytes = Buffer.byteLength(line);

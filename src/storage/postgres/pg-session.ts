@@ -1,7 +1,7 @@
 import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import { checkBlobSize, checkLine, type PgBlobWrite, type PgLine, type PgStore } from "../../postgres/index.ts";
+import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "../../postgres/index.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
@@ -142,7 +142,7 @@ export class PgSessionStorage implements SessionStorage {
   private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
     const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), !this.init.firstMessageKnown);
     const { limits } = this.init.store;
-    checkLine(row.line, limits);
+    checkLineSize(row.line, limits);
     for (const blob of blobs) checkBlobSize(blob.bytes.byteLength, limits);
     if (row.firstMessage) this.init.firstMessageKnown = true;
     const own = new Set(blobs.map((b) => b.sha256));
