@@ -21,6 +21,18 @@ export interface HeaderFields {
  * whose id a key column cannot hold exactly, is `BAD_HEADER`.
  */
 export function headerFields(line: string): HeaderFields {
+  const h = exactHeaderFields(line);
+  return {
+    ...h,
+    id: checkedSessionId(h.id),
+    cwd: columnText(h.cwd),
+    parentSession: columnText(h.parentSession),
+    title: columnText(h.title),
+  };
+}
+
+/** The header fields as the header line holds them (listing shows these where a column could not: column-text.ts). */
+export function exactHeaderFields(line: string): HeaderFields {
   let header: unknown;
   try {
     header = JSON.parse(line);
@@ -33,10 +45,10 @@ export function headerFields(line: string): HeaderFields {
   }
   const created = typeof h.timestamp === "string" ? new Date(h.timestamp) : null;
   return {
-    id: checkedSessionId(h.id),
-    cwd: columnText(h.cwd),
+    id: h.id,
+    cwd: h.cwd,
     created: created !== null && created.getTime() >= EARLIEST_TIMESTAMP ? created : null,
-    parentSession: typeof h.parentSession === "string" ? columnText(h.parentSession) : null,
-    title: typeof h.title === "string" ? columnText(h.title) : null,
+    parentSession: typeof h.parentSession === "string" ? h.parentSession : null,
+    title: typeof h.title === "string" ? h.title : null,
   };
 }

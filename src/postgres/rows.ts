@@ -1,11 +1,20 @@
 import type { PoolClient } from "pg";
 import { columnText } from "./column-text.ts";
+import { exactHeaderFields } from "./header.ts";
 import type { PgLimits } from "./limits.ts";
 import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
 
-/** Columns of `sessions` that make a `PgSessionInfo`. */
-export const INFO_COLUMNS =
-  "id, cwd, title, created, modified, parent_session, first_message, message_count::float8 AS message_count, last_seq::float8 AS last_seq";
+/**
+ * Columns of `sessions` that make a `PgSessionInfo`. A derived column holding U+FFFD may stand for
+ * text it could not hold (column-text.ts): then the header line, or the first user message's line,
+ * comes along, so that listing shows the exact text (an ordinary session pays nothing).
+ */
+export const INFO_COLUMNS = `id, cwd, title, created, modified, parent_session, first_message,
+  message_count::float8 AS message_count, last_seq::float8 AS last_seq,
+  CASE WHEN strpos(concat(cwd, title, parent_session), chr(65533)) > 0 THEN header END AS exact_header,
+  CASE WHEN strpos(first_message, chr(65533)) > 0
+       THEN (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.seq = sessions.first_message_seq)
+  END AS first_message_line`;
 
 export interface SessionRow {
   id: string;
@@ -17,18 +26,22 @@ export interface SessionRow {
   first_message: string | null;
   message_count: number;
   last_seq: number;
+  exact_header: string | null;
+  first_message_line: string | null;
   header?: string;
 }
 
 export function toInfo(row: SessionRow): PgSessionInfo {
+  const exact = row.exact_header === null ? null : exactHeaderFields(row.exact_header);
   return {
     id: row.id,
-    cwd: row.cwd,
-    title: row.title,
+    cwd: exact?.cwd ?? row.cwd,
+    title: exact === null ? row.title : exact.title,
     created: row.created,
     modified: row.modified,
-    parentSession: row.parent_session,
+    parentSession: exact === null ? row.parent_session : exact.parentSession,
     firstMessage: row.first_message,
+    ...(row.first_message_line === null ? {} : { firstMessageLine: row.first_message_line }),
     messageCount: row.message_count,
     lastSeq: row.last_seq,
   };

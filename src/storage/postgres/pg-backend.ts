@@ -14,7 +14,7 @@ import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcO
 import { redactUrl } from "../store-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
-import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
+import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { importIntoPostgres, type PgImportStatus } from "./pg-import.ts";
 import { type ForkSource, type Pending, PgSessionStorage } from "./pg-session.ts";
 
@@ -165,7 +165,8 @@ export class PostgresBackend implements StorageBackend {
       size: 0,
       messageCount: row.messageCount,
       messageCountExact: true,
-      firstMessage: row.firstMessage,
+      // the stored preview may hold U+FFFD for what its column could not hold: the line has the exact text
+      firstMessage: row.firstMessageLine === undefined ? row.firstMessage : (previewOfLine(row.firstMessageLine) ?? row.firstMessage),
       parentSession: row.parentSession,
       tornTail: false,
     };

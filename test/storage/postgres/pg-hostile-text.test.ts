@@ -31,8 +31,9 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     const again = await SessionManager.open(m.sessionId, { store: backend, root: tempDir(), readOnly: true });
     expect(again.getEntries().map((e) => e.message)).toEqual(m.getEntries().map((e) => e.message));
     const [info] = await SessionManager.list("/p", { store: backend, root: tempDir() });
-    // the listing preview is derived: what PostgreSQL cannot hold reads as U+FFFD there
-    expect(info!.firstMessage).toBe(columnText(text));
+    // the preview column holds U+FFFD for what it cannot hold; listing reads the exact text from the line
+    expect((await store.getSession(m.sessionId))!.firstMessage).toBe(columnText(text));
+    expect(info!.firstMessage).toBe(text);
     await again.close();
   });
 
@@ -48,14 +49,20 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     expect(session.header).toBe(header);
     expect(entries.map((e) => e.line)).toEqual([line]);
     const listed = await store.listSessions({ cwd });
-    expect(listed.map((s) => [s.id, s.cwd, s.title, s.parentSession, s.firstMessage])).toEqual([
-      [id, "/home/\ufffd/\ufffd", "t\ufffd\ufffd", "p\ufffd", "f\ufffd"],
+    // the columns hold U+FFFD; listing gives the header's exact text, and the line of the first message
+    expect(listed.map((s) => [s.id, s.cwd, s.title, s.parentSession, s.firstMessage, s.firstMessageLine])).toEqual([
+      [id, cwd, "t\u0000\udfff", "p\u0000", "f\ufffd", line],
+    ]);
+    const db = rawPool(url);
+    expect((await db.query("SELECT cwd, title, parent_session FROM sessions")).rows).toEqual([
+      { cwd: "/home/\ufffd/\ufffd", title: "t\ufffd\ufffd", parent_session: "p\ufffd" },
     ]);
     const moved = headerLine(id, "/else/\u0000", { title: "\ud800" });
     await store.moveSession(id, token!, moved);
     expect((await store.getSession(id))!.header).toBe(moved);
-    expect((await store.listSessions({ cwd: "/else/\u0000" })).map((s) => s.id)).toEqual([id]);
-    const db = rawPool(url);
+    expect((await store.listSessions({ cwd: "/else/\u0000" })).map((s) => [s.id, s.cwd, s.title])).toEqual([
+      [id, "/else/\u0000", "\ud800"],
+    ]);
     expect((await db.query("SELECT entry_id, kind FROM entries")).rows).toEqual([{ entry_id: "e\ufffd\ufffd", kind: "odd\ufffd" }]);
   });
 
