@@ -90,7 +90,8 @@ export async function listSessions(pool: Pool, options: PgListOptions = {}): Pro
   const { rows } = await withClient(pool, "Listing sessions", (client) =>
     client.query<SessionRow>(`SELECT ${INFO_COLUMNS} FROM sessions ${where} ORDER BY modified DESC, id DESC LIMIT $1`, params),
   );
-  return rows.map(toInfo);
+  // the column holds cwds mapped by columnText: one that differs from the asked cwd only where it maps is another cwd
+  return rows.map(toInfo).filter((info) => options.cwd === undefined || info.cwd === options.cwd);
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -112,7 +113,7 @@ export async function resolveSession(pool: Pool, idOrPrefix: string, options: { 
       [escapeLike(idOrPrefix), options.cwd === undefined ? null : columnText(options.cwd), idOrPrefix],
     ),
   );
-  const [first, second] = rows;
+  const [first, second] = rows.filter((row) => options.cwd === undefined || toInfo(row).cwd === options.cwd);
   if (first === undefined) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches ${idOrPrefix}`);
   if (second !== undefined && first.id !== idOrPrefix) {
     throw new TranscriptStoreError("SESSION_AMBIGUOUS", `${idOrPrefix} matches several sessions (${first.id}, ${second.id}, …)`);

@@ -98,6 +98,17 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
     },
   );
 
+  it("two cwds that the cwd column holds alike are listed and resolved apart", async () => {
+    const { store } = await freshStore();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.createSession(headerLine(a, "/c\u0000"));
+    await store.createSession(headerLine(b, "/c\ud800"));
+    expect((await store.listSessions({ cwd: "/c\u0000" })).map((s) => s.id)).toEqual([a]);
+    expect((await store.listSessions({ cwd: "/c\ud800" })).map((s) => s.id)).toEqual([b]);
+    expect((await store.resolveSession(b.slice(0, 8), { cwd: "/c\u0000" }).catch((e) => e)).code).toBe("SESSION_NOT_FOUND");
+    expect((await store.resolveSession(a.slice(0, 8), { cwd: "/c\u0000" })).id).toBe(a);
+  });
+
   it.each(["a\u0000b", "a\ud800b"])("a session id %j is refused (BAD_HEADER) before anything is stored", async (id) => {
     const { store, url } = await freshStore();
     await expect(store.createSession(headerLine(id))).rejects.toMatchObject({ code: "BAD_HEADER" });
