@@ -1,5 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
-import { checkedSessionId, columnText } from "./column-text.ts";
+import { checkedSessionId, columnText, isColumnText } from "./column-text.ts";
 
 /**
  * The earliest instant `timestamptz` holds is in 4714 BC; a header timestamp before the year 4712
@@ -21,6 +21,8 @@ export interface HeaderFields {
  * whose id a key column cannot hold exactly, is `BAD_HEADER`.
  */
 export function headerFields(line: string): HeaderFields {
+  // JSON escapes NUL and lone surrogates; a header line holding one raw would not be stored exactly
+  if (!isColumnText(line)) throw new TranscriptStoreError("BAD_HEADER", "A header line holds a raw NUL or a lone surrogate");
   const h = exactHeaderFields(line);
   return {
     ...h,

@@ -112,6 +112,8 @@ describe.skipIf(!pgCluster())("PostgreSQL sessions holding text the database ref
   it.each(["a\u0000b", "a\ud800b"])("a session id %j is refused (BAD_HEADER) before anything is stored", async (id) => {
     const { store, url } = await freshStore();
     await expect(store.createSession(headerLine(id))).rejects.toMatchObject({ code: "BAD_HEADER" });
+    const raw = `{"type":"session","version":3,"id":"${randomUUID()}","cwd":"/\ud800"}`; // not escaped: JSON.parse takes it
+    await expect(store.createSession(raw)).rejects.toMatchObject({ code: "BAD_HEADER" });
     expect((await rawPool(url).query("SELECT count(*)::int AS n FROM sessions")).rows).toEqual([{ n: 0 }]);
   });
 });
