@@ -82,7 +82,8 @@ export class PgSessionStorage implements SessionStorage {
   readonly blobs: Blobs;
   readonly blobReader: BlobReader;
   private readonly queue: Pending[] = [];
-  private readonly deferred: SessionEntry[] = [];
+  /** Entries kept back (deferUntilAssistant), already prepared: one that cannot be stored was refused at its append. */
+  private readonly deferred: Pending[] = [];
   private committing: Promise<void> | null = null;
   private scheduled = false;
   private failure: Error | null = null;
@@ -116,17 +117,15 @@ export class PgSessionStorage implements SessionStorage {
 
   persist(entry: SessionEntry): SessionEntry {
     if (this.deferring) {
+      // Prepared now, like any append: an entry that cannot be stored is refused here, out of memory,
+      // and never holds back the kept-back entries (nor the session's creation) at the first answer.
+      const pending = this.prepareEntry(entry);
+      this.deferred.push(pending);
       const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
-      if (!isAssistant) {
-        this.deferred.push(entry);
-        return entry;
+      if (isAssistant) {
+        this.deferring = false;
+        for (const p of this.deferred.splice(0)) this.enqueue(p);
       }
-      // Every kept-back entry and this one are prepared before any is queued: one that cannot be
-      // serialized leaves the others kept back (and this one out of memory), as a file session does.
-      const pending = [...this.deferred, entry].map((e) => this.prepareEntry(e));
-      this.deferring = false;
-      this.deferred.length = 0;
-      for (const p of pending) this.enqueue(p);
       return entry;
     }
     const pending = this.prepareEntry(entry);

@@ -105,6 +105,21 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
     expect((await pool.query("SELECT count(*)::int AS n FROM blobs")).rows).toEqual([{ n: 0 }]);
   });
 
+  it("a deferred session refuses such an entry at its own append: the entries kept back with it are stored at the first answer", async () => {
+    const { backend, pool } = await recordingBackend({ maxLineBytes: 64 * 1024 });
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir(), deferUntilAssistant: true });
+    m.appendMessage({ role: "user", content: "question" });
+    // before the fix: taken into memory, then every assistant append threw and the session was never created
+    expect(() => m.appendMessage({ role: "user", content: "z".repeat(70 * 1024) })).toThrow(
+      expect.objectContaining({ code: "PERSISTENCE_FAILED" }),
+    );
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "answer" }] });
+    await m.close();
+    const { rows } = await pool.query("SELECT line FROM entries ORDER BY seq");
+    expect(rows.map((r) => r.line)).toEqual(m.getEntries().map((e) => JSON.stringify(e)));
+    expect(rows).toHaveLength(2);
+  });
+
   // The one test at the real limits (heavy: ~2 GB of memory, tens of seconds): the others inject small ones.
   it("an entry holding 270 MiB of images commits at the real limits, reads back byte-exact; the entries after it commit", async () => {
     const backend = PostgresBackend.of(await freshDatabase());
