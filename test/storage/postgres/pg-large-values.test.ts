@@ -105,7 +105,7 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
     expect((await pool.query("SELECT count(*)::int AS n FROM blobs")).rows).toEqual([{ n: 0 }]);
   });
 
-  it("a deferred session refuses such an entry at its own append: the entries kept back with it are stored at the first answer", async () => {
+  it("a deferred session refuses such an entry at its own append; the entries kept back with it are stored at the answer", async () => {
     const { backend, pool } = await recordingBackend({ maxLineBytes: 64 * 1024 });
     const m = await SessionManager.create("/p", { store: backend, root: tempDir(), deferUntilAssistant: true });
     m.appendMessage({ role: "user", content: "question" });
