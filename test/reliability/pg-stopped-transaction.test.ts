@@ -7,6 +7,18 @@ import { entryLine, headerLine, track } from "../support/pg-sessions.ts";
 
 const CHILD = join(import.meta.dirname, "helpers", "pg-stopped-writer-child.ts");
 
+/** Waits (polling the server's clock) until the lease of `sessionId` has expired. */
+async function untilLeaseExpired(store: PgStore, sessionId: string): Promise<void> {
+  for (;;) {
+    const { rows } = await store.pool.query<{ expired: boolean }>(
+      "SELECT lease_expires < clock_timestamp() AS expired FROM sessions WHERE id = $1",
+      [sessionId],
+    );
+    if (rows[0]!.expired) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe.skipIf(!pgCluster())("PostgreSQL: a writer SIGSTOPped inside its fenced transaction", () => {
   it("keeps no taker waiting past its lease, and resumed, neither commits nor appends (lost = 0, nothing after the takeover)", async () => {
     const url = await freshDatabase();
@@ -17,7 +29,7 @@ describe.skipIf(!pgCluster())("PostgreSQL: a writer SIGSTOPped inside its fenced
     await store.appendBatch(id, starter, 1, [entryLine(1)]);
     await store.leases.release(id, starter);
 
-    const child = spawnTs(CHILD, [url, id, "1000"]);
+    const child = spawnTs(CHILD, [url, id, "200"]);
     const lines: string[] = [];
     const waiters: Array<() => void> = [];
     onLines(child, (l) => {
@@ -35,16 +47,9 @@ describe.skipIf(!pgCluster())("PostgreSQL: a writer SIGSTOPped inside its fenced
     try {
       const [, token, lastSeq] = (await next("fenced ")).split(" ").map(Number);
       child.kill("SIGSTOP"); // stopped holding the session row lock, inside its transaction
-      // the taker waits on that row lock only until the server ends the idle transaction (its lease's rest, ≥ 1 s)
-      const taker = await store.leases.acquire(id, "taker", 60_000).catch(async (err) => {
-        // still inside the stopped writer's lease: wait for its end on the server's clock, then take over
-        if ((err as { code?: string }).code !== "SESSION_LOCKED") throw err;
-        await store.pool.query(
-          "SELECT pg_sleep(greatest(0, extract(epoch FROM lease_expires - clock_timestamp()))) FROM sessions WHERE id = $1",
-          [id],
-        );
-        return store.leases.acquire(id, "taker", 60_000);
-      });
+      await untilLeaseExpired(store, id); // a plain read: row locks do not block it
+      // the taker's UPDATE waits on the stopped writer's row lock only until the server ends its idle transaction
+      const taker = await store.leases.acquire(id, "taker", 60_000);
       expect(taker).toBe(token! + 1);
       expect(lastSeq).toBe(1);
       await store.appendBatch(id, taker, 2, [entryLine(2)]);
