@@ -1,14 +1,21 @@
 import type { Pool } from "pg";
-import { listingOf } from "./rows.ts";
+import type { PgLimits } from "./limits.ts";
+import { entryColumns, linesChars, listingOf } from "./rows.ts";
 import { withClient } from "./transaction.ts";
 import type { PgLine } from "./types.ts";
 
 /** Lines up to which a batch without blobs can take the one-statement path. */
 const FAST_MAX_LINES = 1000;
 
-/** True when `appendFast` may write the batch: no blob bytes, no blob refs, not too many lines. */
-export function canAppendFast(lines: readonly PgLine[], blobCount: number): boolean {
-  return blobCount === 0 && lines.length > 0 && lines.length <= FAST_MAX_LINES && lines.every((l) => !l.blobRefs?.length);
+/** True when `appendFast` may write the batch: no blob bytes, no blob refs, not too many lines nor characters for one `text[]`. */
+export function canAppendFast(lines: readonly PgLine[], blobCount: number, limits: PgLimits): boolean {
+  return (
+    blobCount === 0 &&
+    lines.length > 0 &&
+    lines.length <= FAST_MAX_LINES &&
+    lines.every((l) => !l.blobRefs?.length) &&
+    linesChars(lines) <= limits.arrayChars
+  );
 }
 
 /**
@@ -46,8 +53,7 @@ export async function appendFast(
         listing.messages,
         listing.first,
         listing.firstSeq,
-        lines.map((l) => l.entryId),
-        lines.map((l) => l.kind),
+        ...entryColumns(lines),
         lines.map((l) => l.line),
       ],
     ),

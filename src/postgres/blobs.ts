@@ -2,17 +2,20 @@ import { createHash } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { parseBlobRef } from "../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../errors.ts";
+import { readBlobs, writeBlobs } from "./blob-transfer.ts";
+import { checkBlobSize, type PgLimits } from "./limits.ts";
 import { isForeignKeyViolation } from "./pg-errors.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 import type { PgBlobWrite } from "./types.ts";
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-/** The hashes of `writes`, each checked against its bytes (`BLOB_CORRUPT` when they differ). */
-function checkedWrites(writes: readonly PgBlobWrite[]): Map<string, Uint8Array> {
+/** The hashes of `writes`, each checked against its bytes (`BLOB_CORRUPT` when they differ) and its size (limits.ts). */
+function checkedWrites(writes: readonly PgBlobWrite[], limits: PgLimits): Map<string, Uint8Array> {
   const byHash = new Map<string, Uint8Array>();
   for (const write of writes) {
     const hash = parseBlobRef(write.sha256);
+    checkBlobSize(write.bytes.byteLength, limits);
     if (sha256(write.bytes) !== hash) {
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob bytes do not hash to ${hash}`);
     }
@@ -21,13 +24,11 @@ function checkedWrites(writes: readonly PgBlobWrite[]): Map<string, Uint8Array> 
   return byHash;
 }
 
-async function insertBlobs(client: PoolClient, byHash: Map<string, Uint8Array>, hashes: readonly string[]): Promise<void> {
-  if (hashes.length === 0) return;
-  const bytes = hashes.map((h) => Buffer.from(byHash.get(h)!.buffer, byHash.get(h)!.byteOffset, byHash.get(h)!.byteLength));
-  await client.query(
-    `INSERT INTO blobs (sha256, bytes, size)
-     SELECT h, b, length(b) FROM unnest($1::text[], $2::bytea[]) AS u(h, b) ON CONFLICT (sha256) DO NOTHING`,
-    [hashes, bytes],
+function insertBlobs(client: PoolClient, byHash: Map<string, Uint8Array>, hashes: readonly string[], limits: PgLimits): Promise<void> {
+  return writeBlobs(
+    client,
+    hashes.map((hash) => ({ hash, bytes: byHash.get(hash)! })),
+    limits,
   );
 }
 
@@ -39,19 +40,24 @@ async function insertBlobs(client: PoolClient, byHash: Map<string, Uint8Array>, 
  * from the batch's bytes; a referenced blob neither stored nor in the batch is `BLOB_MISSING`.
  * Returns the sorted hashes locked.
  */
-export async function storeAndLockBlobs(client: PoolClient, writes: readonly PgBlobWrite[], refs: Iterable<string>): Promise<string[]> {
-  const byHash = checkedWrites(writes);
+export async function storeAndLockBlobs(
+  client: PoolClient,
+  writes: readonly PgBlobWrite[],
+  refs: Iterable<string>,
+  limits: PgLimits,
+): Promise<string[]> {
+  const byHash = checkedWrites(writes, limits);
   const wanted = new Set(byHash.keys());
   for (const ref of refs) wanted.add(parseBlobRef(ref));
   const hashes = [...wanted].sort();
-  await insertBlobs(client, byHash, [...byHash.keys()].sort());
+  await insertBlobs(client, byHash, [...byHash.keys()].sort(), limits);
   let unlocked = hashes;
   for (let round = 0; unlocked.length > 0; round++) {
     if (round > 0) {
       const absent = unlocked.find((h) => !byHash.has(h));
       if (absent !== undefined) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${absent} is referenced but not stored`);
       if (round > 5) throw new TranscriptStoreError("PERSISTENCE_FAILED", "Blobs kept disappearing under a concurrent gc");
-      await insertBlobs(client, byHash, unlocked);
+      await insertBlobs(client, byHash, unlocked, limits);
     }
     const { rows } = await client.query<{ sha256: string }>("SELECT sha256 FROM blobs WHERE sha256 = ANY($1) FOR KEY SHARE", [unlocked]);
     const locked = new Set(rows.map((r) => r.sha256));
@@ -67,7 +73,10 @@ export function blobHashes(refs: Iterable<string>): string[] {
 
 /** Content-addressed blobs as rows (`blobs`: sha256 → bytes). Every method validates the hash (`INVALID_BLOB_REF`). */
 export class PgBlobs {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly limits: PgLimits,
+  ) {}
 
   /**
    * Stores `bytes` under their sha256 (idempotent) and refreshes the blob's `touched` time, so gc's
@@ -80,6 +89,15 @@ export class PgBlobs {
   /** `put`, telling whether the blob was stored already (one statement: an upsert that reports what it did). */
   async store(bytes: Uint8Array): Promise<{ hash: string; existed: boolean }> {
     const hash = sha256(bytes);
+    checkBlobSize(bytes.byteLength, this.limits);
+    if (bytes.byteLength > this.limits.blobPartBytes) {
+      return withTransaction(this.pool, "Storing a blob", async (client) => {
+        const { rowCount } = await client.query("UPDATE blobs SET touched = now() WHERE sha256 = $1", [hash]);
+        if (rowCount === 1) return { hash, existed: true };
+        await writeBlobs(client, [{ hash, bytes }], this.limits);
+        return { hash, existed: false };
+      });
+    }
     const { rows } = await withClient(this.pool, "Storing a blob", (client) =>
       client.query<{ inserted: boolean }>(
         `INSERT INTO blobs (sha256, bytes, size) VALUES ($1, $2, $3)
@@ -94,14 +112,21 @@ export class PgBlobs {
   /** The blob's bytes, or null when absent; `verify` re-hashes them (`BLOB_CORRUPT` on a mismatch). */
   async get(refOrHash: string, options: { verify?: boolean } = {}): Promise<Buffer | null> {
     const hash = parseBlobRef(refOrHash);
-    const { rows } = await withClient(this.pool, "Reading a blob", (client) =>
-      client.query<{ bytes: Buffer }>("SELECT bytes FROM blobs WHERE sha256 = $1", [hash]),
-    );
-    const bytes = rows[0]?.bytes ?? null;
+    const found = await withClient(this.pool, "Reading a blob", (client) => readBlobs(client, [hash], this.limits));
+    const bytes = found.get(hash) ?? null;
     if (bytes !== null && options.verify && sha256(bytes) !== hash) {
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} does not hash to its name`);
     }
     return bytes;
+  }
+
+  /**
+   * The bytes of the stored blobs among `hashes` (absent ones left out), unverified: the caller
+   * hashes them. Large blobs are read in parts (limits.ts).
+   */
+  async getMany(hashes: Iterable<string>): Promise<Map<string, Buffer>> {
+    const wanted = blobHashes(hashes);
+    return withClient(this.pool, "Reading blobs", (client) => readBlobs(client, wanted, this.limits));
   }
 
   /** True when the blob is stored. */

@@ -4,6 +4,7 @@ export { DEFAULT_ARTIFACT_CHUNK_BYTES, isStorableArtifactId, MAX_ARTIFACT_CHUNK_
 export { PgBlobs } from "./blobs.ts";
 export { DEFAULT_GC_GRACE_MS, type PgGcOptions, type PgGcReport } from "./gc.ts";
 export { PgLeases } from "./lease.ts";
+export { checkBlobSize, checkLineSize, DEFAULT_LIMITS, MAX_FIELD_BYTES, type PgLimits } from "./limits.ts";
 export { type PgStoreOptions, PgStore } from "./pg-store.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 export type { PgForkOptions } from "./session-copies.ts";

@@ -4,6 +4,7 @@ import { PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
+import { type PgLimits, resolveLimits } from "./limits.ts";
 import { migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
 import { createSessionWithRows, importSession, type PgImportBatch, type PgImportResult, type PgImportSource } from "./session-import.ts";
@@ -30,6 +31,8 @@ export interface PgStoreOptions {
    * a time. 1 to 64 MiB. @default 1048576 (DEFAULT_ARTIFACT_CHUNK_BYTES)
    */
   artifactChunkBytes?: number;
+  /** Sizes of statements and values (limits.ts); smaller ones only, for tests. @default DEFAULT_LIMITS */
+  limits?: Partial<PgLimits>;
 }
 
 /**
@@ -46,10 +49,12 @@ export class PgStore {
   private constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
+    /** The sizes every statement and value is kept within. */
+    readonly limits: PgLimits,
     artifactChunkBytes: number,
   ) {
     this.leases = new PgLeases(pool);
-    this.blobs = new PgBlobs(pool);
+    this.blobs = new PgBlobs(pool, limits);
     this.artifacts = new PgArtifacts(pool, artifactChunkBytes);
   }
 
@@ -61,6 +66,7 @@ export class PgStore {
    */
   static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
     const owns = typeof target === "string";
+    const limits = resolveLimits(options.limits);
     const chunkBytes = resolveChunkBytes(options.artifactChunkBytes);
     let pool: pg.Pool;
     if (typeof target === "string") {
@@ -78,7 +84,7 @@ export class PgStore {
     } else {
       pool = target;
     }
-    const store = new PgStore(pool, owns, chunkBytes);
+    const store = new PgStore(pool, owns, limits, chunkBytes);
     try {
       if (options.migrate ?? true) await migrateSchema(pool);
     } catch (err) {
@@ -104,7 +110,7 @@ export class PgStore {
     lines: Iterable<PgImportBatch>,
     options: { lease?: PgLeaseRequest } = {},
   ): Promise<{ session: PgSession; token: number | null }> {
-    return createSessionWithRows(this.pool, header, lines, options.lease);
+    return createSessionWithRows(this.pool, this.limits, header, lines, options.lease);
   }
 
   /** Appends a batch in one fenced transaction (see `appendBatch` in session-writes.ts). */
@@ -115,7 +121,7 @@ export class PgStore {
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
   ): Promise<PgAppendResult> {
-    return appendBatch(this.pool, sessionId, token, firstSeq, lines, blobs);
+    return appendBatch(this.pool, this.limits, sessionId, token, firstSeq, lines, blobs);
   }
 
   /** Replaces the header and all entries atomically under the lease. */
@@ -126,7 +132,7 @@ export class PgStore {
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
   ): Promise<PgSession> {
-    return rewriteSession(this.pool, sessionId, token, header, lines, blobs);
+    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs);
   }
 
   /** The session row with its header, or null. */
@@ -156,7 +162,7 @@ export class PgStore {
 
   /** Server-side copy into a new session named by `header`. */
   forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
-    return forkSession(this.pool, sourceId, header, options);
+    return forkSession(this.pool, this.limits, sourceId, header, options);
   }
 
   /**
@@ -164,7 +170,7 @@ export class PgStore {
    * re-import under its lease): all or nothing (see `importSession` in session-import.ts).
    */
   importSession(source: PgImportSource, token: number | null): Promise<PgImportResult> {
-    return importSession(this.pool, source, token);
+    return importSession(this.pool, this.limits, source, token);
   }
 
   /** Changes the session's cwd (its new header line) in one transaction under the lease. */

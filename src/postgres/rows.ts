@@ -1,9 +1,20 @@
 import type { PoolClient } from "pg";
+import { columnText } from "./column-text.ts";
+import { exactHeaderFields } from "./header.ts";
+import type { PgLimits } from "./limits.ts";
 import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
 
-/** Columns of `sessions` that make a `PgSessionInfo`. */
-export const INFO_COLUMNS =
-  "id, cwd, title, created, modified, parent_session, first_message, message_count::float8 AS message_count, last_seq::float8 AS last_seq";
+/**
+ * Columns of `sessions` that make a `PgSessionInfo`. A derived column holding U+FFFD may stand for
+ * text it could not hold (column-text.ts): then the header line, or the first user message's line,
+ * comes along, so that listing shows the exact text (an ordinary session pays nothing).
+ */
+export const INFO_COLUMNS = `id, cwd, title, created, modified, parent_session, first_message,
+  message_count::float8 AS message_count, last_seq::float8 AS last_seq,
+  CASE WHEN strpos(concat(cwd, title, parent_session), chr(65533)) > 0 THEN header END AS exact_header,
+  CASE WHEN strpos(first_message, chr(65533)) > 0
+       THEN (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.seq = sessions.first_message_seq)
+  END AS first_message_line`;
 
 export interface SessionRow {
   id: string;
@@ -15,18 +26,22 @@ export interface SessionRow {
   first_message: string | null;
   message_count: number;
   last_seq: number;
+  exact_header: string | null;
+  first_message_line: string | null;
   header?: string;
 }
 
 export function toInfo(row: SessionRow): PgSessionInfo {
+  const exact = row.exact_header === null ? null : exactHeaderFields(row.exact_header);
   return {
     id: row.id,
-    cwd: row.cwd,
-    title: row.title,
+    cwd: exact?.cwd ?? row.cwd,
+    title: exact === null ? row.title : exact.title,
     created: row.created,
     modified: row.modified,
-    parentSession: row.parent_session,
+    parentSession: exact === null ? row.parent_session : exact.parentSession,
     firstMessage: row.first_message,
+    ...(row.first_message_line === null ? {} : { firstMessageLine: row.first_message_line }),
     messageCount: row.message_count,
     lastSeq: row.last_seq,
   };
@@ -50,15 +65,50 @@ export function toEntry(row: EntryRow): PgEntry {
 /** Rows per INSERT statement when writing many lines (keeps each parameter array moderate). */
 const INSERT_CHUNK = 1000;
 
-/** Inserts `lines` as seqs `firstSeq`, `firstSeq + 1`, … of `sessionId` (inside the caller's transaction). */
-export async function insertEntries(client: PoolClient, sessionId: string, firstSeq: number, lines: readonly PgLine[]): Promise<void> {
-  for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
-    const chunk = lines.slice(at, at + INSERT_CHUNK);
+/** The characters of the lines of `lines`. */
+export function linesChars(lines: readonly PgLine[]): number {
+  return lines.reduce((n, l) => n + l.line.length, 0);
+}
+
+/**
+ * Inserts `lines` as seqs `firstSeq`, `firstSeq + 1`, … of `sessionId` (inside the caller's
+ * transaction): up to INSERT_CHUNK lines and `arrayChars` characters per statement (a `text[]` is
+ * sent as one escaped string literal), a line longer than that alone as a plain parameter.
+ */
+export async function insertEntries(
+  client: PoolClient,
+  sessionId: string,
+  firstSeq: number,
+  lines: readonly PgLine[],
+  limits: PgLimits,
+): Promise<void> {
+  for (let at = 0; at < lines.length; ) {
+    const first = lines[at]!;
+    if (first.line.length > limits.arrayChars) {
+      const [[entryId], [kind]] = entryColumns([first]);
+      await client.query("INSERT INTO entries (session_id, seq, entry_id, kind, line) VALUES ($1, $2, $3, $4, $5)", [
+        sessionId,
+        firstSeq + at,
+        entryId,
+        kind,
+        first.line,
+      ]);
+      at++;
+      continue;
+    }
+    let end = at;
+    let chars = 0;
+    while (end < lines.length && end - at < INSERT_CHUNK && chars + lines[end]!.line.length <= limits.arrayChars) {
+      chars += lines[end]!.line.length;
+      end++;
+    }
+    const chunk = lines.slice(at, end);
     await client.query(
       `INSERT INTO entries (session_id, seq, entry_id, kind, line)
        SELECT $1, $2::bigint + o - 1, e, k, l FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(e, k, l, o)`,
-      [sessionId, firstSeq + at, chunk.map((l) => l.entryId), chunk.map((l) => l.kind), chunk.map((l) => l.line)],
+      [sessionId, firstSeq + at, ...entryColumns(chunk), chunk.map((l) => l.line)],
     );
+    at = end;
   }
 }
 
@@ -70,9 +120,14 @@ export function listingOf(lines: readonly PgLine[], firstSeq: number): { message
   lines.forEach((l, i) => {
     if (l.kind === "message") messages++;
     if (first === null && l.firstMessage != null) {
-      first = l.firstMessage;
+      first = columnText(l.firstMessage);
       at = firstSeq + i;
     }
   });
   return { messages, first, firstSeq: at };
+}
+
+/** The entry id and kind columns of `lines`, as `text` holds them (column-text.ts; the line keeps them exact). */
+export function entryColumns(lines: readonly PgLine[]): [Array<string | null>, Array<string | null>] {
+  return [lines.map((l) => columnText(l.entryId)), lines.map((l) => columnText(l.kind))];
 }

@@ -2,6 +2,7 @@ import type { Pool } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
 import { copyArtifacts } from "./artifacts.ts";
 import { headerFields } from "./header.ts";
+import type { PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, type SessionRow, toSession } from "./rows.ts";
 import { type PgImportBatch, RowsWritten } from "./session-import.ts";
@@ -31,6 +32,7 @@ export interface PgForkOptions {
  */
 export async function forkSession(
   pool: Pool,
+  limits: PgLimits,
   sourceId: string,
   header: string,
   options: PgForkOptions = {},
@@ -76,7 +78,7 @@ export async function forkSession(
       await copyArtifacts(client, sourceId, h.id);
       let session = toSession(rows[0]);
       if (options.lines !== undefined) {
-        const own = new RowsWritten(h.id, upto);
+        const own = new RowsWritten(h.id, upto, limits);
         for (const batch of options.lines) await own.write(client, batch, () => null);
         await own.finish(client);
         const { rows: after } = await client.query<SessionRow & { header: string }>(

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
 import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
 import { headerFields } from "./header.ts";
+import { checkLine, type PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, insertEntries, listingOf, type SessionRow, toSession } from "./rows.ts";
 import { withTransaction } from "./transaction.ts";
@@ -68,7 +69,7 @@ export class SessionCreatedMeanwhile extends Error {
  * Every blob the lines reference is KEY SHARE-locked in this transaction before it is relied on, so
  * a concurrent gc passes it by; the ones the database lacks are sent (from the batch or `bytesOf`).
  */
-export async function importSession(pool: Pool, source: PgImportSource, token: number | null): Promise<PgImportResult> {
+export async function importSession(pool: Pool, limits: PgLimits, source: PgImportSource, token: number | null): Promise<PgImportResult> {
   const h = headerFields(source.header);
   return withTransaction(pool, "Importing a session", async (client) => {
     let lastSeq: number;
@@ -93,7 +94,7 @@ export async function importSession(pool: Pool, source: PgImportSource, token: n
     }
     const stored = lastSeq;
     let seq = 1;
-    const rows = new RowsWritten(h.id, lastSeq);
+    const rows = new RowsWritten(h.id, lastSeq, limits);
     for (const batch of source.batches()) {
       const from = seq;
       seq += batch.lines.length;
@@ -120,15 +121,17 @@ export class RowsWritten {
   constructor(
     private readonly sessionId: string,
     public lastSeq: number,
+    private readonly limits: PgLimits,
   ) {}
 
   async write(client: PoolClient, batch: PgImportBatch, bytesOf: (hash: string) => Uint8Array | null): Promise<void> {
     const { lines } = batch;
     if (lines.length === 0) return;
+    for (const l of lines) checkLine(l.line, this.limits);
     const refs = lines.flatMap((l) => l.blobRefs ?? []);
-    await storeAndLockBlobs(client, await missingBlobs(client, lines, batch.blobs, bytesOf), refs);
+    await storeAndLockBlobs(client, await missingBlobs(client, lines, batch.blobs, bytesOf), refs, this.limits);
     const firstSeq = this.lastSeq + 1;
-    await insertEntries(client, this.sessionId, firstSeq, lines);
+    await insertEntries(client, this.sessionId, firstSeq, lines, this.limits);
     const hashes = blobHashes(refs);
     if (hashes.length > 0) {
       await client.query("INSERT INTO blob_refs (session_id, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING", [
@@ -233,6 +236,7 @@ async function missingBlobs(
  */
 export async function createSessionWithRows(
   pool: Pool,
+  limits: PgLimits,
   header: string,
   lines: Iterable<PgImportBatch>,
   lease?: PgLeaseRequest,
@@ -245,7 +249,7 @@ export async function createSessionWithRows(
       [h.id, h.cwd, h.created, header, h.parentSession, h.title],
     );
     if (rowCount === 0) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
-    const rows = new RowsWritten(h.id, 0);
+    const rows = new RowsWritten(h.id, 0, limits);
     for (const batch of lines) await rows.write(client, batch, () => null);
     await rows.finish(client);
     const token = lease ? await takeLease(client, h.id, lease.holder, lease.ttlMs) : null;

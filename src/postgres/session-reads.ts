@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { TranscriptStoreError } from "../errors.ts";
+import { columnText, isColumnText } from "./column-text.ts";
 import { type EntryRow, INFO_COLUMNS, type SessionRow, toEntry, toInfo, toSession } from "./rows.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 import type { PgEntry, PgSession, PgSessionInfo } from "./types.ts";
@@ -85,11 +86,12 @@ export interface PgListOptions {
 export async function listSessions(pool: Pool, options: PgListOptions = {}): Promise<PgSessionInfo[]> {
   const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
   const where = options.cwd === undefined ? "" : "WHERE cwd = $2";
-  const params: unknown[] = options.cwd === undefined ? [limit] : [limit, options.cwd];
+  const params: unknown[] = options.cwd === undefined ? [limit] : [limit, columnText(options.cwd)];
   const { rows } = await withClient(pool, "Listing sessions", (client) =>
     client.query<SessionRow>(`SELECT ${INFO_COLUMNS} FROM sessions ${where} ORDER BY modified DESC, id DESC LIMIT $1`, params),
   );
-  return rows.map(toInfo);
+  // the column holds cwds mapped by columnText: one that differs from the asked cwd only where it maps is another cwd
+  return rows.map(toInfo).filter((info) => options.cwd === undefined || info.cwd === options.cwd);
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -101,15 +103,17 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  */
 export async function resolveSession(pool: Pool, idOrPrefix: string, options: { cwd?: string } = {}): Promise<PgSessionInfo> {
   if (idOrPrefix === "") throw new TranscriptStoreError("SESSION_NOT_FOUND", "An empty session id matches nothing");
+  // ids are stored exactly (column-text.ts): one with a NUL or a lone surrogate cannot exist
+  if (!isColumnText(idOrPrefix)) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches ${JSON.stringify(idOrPrefix)}`);
   const { rows } = await withClient(pool, "Resolving a session", (client) =>
     client.query<SessionRow>(
       `SELECT ${INFO_COLUMNS} FROM sessions
         WHERE id LIKE $1 || '%' AND ($2::text IS NULL OR cwd = $2)
         ORDER BY (id = $3) DESC, id LIMIT 2`,
-      [escapeLike(idOrPrefix), options.cwd ?? null, idOrPrefix],
+      [escapeLike(idOrPrefix), options.cwd === undefined ? null : columnText(options.cwd), idOrPrefix],
     ),
   );
-  const [first, second] = rows;
+  const [first, second] = rows.filter((row) => options.cwd === undefined || toInfo(row).cwd === options.cwd);
   if (first === undefined) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches ${idOrPrefix}`);
   if (second !== undefined && first.id !== idOrPrefix) {
     throw new TranscriptStoreError("SESSION_AMBIGUOUS", `${idOrPrefix} matches several sessions (${first.id}, ${second.id}, …)`);

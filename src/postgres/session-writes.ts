@@ -4,6 +4,7 @@ import { appendFast, canAppendFast } from "./append-fast.ts";
 import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
 import { headerFields } from "./header.ts";
 import { fenceSession, takeLease } from "./lease.ts";
+import { checkLine, type PgLimits } from "./limits.ts";
 import { INFO_COLUMNS, insertEntries, listingOf, type SessionRow, toSession } from "./rows.ts";
 import { withTransaction } from "./transaction.ts";
 import type { PgAppendResult, PgBlobWrite, PgLeaseRequest, PgLine, PgSession } from "./types.ts";
@@ -72,6 +73,7 @@ async function storedPrefix(client: PoolClient, sessionId: string, firstSeq: num
  */
 export async function appendBatch(
   pool: Pool,
+  limits: PgLimits,
   sessionId: string,
   token: number,
   firstSeq: number,
@@ -81,7 +83,8 @@ export async function appendBatch(
   if (!Number.isSafeInteger(firstSeq) || firstSeq < 1) {
     throw new TranscriptStoreError("INVALID_OPTION", `firstSeq must be a positive integer, not ${firstSeq}`);
   }
-  if (canAppendFast(lines, blobs.length) && (await appendFast(pool, sessionId, token, firstSeq, lines))) {
+  for (const l of lines) checkLine(l.line, limits);
+  if (canAppendFast(lines, blobs.length, limits) && (await appendFast(pool, sessionId, token, firstSeq, lines))) {
     return { firstSeq, lastSeq: firstSeq + lines.length - 1, alreadyStored: 0 };
   }
   return withTransaction(pool, "Appending entries", async (client) => {
@@ -99,8 +102,9 @@ export async function appendBatch(
       client,
       blobs,
       rest.flatMap((l) => l.blobRefs ?? []),
+      limits,
     );
-    await insertEntries(client, sessionId, restSeq, rest);
+    await insertEntries(client, sessionId, restSeq, rest, limits);
     await insertRefs(client, sessionId, rest);
     const listing = listingOf(rest, restSeq);
     await client.query(
@@ -119,6 +123,7 @@ export async function appendBatch(
  */
 export async function rewriteSession(
   pool: Pool,
+  limits: PgLimits,
   sessionId: string,
   token: number,
   header: string,
@@ -127,15 +132,17 @@ export async function rewriteSession(
 ): Promise<PgSession> {
   const h = headerFields(header);
   if (h.id !== sessionId) throw new TranscriptStoreError("BAD_HEADER", `The header names session ${h.id}, not ${sessionId}`);
+  for (const l of lines) checkLine(l.line, limits);
   return withTransaction(pool, "Rewriting a session", async (client) => {
     await fenceSession(client, sessionId, token, "Rewriting a session");
     await storeAndLockBlobs(
       client,
       blobs,
       lines.flatMap((l) => l.blobRefs ?? []),
+      limits,
     );
     await client.query("DELETE FROM entries WHERE session_id = $1", [sessionId]);
-    await insertEntries(client, sessionId, 1, lines);
+    await insertEntries(client, sessionId, 1, lines, limits);
     await client.query("DELETE FROM blob_refs WHERE session_id = $1", [sessionId]);
     await insertRefs(client, sessionId, lines);
     const listing = listingOf(lines, 1);

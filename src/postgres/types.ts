@@ -33,7 +33,10 @@ export interface PgSessionInfo {
   created: Date;
   modified: Date;
   parentSession: string | null;
+  /** The listing preview of the first user message (NUL and lone surrogates as U+FFFD: column-text.ts). */
   firstMessage: string | null;
+  /** That message's line, when the preview holds U+FFFD (it may stand for what the column could not hold). */
+  firstMessageLine?: string;
   messageCount: number;
   /** The seq of the last entry (0: header only); the next append starts at `lastSeq + 1`. */
   lastSeq: number;

@@ -5,7 +5,7 @@ import type { Pool } from "pg";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import { PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
+import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
@@ -14,9 +14,9 @@ import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcO
 import { redactUrl } from "../store-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
-import { entriesOf, parseHeader, prepareRow } from "./pg-lines.ts";
 import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
-import { PgSessionStorage } from "./pg-session.ts";
+import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
+import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -165,7 +165,8 @@ export class PostgresBackend implements StorageBackend {
       size: 0,
       messageCount: row.messageCount,
       messageCountExact: true,
-      firstMessage: row.firstMessage,
+      // the stored preview may hold U+FFFD for what its column could not hold: the line has the exact text
+      firstMessage: row.firstMessageLine === undefined ? row.firstMessage : (previewOfLine(row.firstMessageLine) ?? row.firstMessage),
       parentSession: row.parentSession,
       tornTail: false,
     };
@@ -186,7 +187,7 @@ export class PostgresBackend implements StorageBackend {
     const cache = new PgBlobCache(location);
     const mirror = new PgArtifactMirror(store, header.id, { fsync: options.fsync, onWarning: options.onWarning });
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
-    if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.pool, state.refs);
+    if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
     if (state.created) await mirror.load();
     // Only an entry whose line names a ref has anything to give back (as the file loader does).
     const withRefs = options.rehydrate === "eager" ? state.withRefs : undefined;
@@ -210,27 +211,38 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
-            forkInto: (request, source) => this.fork(store, request, source),
+            forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
         ),
     };
   }
 
-  /** A whole-session fork is a server-side copy (rows, refs, artifacts); a branch is written from memory. */
-  private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage): Promise<OpenedSession> {
+  /**
+   * A whole-session fork is a server-side copy (rows, refs, artifacts) of the rows memory shows,
+   * followed by the rows it shows that the source could not store (`copy`); a branch is written from memory.
+   */
+  private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage, copy: ForkSource): Promise<OpenedSession> {
     const { header, entries, options } = request;
     const holder = leaseHolder();
     const lease = { holder, ttlMs: options.lockStaleMs };
     let session: PgSession;
     let token: number | null;
     if (request.whole && source.isStored) {
-      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease }));
+      // The rows memory shows: those stored, copied server-side, then those the source could not
+      // store (a lost lease), written in the same transaction.
+      const unstored = copy.unstored;
+      const lines = unstored.length > 0 ? [{ lines: unstored.map((p) => p.row), blobs: unstored.flatMap((p) => p.blobs) }] : undefined;
+      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: copy.storedThroughSeq, lines }));
     } else {
       // A branch: the source's artifacts and refs are copied server-side and its path written from
       // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
       const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
-      const lines = [{ lines: rows.map((r) => r.row), blobs: rows.flatMap((r) => r.blobs) }];
+      const blobs = withCachedBlobs(
+        rows.map((r) => ({ row: r.row, blobs: r.blobs })),
+        source,
+      );
+      const lines = [{ lines: rows.map((r) => r.row), blobs }];
       if (source.isStored) {
         ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
       } else {
@@ -240,4 +252,22 @@ export class PostgresBackend implements StorageBackend {
     const firstMessageKnown = session.firstMessage !== null;
     return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
   }
+}
+
+/**
+ * The blobs rows carry, plus the bytes the source holds of the other blobs they reference: a lazy
+ * entry keeps refs, and the blobs of entries its source could not store (a lost lease) exist only
+ * in that process's cache, not in the database.
+ */
+function withCachedBlobs(rows: ReadonlyArray<{ row: PgLine; blobs: PgBlobWrite[] }>, source: PgSessionStorage): PgBlobWrite[] {
+  const blobs = rows.flatMap((r) => r.blobs);
+  const have = new Set(blobs.map((b) => b.sha256));
+  for (const hash of rows.flatMap((r) => r.row.blobRefs ?? [])) {
+    const bytes = have.has(hash) ? null : source.cachedBlob(hash);
+    if (bytes !== null) {
+      blobs.push({ sha256: hash, bytes });
+      have.add(hash);
+    }
+  }
+  return blobs;
 }

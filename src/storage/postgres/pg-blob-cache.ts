@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import { parseBlobRef, toBlobRef } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { Pool } from "pg";
 import type { PgBlobs } from "../../postgres/index.ts";
-import { withClient } from "../../postgres/transaction.ts";
 import type { Blobs } from "../session-storage.ts";
 
 /**
@@ -39,16 +37,13 @@ export class PgBlobCache {
     return this.bytes.get(hash) ?? null;
   }
 
-  /** Fetches the named blobs into the cache (one query). */
-  async fetch(pool: Pool, hashes: Iterable<string>): Promise<void> {
+  /** Fetches the named blobs into the cache (one query, and parts of large ones: `PgBlobs.getMany`). */
+  async fetch(blobs: PgBlobs, hashes: Iterable<string>): Promise<void> {
     const wanted = [...hashes].filter((h) => !this.bytes.has(h) && !this.corrupt.has(h));
     if (wanted.length === 0) return;
-    const { rows } = await withClient(pool, "Reading a session's blobs", (client) =>
-      client.query<{ sha256: string; bytes: Buffer }>("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1::text[])", [wanted]),
-    );
-    for (const row of rows) {
-      if (createHash("sha256").update(row.bytes).digest("hex") === row.sha256) this.bytes.set(row.sha256, row.bytes);
-      else this.corrupt.add(row.sha256);
+    for (const [hash, bytes] of await blobs.getMany(wanted)) {
+      if (createHash("sha256").update(bytes).digest("hex") === hash) this.bytes.set(hash, bytes);
+      else this.corrupt.add(hash);
     }
   }
 }

@@ -31,6 +31,17 @@ function userPreview(entry: SessionEntry): string | null {
   return text === null ? null : preview(text);
 }
 
+/** The listing preview of a stored line, when it is a user message with text (null otherwise, or when it is not JSON). */
+export function previewOfLine(line: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  return isRecord(value) ? userPreview(value as unknown as SessionEntry) : null;
+}
+
 /**
  * Runs the prepare pipeline for one entry (pure) and describes the row it becomes. `withPreview`: the
  * row carries its listing preview when it is a user message (the store keeps only the first one, so

@@ -1,7 +1,7 @@
 import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import type { PgBlobWrite, PgLine, PgStore } from "../../postgres/index.ts";
+import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "../../postgres/index.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
@@ -11,15 +11,40 @@ import { LeaseKeeper } from "./pg-lease-keeper.ts";
 import { prepareRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
+/**
+ * The `cause` of the `SESSION_LOCKED` of a `close()` (or `fork()`) that could not store every entry
+ * this process appended, because another writer took the lease over: what the database holds of
+ * them and what it does not.
+ */
+export class EntriesNotStored extends Error {
+  constructor(
+    /** Every entry up to this seq is stored (0: none). */
+    readonly storedThroughSeq: number,
+    /** Ids of the entries appended here that the database does not hold, in order. */
+    readonly notStored: readonly string[],
+  ) {
+    super(`entries through seq ${storedThroughSeq} are stored; ${notStored.length} entr${notStored.length === 1 ? "y is" : "ies are"} not`);
+  }
+}
+
 /** Lines per append transaction (one round trip and one commit each). */
 const BATCH_LINES = 256;
 /** Bytes of lines and blobs per append transaction, past which a batch is cut. */
 const BATCH_BYTES = 8 * 1024 * 1024;
 
-interface Pending {
+/** A queued row: its line and the bytes of the blobs it introduces. */
+export interface Pending {
   row: PgLine;
   blobs: PgBlobWrite[];
   bytes: number;
+}
+
+/** What a fork copies of a stored session: its rows up to a seq, then rows only memory holds. */
+export interface ForkSource {
+  /** The source's rows 1…this seq hold what the fork shows first (a server-side copy). */
+  storedThroughSeq: number;
+  /** The rows the fork shows after those, not stored in the source (its lease was lost), in order. */
+  unstored: Pending[];
 }
 
 export interface PgSessionInit {
@@ -40,7 +65,7 @@ export interface PgSessionInit {
   firstMessageKnown: boolean;
   /** The session's artifacts (a working directory written back to rows by flush). */
   artifacts: PgArtifactMirror;
-  forkInto: (request: ForkRequest, source: PgSessionStorage) => Promise<OpenedSession>;
+  forkInto: (request: ForkRequest, source: PgSessionStorage, copy: ForkSource) => Promise<OpenedSession>;
 }
 
 /**
@@ -57,7 +82,8 @@ export class PgSessionStorage implements SessionStorage {
   readonly blobs: Blobs;
   readonly blobReader: BlobReader;
   private readonly queue: Pending[] = [];
-  private readonly deferred: SessionEntry[] = [];
+  /** Entries kept back (deferUntilAssistant), already prepared: one that cannot be stored was refused at its append. */
+  private readonly deferred: Pending[] = [];
   private committing: Promise<void> | null = null;
   private scheduled = false;
   private failure: Error | null = null;
@@ -91,17 +117,15 @@ export class PgSessionStorage implements SessionStorage {
 
   persist(entry: SessionEntry): SessionEntry {
     if (this.deferring) {
+      // Prepared now, like any append: an entry that cannot be stored is refused here, out of memory,
+      // and never holds back the kept-back entries (nor the session's creation) at the first answer.
+      const pending = this.prepareEntry(entry);
+      this.deferred.push(pending);
       const isAssistant = entry.type === "message" && isRecord(entry.message) && entry.message.role === "assistant";
-      if (!isAssistant) {
-        this.deferred.push(entry);
-        return entry;
+      if (isAssistant) {
+        this.deferring = false;
+        for (const p of this.deferred.splice(0)) this.enqueue(p);
       }
-      // Every kept-back entry and this one are prepared before any is queued: one that cannot be
-      // serialized leaves the others kept back (and this one out of memory), as a file session does.
-      const pending = [...this.deferred, entry].map((e) => this.prepareEntry(e));
-      this.deferring = false;
-      this.deferred.length = 0;
-      for (const p of pending) this.enqueue(p);
       return entry;
     }
     const pending = this.prepareEntry(entry);
@@ -109,9 +133,16 @@ export class PgSessionStorage implements SessionStorage {
     return this.init.options.rehydrate === "lazy" ? pending.prepared : entry;
   }
 
-  /** The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes when this process has them). */
+  /**
+   * The row an entry becomes, with the blobs it stores (a lazy session's refs travel with their bytes
+   * when this process has them). A line or blob larger than one row holds is refused here
+   * (`PERSISTENCE_FAILED`), before the entry is in memory or queued: it can never block the entries after it.
+   */
   private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
     const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), !this.init.firstMessageKnown);
+    const { limits } = this.init.store;
+    checkLineSize(row.line, limits);
+    for (const blob of blobs) checkBlobSize(blob.bytes.byteLength, limits);
     if (row.firstMessage) this.init.firstMessageKnown = true;
     const own = new Set(blobs.map((b) => b.sha256));
     for (const hash of row.blobRefs ?? []) {
@@ -231,18 +262,32 @@ export class PgSessionStorage implements SessionStorage {
     return this.init.created;
   }
 
+  /**
+   * Forks exactly what memory shows (`request.entries`): the rows stored up to the last of them that
+   * is stored (copied server-side), then the rest from this process's queue. What the fork shows is
+   * fixed now, synchronously: the stored rows and the queue. A writer flushes first; one whose lease
+   * is lost (found before or by that flush) cannot store its queued rows, so the fork writes them.
+   */
   async fork(request: ForkRequest): Promise<OpenedSession> {
-    // a writer that lost its lease forks what it has, like a read-only one (its flush would refuse)
-    if (this.init.created && this.init.token !== null && this.lost === null) await this.flush();
-    return this.init.forkInto(request, this);
+    const storedBefore = this.init.nextSeq - 1;
+    const shownQueued = this.queue.length;
+    if (this.init.created && this.init.token !== null && this.lost === null) {
+      await this.flush().catch((err: unknown) => {
+        if (this.lost === null) throw err; // not a lost lease: the source could not commit, nor can the fork
+      });
+    }
+    if (this.committing !== null) await this.committing.catch(() => {});
+    const committed = Math.min(this.init.nextSeq - 1 - storedBefore, shownQueued);
+    const copy = { storedThroughSeq: storedBefore + committed, unstored: this.queue.slice(0, shownQueued - committed) };
+    return this.init.forkInto(request, this, copy);
   }
 
   async moveTo(header: SessionHeader): Promise<void> {
     await this.flushEntries();
     if (!this.init.created) return; // nothing stored yet: the header is written with the first batch
-    if (this.init.token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
     const token = this.init.token;
-    // fenced and retried like an append: a move repeated after an unknown outcome writes the same header again
+    if (token === null) throw new TranscriptStoreError("READ_ONLY", "Session is read-only", { path: this.location });
+    // fenced, and retried across a lost connection (the same header again: idempotent)
     await this.fencedWrite(() => this.init.store.moveSession(this.sessionId, token, JSON.stringify(header)));
   }
 
@@ -276,18 +321,67 @@ export class PgSessionStorage implements SessionStorage {
   /**
    * Commits what is queued, then releases the lease and removes the artifacts' working directory.
    * When that commit fails, nothing is given up: the entries, the artifacts and the lease (still
-   * renewed) stay, `close()` rejects, and a later `close()` tries again. A lost lease has nothing
-   * left to commit to: its session is closed at once.
+   * renewed) stay, `close()` rejects, and a later `close()` tries again. A lost lease (known before,
+   * or found by this flush) has nothing left to commit to: the session is closed at once, and when
+   * entries appended here were not stored, `close()` rejects with `SESSION_LOCKED` whose cause,
+   * `EntriesNotStored`, says which (memory still shows them: a `fork()` stores them in a new session).
    */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) await this.flush();
+    if (this.lost === null && (this.init.token !== null || this.queue.length > 0)) {
+      await this.flush().catch((err: unknown) => {
+        if (this.lost === null) throw err;
+      });
+    }
+    if (this.committing !== null) await this.committing.catch(() => {});
     this.closed = true;
     this.keeper.stop();
     this.init.artifacts.dispose();
-    if (this.init.token !== null && this.lost === null) {
+    if (this.lost !== null) {
+      const stored = await this.storedOfQueue();
+      if (stored === this.queue.length) return;
+      const cause = new EntriesNotStored(
+        this.init.nextSeq - 1 + stored,
+        this.queue.slice(stored).map((p) => String(p.row.entryId)),
+      );
+      throw new TranscriptStoreError(
+        "SESSION_LOCKED",
+        `Session ${this.sessionId} closed after its lease was taken over: ${cause.message}`,
+        {
+          path: this.location,
+          cause,
+        },
+      );
+    }
+    if (this.init.token !== null) {
       await this.init.store.leases.release(this.sessionId, this.init.token).catch(() => false);
     }
+  }
+
+  /**
+   * How many rows at the queue's head the database holds after all: a batch whose commit reply was
+   * lost before the lease was may have committed. Read without the lease; 0 when it cannot be read.
+   */
+  private async storedOfQueue(): Promise<number> {
+    if (this.queue.length === 0) return 0;
+    const from = this.init.nextSeq;
+    const lines: string[] = [];
+    try {
+      await this.init.store.readSession(this.sessionId, (batch) => void lines.push(...batch.map((e) => e.line)), {
+        fromSeq: from,
+        toSeq: from + this.queue.length - 1,
+      });
+    } catch {
+      return 0;
+    }
+    let n = 0;
+    while (n < lines.length && lines[n] === this.queue[n]!.row.line) n++;
+    return n;
+  }
+
+  /** The bytes of a blob this process appended or read, or null (a fork of what the database may lack). */
+  cachedBlob(hash: string): Buffer | null {
+    return this.init.cache.cached(hash);
   }
 
   /** Entries appended but not yet committed (for tests and diagnostics). */

@@ -13,7 +13,7 @@ const replyLost = () =>
   });
 
 /** Makes the next `times` calls of `store[method]` commit and then report a lost connection. */
-function commitThenLoseReply(store: PgStore, method: "appendBatch" | "createSession", times = 1): { calls: () => number } {
+function commitThenLoseReply(store: PgStore, method: "appendBatch" | "createSession" | "moveSession", times = 1): { calls: () => number } {
   const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
   let calls = 0;
   (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
@@ -67,6 +67,21 @@ describe.skipIf(!pgCluster())("PgSessionStorage across lost connections", () => 
     await again.close();
   });
 
+  it("a move whose commit reply was lost is retried (the same header: idempotent); memory and the row agree", async () => {
+    const { backend, store } = await backendAndStore();
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir() });
+    m.appendMessage({ role: "user", content: "m0" });
+    await m.flush();
+    const fault = commitThenLoseReply(store, "moveSession");
+    await m.moveTo("/q"); // before the fix: PERSISTENCE_FAILED, memory at /p while the row was at /q
+    expect(fault.calls()).toBe(2);
+    expect(m.cwd).toBe("/q");
+    expect((await store.getSession(m.sessionId))!.cwd).toBe("/q");
+    m.appendMessage({ role: "user", content: "m1" });
+    await m.close();
+    expect(JSON.parse((await store.getSession(m.sessionId))!.header).cwd).toBe("/q");
+  });
+
   it("a writer whose lease was taken over refuses to flush (SESSION_LOCKED), turns read-only, and can still fork", async () => {
     const { backend, store } = await backendAndStore();
     const root = tempDir();
@@ -82,7 +97,9 @@ describe.skipIf(!pgCluster())("PgSessionStorage across lost connections", () => 
     const fork = await m.fork();
     expect(fork.getEntries().map((e) => (e.message as { content: string }).content)).toEqual(["kept", "refused"]);
     await fork.close();
-    await m.close();
+    // the fork stored what it showed; the source's close still says that it could not store "refused"
+    expect((await store.loadSession(fork.sessionId)).entries.map((e) => JSON.parse(e.line).message.content)).toEqual(["kept", "refused"]);
+    await expect(m.close()).rejects.toMatchObject({ code: "SESSION_LOCKED" });
     await taker.close();
     const { entries } = await store.loadSession(m.sessionId);
     expect(entries.map((e) => JSON.parse(e.line).message.content)).toEqual(["kept"]);
