@@ -233,7 +233,11 @@ export class PostgresBackend implements StorageBackend {
       // store (a lost lease), written in the same transaction.
       const unstored = copy.unstored;
       const lines = unstored.length > 0 ? [{ lines: unstored.map((p) => p.row), blobs: unstored.flatMap((p) => p.blobs) }] : undefined;
-      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: copy.storedThroughSeq, lines }));
+      ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), {
+        lease,
+        uptoSeq: copy.storedThroughSeq,
+        lines,
+      }));
     } else {
       // A branch: the source's artifacts and refs are copied server-side and its path written from
       // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
