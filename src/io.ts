@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 
 /**
  * The one narrow I/O seam of the library. Every module that touches the disk calls through this
@@ -37,9 +37,19 @@ export type Io = typeof io;
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
-/** Creates a directory (and parents) with the private mode. */
-export function ensureDir(dir: string): void {
-  io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+/**
+ * Creates a directory (and parents) with the private mode. With `fsync`, every directory it
+ * created and the parent of the first one are fsynced, so the new names survive power loss.
+ */
+export function ensureDir(dir: string, fsync = false): void {
+  const first = io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  if (!fsync || first === undefined) return;
+  const top = resolve(first);
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    fsyncDir(d);
+    if (d === top || dirname(d) === d) break;
+  }
+  fsyncDir(dirname(top));
 }
 
 /** Writes all of `data` at the fd's position, looping over short writes. */

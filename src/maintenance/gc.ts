@@ -3,8 +3,8 @@ import fg from "fast-glob";
 import { isBlobHash } from "../blob/blob-ref.ts";
 import { BlobStore, isBlobTempName } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import lockfile from "proper-lockfile";
 import { isInside, readReferrers, type Referrer } from "../blob/blob-referrers.ts";
+import { lockBlobStore } from "../blob/gc-lock.ts";
 import { io } from "../io.ts";
 import { blobRefsOfFile } from "./blob-refs.ts";
 
@@ -52,9 +52,10 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   const now = options.now ?? Date.now;
   const cutoff = now() - graceMs;
   const store = new BlobStore(options.blobsDir);
-  const places = placesToMark(options);
-  const release = await lockGc(options.blobsDir);
+  const release = await lockBlobStore(options.blobsDir);
   try {
+    // Read under the lock: a forget rewriting the registry holds it too.
+    const places = placesToMark(options);
     return await sweep(options, store, places, graceMs, cutoff, now);
   } finally {
     await release();
@@ -202,27 +203,6 @@ function hasBlobs(blobsDir: string): boolean {
     return io.readdirSync(blobsDir).some((name) => isBlobHash(name));
   } catch {
     return false;
-  }
-}
-
-/** One gc at a time per blob store: a second waits, then gives up with `STORE_BUSY`. */
-async function lockGc(blobsDir: string): Promise<() => Promise<void>> {
-  if (!io.existsSync(blobsDir)) return async () => {}; // no store: nothing to collect
-
-  try {
-    return await lockfile.lock(join(blobsDir, ".gc"), {
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 40, factor: 1.3, minTimeout: 50, maxTimeout: 1000 },
-      onCompromised: () => {},
-    });
-  } catch (err) {
-    if (errnoCode(err) === "ELOCKED")
-      throw new TranscriptStoreError("STORE_BUSY", "Another gc is running on this blob store", { path: blobsDir, cause: err });
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot lock the blob store for gc: ${(err as Error).message}`, {
-      path: blobsDir,
-      cause: err,
-    });
   }
 }
 
