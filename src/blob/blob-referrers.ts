@@ -10,7 +10,7 @@ import { lockBlobStoreSync } from "./gc-lock.ts";
  * (`<blobsDir>/.referrers.jsonl`, one JSON object per line). Whatever writes a ref into a blob
  * directory registers the place first, so gc marks every place, wherever a session lives.
  *
- * - `tree`: a sessions root; every `*.jsonl` / `*.bak` below it, at any depth.
+ * - `tree`: a sessions root; every file below it, at any depth, whatever its name.
  * - `dir`: the directory of a session opened by explicit path; its own files only (not below).
  */
 export interface Referrer {
