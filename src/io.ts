@@ -75,6 +75,16 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/** fsyncs the file at `path` (a copy made by `copyFileSync`, which does not). */
+export function syncFile(path: string): void {
+  const fd = io.openSync(path, "r");
+  try {
+    io.fsyncSync(fd);
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
 /** The temp name used beside `target` while it is being written: a dot file ending in `.tmp`. */
 export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);

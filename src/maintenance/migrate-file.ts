@@ -192,7 +192,7 @@ function firstPass(source: string, chunkSize: number): ParsedSession & { header:
 
 /** Takes the source's lock (and the target's, for an import). */
 async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, locks: SessionLock[]): Promise<void> {
-  if (!options.inPlace) ensureDir(dirname(report.target));
+  if (!options.inPlace) ensureDir(dirname(report.target), options.fsync === true);
   const lockOptions = { onCompromised: () => {} };
   try {
     locks.push(await acquireSessionLock(report.source, lockOptions));
