@@ -62,14 +62,22 @@ export function writeFully(fd: number, data: Uint8Array, position: number | null
   }
 }
 
+/**
+ * What a directory fsync fails with where the platform or file system cannot do it at all
+ * (Windows cannot open a directory, some file systems refuse fsync on one): durability there is
+ * best effort. Anything else (EIO, ENOSPC…) means the new names may not be on disk, and is thrown.
+ */
+const DIR_FSYNC_UNSUPPORTED = new Set(["EINVAL", "ENOTSUP", "EOPNOTSUPP", "EISDIR", "EPERM", "EACCES", "EBADF"]);
+
 /** fsyncs a directory so a rename or create inside it survives power loss. */
 export function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = io.openSync(dir, "r");
     io.fsyncSync(fd);
-  } catch {
-    // Some file systems refuse fsync on directories; durability there is best effort.
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== "string" || !DIR_FSYNC_UNSUPPORTED.has(code)) throw err;
   } finally {
     if (fd !== undefined) io.closeSync(fd);
   }

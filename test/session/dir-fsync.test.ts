@@ -1,9 +1,12 @@
-import { appendFileSync, copyFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { io } from "../../src/io.ts";
 import { forgetReferrers, registerReferrer } from "../../src/blob/blob-referrers.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
+import { codeOf } from "../support/error-code.ts";
+import { injectFault } from "../support/fault.ts";
 import { recordDirSyncs } from "../support/dir-sync-recorder.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -91,5 +94,41 @@ describe("fsync: true makes every new name durable (its directory fsynced after 
     expect(await unsyncedBy(async () => (m = await SessionManager.open(join(dir, "y.jsonl"), { root, fsync: true })))).toEqual([]);
     expect(await unsyncedBy(() => m.appendMessage({ role: "user", content: "hi" }))).toEqual([]);
     await m.close();
+  });
+});
+
+describe("a directory fsync that fails", () => {
+  it("fails the append that needed it (PERSISTENCE_FAILED) when the disk reports EIO, and is skipped where unsupported", async () => {
+    const root = tempDir();
+    const dirFds = new Set<number>();
+    const restoreOpen = (() => {
+      const original = io.openSync;
+      (io as { openSync: unknown }).openSync = (...args: Parameters<typeof io.openSync>) => {
+        const fd = original(...args);
+        if (args[1] === "r" && statSync(String(args[0])).isDirectory()) dirFds.add(fd);
+        return fd;
+      };
+      return () => ((io as { openSync: unknown }).openSync = original);
+    })();
+    let code: string | undefined = "EIO";
+    const restoreSync = injectFault("fsyncSync", (_c, args) => (dirFds.has(args[0] as number) ? code : undefined));
+    try {
+      // The new bucket cannot be made durable: nothing is created on a promise the disk broke.
+      await expect(SessionManager.create(join(root, "proj"), { root, fsync: true })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+      code = undefined;
+      const m = await SessionManager.create(join(root, "proj"), { root, fsync: true, deferUntilAssistant: true });
+      code = "EIO"; // the session file's own name, on its first write
+      expect(codeOf(() => m.appendMessage({ role: "assistant", content: "x" }))).toBe("PERSISTENCE_FAILED");
+      expect(m.getEntries()).toEqual([]);
+      await m.close();
+      code = "EINVAL"; // a file system that cannot fsync a directory: best effort, not a failure
+      const ok = await SessionManager.create(join(root, "proj2"), { root, fsync: true });
+      ok.appendMessage({ role: "user", content: "kept" });
+      await ok.close();
+      expect(readFileSync(ok.sessionFile!, "utf8")).toContain('"kept"');
+    } finally {
+      restoreSync();
+      restoreOpen();
+    }
   });
 });
