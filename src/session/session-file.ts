@@ -85,12 +85,12 @@ export class SessionFile implements EvictableHandle {
       let stat;
       try {
         stat = io.fstatSync(fd);
+        // An empty file may be one this open created: its name is made durable before any line is.
+        if (stat.size === 0 && this.options.fsync) fsyncDir(dirname(this.path));
       } catch (err) {
         io.closeSync(fd);
         throw err;
       }
-      // An empty file may be one this open created: its name is made durable before any line is.
-      if (stat.size === 0 && this.options.fsync) fsyncDir(dirname(this.path));
       this.size = stat.size;
       this.fd = fd;
       this.identity = { dev: stat.dev, ino: stat.ino };
@@ -272,6 +272,9 @@ export class SessionFile implements EvictableHandle {
       ensureDir(dirname(this.path), this.options.fsync);
       size = writeSessionFileAtomic(this.path, write, { fsync: this.options.fsync });
     } catch (err) {
+      // The rename may have happened (only the directory fsync failed): the descriptor may hold
+      // the replaced file, so the next append reopens the name (and learns its length) instead.
+      this.closeFd();
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }

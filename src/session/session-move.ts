@@ -105,14 +105,22 @@ export function moveSessionFiles(plan: MovePlan): void {
 
   if (headerLine !== null) {
     step("rename new file into place", () => {
-      renameIntoPlace(temp, to, plan.fsync);
+      renameIntoPlace(temp, to, false);
       undo.push(() => io.unlinkSync(to));
+      if (plan.fsync) fsyncDir(dirname(to)); // fails before the old file goes: undone
     });
 
     step("remove old file", () => {
       io.unlinkSync(from);
-      if (plan.fsync) fsyncDir(dirname(from));
     });
+    if (plan.fsync) {
+      try {
+        fsyncDir(dirname(from));
+      } catch (err) {
+        // The move committed: undoing it now would remove the only durable copy.
+        plan.warn({ code: "MOVE_FAILED", message: `Moved, but the old name's removal may not be durable: ${(err as Error).message}`, path: from });
+      }
+    }
 
     // The note first: a journal left alone beside a removed old file only rolls forward again.
     for (const done of [incomingPathOf(to), journalPathOf(from)]) {

@@ -1,8 +1,9 @@
-import { appendFileSync, copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { io } from "../../src/io.ts";
 import { forgetReferrers, registerReferrer } from "../../src/blob/blob-referrers.ts";
+import { SessionFile } from "../../src/session/session-file.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { codeOf } from "../support/error-code.ts";
@@ -97,21 +98,30 @@ describe("fsync: true makes every new name durable (its directory fsynced after 
   });
 });
 
+/** Fails the fsync of any directory `fail` names (returns an errno code), through the I/O seam. */
+function failDirFsyncs(fail: (dir: string) => string | undefined): () => void {
+  const dirOf = new Map<number, string>();
+  const open = io.openSync;
+  (io as { openSync: unknown }).openSync = (...args: Parameters<typeof io.openSync>) => {
+    const fd = open(...args);
+    if (args[1] === "r" && statSync(String(args[0])).isDirectory()) dirOf.set(fd, String(args[0]));
+    return fd;
+  };
+  const restoreSync = injectFault("fsyncSync", (_c, args) => {
+    const dir = dirOf.get(args[0] as number);
+    return dir === undefined ? undefined : fail(dir);
+  });
+  return () => {
+    restoreSync();
+    (io as { openSync: unknown }).openSync = open;
+  };
+}
+
 describe("a directory fsync that fails", () => {
   it("fails the append that needed it (PERSISTENCE_FAILED) when the disk reports EIO, and is skipped where unsupported", async () => {
     const root = tempDir();
-    const dirFds = new Set<number>();
-    const restoreOpen = (() => {
-      const original = io.openSync;
-      (io as { openSync: unknown }).openSync = (...args: Parameters<typeof io.openSync>) => {
-        const fd = original(...args);
-        if (args[1] === "r" && statSync(String(args[0])).isDirectory()) dirFds.add(fd);
-        return fd;
-      };
-      return () => ((io as { openSync: unknown }).openSync = original);
-    })();
     let code: string | undefined = "EIO";
-    const restoreSync = injectFault("fsyncSync", (_c, args) => (dirFds.has(args[0] as number) ? code : undefined));
+    const restore = failDirFsyncs(() => code);
     try {
       // The new bucket cannot be made durable: nothing is created on a promise the disk broke.
       await expect(SessionManager.create(join(root, "proj"), { root, fsync: true })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
@@ -127,8 +137,57 @@ describe("a directory fsync that fails", () => {
       await ok.close();
       expect(readFileSync(ok.sessionFile!, "utf8")).toContain('"kept"');
     } finally {
-      restoreSync();
-      restoreOpen();
+      restore();
     }
+  });
+
+  it("a move whose new directory cannot be made durable is undone; one whose old directory cannot is kept, with a warning", async () => {
+    const root = tempDir();
+    const warnings: string[] = [];
+    const m = await SessionManager.create(join(root, "a"), { root, fsync: true, onWarning: (w) => warnings.push(w.code) });
+    m.appendMessage({ role: "user", content: "precious" });
+    const from = m.sessionFile!;
+    const fromDir = dirname(from);
+    const other = await SessionManager.create(join(root, "b"), { root }); // b's bucket exists
+    other.appendMessage({ role: "user", content: "other" });
+    await other.close();
+    const toDir = dirname(other.sessionFile!);
+    // Only once the new file is under its name: the note and journal before it are synced fine.
+    let restore = failDirFsyncs((dir) => (dir === toDir && existsSync(join(toDir, basename(from))) ? "EIO" : undefined));
+    try {
+      await expect(m.moveTo(join(root, "b"))).rejects.toMatchObject({ code: "MOVE_FAILED" });
+    } finally {
+      restore();
+    }
+    expect(readFileSync(from, "utf8")).toContain("precious");
+    expect(existsSync(join(toDir, basename(from)))).toBe(false);
+    restore = failDirFsyncs((dir) => (dir === fromDir && !existsSync(from) ? "EIO" : undefined)); // after the old file went
+    try {
+      await m.moveTo(join(root, "c"));
+    } finally {
+      restore();
+    }
+    expect(existsSync(from)).toBe(false);
+    expect(readFileSync(m.sessionFile!, "utf8")).toContain("precious");
+    expect(warnings).toContain("MOVE_FAILED");
+    m.appendMessage({ role: "user", content: "after" });
+    await m.close();
+    expect(readFileSync(m.sessionFile!, "utf8")).toContain('"after"');
+  });
+
+  it("a rewrite whose directory fsync fails is reported, and the next append lands in the rewritten file", () => {
+    const dir = tempDir();
+    const path = join(dir, "s.jsonl");
+    const file = new SessionFile(path, { fsync: true, now: () => new Date(0) });
+    file.append(Buffer.from("old\n"));
+    const restore = failDirFsyncs((d) => (d === dir ? "EIO" : undefined));
+    try {
+      expect(codeOf(() => file.rewrite((emit) => emit(Buffer.from("new\n"))))).toBe("PERSISTENCE_FAILED");
+    } finally {
+      restore();
+    }
+    file.append(Buffer.from("next\n"));
+    file.close();
+    expect(readFileSync(path, "utf8")).toBe("new\nnext\n");
   });
 });
