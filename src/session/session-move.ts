@@ -118,7 +118,11 @@ export function moveSessionFiles(plan: MovePlan): void {
         fsyncDir(dirname(from));
       } catch (err) {
         // The move committed: undoing it now would remove the only durable copy.
-        plan.warn({ code: "MOVE_FAILED", message: `Moved, but the old name's removal may not be durable: ${(err as Error).message}`, path: from });
+        plan.warn({
+          code: "MOVE_FAILED",
+          message: `Moved, but the old name's removal may not be durable: ${(err as Error).message}`,
+          path: from,
+        });
       }
     }
 

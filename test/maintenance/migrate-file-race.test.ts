@@ -6,8 +6,10 @@ import { injectFault } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const FIXTURES = join(import.meta.dirname, "../../fixtures/sessions");
-const late = (n: number) =>
-  `${JSON.stringify({ type: "message", id: `1a7e00${n}0`, parentId: null, timestamp: "t", message: { role: "user", content: `late ${n}` } })}\n`;
+const late = (n: number) => {
+  const message = { role: "user", content: `late ${n}` };
+  return `${JSON.stringify({ type: "message", id: `1a7e00${n}0`, parentId: null, timestamp: "t", message })}\n`;
+};
 
 describe("migrate --in-place racing a plain writer (pi appends without our lock)", () => {
   for (const backup of [false, true]) {

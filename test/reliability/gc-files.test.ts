@@ -139,13 +139,17 @@ describe("gc's second look before it deletes", () => {
   it("marks a place registered while gc ran (its sessions reference a blob gc had moved aside)", async () => {
     const root = tempDir();
     const blobsDir = join(root, "blobs");
-    const orphan = plantOrphan((await treeSession(root, 9), root));
+    await treeSession(root, 9);
+    const orphan = plantOrphan(root);
     const late = tempDir("ts-late-");
     // Another process registers a new place and writes a ref to the orphan while gc sweeps.
     const restore = injectFault("renameSync", (_c, args) => {
       if (String(args[1]).endsWith(".gc.tmp") && !existsSync(join(late, "s.jsonl"))) {
         registerReferrer(blobsDir, { kind: "dir", path: late });
-        writeFileSync(join(late, "s.jsonl"), `{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n"blob:sha256:${orphan}"\n`);
+        writeFileSync(
+          join(late, "s.jsonl"),
+          `{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n"blob:sha256:${orphan}"\n`,
+        );
       }
       return undefined;
     });

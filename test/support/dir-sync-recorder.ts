@@ -3,7 +3,10 @@ import { dirname, resolve } from "node:path";
 import { io, type Io } from "../../src/io.ts";
 
 /** One change to a directory's entries, or an fsync of a directory, in the order they happened. */
-export type DirEvent = { op: "create" | "mkdir" | "link"; path: string } | { op: "rename"; from: string; to: string } | { op: "fsync"; dir: string };
+export type DirEvent =
+  | { op: "create" | "mkdir" | "link"; path: string }
+  | { op: "rename"; from: string; to: string }
+  | { op: "fsync"; dir: string };
 
 function creates(flags: unknown): boolean {
   if (typeof flags === "number") return (flags & constants.O_CREAT) !== 0;
