@@ -43,7 +43,14 @@ export const DIR_MODE = 0o700;
  */
 export function ensureDir(dir: string, fsync = false): void {
   const first = io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
-  if (!fsync || first === undefined) return;
+  if (fsync && first !== undefined) fsyncCreatedDirs(first, dir);
+}
+
+/**
+ * fsyncs the directories a recursive mkdir created (`first`, what it returned, down to `dir`) and
+ * the parent of `first`, where the first new name was made.
+ */
+export function fsyncCreatedDirs(first: string, dir: string): void {
   const top = resolve(first);
   for (let d = resolve(dir); ; d = dirname(d)) {
     fsyncDir(d);

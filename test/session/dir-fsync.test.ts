@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { io } from "../../src/io.ts";
 import { forgetReferrers, registerReferrer } from "../../src/blob/blob-referrers.ts";
 import { SessionFile } from "../../src/session/session-file.ts";
+import { SessionManager as PiSessionManager } from "../../src/pi/session-manager.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { codeOf } from "../support/error-code.ts";
@@ -75,6 +76,20 @@ describe("fsync: true makes every new name durable (its directory fsynced after 
     recorder = recordDirSyncs();
     expect(await unsyncedBy(() => migrateFile(join(repo, "a.jsonl"), { ...options, inPlace: true, backup: true }))).toEqual([]);
     expect(await unsyncedBy(() => migrateFile(join(repo, "b.jsonl"), options))).toEqual([]);
+  });
+
+  it("pi's drop-in: a new session in pi's tree (its default session directory created on the way)", async () => {
+    const agentDir = join(tempDir(), "agent");
+    recorder = recordDirSyncs();
+    let pi!: PiSessionManager;
+    expect(await unsyncedBy(() => (pi = PiSessionManager.create("/home/me/proj", undefined, { agentDir, fsync: true })))).toEqual([]);
+    // pi's own mkdir of its default session directory: every directory it made, and the one above.
+    const bucket = pi.getSessionDir();
+    const synced = recorder.events.flatMap((e) => (e.op === "fsync" ? [e.dir] : []));
+    for (const dir of [bucket, dirname(bucket), agentDir, dirname(agentDir)]) expect(synced, dir).toContain(dir);
+    expect(await unsyncedBy(() => pi.appendMessage({ role: "user", content: "hi", timestamp: 1 }))).toEqual([]);
+    expect(await unsyncedBy(() => pi.appendMessage({ role: "assistant", content: [], timestamp: 2 } as never))).toEqual([]);
+    pi.close();
   });
 
   it("the blob store's registry: a first registration and a forget", async () => {
