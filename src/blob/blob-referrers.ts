@@ -79,8 +79,8 @@ const registered = new Map<string, { identity: string; keys: Set<string> }>();
 
 /**
  * Registers `referrer` with the blob directory unless it is already there. Costs one stat when
- * this process registered it before and the registry is unchanged (inode and size: forgetting a
- * place replaces the file, another registration grows it).
+ * this process registered it before and the registry is unchanged (inode, size and mtime:
+ * forgetting a place replaces the file, another registration grows it).
  * Throws `PERSISTENCE_FAILED` when the registry cannot be written: a ref must not be written
  * into a store that would not know where it lives.
  */
@@ -230,7 +230,8 @@ function wholeLines(bytes: Buffer): Buffer {
 function identityOf(path: string): string | null {
   try {
     const st = io.lstatSync(path);
-    return `${st.ino}:${st.size}`;
+    // With the mtime: a forget frees the old file's inode, and a later registry may reuse it.
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   } catch {
     return null;
   }
