@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 
 /**
  * The one narrow I/O seam of the library. Every module that touches the disk calls through this
@@ -37,9 +37,26 @@ export type Io = typeof io;
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
-/** Creates a directory (and parents) with the private mode. */
-export function ensureDir(dir: string): void {
-  io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+/**
+ * Creates a directory (and parents) with the private mode. With `fsync`, every directory it
+ * created and the parent of the first one are fsynced, so the new names survive power loss.
+ */
+export function ensureDir(dir: string, fsync = false): void {
+  const first = io.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  if (fsync && first !== undefined) fsyncCreatedDirs(first, dir);
+}
+
+/**
+ * fsyncs the directories a recursive mkdir created (`first`, what it returned, down to `dir`) and
+ * the parent of `first`, where the first new name was made.
+ */
+export function fsyncCreatedDirs(first: string, dir: string): void {
+  const top = resolve(first);
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    fsyncDir(d);
+    if (d === top || dirname(d) === d) break;
+  }
+  fsyncDir(dirname(top));
 }
 
 /** Writes all of `data` at the fd's position, looping over short writes. */
@@ -52,16 +69,34 @@ export function writeFully(fd: number, data: Uint8Array, position: number | null
   }
 }
 
+/**
+ * What a directory fsync fails with where the platform or file system cannot do it at all
+ * (Windows cannot open a directory, some file systems refuse fsync on one): durability there is
+ * best effort. Anything else (EIO, ENOSPC…) means the new names may not be on disk, and is thrown.
+ */
+const DIR_FSYNC_UNSUPPORTED = new Set(["EINVAL", "ENOTSUP", "EOPNOTSUPP", "EISDIR", "EPERM", "EACCES", "EBADF"]);
+
 /** fsyncs a directory so a rename or create inside it survives power loss. */
 export function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = io.openSync(dir, "r");
     io.fsyncSync(fd);
-  } catch {
-    // Some file systems refuse fsync on directories; durability there is best effort.
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== "string" || !DIR_FSYNC_UNSUPPORTED.has(code)) throw err;
   } finally {
     if (fd !== undefined) io.closeSync(fd);
+  }
+}
+
+/** fsyncs the file at `path` (a copy made by `copyFileSync`, which does not). */
+export function syncFile(path: string): void {
+  const fd = io.openSync(path, "r");
+  try {
+    io.fsyncSync(fd);
+  } finally {
+    io.closeSync(fd);
   }
 }
 

@@ -33,7 +33,7 @@ export class IdLedger {
     try {
       state = directoryState(this.dir);
       if (state === "missing") {
-        ensureDir(this.dir);
+        ensureDir(this.dir, this.fsync);
         state = directoryState(this.dir);
       }
     } catch (err) {

@@ -162,7 +162,7 @@ export class BlobStore {
   private ensureDir(): void {
     if (this.dirReady) return;
     try {
-      ensureDir(this.dir);
+      ensureDir(this.dir, this.fsync);
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not create blob directory: ${(err as Error).message}`, {
         path: this.dir,

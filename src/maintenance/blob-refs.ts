@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { BLOB_REF_PREFIX, isBlobHash } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
@@ -30,9 +31,19 @@ export class RefCounter {
 export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: string, into: T): T {
   let fd: number;
   try {
-    fd = io.openSync(path, "r");
+    // Non-blocking: a FIFO put under the name since it was listed must not hang the reader.
+    fd = io.openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return into;
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
+  }
+  try {
+    if (!io.fstatSync(fd).isFile()) {
+      io.closeSync(fd);
+      return into; // not a regular file (any more): it holds no session
+    }
+  } catch (err) {
+    io.closeSync(fd);
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
   }
   const quarantine = path.endsWith(".quarantine.jsonl");

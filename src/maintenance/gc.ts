@@ -1,12 +1,12 @@
 import { join, resolve } from "node:path";
-import fg from "fast-glob";
 import { isBlobHash } from "../blob/blob-ref.ts";
 import { BlobStore, isBlobTempName } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import lockfile from "proper-lockfile";
 import { isInside, readReferrers, type Referrer } from "../blob/blob-referrers.ts";
+import { lockBlobStore } from "../blob/gc-lock.ts";
 import { io } from "../io.ts";
 import { blobRefsOfFile } from "./blob-refs.ts";
+import { filesOfPlace } from "./gc-files.ts";
 
 /** Blobs younger than this are never collected (a writer may not have appended its line yet). @default 1 h */
 export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
@@ -52,9 +52,10 @@ export async function collectGarbage(options: GcOptions): Promise<GcReport> {
   const now = options.now ?? Date.now;
   const cutoff = now() - graceMs;
   const store = new BlobStore(options.blobsDir);
-  const places = placesToMark(options);
-  const release = await lockGc(options.blobsDir);
+  const release = await lockBlobStore(options.blobsDir);
   try {
+    // Read under the lock: a forget rewriting the registry holds it too.
+    const places = placesToMark(options);
     return await sweep(options, store, places, graceMs, cutoff, now);
   } finally {
     await release();
@@ -82,7 +83,7 @@ async function sweep(
   }
   const referenced = new Set<string>();
   const markStarted = Date.now();
-  const filesScanned = await markFiles(places, referenced, 0);
+  const filesScanned = await markFiles(places, options.blobsDir, referenced, 0);
   const report: GcReport = {
     places,
     filesScanned,
@@ -125,7 +126,15 @@ async function sweep(
   }
   if (trashed.length > 0) {
     const late = new Set<string>();
-    await markFiles(places, late, markStarted - 2000);
+    try {
+      await markFiles(places, options.blobsDir, late, markStarted - 2000);
+      // A place registered since the first look (its writer registers before it writes a ref): all of it.
+      const added = placesToMark(options).filter((p) => !places.some((q) => q.kind === p.kind && q.path === p.path));
+      await markFiles(added, options.blobsDir, late, 0);
+    } catch (err) {
+      putBack(options.blobsDir, trashed);
+      throw err;
+    }
     for (const t of trashed) {
       const path = join(options.blobsDir, t.hash);
       try {
@@ -205,44 +214,15 @@ function hasBlobs(blobsDir: string): boolean {
   }
 }
 
-/** One gc at a time per blob store: a second waits, then gives up with `STORE_BUSY`. */
-async function lockGc(blobsDir: string): Promise<() => Promise<void>> {
-  if (!io.existsSync(blobsDir)) return async () => {}; // no store: nothing to collect
-
-  try {
-    return await lockfile.lock(join(blobsDir, ".gc"), {
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 40, factor: 1.3, minTimeout: 50, maxTimeout: 1000 },
-      onCompromised: () => {},
-    });
-  } catch (err) {
-    if (errnoCode(err) === "ELOCKED")
-      throw new TranscriptStoreError("STORE_BUSY", "Another gc is running on this blob store", { path: blobsDir, cause: err });
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot lock the blob store for gc: ${(err as Error).message}`, {
-      path: blobsDir,
-      cause: err,
-    });
-  }
-}
-
-/** Marks the refs of every session, quarantine and backup file of the places modified at or after `sinceMs`. */
-async function markFiles(places: readonly Referrer[], into: Set<string>, sinceMs: number): Promise<number> {
+/**
+ * Marks the refs of every file of the places (`filesOfPlace`: every name, dot names too) modified
+ * at or after `sinceMs`.
+ */
+async function markFiles(places: readonly Referrer[], blobsDir: string, into: Set<string>, sinceMs: number): Promise<number> {
   let scanned = 0;
+  const exclude = new Set([resolve(blobsDir)]);
   for (const place of places) {
-    const root = place.path;
-    const patterns = place.kind === "tree" ? ["**/*.jsonl", "**/*.bak"] : ["*.jsonl", "*.bak"];
-    const files = await fg(patterns, {
-      cwd: root,
-      absolute: true,
-      dot: false,
-      followSymbolicLinks: false,
-      suppressErrors: false,
-      onlyFiles: true,
-    }).catch((err: unknown) => {
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot scan ${root}: ${(err as Error).message}`, { path: root, cause: err });
-    });
-    for (const path of files) {
+    for (const path of filesOfPlace(place, exclude)) {
       if (sinceMs > 0) {
         try {
           if (io.statSync(path).mtimeMs < sinceMs) continue;
@@ -256,6 +236,18 @@ async function markFiles(places: readonly Referrer[], into: Set<string>, sinceMs
     }
   }
   return scanned;
+}
+
+/** Undoes the first phase of a sweep that cannot finish: every blob moved aside goes back. */
+function putBack(blobsDir: string, trashed: ReadonlyArray<{ hash: string; trash: string }>): void {
+  for (const t of trashed) {
+    try {
+      if (io.existsSync(join(blobsDir, t.hash))) io.unlinkSync(t.trash);
+      else io.renameSync(t.trash, join(blobsDir, t.hash));
+    } catch {
+      // left as a trash name: the next gc's restoreTrash puts it back
+    }
+  }
 }
 
 const TRASH_RE = /^\.([0-9a-f]{64})\.\d+\.gc\.tmp$/;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -16,6 +16,7 @@ import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/ses
 import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import { compareImport, storeCopyElsewhere } from "./existing-target.ts";
+import { catchUpAppends } from "./late-appends.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
 import { addCounters, baseReport, zeroCounters } from "./migrate-report.ts";
 import type { MigrateCounters, MigrateFileReport } from "./migrate-report.ts";
@@ -206,7 +207,7 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
       { path: elsewhere },
     );
   }
-  if (!options.inPlace) ensureDir(dirname(report.target));
+  if (!options.inPlace) ensureDir(dirname(report.target), options.fsync === true);
   const lockOptions = { onCompromised: () => {} };
   try {
     locks.push(await acquireSessionLock(report.source, lockOptions));
@@ -311,6 +312,7 @@ function writeMigrated(
   draft.close();
   const digest = written.digest("hex");
   const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
+  let held: number | null = null;
   try {
     if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0 || parsed.repaired.length > 0) changed = true;
     if (!changed && report.target === report.source) return outcome("current");
@@ -326,14 +328,28 @@ function writeMigrated(
       result = "updated";
     }
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
+    // Held across the rename: what a plain writer appends to the old file meanwhile is brought over.
+    if (before !== null) held = openHeld(report.source, before);
     if (before !== null) assertUnchanged(report.source, before, parsed.bytesRead);
     if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
     const lost = linesToQuarantine(parsed);
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
     if (options.backup && options.inPlace) backupSessionFile(report.source);
     draft.commit(true);
+    if (held !== null) counts.linesCaughtUp = catchUpAppends(held, parsed.bytesRead, report.target);
     return outcome(result);
   } finally {
+    if (held !== null) io.closeSync(held);
     draft.discard();
   }
+}
+
+/** A read descriptor on the file scanned as `before` (same inode), else the file changed: refused. */
+function openHeld(path: string, before: Stats): number {
+  const fd = io.openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  if (io.fstatSync(fd).ino !== before.ino) {
+    io.closeSync(fd);
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", "The file was replaced while it was migrated; it is left as it is", { path });
+  }
+  return fd;
 }

@@ -50,6 +50,14 @@ export const MIGRATE_COUNTERS = [
   { name: "malformed", file: " malformed #", fileZero: false, total: null, totalZero: false },
   // Lines that held several records glued together, written back one record per line.
   { name: "linesSplit", file: " glued lines split #", fileZero: false, total: null, totalZero: false },
+  // Lines a plain writer appended to the file while migrate --in-place replaced it, brought over as written.
+  {
+    name: "linesCaughtUp",
+    file: " lines appended meanwhile kept #",
+    fileZero: false,
+    total: ", # line(s) appended meanwhile kept",
+    totalZero: false,
+  },
 ] as const satisfies readonly CounterSpec[];
 
 export type CounterName = (typeof MIGRATE_COUNTERS)[number]["name"];

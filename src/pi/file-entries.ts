@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { decodeLine } from "../format/decode-line.ts";
+import { fsyncCreatedDirs, io } from "../io.ts";
 import { cwdBucket, isAuxiliarySessionName, resolveStoreDirs } from "../session/paths.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
 import { headerEndOffset, scanSessionFile } from "../session/session-file-reader.ts";
@@ -20,7 +21,9 @@ export function defaultAgentDir(): string {
 /** The directory pi keeps a cwd's sessions in, `<agentDir>/sessions/--<cwd>--` (created, as pi does). */
 export function getDefaultSessionDir(cwd: string, agentDir: string = defaultAgentDir()): string {
   const dir = join(agentDir, "sessions", cwdBucket(cwd, "pi"));
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  // Durable at once (cheap: only when created): no `fsync` option reaches this free function.
+  const first = existsSync(dir) ? undefined : io.mkdirSync(dir, { recursive: true });
+  if (first !== undefined) fsyncCreatedDirs(first, dir);
   return dir;
 }
 

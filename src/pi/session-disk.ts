@@ -56,7 +56,7 @@ export class PiSessionDisk {
       this.lock.assertHeld();
       return;
     }
-    ensureSessionDir(dirname(this.path), this.options.sessionsRoot);
+    ensureSessionDir(dirname(this.path), this.options.sessionsRoot, this.options.engine.fsync);
     const onCompromised = (err: Error) =>
       this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); appends now fail` });
     this.lock = acquireSessionLockSync(this.path, { staleMs: this.options.engine.lockStaleMs, onCompromised });

@@ -57,7 +57,7 @@ export class SessionManager {
     this.sessionDir = sessionDir;
     this.persist = persist;
     this.store = store;
-    if (persist && sessionDir && !existsSync(sessionDir)) ensureDir(sessionDir);
+    if (persist && sessionDir && !existsSync(sessionDir)) ensureDir(sessionDir, store.engine.fsync);
   }
 
   // ---------------------------------------------------------------- factories

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { errnoCode, type StoreWarning } from "../errors.ts";
-import { DIR_MODE, io } from "../io.ts";
+import { ensureDir, fsyncDir, io, syncFile } from "../io.ts";
 
 export interface TreeCopyResult {
   linked: number;
@@ -16,9 +16,16 @@ function isFinishedName(name: string): boolean {
 /**
  * Copies a directory tree for a fork: finished files are hard-linked (copied where links fail),
  * directories are created 0700, symlinks are never followed (skipped with a warning), and a file
- * that cannot be copied is a warning, not a failure. A missing source is an empty copy.
+ * that cannot be copied is a warning, not a failure. A missing source is an empty copy. With
+ * `fsync`, copied bytes, every new name and every new directory are made durable.
  */
-export function linkTree(src: string, dst: string, warn: (w: StoreWarning) => void, mode: "link" | "copy" = "link"): TreeCopyResult {
+export function linkTree(
+  src: string,
+  dst: string,
+  warn: (w: StoreWarning) => void,
+  mode: "link" | "copy" = "link",
+  fsync = false,
+): TreeCopyResult {
   const result: TreeCopyResult = { linked: 0, copied: 0, failed: 0 };
   let entries;
   try {
@@ -31,7 +38,7 @@ export function linkTree(src: string, dst: string, warn: (w: StoreWarning) => vo
     }
     return result;
   }
-  io.mkdirSync(dst, { recursive: true, mode: DIR_MODE });
+  ensureDir(dst, fsync);
   for (const entry of entries) {
     const from = join(src, entry.name);
     const to = join(dst, entry.name);
@@ -41,7 +48,7 @@ export function linkTree(src: string, dst: string, warn: (w: StoreWarning) => vo
       continue;
     }
     if (entry.isDirectory()) {
-      const sub = linkTree(from, to, warn, mode);
+      const sub = linkTree(from, to, warn, mode, fsync);
       result.linked += sub.linked;
       result.copied += sub.copied;
       result.failed += sub.failed;
@@ -60,12 +67,14 @@ export function linkTree(src: string, dst: string, warn: (w: StoreWarning) => vo
         }
       }
       io.copyFileSync(from, to);
+      if (fsync) syncFile(to);
       result.copied++;
     } catch (err) {
       result.failed++;
       warn({ code: "ARTIFACT_COPY_FAILED", message: `Artifact not copied: ${(err as Error).message}`, path: from });
     }
   }
+  if (fsync) fsyncDir(dst);
   return result;
 }
 

@@ -1,6 +1,6 @@
 import type { Dirent } from "node:fs";
 import { basename, join, resolve as resolvePath, sep } from "node:path";
-import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { errnoCode, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
@@ -21,11 +21,22 @@ function sessionRoots(options: DiscoveryOptions): string[] {
   return [sessionsDir, ...(options.roots ?? []).map((r) => resolvePath(r))];
 }
 
-/** The entries of `dir` (a missing or unreadable directory has none): what a listing walks. */
-function entriesOf(dir: string): Dirent[] {
+/**
+ * The entries of `dir`: what a listing walks. A missing directory has none; one that cannot be
+ * read (no permission, EIO) has none either, but says so (`PERSISTENCE_FAILED` warning): its
+ * sessions exist and are not listed, and `continueRecent` must not look as if there were none.
+ */
+function entriesOf(dir: string, onWarning?: WarningHandler): Dirent[] {
   try {
     return io.readdirSync(dir, { withFileTypes: true });
-  } catch {
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== "ENOENT" && code !== "ENOTDIR")
+      onWarning?.({
+        code: "PERSISTENCE_FAILED",
+        message: `Cannot read ${dir}; its sessions are not listed: ${(err as Error).message}`,
+        path: dir,
+      });
     return [];
   }
 }
@@ -34,10 +45,10 @@ function entriesOf(dir: string): Dirent[] {
  * Session files directly inside `bucket` (plain files named `*.jsonl`, no dot files, no symlinks),
  * minus those an interrupted move has already committed elsewhere. One `readdir`, no stat.
  */
-function bucketFiles(bucket: string, out: string[]): void {
+function bucketFiles(bucket: string, out: string[], onWarning?: WarningHandler): void {
   let moving: Set<string> | null = null;
   const found: string[] = [];
-  for (const entry of entriesOf(bucket)) {
+  for (const entry of entriesOf(bucket, onWarning)) {
     const name = entry.name;
     if (!entry.isFile() || name.charCodeAt(0) === 0x2e) continue;
     if (name.endsWith(".jsonl")) {
@@ -56,9 +67,9 @@ function bucketFiles(bucket: string, out: string[]): void {
 }
 
 /** Session files of every bucket directory of `root` (symlinked buckets are not followed). */
-function rootFiles(root: string, out: string[]): void {
-  for (const entry of entriesOf(root)) {
-    if (entry.isDirectory() && entry.name.charCodeAt(0) !== 0x2e) bucketFiles(join(root, entry.name), out);
+function rootFiles(root: string, out: string[], onWarning?: WarningHandler): void {
+  for (const entry of entriesOf(root, onWarning)) {
+    if (entry.isDirectory() && entry.name.charCodeAt(0) !== 0x2e) bucketFiles(join(root, entry.name), out, onWarning);
   }
 }
 
@@ -111,10 +122,21 @@ function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
   const out: SessionInfo[] = [];
   for (const path of paths) {
     const info = sessionInfoOf(path);
-    if (info === null) onWarning?.({ code: "BAD_HEADER", message: "Skipped a file without a valid session header", path });
-    else out.push(info);
+    if (info !== null) out.push(info);
+    else if (onWarning !== undefined) onWarning(unlisted(path));
   }
   return out.sort((a, b) => b.modified.getTime() - a.modified.getTime() || b.created.getTime() - a.created.getTime());
+}
+
+/** Why a file is not listed: it cannot be opened (`PERSISTENCE_FAILED`), or has no session header. */
+function unlisted(path: string): StoreWarning {
+  try {
+    io.closeSync(io.openSync(path, "r"));
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT")
+      return { code: "PERSISTENCE_FAILED", message: `Skipped a file that cannot be read: ${(err as Error).message}`, path };
+  }
+  return { code: "BAD_HEADER", message: "Skipped a file without a valid session header", path };
 }
 
 /** Sessions recorded for `cwd` (its bucket, header `cwd` equal), newest first. */
@@ -124,7 +146,7 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
   for (const [i, root] of sessionRoots(options).entries()) {
     // The main root uses the given layout; extra roots (pi's, omp's trees) name buckets their own way.
     const layout = (i === 0 ? options.layout : undefined) ?? detectLayout(root) ?? "omp";
-    bucketFiles(join(root, cwdBucket(abs, layout)), paths);
+    bucketFiles(join(root, cwdBucket(abs, layout)), paths, options.onWarning);
   }
   return infos(paths, options.onWarning).filter((info) => info.cwd === abs || info.cwd === "");
 }
@@ -132,7 +154,7 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
 /** Every session under every root, newest first. */
 export async function listAllSessions(options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
   const paths: string[] = [];
-  for (const root of sessionRoots(options)) rootFiles(root, paths);
+  for (const root of sessionRoots(options)) rootFiles(root, paths, options.onWarning);
   return infos(paths, options.onWarning);
 }
 

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { toBlobRef } from "../blob/blob-ref.ts";
 import type { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { isRecord } from "../format/types.ts";
-import { ensureDir, FILE_MODE, io, tempPathFor, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import { decodeCanonicalBase64 } from "../prepare/externalize-images.ts";
 import { mapImagePayloads, type PayloadKind } from "../prepare/image-shapes.ts";
 import { copyFileRange } from "./quarantine-record.ts";
@@ -88,7 +88,7 @@ function externalizeLine(path: string, offset: number, length: number, blobs: Bl
   const hash = createHash("sha256");
   let end: number | null;
   try {
-    ensureDir(blobs.dir);
+    ensureDir(blobs.dir, fsync);
     const fd = io.openSync(temp, "wx", FILE_MODE);
     try {
       const out = (data: Buffer) => {
@@ -110,7 +110,7 @@ function externalizeLine(path: string, offset: number, length: number, blobs: Bl
     if (text.indexOf(PLACEHOLDER) !== text.lastIndexOf(PLACEHOLDER) || !payloadSlotIs(text, around(PROBE), kind)) return discard(temp);
     const digest = hash.digest("hex");
     // The blob is in place before the line that references it is written.
-    storeBlob(temp, join(blobs.dir, digest));
+    storeBlob(temp, join(blobs.dir, digest), fsync);
     return Buffer.from(text.replace(PLACEHOLDER, toBlobRef(digest)));
   } catch (err) {
     discard(temp);
@@ -190,7 +190,7 @@ function slotsHolding(text: string, stand: string, expected: PayloadKind): numbe
 }
 
 /** Renames the streamed temp blob into place (an existing blob of that hash is kept). */
-function storeBlob(temp: string, path: string): void {
+function storeBlob(temp: string, path: string, fsync: boolean): void {
   const existing = io.lstatSync(path, { throwIfNoEntry: false });
   if (existing !== undefined && !existing.isSymbolicLink()) {
     discard(temp);
@@ -200,6 +200,7 @@ function storeBlob(temp: string, path: string): void {
   }
   if (existing?.isSymbolicLink()) io.unlinkSync(path);
   io.renameSync(temp, path);
+  if (fsync) fsyncDir(dirname(path));
 }
 
 function discard(temp: string): null {

@@ -7,10 +7,11 @@ import { ensureDir, io } from "../io.ts";
  * every directory must be a real one: a symlink planted as a bucket would carry the session's
  * writes outside the store, so it is refused (`PERSISTENCE_FAILED`) and nothing is written.
  * The root itself, and directories outside it (sessions opened by explicit path), are the user's.
+ * With `fsync`, every directory created is made durable (`ensureDir`).
  */
-export function ensureSessionDir(dir: string, sessionsDir: string): void {
+export function ensureSessionDir(dir: string, sessionsDir: string, fsync = false): void {
   try {
-    ensureDir(dir);
+    ensureDir(dir, fsync);
   } catch (err) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create session directory: ${(err as Error).message}`, {
       path: dir,

@@ -24,7 +24,7 @@ import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { ensureDir, FILE_MODE, fsyncDir, io, syncFile, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
 import { forgetHandle, openWithRelief, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
@@ -77,7 +77,7 @@ export class SessionFile implements EvictableHandle {
       return;
     }
     try {
-      ensureDir(dirname(this.path));
+      ensureDir(dirname(this.path), this.options.fsync);
       // Readable too (a rollback checks what it cuts); a link planted at the path is not followed.
       const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
       // Out of descriptors: other sessions' idle ones are given back first.
@@ -85,6 +85,8 @@ export class SessionFile implements EvictableHandle {
       let stat;
       try {
         stat = io.fstatSync(fd);
+        // An empty file may be one this open created: its name is made durable before any line is.
+        if (stat.size === 0 && this.options.fsync) fsyncDir(dirname(this.path));
       } catch (err) {
         io.closeSync(fd);
         throw err;
@@ -187,11 +189,13 @@ export class SessionFile implements EvictableHandle {
     try {
       // Never through a symlink planted at its name: that would write outside the store.
       fd = openAppendNoFollow(qpath);
+      const created = io.fstatSync(fd).size === 0;
       const out = fd;
       const small = items.filter((item) => item.length === undefined);
       if (small.length > 0) writeFully(out, Buffer.from(small.map((item) => quarantineRecord(source, item, at)).join("")));
       for (const item of items) if (item.length !== undefined) writeStreamedRecord(out, source, item, at);
       io.fsyncSync(fd);
+      if (created) fsyncDir(dirname(qpath)); // always fsynced, like its bytes: it holds what was cut from the session
     } catch (err) {
       const why = isSymlinkRefusal(err) ? "a symlink is planted at its name" : (err as Error).message;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${why}`, { path: qpath, cause: err });
@@ -265,9 +269,12 @@ export class SessionFile implements EvictableHandle {
   rewrite(write: (emit: (data: Buffer) => void) => void): void {
     let size: number;
     try {
-      ensureDir(dirname(this.path));
+      ensureDir(dirname(this.path), this.options.fsync);
       size = writeSessionFileAtomic(this.path, write, { fsync: this.options.fsync });
     } catch (err) {
+      // The rename may have happened (only the directory fsync failed): the descriptor may hold
+      // the replaced file, so the next append reopens the name (and learns its length) instead.
+      this.closeFd();
       if (err instanceof TranscriptStoreError) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Rewrite failed: ${(err as Error).message}`, { path: this.path, cause: err });
     }
@@ -385,10 +392,13 @@ export function backupSessionFile(source: string): string {
   const temp = tempPathFor(source);
   io.copyFileSync(source, temp);
   try {
+    // Durable before the original is replaced: a backup lost to a power cut would be no backup.
+    syncFile(temp);
     for (let n = 1; ; n++) {
       const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
       try {
         linkOrCopyExclusive(temp, bak);
+        fsyncDir(dirname(bak));
         return bak;
       } catch (err) {
         if (errnoCode(err) !== "EEXIST") throw err;
@@ -407,5 +417,6 @@ function linkOrCopyExclusive(from: string, to: string): void {
     const code = errnoCode(err);
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
     io.copyFileSync(from, to, constants.COPYFILE_EXCL);
+    syncFile(to);
   }
 }

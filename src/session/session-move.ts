@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { fsyncDir, io } from "../io.ts";
+import { fsyncDir, io, syncFile } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
 import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
 import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
@@ -85,10 +85,11 @@ export function moveSessionFiles(plan: MovePlan): void {
         if (errnoCode(err) !== "EXDEV") throw err;
         undo.push(() => io.rmSync(dst, { recursive: true, force: true }));
         if (io.lstatSync(src).isDirectory()) {
-          const copy = linkTree(src, dst, plan.warn, "copy");
+          const copy = linkTree(src, dst, plan.warn, "copy", plan.fsync);
           if (copy.failed > 0 || !sameTree(src, dst)) throw new Error("cross-device copy could not be verified");
         } else {
           io.copyFileSync(src, dst);
+          if (plan.fsync) syncFile(dst);
           if (!io.readFileSync(src).equals(io.readFileSync(dst))) throw new Error("cross-device copy could not be verified");
         }
         afterCommit.push(() => io.rmSync(src, { recursive: true, force: true }));
@@ -96,16 +97,34 @@ export function moveSessionFiles(plan: MovePlan): void {
     });
   }
 
+  // A session not written yet moved only these: their directories are made durable here.
+  if (headerLine === null && plan.fsync) {
+    fsyncDir(dirname(to));
+    fsyncDir(dirname(from));
+  }
+
   if (headerLine !== null) {
     step("rename new file into place", () => {
-      renameIntoPlace(temp, to, plan.fsync);
+      renameIntoPlace(temp, to, false);
       undo.push(() => io.unlinkSync(to));
+      if (plan.fsync) fsyncDir(dirname(to)); // fails before the old file goes: undone
     });
 
     step("remove old file", () => {
       io.unlinkSync(from);
-      if (plan.fsync) fsyncDir(dirname(from));
     });
+    if (plan.fsync) {
+      try {
+        fsyncDir(dirname(from));
+      } catch (err) {
+        // The move committed: undoing it now would remove the only durable copy.
+        plan.warn({
+          code: "MOVE_FAILED",
+          message: `Moved, but the old name's removal may not be durable: ${(err as Error).message}`,
+          path: from,
+        });
+      }
+    }
 
     // The note first: a journal left alone beside a removed old file only rolls forward again.
     for (const done of [incomingPathOf(to), journalPathOf(from)]) {
@@ -175,5 +194,8 @@ export function recoverInterruptedMove(from: string): string | null {
   io.rmSync(temp, { force: true });
   if (readIncomingMove(to)?.from === from) io.rmSync(incomingPathOf(to), { force: true });
   io.rmSync(journalPathOf(from), { force: true });
+  // Recovery is rare: its renames and removals are always made durable.
+  fsyncDir(dirname(to));
+  fsyncDir(dirname(from));
   return committed ? to : from;
 }

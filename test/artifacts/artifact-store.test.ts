@@ -209,8 +209,9 @@ describe("ArtifactStore ids and files", () => {
     } finally {
       restore();
     }
-    // save: meta file + dir, content file + dir; writer: content fd, meta file + dir, dir after rename
-    expect(synced.length).toBe(8);
+    // the new artifacts directory + its parent; save: meta file + dir, content file + dir;
+    // writer: content fd, meta file + dir, dir after rename
+    expect(synced.length).toBe(10);
     expect(storeIn(tempDir("ts-art-")).fsync).toBe(false);
   });
 

@@ -35,6 +35,7 @@ describe("migrate report", () => {
       blobsNew: 0,
       blobsDeduplicated: 0,
       blobsRepaired: 1,
+      linesCaughtUp: 0,
     });
     expect(migrateTotalsText(totals, size)).toBe(
       "3 file(s): 1 migrated, 0 already current, 1 continued in the store (left alone), 1 in conflict (store copy left alone), " +

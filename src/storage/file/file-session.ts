@@ -117,8 +117,8 @@ export class FileSessionStorage implements SessionStorage {
     const { header, entries, options } = request;
     const path = sessionPathFor(header, options);
     const sourceArtifacts = artifactsDirOf(this.path);
-    ensureParent(path, options.sessionsDir);
-    linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w));
+    ensureParent(path, options);
+    linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w), "link", options.fsync);
     const body = request.whole ? this.copyableBody() : null;
     const copy: BodyWriter | null =
       body === null
@@ -171,7 +171,7 @@ export class FileSessionStorage implements SessionStorage {
       this.sources.moved(bodyShift);
       return;
     }
-    ensureParent(to, this.options.sessionsDir);
+    ensureParent(to, this.options);
     this.registerWithBlobs(to);
     const newLock = await acquireSessionLock(to, {
       staleMs: this.options.lockStaleMs,

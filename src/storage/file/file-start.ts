@@ -66,8 +66,8 @@ export function sessionPathFor(header: SessionHeader, options: ResolvedSessionMa
   return join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
 }
 
-export function ensureParent(path: string, sessionsDir: string): void {
-  ensureSessionDir(dirname(path), sessionsDir);
+export function ensureParent(path: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir" | "fsync">): void {
+  ensureSessionDir(dirname(path), options.sessionsDir, options.fsync);
 }
 
 export function ensureRemoved(path: string): void {
@@ -97,7 +97,7 @@ export async function startNewFile(
   missingBlob?: (hash: string) => Buffer | null,
   body?: BodyWriter | null,
 ): Promise<OpenedSession> {
-  ensureParent(path, options.sessionsDir);
+  ensureParent(path, options);
   const relay = new HookRelay(options, () => header, path);
   const file = new SessionFile(path, { fsync: options.fsync, now: options.now });
   // A new file's lock is taken synchronously: the same lock, without a round trip through the
@@ -134,7 +134,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
   let lock: SessionLock | null = null;
   let storage: FileSessionStorage | null = null;
   if (!readOnly) {
-    ensureParent(abs, options.sessionsDir);
+    ensureParent(abs, options);
     lock = await acquireSessionLock(abs, { staleMs: options.lockStaleMs, onCompromised: (err) => relay.lost(err) });
   }
   try {

@@ -65,8 +65,8 @@ export async function forkFileByCopy(
     if (plan === null) return fallBack();
     const header = forkHeader(plan.header, cwd, options.now());
     const path = sessionPathFor(header, options);
-    ensureParent(path, options.sessionsDir);
-    linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w));
+    ensureParent(path, options);
+    linkTree(artifactsDirOf(source), artifactsDirOf(path), (w) => options.onWarning(w), "link", options.fsync);
     let opened: OpenedSession;
     try {
       const copy: BodyWriter = (emit, register) => copyBody(fd, plan, options.chunkSize, emit, refWatch(path, options, register));
