@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/pi/index.ts";
@@ -48,18 +48,30 @@ describe("pi facade on the engine", () => {
     reopened.close();
   });
 
-  it("one live writer per file: a second open is SESSION_LOCKED until the first closes", () => {
+  it("one writer per file in a process: a newer manager of the file takes it over, the older one turns read-only", () => {
     const h = piHome();
     const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
     const sm = SessionManager.create(h.cwd, undefined, opts);
     sm.appendMessage(user("a"));
-    sm.appendMessage(assistant("b"));
+    const b = sm.appendMessage(assistant("b"));
     const file = sm.getSessionFile()!;
-    expect(() => SessionManager.open(file, undefined, undefined, opts)).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
-    sm.close();
+    // pi opens one file with several managers and never closes the older ones.
     const second = SessionManager.open(file, undefined, undefined, opts);
     expect(second.getEntries()).toHaveLength(2);
+    const before = readFileSync(file, "utf8");
+    expect(() => sm.appendMessage(user("from the older one"))).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
+    // Refused before anything was written, and taken back from memory.
+    expect(readFileSync(file, "utf8")).toBe(before);
+    expect(sm.getLeafId()).toBe(b);
+    expect(sm.getEntries()).toHaveLength(2);
+    const c = second.appendMessage(user("from the newer one"));
+    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", ...second.getEntries().slice(0, 2).map((e) => e.id), c]);
+    // Closing the older one does not release the newer one's lock.
+    sm.close();
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    second.appendMessage(assistant("still the writer"));
     second.close();
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
   it("a file whose first line is not a session header is refused (BAD_HEADER) and left byte for byte", () => {
@@ -130,15 +142,15 @@ describe("pi facade on the engine", () => {
     sm.close();
   });
 
-  it("resuming a written file without an assistant message appends only what is missing (pi writes it all again)", () => {
+  it("resuming a written file without a conversation yet appends only what is missing (pi writes it all again)", () => {
     const h = piHome();
     const path = join(h.base, "empty.jsonl");
     writeFileSync(path, "");
     const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
-    const u = sm.appendMessage(user("deferred"));
+    const m = sm.appendModelChange("p", "m");
     expect(linesOf(path)).toHaveLength(1);
-    const a = sm.appendMessage(assistant("now"));
-    expect(linesOf(path).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", u, a]);
+    const u = sm.appendMessage(user("now"));
+    expect(linesOf(path).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", m, u]);
     sm.close();
   });
 
