@@ -221,17 +221,28 @@ export class SessionManager {
   /**
    * Sessions of every cwd under `<agentDir>/sessions` (or of one `sessionDir`), most recently
    * active first. As pi: `listAll(onProgress?, signal?)` or `listAll(sessionDir?, onProgress?, signal?)`;
-   * engine options may follow as the last argument.
+   * the engine options (its `agentDir`) come after pi's arguments.
    */
-  static async listAll(...args: unknown[]): Promise<SessionInfo[]> {
-    const dir = typeof args[0] === "string" ? resolve(args.shift() as string) : undefined;
-    if (args[0] === undefined && dir !== undefined) args.shift();
-    const onProgress = typeof args[0] === "function" ? (args.shift() as SessionListProgress) : (args[0] === undefined && args.shift(), undefined);
-    const signal = args[0] instanceof AbortSignal ? (args.shift() as AbortSignal) : (args[0] === undefined && args.shift(), undefined);
-    const store = resolvePiOptions(args.find((a): a is PiStoreOptions => typeof a === "object" && a !== null));
-    signal?.throwIfAborted();
-    if (dir !== undefined) return listSessionDir(dir, onProgress, signal);
-    return listSessionTree(store.sessionsRoot, onProgress, signal);
+  static async listAll(
+    sessionDirOrOnProgress?: string | SessionListProgress,
+    onProgressOrSignal?: SessionListProgress | AbortSignal | PiStoreOptions,
+    signal?: AbortSignal | PiStoreOptions,
+    options?: PiStoreOptions,
+  ): Promise<SessionInfo[]> {
+    // Engine options come last: after pi's arguments, wherever those stop (the facade's older `listAll(onProgress, options)`).
+    const isOptions = (a: unknown): a is PiStoreOptions => typeof a === "object" && a !== null && !(a instanceof AbortSignal);
+    const store = [onProgressOrSignal, signal, options].find(isOptions);
+    const dir = typeof sessionDirOrOnProgress === "string" ? resolve(sessionDirOrOnProgress) : undefined;
+    const onProgress =
+      typeof sessionDirOrOnProgress === "function"
+        ? sessionDirOrOnProgress
+        : typeof onProgressOrSignal === "function"
+          ? onProgressOrSignal
+          : undefined;
+    const abort = [onProgressOrSignal, signal].find((a): a is AbortSignal => a instanceof AbortSignal);
+    abort?.throwIfAborted();
+    if (dir !== undefined) return listSessionDir(dir, onProgress, abort);
+    return listSessionTree(resolvePiOptions(store).sessionsRoot, onProgress, abort);
   }
 
   // ---------------------------------------------------------------- switching sessions
