@@ -106,12 +106,17 @@ export async function inlineImagesInFile(path: string, blobsDir: string): Promis
   } finally {
     if (fd !== null) io.closeSync(fd);
     if (out !== null) io.closeSync(out);
-    try {
-      io.unlinkSync(temp);
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
+    removeTemp(temp);
     await lock.release();
+  }
+}
+
+/** Removes the temp file unless it was renamed over the session (or never made). */
+function removeTemp(temp: string): void {
+  try {
+    io.unlinkSync(temp);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
   }
 }
 

@@ -17,7 +17,9 @@ type AsPi<F> = F extends (...args: infer A) => infer R ? (...args: A) => AsPiRes
 type AsPiResult<R> = R extends FacadeSessionManager ? SessionManager : R;
 
 /** The facade's factories (`create`, `open`, `continueRecent`, `inMemory`, `forkFrom`, `findById`, `list`, `listAll`). */
-export type SessionManagerStatics = { [K in Exclude<keyof typeof FacadeSessionManager, "prototype">]: AsPi<(typeof FacadeSessionManager)[K]> };
+export type SessionManagerStatics = {
+  [K in Exclude<keyof typeof FacadeSessionManager, "prototype">]: AsPi<(typeof FacadeSessionManager)[K]>;
+};
 
 /** The facade class, declared as pi's (the one place the facade is cast; its callers need none). */
 export const SessionManager: SessionManagerStatics = FacadeSessionManager as unknown as SessionManagerStatics;

@@ -33,9 +33,16 @@ export function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage
       return [{ role: "custom", customType, content: content ?? [], display, details, timestamp: millis(timestamp) }];
     }
     case "branch_summary":
-      return entry.summary ? [{ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) }] : [];
+      return entry.summary
+        ? [{ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) }]
+        : [];
     case "compaction": {
-      const summary = { role: "compactionSummary", summary: entry.summary, tokensBefore: entry.tokensBefore, timestamp: millis(entry.timestamp) };
+      const summary = {
+        role: "compactionSummary",
+        summary: entry.summary,
+        tokensBefore: entry.tokensBefore,
+        timestamp: millis(entry.timestamp),
+      };
       return entry.systemMessage ? [entry.systemMessage, summary] : [summary];
     }
     default:
@@ -87,7 +94,11 @@ export function buildContextEntries(entries: SessionEntry[], leafId?: string | n
  * and the messages of `buildContextEntries` after the latest context edit of each (an older
  * compaction kept inside the newest one's range contributes nothing).
  */
-export function buildSessionProjection(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionProjection {
+export function buildSessionProjection(
+  entries: SessionEntry[],
+  leafId?: string | null,
+  byId?: Map<string, SessionEntry>,
+): SessionProjection {
   const path = pathAt(entries, leafId, byId);
   let thinkingLevel = "off";
   let model: SessionProjection["model"] = null;

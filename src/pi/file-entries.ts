@@ -44,7 +44,8 @@ export function assertValidSessionId(id: string): void {
   if (typeof id !== "string" || !/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id))
     throw new TranscriptStoreError(
       "INVALID_OPTION",
-      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', " +
+        "and start and end with an alphanumeric character",
     );
 }
 

@@ -125,7 +125,11 @@ export async function listSessionDir(dir: string, onProgress?: SessionListProgre
 }
 
 /** The sessions of every cwd directory under `sessionsRoot`, most recently active first. */
-export async function listSessionTree(sessionsRoot: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
+export async function listSessionTree(
+  sessionsRoot: string,
+  onProgress?: SessionListProgress,
+  signal?: AbortSignal,
+): Promise<SessionInfo[]> {
   let dirs: string[];
   try {
     dirs = (await readdir(sessionsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(sessionsRoot, d.name));

@@ -158,7 +158,11 @@ export class SessionManager {
       return manager;
     }
     migrateSessionEntries(entries);
-    manager.adopt(header, entries.filter((e): e is SessionEntry => e.type !== "session"), 0);
+    manager.adopt(
+      header,
+      entries.filter((e): e is SessionEntry => e.type !== "session"),
+      0,
+    );
     return manager;
   }
 
@@ -339,7 +343,9 @@ export class SessionManager {
     const previousFile = this.sessionFile;
     const path = this.getBranch(leafId);
     if (path.length === 0) throw notFound(leafId);
-    const current = new Map([...this.index.labels].map(([target, label]) => [target, { label, timestamp: this.index.labelTimes.get(target)! }]));
+    const current = new Map(
+      [...this.index.labels].map(([target, label]) => [target, { label, timestamp: this.index.labelTimes.get(target)! }]),
+    );
     const extracted = extractPath(path, current, newShortId);
     const timestamp = new Date().toISOString();
     const id = uuidv7();

@@ -25,7 +25,14 @@ function piTree() {
         id: "11111111",
         parentId: null,
         timestamp: TIME,
-        message: { role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: png, mimeType: "image/png" }], timestamp: 1 },
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "see" },
+            { type: "image", data: png, mimeType: "image/png" },
+          ],
+          timestamp: 1,
+        },
       },
     ],
   });
@@ -41,11 +48,20 @@ describe("images in a pi tree: the switch is explicit, and there is a way back",
     expect(migrated.stderr).toContain("transcript-store inline-images");
     // An omp tree gets no such warning.
     const omp = tempDir();
-    const quiet = await cli(["migrate", "--in-place", "--sessions-dir", join(omp, "sessions"), "--blobs-dir", join(omp, "blobs"), "--layout", "omp"]);
+    const quiet = await cli([
+      "migrate",
+      "--in-place",
+      "--sessions-dir",
+      join(omp, "sessions"),
+      "--blobs-dir",
+      join(omp, "blobs"),
+      "--layout",
+      "omp",
+    ]);
     expect(quiet.stderr).not.toContain("inline-images");
   });
 
-  it("inline-images puts every image back inline in place (pi-readable), keeps everything else byte for byte, and is idempotent", async () => {
+  it("inline-images puts every image back inline in place (pi-readable), every other byte kept, idempotent", async () => {
     const t = piTree();
     const original = readFileSync(t.file, "utf8");
     expect((await cli(["migrate", "--in-place", ...t.dirs])).code).toBe(0);
@@ -56,12 +72,16 @@ describe("images in a pi tree: the switch is explicit, and there is a way back",
     expect(withRefs).toContain(`blob:sha256:${hash}`);
     const back = await cli(["inline-images", ...t.dirs, "--json"]);
     expect(back.code).toBe(0);
-    expect(back.records.filter((r) => r.type === "file")).toEqual([expect.objectContaining({ path: t.file, status: "inlined", images: 1 })]);
+    expect(back.records.filter((r) => r.type === "file")).toEqual([
+      expect.objectContaining({ path: t.file, status: "inlined", images: 1 }),
+    ]);
     const text = readFileSync(t.file, "utf8");
     expect(text).not.toContain("blob:sha256:");
     expect(text).toBe(`${original}{not json\n`);
     const again = await cli(["inline-images", ...t.dirs, "--json"]);
-    expect(again.records.filter((r) => r.type === "file")).toEqual([expect.objectContaining({ path: t.file, status: "unchanged", images: 0 })]);
+    expect(again.records.filter((r) => r.type === "file")).toEqual([
+      expect.objectContaining({ path: t.file, status: "unchanged", images: 0 }),
+    ]);
     expect(readFileSync(t.file, "utf8")).toBe(text);
   });
 

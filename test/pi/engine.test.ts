@@ -65,7 +65,14 @@ describe("pi facade on the engine", () => {
     expect(sm.getLeafId()).toBe(b);
     expect(sm.getEntries()).toHaveLength(2);
     const c = second.appendMessage(user("from the newer one"));
-    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", ...second.getEntries().slice(0, 2).map((e) => e.id), c]);
+    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : l.id))).toEqual([
+      "session",
+      ...second
+        .getEntries()
+        .slice(0, 2)
+        .map((e) => e.id),
+      c,
+    ]);
     // Closing the older one does not release the newer one's lock.
     sm.close();
     expect(existsSync(`${file}.lock`)).toBe(true);

@@ -148,7 +148,12 @@ describePi15("pi-agent-session.test.ts")("a real pi 1.5.2 AgentSession on the fa
     ]);
     await session.prompt("What do my notes say?");
     expect(shown[0]).toMatchObject({ role: "system" });
-    expect(ai.getCurrentTools([shown[0]]).map((t) => t.name).sort()).toEqual(["read", "write"]);
+    expect(
+      ai
+        .getCurrentTools([shown[0]])
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["read", "write"]);
     expect(shown[1]).toMatchObject({ role: "toolResult", toolCallId: "call-read", content: [{ text: "the answer is 42\n" }] });
 
     // Turn 2: a user image, which the model is shown; the first attempt fails with a retryable error, which pi
@@ -169,15 +174,25 @@ describePi15("pi-agent-session.test.ts")("a real pi 1.5.2 AgentSession on the fa
     expect(edits[0]).toMatchObject({ replacement: null });
 
     // A usage entry, as pi's cache warmer records one.
-    const usage = { input: 100, output: 1, cacheRead: 90, cacheWrite: 0, totalTokens: 101, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const usage = {
+      input: 100,
+      output: 1,
+      cacheRead: 90,
+      cacheWrite: 0,
+      totalTokens: 101,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
     const usageEntry = session.sessionManager.appendUsage("cache_warm", "scripted", "scripted-a", usage);
 
     // A model change, then Turn 3 on the new model: a real `write` tool call.
     await session.setModel(modelB!);
     faux.setResponses([
-      ai.fauxAssistantMessage([ai.fauxText("Writing it down."), ai.fauxToolCall("write", { path: "out.txt", content: "42" }, { id: "call-write" })], {
-        stopReason: "toolUse",
-      }),
+      ai.fauxAssistantMessage(
+        [ai.fauxText("Writing it down."), ai.fauxToolCall("write", { path: "out.txt", content: "42" }, { id: "call-write" })],
+        {
+          stopReason: "toolUse",
+        },
+      ),
       ai.fauxAssistantMessage("Saved to out.txt."),
     ]);
     await session.prompt("Save the answer to out.txt.");
@@ -219,12 +234,26 @@ describePi15("pi-agent-session.test.ts")("a real pi 1.5.2 AgentSession on the fa
 
     // Every kind of entry the scenario is about is in the tree.
     const kinds = expected.entries.map((e) => e.role ?? e.type);
-    for (const kind of ["system", "model_change", "thinking_level_change", "user", "assistant", "toolResult", "usage", "context_edit", "branch_summary", "compaction"]) {
+    for (const kind of [
+      "system",
+      "model_change",
+      "thinking_level_change",
+      "user",
+      "assistant",
+      "toolResult",
+      "usage",
+      "context_edit",
+      "branch_summary",
+      "compaction",
+    ]) {
       expect(kinds, kind).toContain(kind);
     }
     expect(expected.entries.find((e) => e.id === usageEntry.id)).toMatchObject({ type: "usage", kind: "cache_warm" });
     expect(expected.entries.find((e) => e.type === "compaction")!.systemMessage!.sort()).toEqual(["read", "write"]);
-    expect(expected.entries.filter((e) => e.type === "model_change").map((e) => e.model)).toEqual(["scripted/scripted-a", "scripted/scripted-b"]);
+    expect(expected.entries.filter((e) => e.type === "model_change").map((e) => e.model)).toEqual([
+      "scripted/scripted-a",
+      "scripted/scripted-b",
+    ]);
     // Real tool calls and their results, paired by id.
     expect(expected.entries.filter((e) => e.role === "toolResult").map((e) => e.toolCallId)).toEqual(["call-read", "call-write"]);
     const siblings = expected.entries.filter((e) => e.parentId === turn3.parentId).map((e) => e.type);

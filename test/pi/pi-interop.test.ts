@@ -35,12 +35,25 @@ function view(sm: AnyManager) {
   };
 }
 
-const usage = { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, totalTokens: 7, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 3,
+  output: 4,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 7,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 const tool = (name: string) => ({ name, description: `${name} tool`, parameters: { type: "object", properties: {} } });
 
 /** A session with every entry kind of pi 1.5.2, a branch, a label, context edits and compactions. */
 function fill(sm: any): void {
-  sm.appendMessage({ role: "system", content: "base prompt", sections: { env: "<env>1</env>" }, toolsAdded: [tool("read"), tool("bash")], timestamp: 0 });
+  sm.appendMessage({
+    role: "system",
+    content: "base prompt",
+    sections: { env: "<env>1</env>" },
+    toolsAdded: [tool("read"), tool("bash")],
+    timestamp: 0,
+  });
   sm.appendModelChange("anthropic", "claude");
   sm.appendThinkingLevelChange("medium");
   const u1 = sm.appendMessage(user("first question"));
@@ -74,7 +87,15 @@ describePi15("pi-interop.test.ts")("interop with the real pi 1.5.2 SessionManage
   });
 
   it("has every public method and static of pi's SessionManager, with the same declared parameters", () => {
-    const privateInPi = new Set(["constructor", "_setSessionFile", "_loadEntries", "_buildIndex", "_rewriteFile", "_hasConversation", "_appendEntry"]);
+    const privateInPi = new Set([
+      "constructor",
+      "_setSessionFile",
+      "_loadEntries",
+      "_buildIndex",
+      "_rewriteFile",
+      "_hasConversation",
+      "_appendEntry",
+    ]);
     const methods = Object.getOwnPropertyNames(real.SessionManager.prototype).filter((n) => !privateInPi.has(n));
     expect(methods.length).toBeGreaterThan(35);
     for (const name of methods) {
@@ -89,7 +110,15 @@ describePi15("pi-interop.test.ts")("interop with the real pi 1.5.2 SessionManage
       const theirs = (real.SessionManager as any)[name].length;
       expect([theirs, theirs + 1], name).toContain((facade.SessionManager as any)[name].length);
     }
-    for (const fn of ["buildContextEntries", "buildSessionContext", "buildSessionProjection", "getLatestCompactionEntry", "migrateSessionEntries", "parseSessionEntries", "sessionEntryToContextMessages"])
+    for (const fn of [
+      "buildContextEntries",
+      "buildSessionContext",
+      "buildSessionProjection",
+      "getLatestCompactionEntry",
+      "migrateSessionEntries",
+      "parseSessionEntries",
+      "sessionEntryToContextMessages",
+    ])
       expect(typeof (facade as any)[fn], fn).toBe("function");
   });
 
@@ -165,7 +194,12 @@ describePi15("pi-interop.test.ts")("interop with the real pi 1.5.2 SessionManage
     const piView = real.SessionManager.open(branched, dir);
     expect(piView.getEntries().map((e) => e.id)).toEqual(resumed.getEntries().map((e) => e.id));
     expect(piView.getHeader()!.parentSession).toBe(b.getSessionFile());
-    const strip = (l: any) => ({ ...l, id: l.type === "label" ? "label" : l.id, parentId: "p", timestamp: l.type === "session" ? "t" : l.timestamp });
+    const strip = (l: any) => ({
+      ...l,
+      id: l.type === "label" ? "label" : l.id,
+      parentId: "p",
+      timestamp: l.type === "session" ? "t" : l.timestamp,
+    });
     expect(linesOf(branched).slice(1).map(strip)).toEqual(linesOf(theirBranch).slice(1).map(strip));
   });
 });

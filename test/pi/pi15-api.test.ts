@@ -4,7 +4,14 @@ import { describe, expect, it } from "vitest";
 import { SessionManager, type SessionEntry } from "../../src/pi/index.ts";
 import { assistant, linesOf, piHome, user } from "./helpers.ts";
 
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 10,
+  output: 5,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 15,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 const system = (content: string, extra: Record<string, unknown> = {}) => ({ role: "system", content, timestamp: 7, ...extra });
 const tool = (name: string) => ({ name, description: `${name} tool`, parameters: { type: "object", properties: {} } });
 
@@ -20,7 +27,17 @@ describe("pi 1.5.2's new entries through the facade", () => {
     sm.appendMessage(user("hi"));
     const entry = sm.appendUsage("cache_warm", "anthropic", "claude", usage, "warm-up");
     const bare = sm.appendUsage("some_future_kind", "p", "m", usage);
-    expect(entry).toEqual({ type: "usage", id: entry.id, parentId: expect.any(String), timestamp: expect.any(String), kind: "cache_warm", provider: "anthropic", model: "claude", usage, note: "warm-up" });
+    expect(entry).toEqual({
+      type: "usage",
+      id: entry.id,
+      parentId: expect.any(String),
+      timestamp: expect.any(String),
+      kind: "cache_warm",
+      provider: "anthropic",
+      model: "claude",
+      usage,
+      note: "warm-up",
+    });
     expect("note" in bare).toBe(false);
     expect(sm.getLeafId()).toBe(bare.id);
     expect(sm.buildSessionContext().messages.map((m) => m.role)).toEqual(["user"]);
@@ -29,7 +46,7 @@ describe("pi 1.5.2's new entries through the facade", () => {
     sm.close();
   });
 
-  it("appendContextEdit: the latest edit on the branch wins, null leaves the target out, strings become text blocks for assistant content", () => {
+  it("appendContextEdit: the latest edit on the branch wins, null omits the target, a string is a text block for assistant content", () => {
     const sm = SessionManager.inMemory("/x");
     const u = sm.appendMessage(user("original question"));
     const a = sm.appendMessage(assistant("original answer"));
@@ -55,7 +72,10 @@ describe("pi 1.5.2's new entries through the facade", () => {
     expect(sm.buildSessionContext().messages.map((m) => m.role)).toEqual(["user"]);
     // Branch-relative: on another branch from `a`'s parent the edits do not apply.
     sm.branch(a);
-    expect(sm.buildSessionContext().messages.map((m) => m.content)).toEqual(["original question", [{ type: "text", text: "original answer" }]]);
+    expect(sm.buildSessionContext().messages.map((m) => m.content)).toEqual([
+      "original question",
+      [{ type: "text", text: "original answer" }],
+    ]);
   });
 
   it("appendContextEdit refuses what pi refuses, writing nothing", () => {
@@ -71,7 +91,9 @@ describe("pi 1.5.2's new entries through the facade", () => {
     expect(() => sm.appendContextEdit(other, null)).toThrow(`Entry ${other} is not on the active branch`);
     expect(() => sm.appendContextEdit(m, null)).toThrow(`Entry ${m} does not contribute editable model content`);
     expect(() => sm.appendContextEdit(s, null)).toThrow(`Entry ${s} does not contribute editable model content`);
-    expect(() => sm.appendContextEdit(u, { content: 3 } as never)).toThrow("Context edit replacement must be null or contain string/array content");
+    expect(() => sm.appendContextEdit(u, { content: 3 } as never)).toThrow(
+      "Context edit replacement must be null or contain string/array content",
+    );
     expect(() => sm.appendContextEdit(u, {} as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
     expect(sm.getEntryCount()).toBe(count);
   });
@@ -81,7 +103,9 @@ describe("pi 1.5.2's new entries through the facade", () => {
     sm.appendMessage(system("base prompt", { sections: { a: "<a>1</a>", b: "<b>1</b>" }, toolsAdded: [tool("read"), tool("bash")] }));
     const u1 = sm.appendMessage(user("one"));
     sm.appendMessage(assistant("two"));
-    sm.appendMessage(system("more instructions", { sections: { a: "<a>2</a>", b: null }, toolsRemoved: [{ name: "bash" }], toolsAdded: [tool("write")] }));
+    sm.appendMessage(
+      system("more instructions", { sections: { a: "<a>2</a>", b: null }, toolsRemoved: [{ name: "bash" }], toolsAdded: [tool("write")] }),
+    );
     const u2 = sm.appendMessage(user("three"));
     expect(sm.buildSessionContext().messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "system", "user"]);
     const c = sm.appendCompaction("summary", u1, 999, undefined, false, usage);
@@ -112,7 +136,7 @@ describe("pi 1.5.2's new entries through the facade", () => {
     expect(sm.buildSessionContext().messages.map((m) => m.role)).toEqual(["compactionSummary", "user"]);
   });
 
-  it("an older compaction inside the newest one's kept range contributes nothing; edits before the newest compaction's range are dropped", () => {
+  it("an older compaction inside the newest one's kept range adds nothing; edits before that range are dropped", () => {
     const sm = SessionManager.inMemory("/x");
     const u1 = sm.appendMessage(user("one"));
     sm.appendContextEdit(u1, { content: "edited one" });
@@ -141,7 +165,9 @@ describe("pi 1.5.2's session API on the facade", () => {
     expect(sm.getSessionId()).toBe("my-session.1");
     expect(sm.getSessionFile()!.endsWith("_my-session.1.jsonl")).toBe(true);
     for (const bad of ["", "-x", "x-", "a/b", "a b", "..", "é"]) {
-      expect(() => SessionManager.create(h.cwd, undefined, { ...opts, id: bad }), bad).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+      expect(() => SessionManager.create(h.cwd, undefined, { ...opts, id: bad }), bad).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
       expect(() => sm.newSession({ id: bad }), bad).toThrow(/^Session id must be non-empty/);
       expect(() => SessionManager.inMemory("/x", { id: bad }), bad).toThrow(/^Session id must be non-empty/);
     }
@@ -150,7 +176,9 @@ describe("pi 1.5.2's session API on the facade", () => {
     sm.appendMessage(user("q"));
     const fork = SessionManager.forkFrom(sm.getSessionFile()!, h.cwd, undefined, { ...opts, id: "forked" });
     expect(fork.getSessionId()).toBe("forked");
-    expect(() => SessionManager.forkFrom(sm.getSessionFile()!, h.cwd, undefined, { ...opts, id: "bad id" })).toThrow(/^Session id must be non-empty/);
+    expect(() => SessionManager.forkFrom(sm.getSessionFile()!, h.cwd, undefined, { ...opts, id: "bad id" })).toThrow(
+      /^Session id must be non-empty/,
+    );
     expect(SessionManager.inMemory("/x", { id: "mem" }).getSessionId()).toBe("mem");
     fork.close();
     sm.close();
@@ -159,7 +187,13 @@ describe("pi 1.5.2's session API on the facade", () => {
   it("inMemory(cwd, options, entries) takes a session held outside the file system (migrated), never writing", () => {
     const header = { type: "session" as const, version: 2, id: "held", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/else" };
     const entries: SessionEntry[] = [
-      { type: "message", id: "a1", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "hookMessage", content: "x", timestamp: 1 } },
+      {
+        type: "message",
+        id: "a1",
+        parentId: null,
+        timestamp: "2026-01-01T00:00:01.000Z",
+        message: { role: "hookMessage", content: "x", timestamp: 1 },
+      },
       { type: "message", id: "a2", parentId: "a1", timestamp: "2026-01-01T00:00:02.000Z", message: user("y") },
     ];
     const sm = SessionManager.inMemory("/x", undefined, [header, ...entries]);

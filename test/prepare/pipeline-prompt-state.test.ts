@@ -41,7 +41,13 @@ describe("prepare keeps pi's prompt state intact", () => {
   });
 
   it("usage and context_edit entries pass through unchanged", () => {
-    const usage = entry({ type: "usage", kind: "future_kind", provider: "p", model: "m", usage: { input: 1, output: 2, totalTokens: 3, cost: { total: 0 } } });
+    const usage = entry({
+      type: "usage",
+      kind: "future_kind",
+      provider: "p",
+      model: "m",
+      usage: { input: 1, output: 2, totalTokens: 3, cost: { total: 0 } },
+    });
     const edit = entry({ type: "context_edit", targetId: "x", replacement: null });
     expect(prepareLine(usage, options).line).toBe(JSON.stringify(usage));
     expect(prepareLine(edit, options).line).toBe(JSON.stringify(edit));

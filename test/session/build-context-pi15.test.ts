@@ -45,7 +45,7 @@ describe("buildContext on pi 1.5.2 content", () => {
     await m.close();
   });
 
-  it("a retain-none compaction keeps nothing before it; an older compaction inside the kept range adds nothing; an empty branch summary adds nothing", async () => {
+  it("retain-none keeps nothing before it; an older compaction in the kept range and an empty branch summary add nothing", async () => {
     const root = tempDir();
     const path = join(tempDir(), "pi15.jsonl");
     const t = "2026-01-01T00:00:00.000Z";

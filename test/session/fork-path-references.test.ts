@@ -13,7 +13,7 @@ function lines(path: string): Array<Record<string, any>> {
 // A fork at an entry is one path taken out of the tree: labels are not branch-relative (a label on
 // the path may name an entry off it, a path entry may be labelled off the path), context edits are.
 describe("fork({ atEntryId }) keeps the path's references inside the new file", () => {
-  it("label entries are re-created for the path's labelled entries, the path re-chained, compaction and context-edit targets valid", async () => {
+  it("labels re-created for the path's entries, the path re-chained, compaction and context-edit targets valid", async () => {
     const root = tempDir();
     const m = await SessionManager.create(tempDir(), { root });
     const u1 = m.appendMessage({ role: "user", content: "one" });

@@ -19,7 +19,8 @@ export const inlineImagesCommand: Command = {
     for (const file of files) {
       const report = await inlineImagesInFile(file, ctx.dirs.blobsDir);
       reports.push(report);
-      const detail = report.status === "failed" ? `failed (${report.code}: ${report.message})` : `${report.status} ${report.images} image(s)`;
+      const detail =
+        report.status === "failed" ? `failed (${report.code}: ${report.message})` : `${report.status} ${report.images} image(s)`;
       ctx.emit({ type: "file", ...report }, `${detail}  ${file}`);
     }
     const totals = {

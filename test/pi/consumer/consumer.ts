@@ -1,6 +1,10 @@
 // A strict TypeScript consumer of pi 1.5.2's SDK handing it the facade (compiled on its own by
 // test/pi/pi-types.test.ts with tsc, against the real @earendil-works/pi-coding-agent types).
-import { createAgentSession, type CreateAgentSessionOptions, type SessionManager as PiSessionManager } from "@earendil-works/pi-coding-agent";
+import {
+  createAgentSession,
+  type CreateAgentSessionOptions,
+  type SessionManager as PiSessionManager,
+} from "@earendil-works/pi-coding-agent";
 import { SessionManager } from "../../../src/pi/agent.ts";
 import { SessionManager as PlainFacade } from "../../../src/pi/index.ts";
 
