@@ -55,6 +55,12 @@ export class PiSessionDisk {
     );
   }
 
+  /** Whether another manager of this process writes `path` now (holds its lock). */
+  static writtenInProcess(path: string): boolean {
+    const writer = writers.get(path);
+    return writer !== undefined && writer.lock !== null;
+  }
+
   /**
    * Takes the lock unless held, else checks it is still ours. Another process's live writer:
    * SESSION_LOCKED. Another writer of this process (pi opens one file with several managers and

@@ -275,6 +275,17 @@ export class SessionManager {
       return;
     }
     const disk = new PiSessionDisk(path, this.store, () => this.getHeader()!);
+    if (this.disk?.path !== path && PiSessionDisk.writtenInProcess(path)) {
+      // Another manager of this process writes the file (pi opens one file with several managers
+      // and closes none): read it as it is now; this one takes the file over at its first write.
+      const read = readSessionUnlocked(path, this.store);
+      this.releaseDisk();
+      if (read === null) throw notASession(path, null);
+      this.disk = disk;
+      this.sessionFile = path;
+      this.adopt(read.header, read.entries, read.entries.length + 1);
+      return;
+    }
     if (this.disk?.path === path) this.releaseDisk();
     let loaded;
     try {

@@ -48,30 +48,31 @@ describe("pi facade on the engine", () => {
     reopened.close();
   });
 
-  it("one writer per file in a process: a newer manager of the file takes it over, the older one turns read-only", () => {
+  it("one writer per file in a process: a newer manager takes the file over at its first write, the older one turns read-only", () => {
     const h = piHome();
     const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
     const sm = SessionManager.create(h.cwd, undefined, opts);
-    sm.appendMessage(user("a"));
+    const a = sm.appendMessage(user("a"));
     const b = sm.appendMessage(assistant("b"));
     const file = sm.getSessionFile()!;
-    // pi opens one file with several managers and never closes the older ones.
+    // pi opens one file with several managers and never closes the older ones. Opening (reading)
+    // does not disturb the writer.
     const second = SessionManager.open(file, undefined, undefined, opts);
-    expect(second.getEntries()).toHaveLength(2);
+    expect(second.getEntries().map((e) => e.id)).toEqual([a, b]);
+    const c = sm.appendMessage(user("c, still from the first"));
+    // The newer one writes: from now on it is the writer (its view is the file as it opened it, as in pi).
+    const d = second.appendMessage(user("d, from the newer one"));
     const before = readFileSync(file, "utf8");
     expect(() => sm.appendMessage(user("from the older one"))).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
     // Refused before anything was written, and taken back from memory.
     expect(readFileSync(file, "utf8")).toBe(before);
-    expect(sm.getLeafId()).toBe(b);
-    expect(sm.getEntries()).toHaveLength(2);
-    const c = second.appendMessage(user("from the newer one"));
-    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : l.id))).toEqual([
+    expect(sm.getLeafId()).toBe(c);
+    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : [l.id, l.parentId]))).toEqual([
       "session",
-      ...second
-        .getEntries()
-        .slice(0, 2)
-        .map((e) => e.id),
-      c,
+      [a, null],
+      [b, a],
+      [c, b],
+      [d, b],
     ]);
     // Closing the older one does not release the newer one's lock.
     sm.close();
