@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -123,6 +124,26 @@ export class PiSessionDisk {
       this.loadingHeader = null;
     }
     return { header: loaded.header as unknown as SessionHeader, entries: loaded.entries as unknown as SessionEntry[] };
+  }
+
+  /**
+   * The first write of a new session: the header and `entries` as a new file. Refused
+   * (PERSISTENCE_FAILED, nothing changed, no lock taken over) when a file is already at the path:
+   * another writer created it (pi creates the file exclusively too), and replacing it would lose
+   * that session.
+   */
+  createWhole(entries: readonly SessionEntry[]): void {
+    this.assertAbsent();
+    this.ensureLocked();
+    this.assertAbsent();
+    this.writer.writeWhole(entries as unknown as EngineEntry[]);
+  }
+
+  private assertAbsent(): void {
+    if (existsSync(this.path))
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Session file already exists (another writer created it): ${this.path}`, {
+        path: this.path,
+      });
   }
 
   /** The header and `entries` as the whole file, replaced atomically. */

@@ -186,7 +186,12 @@ export class SessionManager {
     manager.newSession({ id: session.id, parentSession: sourceFile });
     manager.fileEntries.push(...entries);
     manager.leafId = manager.index.rebuild(manager.fileEntries);
-    manager.openDisk().writeWhole(entries);
+    try {
+      manager.openDisk().createWhole(entries);
+    } catch (err) {
+      manager.releaseDisk();
+      throw err;
+    }
     manager.onDisk = manager.fileEntries.length;
     return manager;
   }
@@ -376,7 +381,7 @@ export class SessionManager {
     if (!this.persist) return undefined;
     this.sessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
     if (this.index.hasConversation) {
-      this.openDisk().writeWhole(this.getEntries());
+      this.openDisk().createWhole(this.getEntries());
       this.onDisk = this.fileEntries.length;
     }
     return this.sessionFile;
@@ -426,7 +431,7 @@ export class SessionManager {
     if (!this.persist || !this.sessionFile || !this.index.hasConversation) return;
     const disk = this.openDisk();
     if (this.onDisk === 0) {
-      disk.writeWhole(this.getEntries());
+      disk.createWhole(this.getEntries());
       this.onDisk = this.fileEntries.length;
     }
     while (this.onDisk < this.fileEntries.length) {

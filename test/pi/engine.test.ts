@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/pi/index.ts";
@@ -80,6 +80,34 @@ describe("pi facade on the engine", () => {
     second.appendMessage(assistant("still the writer"));
     second.close();
     expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it("the first write of a new session never replaces a file another writer created at its path (pi: EEXIST)", () => {
+    const h = piHome();
+    const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
+    mkdirSync(h.base, { recursive: true });
+    // Two managers of this process given the same absent path.
+    const path = join(h.base, "same.jsonl");
+    const a = SessionManager.open(path, undefined, undefined, opts);
+    const b = SessionManager.open(path, undefined, undefined, opts);
+    a.appendMessage(user("from a"));
+    const written = readFileSync(path, "utf8");
+    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(readFileSync(path, "utf8")).toBe(written);
+    expect(b.getEntries()).toEqual([]);
+    // a is still the writer.
+    a.appendMessage(user("a again"));
+    expect(linesOf(path)).toHaveLength(3);
+    a.close();
+    // Another process (pi, which takes no lock) created the file after this manager was given the path.
+    const other = join(h.base, "other.jsonl");
+    const c = SessionManager.open(other, undefined, undefined, opts);
+    const foreign = '{"type":"session","version":3,"id":"foreign","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n';
+    writeFileSync(other, foreign);
+    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(readFileSync(other, "utf8")).toBe(foreign);
+    c.close();
+    b.close();
   });
 
   it("a file whose first line is not a session header is refused (BAD_HEADER) and left byte for byte", () => {
