@@ -23,3 +23,15 @@ describe("package entry transcript-store/pi", () => {
     expect(viaName.CURRENT_SESSION_VERSION).toBe(3);
   });
 });
+
+describe("package entry transcript-store/pi/agent", () => {
+  it("package.json exports ./pi/agent: the facade's very class (typed as pi's), nothing else", async () => {
+    const { readFileSync } = await import("node:fs");
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(pkg.exports["./pi/agent"]).toEqual({ types: "./dist/pi/agent.d.ts", default: "./dist/pi/agent.js" });
+    const viaName = await import("transcript-store/pi/agent" as string);
+    const plain = await import("transcript-store/pi" as string);
+    expect(Object.keys(viaName)).toEqual(["SessionManager"]);
+    expect(viaName.SessionManager).toBe(plain.SessionManager);
+  });
+});

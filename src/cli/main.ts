@@ -3,6 +3,7 @@ import { closeUrlStores } from "../storage/store-url.ts";
 import { buildContext, UsageError, type CliIo, type Command } from "./context.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
+import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
 import { statsCommand } from "./commands/stats.ts";
@@ -20,6 +21,7 @@ const COMMANDS: Command[] = [
   showCommand,
   exportCommand,
   importCommand,
+  inlineImagesCommand,
   forkCommand,
   mvCommand,
   statsCommand,

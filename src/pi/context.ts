@@ -1,30 +1,58 @@
-import type { AgentMessage, CompactionEntry, SessionContext, SessionEntry } from "./types.ts";
+import { applyContextEdit, contextEntries, latestContextEdits } from "../format/context-rules.ts";
+import type {
+  AgentMessage,
+  CompactionEntry,
+  ContextEditEntry,
+  ProjectedSessionEntry,
+  SessionContext,
+  SessionEntry,
+  SessionProjection,
+} from "./types.ts";
 
 /** Milliseconds of an ISO timestamp, as pi's summary and custom messages carry it. */
 function millis(timestamp: string): number {
   return new Date(timestamp).getTime();
 }
 
-/** The message a `custom_message` entry contributes (role "custom"). */
-function customMessage(entry: Extract<SessionEntry, { type: "custom_message" }>): AgentMessage {
-  const { customType, content, display, details, timestamp } = entry;
-  return { role: "custom", customType, content, display, details, timestamp: millis(timestamp) };
-}
-
-/** What one entry on the path contributes to the LLM's messages, if anything. */
-function messageOf(entry: SessionEntry): AgentMessage | null {
+/**
+ * What one entry contributes to the model's messages, as pi 1.5.2 projects it: a message (a
+ * missing content read as empty), a custom message, a branch summary (when it has text), a
+ * compaction (its persisted system message, then its summary); nothing for the others.
+ */
+export function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage[] {
   switch (entry.type) {
-    case "message":
-      return entry.message;
-    case "custom_message":
-      return customMessage(entry);
+    case "message": {
+      const message = entry.message;
+      if (message.role === "system" && message.content == null) return [{ ...message, content: "" }];
+      if ((message.role === "user" || message.role === "assistant" || message.role === "toolResult") && message.content == null)
+        return [{ ...message, content: [] }];
+      return [message];
+    }
+    case "custom_message": {
+      const { customType, content, display, details, timestamp } = entry;
+      return [{ role: "custom", customType, content: content ?? [], display, details, timestamp: millis(timestamp) }];
+    }
     case "branch_summary":
       return entry.summary
-        ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) }
-        : null;
+        ? [{ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: millis(entry.timestamp) }]
+        : [];
+    case "compaction": {
+      const summary = {
+        role: "compactionSummary",
+        summary: entry.summary,
+        tokensBefore: entry.tokensBefore,
+        timestamp: millis(entry.timestamp),
+      };
+      return entry.systemMessage ? [entry.systemMessage, summary] : [summary];
+    }
     default:
-      return null;
+      return [];
   }
+}
+
+/** One entry's messages after `edit` (its latest context edit on the path), as pi projects them. */
+export function projectContextEntry(entry: SessionEntry, edit: ContextEditEntry | undefined): AgentMessage[] {
+  return applyContextEdit(sessionEntryToContextMessages(entry), edit);
 }
 
 /** The last compaction entry of a list, or null. */
@@ -36,58 +64,61 @@ export function getLatestCompactionEntry(entries: SessionEntry[]): CompactionEnt
   return null;
 }
 
-/** root → leaf, following parentIds through `byId`. */
-function pathTo(leaf: SessionEntry, byId: Map<string, SessionEntry>): SessionEntry[] {
+/** root → the leaf (`leafId` null → none; undefined or unknown → the last entry), stopping at a cycle. */
+function pathAt(entries: SessionEntry[], leafId: string | null | undefined, byId?: Map<string, SessionEntry>): SessionEntry[] {
+  if (leafId === null) return [];
+  const index = byId ?? new Map(entries.map((e) => [e.id, e] as const));
   const path: SessionEntry[] = [];
   const seen = new Set<string>();
-  for (let at: SessionEntry | undefined = leaf; at !== undefined && !seen.has(at.id); ) {
+  let at: SessionEntry | undefined = (leafId ? index.get(leafId) : undefined) ?? entries[entries.length - 1];
+  while (at !== undefined && !seen.has(at.id)) {
     seen.add(at.id);
     path.push(at);
-    at = at.parentId ? byId.get(at.parentId) : undefined;
+    at = at.parentId ? index.get(at.parentId) : undefined;
   }
   return path.reverse();
 }
 
 /**
- * What the LLM sees at `leafId`: the path root → leaf, its latest thinking level and model (an
- * assistant message's provider/model counts as a model change), and its messages. With a
- * compaction on the path: the compaction summary first, then the kept messages from
- * `firstKeptEntryId` up to the compaction, then everything after it. `leafId` null → nothing;
- * undefined or unknown → the last entry.
+ * The compaction-aware entries at the leaf (pi's `buildContextEntries`): the path, or with a
+ * compaction on it the latest compaction, the kept entries before it (system messages left out)
+ * and every entry after it.
  */
-export function buildSessionContext(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionContext {
-  const index = byId ?? new Map(entries.map((e) => [e.id, e] as const));
-  const empty: SessionContext = { messages: [], thinkingLevel: "off", model: null };
-  if (leafId === null) return empty;
-  const leaf = (leafId ? index.get(leafId) : undefined) ?? entries[entries.length - 1];
-  if (leaf === undefined) return empty;
-  const path = pathTo(leaf, index);
+export function buildContextEntries(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionEntry[] {
+  return contextEntries(pathAt(entries, leafId, byId));
+}
 
+/**
+ * What the model sees at the leaf, each message with the entry it comes from: the latest thinking
+ * level and model on the path (an assistant message's provider/model counts as a model change),
+ * and the messages of `buildContextEntries` after the latest context edit of each (an older
+ * compaction kept inside the newest one's range contributes nothing).
+ */
+export function buildSessionProjection(
+  entries: SessionEntry[],
+  leafId?: string | null,
+  byId?: Map<string, SessionEntry>,
+): SessionProjection {
+  const path = pathAt(entries, leafId, byId);
   let thinkingLevel = "off";
-  let model: SessionContext["model"] = null;
-  let compaction: CompactionEntry | null = null;
+  let model: SessionProjection["model"] = null;
   for (const entry of path) {
     if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
     else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
-    else if (entry.type === "message" && entry.message.role === "assistant") {
+    else if (entry.type === "message" && entry.message.role === "assistant")
       model = { provider: entry.message.provider as string, modelId: entry.message.model as string };
-    } else if (entry.type === "compaction") compaction = entry;
   }
+  const inContext = contextEntries(path);
+  const edits = latestContextEdits(inContext) as Map<string, ContextEditEntry>;
+  const projected: ProjectedSessionEntry[] = inContext.map((sourceEntry, i) => ({
+    sourceEntry,
+    messages: sourceEntry.type === "compaction" && i > 0 ? [] : projectContextEntry(sourceEntry, edits.get(sourceEntry.id)),
+  }));
+  return { entries: projected, messages: projected.flatMap((e) => e.messages), thinkingLevel, model };
+}
 
-  const messages: AgentMessage[] = [];
-  const add = (entry: SessionEntry) => {
-    const message = messageOf(entry);
-    if (message !== null) messages.push(message);
-  };
-  if (compaction === null) {
-    path.forEach(add);
-    return { messages, thinkingLevel, model };
-  }
-  const c = compaction;
-  messages.push({ role: "compactionSummary", summary: c.summary, tokensBefore: c.tokensBefore, timestamp: millis(c.timestamp) });
-  const at = path.findIndex((e) => e.id === c.id);
-  const firstKept = path.findIndex((e, i) => i < at && e.id === c.firstKeptEntryId);
-  if (firstKept !== -1) path.slice(firstKept, at).forEach(add);
-  path.slice(at + 1).forEach(add);
+/** What the model sees at the leaf: `buildSessionProjection` without the source entries. */
+export function buildSessionContext(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionContext {
+  const { messages, thinkingLevel, model } = buildSessionProjection(entries, leafId, byId);
   return { messages, thinkingLevel, model };
 }

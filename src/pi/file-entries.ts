@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { decodeLine } from "../format/decode-line.ts";
 import { fsyncCreatedDirs, io } from "../io.ts";
 import { cwdBucket, isAuxiliarySessionName, resolveStoreDirs } from "../session/paths.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
-import { headerEndOffset, scanSessionFile } from "../session/session-file-reader.ts";
+import { headerEndOffset, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { CURRENT_SESSION_VERSION, type FileEntry, type SessionEntry, type SessionHeader } from "./types.ts";
 import type { PiStoreOptions } from "./options.ts";
 
@@ -18,13 +19,37 @@ export function defaultAgentDir(): string {
   return join(homedir(), ".pi", "agent");
 }
 
+/** The directory pi keeps a cwd's sessions in, `<agentDir>/sessions/--<cwd>--`, not created. */
+export function defaultSessionDirPath(cwd: string, agentDir: string = defaultAgentDir()): string {
+  return join(resolve(agentDir), "sessions", cwdBucket(resolve(cwd), "pi"));
+}
+
 /** The directory pi keeps a cwd's sessions in, `<agentDir>/sessions/--<cwd>--` (created, as pi does). */
 export function getDefaultSessionDir(cwd: string, agentDir: string = defaultAgentDir()): string {
-  const dir = join(agentDir, "sessions", cwdBucket(cwd, "pi"));
+  const dir = defaultSessionDirPath(cwd, agentDir);
   // Durable at once (cheap: only when created): no `fsync` option reaches this free function.
   const first = existsSync(dir) ? undefined : io.mkdirSync(dir, { recursive: true });
   if (first !== undefined) fsyncCreatedDirs(first, dir);
   return dir;
+}
+
+/** Whether two paths name the same place once resolved. */
+export function samePath(a: string, b: string): boolean {
+  return resolve(a) === resolve(b);
+}
+
+/**
+ * pi 1.5.2's rule for a session id given to `create`, `newSession`, `inMemory` or `forkFrom`:
+ * letters, digits, `.`, `_` and `-`, starting and ending with a letter or digit (it names the
+ * file). Anything else is INVALID_OPTION, with pi's message.
+ */
+export function assertValidSessionId(id: string): void {
+  if (typeof id !== "string" || !/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id))
+    throw new TranscriptStoreError(
+      "INVALID_OPTION",
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', " +
+        "and start and end with an alphanumeric character",
+    );
 }
 
 /** An 8-hex entry id not in `taken` (a full uuid after 100 collisions), as pi makes them. */
@@ -118,8 +143,41 @@ function hasSessionHeader(path: string): boolean {
   }
 }
 
-/** The session file of `sessionDir` modified last (a valid header required), or null. */
-export function findMostRecentSession(sessionDir: string): string | null {
+/** The header of a session file, or null (no header, unreadable). */
+function headerOf(path: string): Record<string, unknown> | null {
+  try {
+    return readSessionHeader(path) as Record<string, unknown> | null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a header's cwd is `cwd` (an empty or missing cwd matches nothing). */
+function headerCwdIs(header: Record<string, unknown>, cwd: string): boolean {
+  return typeof header.cwd === "string" && header.cwd !== "" && samePath(header.cwd, cwd);
+}
+
+/** The session file of `sessionDir` whose header id is `id` (and cwd `cwd`, when given), or undefined. */
+export function findSessionById(sessionDir: string, id: string, cwd?: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(sessionDir);
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".jsonl") || isAuxiliarySessionName(basename(name))) continue;
+    const path = join(sessionDir, name);
+    const header = headerOf(path);
+    if (header === null || header.id !== id) continue;
+    if (cwd !== undefined && !headerCwdIs(header, cwd)) continue;
+    return path;
+  }
+  return undefined;
+}
+
+/** The session file of `sessionDir` modified last (a valid header required; of `cwd`, when given), or null. */
+export function findMostRecentSession(sessionDir: string, cwd?: string): string | null {
   let names: string[];
   try {
     names = readdirSync(sessionDir);
@@ -131,7 +189,8 @@ export function findMostRecentSession(sessionDir: string): string | null {
     if (!name.endsWith(".jsonl") || isAuxiliarySessionName(basename(name))) continue;
     const path = join(sessionDir, name);
     try {
-      if (!statSync(path).isFile() || !hasSessionHeader(path)) continue;
+      if (!statSync(path).isFile()) continue;
+      if (cwd === undefined ? !hasSessionHeader(path) : !headerCwdIs(headerOf(path) ?? {}, cwd)) continue;
       const mtimeMs = statSync(path).mtimeMs;
       if (best === null || mtimeMs > best.mtimeMs) best = { path, mtimeMs };
     } catch {

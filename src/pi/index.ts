@@ -1,13 +1,21 @@
 /**
- * `transcript-store/pi`: pi 0.73.1's session API (`@mariozechner/pi-coding-agent`'s
+ * `transcript-store/pi`: pi 1.5.2's session API (`@earendil-works/pi-coding-agent`'s
  * `dist/core/session-manager`), same names, signatures and behaviour, on this store's engine.
  * Switching is one line: `import { SessionManager } from "transcript-store/pi"`. See docs/pi.md.
  */
 import type { SessionManager } from "./session-manager.ts";
 
-export { SessionManager } from "./session-manager.ts";
-export { buildSessionContext, getLatestCompactionEntry } from "./context.ts";
+export { SessionManager, type PiSessionOptions } from "./session-manager.ts";
 export {
+  buildContextEntries,
+  buildSessionContext,
+  buildSessionProjection,
+  getLatestCompactionEntry,
+  projectContextEntry,
+  sessionEntryToContextMessages,
+} from "./context.ts";
+export {
+  assertValidSessionId,
   findMostRecentSession,
   getDefaultSessionDir,
   loadEntriesFromFile,
@@ -20,6 +28,8 @@ export type {
   AgentMessage,
   BranchSummaryEntry,
   CompactionEntry,
+  ContextEditableContent,
+  ContextEditEntry,
   CustomEntry,
   CustomMessageEntry,
   FileEntry,
@@ -27,6 +37,7 @@ export type {
   LabelEntry,
   ModelChangeEntry,
   NewSessionOptions,
+  ProjectedSessionEntry,
   SessionContext,
   SessionEntry,
   SessionEntryBase,
@@ -35,9 +46,13 @@ export type {
   SessionInfoEntry,
   SessionListProgress,
   SessionMessageEntry,
+  SessionProjection,
   SessionTreeNode,
+  SystemMessage,
   TextContent,
   ThinkingLevelChangeEntry,
+  Usage,
+  UsageEntry,
 } from "./types.ts";
 
 /** The read-only view pi hands to extensions. */
@@ -52,6 +67,8 @@ export type ReadonlySessionManager = Pick<
   | "getEntry"
   | "getLabel"
   | "getBranch"
+  | "buildContextEntries"
+  | "buildSessionProjection"
   | "getHeader"
   | "getEntries"
   | "getTree"

@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
-import type { StoreWarning } from "../errors.ts";
+import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import type { SessionEntry as EngineEntry, SessionHeader as EngineHeader } from "../format/types.ts";
 import { InlineImageSources } from "../session/inline-image-sources.ts";
 import { ensureSessionDir } from "../session/session-dirs.ts";
@@ -11,6 +12,9 @@ import { acquireSessionLockSync, type SyncSessionLock } from "../session/session
 import { SessionWriter } from "../session/session-writer.ts";
 import type { ResolvedPiOptions } from "./options.ts";
 import type { SessionEntry, SessionHeader } from "./types.ts";
+
+/** This process's writer of each session file (by resolved path): a newer one takes the file over. */
+const writers = new Map<string, PiSessionDisk>();
 
 /**
  * One session file as the facade writes it, through the engine: its single-writer lock (taken
@@ -24,6 +28,8 @@ export class PiSessionDisk {
   private readonly blobs: BlobStore;
   /** While a loaded file is repaired or upgraded: its own header (the manager's is not set yet). */
   private loadingHeader: SessionHeader | null = null;
+  /** A newer manager of this process took the file (and its lock) over: this one is read-only. */
+  private superseded = false;
 
   constructor(
     readonly path: string,
@@ -50,9 +56,36 @@ export class PiSessionDisk {
     );
   }
 
-  /** Takes the lock unless held (SESSION_LOCKED when another live writer has it), else checks it is still ours. */
+  /** Whether another manager of this process writes `path` now (holds its lock). */
+  static writtenInProcess(path: string): boolean {
+    const writer = writers.get(path);
+    return writer !== undefined && writer.lock !== null;
+  }
+
+  /**
+   * Takes the lock unless held, else checks it is still ours. Another process's live writer:
+   * SESSION_LOCKED. Another writer of this process (pi opens one file with several managers and
+   * never closes them): this one takes the file and its lock over, and that one turns read-only
+   * (its next write is SESSION_LOCKED), so two writers never splice the file.
+   */
   ensureLocked(): void {
+    if (this.superseded)
+      throw new TranscriptStoreError(
+        "SESSION_LOCKED",
+        `Session file was taken over by a newer session manager in this process; this one is read-only: ${this.path}`,
+        { path: this.path },
+      );
     if (this.lock !== null) {
+      this.lock.assertHeld();
+      return;
+    }
+    const previous = writers.get(this.path);
+    if (previous !== undefined && previous !== this && previous.lock !== null) {
+      this.lock = previous.lock;
+      previous.lock = null;
+      previous.superseded = true;
+      previous.file.close();
+      writers.set(this.path, this);
       this.lock.assertHeld();
       return;
     }
@@ -60,6 +93,7 @@ export class PiSessionDisk {
     const onCompromised = (err: Error) =>
       this.warn({ code: "LOCK_COMPROMISED", message: `Session lock lost (${err.message}); appends now fail` });
     this.lock = acquireSessionLockSync(this.path, { staleMs: this.options.engine.lockStaleMs, onCompromised });
+    writers.set(this.path, this);
   }
 
   /**
@@ -92,6 +126,26 @@ export class PiSessionDisk {
     return { header: loaded.header as unknown as SessionHeader, entries: loaded.entries as unknown as SessionEntry[] };
   }
 
+  /**
+   * The first write of a new session: the header and `entries` as a new file. Refused
+   * (PERSISTENCE_FAILED, nothing changed, no lock taken over) when a file is already at the path:
+   * another writer created it (pi creates the file exclusively too), and replacing it would lose
+   * that session.
+   */
+  createWhole(entries: readonly SessionEntry[]): void {
+    this.assertAbsent();
+    this.ensureLocked();
+    this.assertAbsent();
+    this.writer.writeWhole(entries as unknown as EngineEntry[]);
+  }
+
+  private assertAbsent(): void {
+    if (existsSync(this.path))
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Session file already exists (another writer created it): ${this.path}`, {
+        path: this.path,
+      });
+  }
+
   /** The header and `entries` as the whole file, replaced atomically. */
   writeWhole(entries: readonly SessionEntry[]): void {
     this.ensureLocked();
@@ -107,6 +161,7 @@ export class PiSessionDisk {
   /** Closes the file and releases the lock. */
   release(): void {
     this.file.close();
+    if (writers.get(this.path) === this) writers.delete(this.path);
     const lock = this.lock;
     this.lock = null;
     lock?.releaseSync();

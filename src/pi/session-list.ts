@@ -92,25 +92,44 @@ async function sessionFilesOf(dir: string): Promise<string[]> {
   }
 }
 
-async function infosOf(files: string[], onProgress?: SessionListProgress): Promise<SessionInfo[]> {
+function byActivity(infos: SessionInfo[]): SessionInfo[] {
+  return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/**
+ * Reads each file's info; `onProgress(loaded, total, partial)` after each, `partial` (the infos
+ * so far, by activity) on the first, every tenth and the last, as pi publishes them. An aborted
+ * `signal` stops it with its reason.
+ */
+async function infosOf(files: string[], onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
   let loaded = 0;
+  const partial: SessionInfo[] = [];
   const infos = await Promise.all(
     files.map(async (file) => {
+      signal?.throwIfAborted();
       const info = await readPiSessionInfo(file);
-      onProgress?.(++loaded, files.length);
+      signal?.throwIfAborted();
+      if (info !== null) partial.push(info);
+      loaded++;
+      const publish = loaded === 1 || loaded % 10 === 0 || loaded === files.length;
+      onProgress?.(loaded, files.length, publish ? byActivity([...partial]) : undefined);
       return info;
     }),
   );
-  return infos.filter((i): i is SessionInfo => i !== null).sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  return byActivity(infos.filter((i): i is SessionInfo => i !== null));
 }
 
 /** The sessions of one session directory, most recently active first. */
-export async function listSessionDir(dir: string, onProgress?: SessionListProgress): Promise<SessionInfo[]> {
-  return infosOf(await sessionFilesOf(dir), onProgress);
+export async function listSessionDir(dir: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]> {
+  return infosOf(await sessionFilesOf(dir), onProgress, signal);
 }
 
 /** The sessions of every cwd directory under `sessionsRoot`, most recently active first. */
-export async function listSessionTree(sessionsRoot: string, onProgress?: SessionListProgress): Promise<SessionInfo[]> {
+export async function listSessionTree(
+  sessionsRoot: string,
+  onProgress?: SessionListProgress,
+  signal?: AbortSignal,
+): Promise<SessionInfo[]> {
   let dirs: string[];
   try {
     dirs = (await readdir(sessionsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(sessionsRoot, d.name));
@@ -119,5 +138,5 @@ export async function listSessionTree(sessionsRoot: string, onProgress?: Session
   }
   const files: string[] = [];
   for (const dir of dirs) files.push(...(await sessionFilesOf(dir)));
-  return infosOf(files, onProgress);
+  return infosOf(files, onProgress, signal);
 }

@@ -1,18 +1,19 @@
 /**
- * The types of pi 0.73.1's session API (`dist/core/session-manager.d.ts`), declared here so this
- * entry point needs none of pi's packages. Message types are structural: any pi message fits.
+ * The types of pi 1.5.2's session API (`@earendil-works/pi-coding-agent`'s
+ * `dist/core/session-manager.d.ts`), declared here so this entry point needs none of pi's
+ * packages. Message types are structural: any pi message fits.
  */
 
 export const CURRENT_SESSION_VERSION = 3;
 
-/** As `@mariozechner/pi-ai` declares it. */
+/** As `@earendil-works/pi-ai` declares it. */
 export interface TextContent {
   type: "text";
   text: string;
   textSignature?: string;
 }
 
-/** As `@mariozechner/pi-ai` declares it. */
+/** As `@earendil-works/pi-ai` declares it. */
 export interface ImageContent {
   type: "image";
   data: string;
@@ -71,13 +72,54 @@ export interface ModelChangeEntry extends SessionEntryBase {
   modelId: string;
 }
 
+/** Token counts and cost of a model call (pi-ai's `Usage`, kept open: pi adds fields over time). */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number; [key: string]: unknown };
+  // biome-ignore lint/suspicious/noExplicitAny: pi-ai's Usage grows optional fields; any accepts every version of it
+  [key: string]: any;
+}
+
+/**
+ * A system-role message (pi-ai's `SystemMessage`): the leading one holds the base prompt and the
+ * tools, later ones append instructions, patch `sections` by name (`null` removes one) and add or
+ * remove tools.
+ */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[];
+  sections?: Record<string, string | null>;
+  // biome-ignore lint/suspicious/noExplicitAny: pi-ai's Tool (a TypeBox schema inside)
+  toolsAdded?: any[];
+  toolsRemoved?: { name: string }[];
+  timestamp: number;
+}
+
+/** Model-attributed usage that is no part of the model's context (`kind`: any category, e.g. "cache_warm"). */
+export interface UsageEntry extends SessionEntryBase {
+  type: "usage";
+  kind: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  note?: string;
+}
+
 export interface CompactionEntry<T = unknown> extends SessionEntryBase {
   type: "compaction";
   summary: string;
+  /** The first entry kept before the compaction; its own id when none is kept (retain-none). */
   firstKeptEntryId: string;
   tokensBefore: number;
   details?: T;
+  usage?: Usage;
   fromHook?: boolean;
+  /** The complete prompt and tool state at this compaction (what the system messages it hides added up to). */
+  systemMessage?: SystemMessage;
 }
 
 export interface BranchSummaryEntry<T = unknown> extends SessionEntryBase {
@@ -85,6 +127,7 @@ export interface BranchSummaryEntry<T = unknown> extends SessionEntryBase {
   fromId: string;
   summary: string;
   details?: T;
+  usage?: Usage;
   fromHook?: boolean;
 }
 
@@ -113,14 +156,27 @@ export interface CustomMessageEntry<T = unknown> extends SessionEntryBase {
   display: boolean;
 }
 
+/** What a context edit may put in place of an entry's content (user, assistant, tool result or custom content). */
+export type ContextEditableContent = string | AgentMessage["content"];
+
+/** A branch-relative change to an earlier entry's contribution to the context: the latest on the path wins. */
+export interface ContextEditEntry extends SessionEntryBase {
+  type: "context_edit";
+  targetId: string;
+  /** null leaves the target out of the context; otherwise its content is replaced. */
+  replacement: { content: ContextEditableContent } | null;
+}
+
 export type SessionEntry =
   | SessionMessageEntry
   | ThinkingLevelChangeEntry
   | ModelChangeEntry
+  | UsageEntry
   | CompactionEntry
   | BranchSummaryEntry
   | CustomEntry
   | CustomMessageEntry
+  | ContextEditEntry
   | LabelEntry
   | SessionInfoEntry;
 
@@ -132,6 +188,20 @@ export interface SessionTreeNode {
   children: SessionTreeNode[];
   label?: string;
   labelTimestamp?: string;
+}
+
+/** One entry of the context and the messages it contributes (after context edits). */
+export interface ProjectedSessionEntry {
+  sourceEntry: SessionEntry;
+  messages: AgentMessage[];
+}
+
+/** The context with each message's source entry kept (`buildSessionProjection`). */
+export interface SessionProjection {
+  entries: ProjectedSessionEntry[];
+  messages: AgentMessage[];
+  thinkingLevel: string;
+  model: { provider: string; modelId: string } | null;
 }
 
 export interface SessionContext {
@@ -156,4 +226,5 @@ export interface SessionInfo {
   allMessagesText: string;
 }
 
-export type SessionListProgress = (loaded: number, total: number) => void;
+/** Progress of `list`/`listAll`: `partialSessions`, the sessions read so far sorted by activity, on some calls. */
+export type SessionListProgress = (loaded: number, total: number, partialSessions?: readonly SessionInfo[]) => void;

@@ -1,5 +1,6 @@
 import { looksLikeBlobRef } from "../blob/blob-ref.ts";
 import { payloadKindAt } from "./image-shapes.ts";
+import { isPromptStateSlot } from "./prompt-state.ts";
 
 /** Which built-in stages can change an entry, found by one structural walk (see `scanStages`). */
 export interface StageScan {
@@ -15,7 +16,8 @@ export interface StageScan {
  * reports which built-in stages would change it: a transient key anywhere (strip); an image
  * payload (`payloadKindAt`) that is not a ref and, when base64, at least `blobThreshold` long
  * (externalize: it moves it or warns about it); a string longer than `maxChars` that is no payload
- * (truncate). A stage reported false returns its input unchanged, so skipping it writes the very
+ * (truncate); persisted prompt state (a system message, `isPromptStateSlot`) is not walked. A
+ * stage reported false returns its input unchanged, so skipping it writes the very
  * same bytes. Once a transient key is seen every stage is reported, since removing keys can change
  * what the later stages see. Cost grows with the number of nodes, not with the length of strings:
  * a 300 KB payload is not read. Recursion is as deep as the entry (a RangeError past the stack).
@@ -59,6 +61,8 @@ function scanNode(node: object, parent: Record<string, unknown> | null, key: str
       } else if (looksLikeBlobRef(child)) found.refs = true;
       else if (kind === "dataUrl" || child.length >= limits.blobThreshold) found.images = true;
     } else if (typeof child === "object" && child !== null) {
+      // Persisted prompt state is written as it is (see prompt-state.ts): nothing in it counts.
+      if (isPromptStateSlot(child, k, parent === null)) continue;
       scanNode(child, obj, k, found, limits);
       if (found.strip) return;
     }

@@ -1,14 +1,20 @@
 import { DESCEND, mapTree, REMOVE } from "./map-tree.ts";
+import { isPromptStateSlot } from "./prompt-state.ts";
 
 /** Keys holding streaming state that must never reach disk. @default ["partialJson", "jsonlEvents"] */
 export const DEFAULT_TRANSIENT_KEYS: readonly string[] = ["partialJson", "jsonlEvents"];
 
 /**
- * Removes the transient keys at any depth. Returns the same object when none is present, and
- * never mutates its input.
+ * Removes the transient keys at any depth, except inside persisted prompt state (a system message:
+ * `isPromptStateSlot`). Returns the same object when none is present, and never mutates its input.
  */
 export function stripTransientFields<T>(value: T, keys: ReadonlySet<string>): T {
-  return mapTree(value, { visit: (_value, key) => (key !== null && keys.has(key) ? REMOVE : DESCEND) });
+  return mapTree(value, {
+    visit: (child, key, parent, where) => {
+      if (key !== null && keys.has(key)) return REMOVE;
+      return isPromptStateSlot(child, key, parent !== null && where.parent === null) ? child : DESCEND;
+    },
+  });
 }
 
 /** `"key":` strings whose absence from a serialized line proves none of `keys` is in it. */

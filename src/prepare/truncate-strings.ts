@@ -1,5 +1,6 @@
 import { payloadKindAt } from "./image-shapes.ts";
 import { DESCEND, mapTree } from "./map-tree.ts";
+import { isPromptStateSlot } from "./prompt-state.ts";
 
 /** Longest string persisted, in UTF-16 units, suffix included. @default 500000 */
 export const DEFAULT_MAX_STRING_CHARS = 500_000;
@@ -32,14 +33,15 @@ function countLines(text: string): number {
 }
 
 /**
- * Cuts every string longer than `max`, except image payloads (`payloadKindAt`); clears signature
+ * Cuts every string longer than `max`, except image payloads (`payloadKindAt`) and persisted
+ * prompt state (a system message: `isPromptStateSlot`, kept whole); clears signature
  * keys instead of cutting them; recomputes a sibling numeric `lineCount` when its `content` string
  * was cut. Same object back when nothing is too long; the input is never mutated.
  */
 export function truncateStrings<T>(value: T, max: number): T {
   return mapTree(value, {
     visit: (child, key, parent, where) => {
-      if (typeof child !== "string") return DESCEND;
+      if (typeof child !== "string") return isPromptStateSlot(child, key, parent !== null && where.parent === null) ? child : DESCEND;
       if (child.length <= max) return child;
       if (parent !== null) {
         // An image payload is never cut: a cut image is a destroyed image (kept whole when inline).

@@ -61,7 +61,7 @@ function piBucket(abs: string): string {
   return fitName(`--${flatten(abs.replace(/^[/\\]/, ""))}--`, MAX_NAME_BYTES, "--");
 }
 
-function isPiBucketName(name: string): boolean {
+export function isPiBucketName(name: string): boolean {
   return name.length >= 4 && name.startsWith("--") && name.endsWith("--");
 }
 

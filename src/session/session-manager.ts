@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-report.ts";
+import { currentLabels, extractPath } from "../format/extract-path.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { backendOf } from "../storage/backends.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
@@ -323,7 +324,10 @@ export class SessionManager {
 
   private async forkWith(options: ForkOptions, resolved: ResolvedSessionManagerOptions): Promise<SessionManager> {
     const whole = options.atEntryId === undefined;
-    const entries = whole ? this.loaded().entries.slice() : this.getBranch(options.atEntryId);
+    // One path out of the tree keeps its references inside the new file (labels re-created, re-chained).
+    const entries = whole
+      ? this.loaded().entries.slice()
+      : extractPath(this.getBranch(options.atEntryId), currentLabels(this.loaded().entries), newEntryId);
     const header = forkHeader(this._header, options.cwd ?? this.cwd, resolved.now());
     const forked = await this.storage.fork({ header, entries, whole: whole && !this.closed, options: resolved });
     return new SessionManager(resolved, forked);

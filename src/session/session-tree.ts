@@ -1,3 +1,4 @@
+import { applyContextEdit, contextEntries, latestContextEdits } from "../format/context-rules.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 
 /** A node of `getTree()`: an entry and its children in file order. */
@@ -56,59 +57,52 @@ function headerModel(header: SessionHeader | null): unknown {
   return null;
 }
 
-/** The message an entry contributes to the context, if any. */
-function toMessage(entry: SessionEntry): Record<string, unknown> | null {
+/** The messages an entry contributes to the context: a compaction its systemMessage (if any) and summary. */
+function toMessages(entry: SessionEntry): Array<Record<string, unknown>> {
   switch (entry.type) {
     case "message":
-      return isRecord(entry.message) ? entry.message : null;
+      return isRecord(entry.message) ? [entry.message] : [];
     case "custom_message":
-      return {
-        role: "custom",
-        customType: entry.customType,
-        content: entry.content,
-        display: entry.display,
-        details: entry.details,
-        timestamp: entry.timestamp,
-      };
+      return [
+        {
+          role: "custom",
+          customType: entry.customType,
+          content: entry.content,
+          display: entry.display,
+          details: entry.details,
+          timestamp: entry.timestamp,
+        },
+      ];
     case "branch_summary":
-      return { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: entry.timestamp };
+      return entry.summary ? [{ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: entry.timestamp }] : [];
+    case "compaction": {
+      const summary = { role: "compactionSummary", summary: entry.summary, tokensBefore: entry.tokensBefore, timestamp: entry.timestamp };
+      return isRecord(entry.systemMessage) ? [entry.systemMessage, summary] : [summary];
+    }
     default:
-      return null;
+      return [];
   }
 }
 
 /**
- * Messages on the root→leaf path, honouring the latest compaction on it: its summary first, then
- * the kept entries from `firstKeptEntryId` up to the compaction, then everything after it.
+ * Messages on the root→leaf path by pi 1.5.2's rules (`contextEntries`: the latest compaction,
+ * its kept range without system messages, what follows), each entry's latest context edit applied
+ * (docs/format.md, Context at the leaf).
  */
 export function buildSessionContext(path: readonly SessionEntry[], header: SessionHeader | null): SessionContext {
   let model = headerModel(header);
   let thinkingLevel: string | null = header !== null && typeof header.thinkingLevel === "string" ? header.thinkingLevel : null;
-  let compactionIndex = -1;
-  for (let i = 0; i < path.length; i++) {
-    const entry = path[i]!;
+  for (const entry of path) {
     if (entry.type === "model_change") model = modelOf(entry);
     else if (entry.type === "thinking_level_change" && typeof entry.thinkingLevel === "string") thinkingLevel = entry.thinkingLevel;
-    else if (entry.type === "compaction") compactionIndex = i;
   }
+  const entries = contextEntries(path);
+  const edits = latestContextEdits(entries);
   const messages: Array<Record<string, unknown>> = [];
-  const push = (entry: SessionEntry) => {
-    const message = toMessage(entry);
-    if (message !== null) messages.push(message);
-  };
-  if (compactionIndex === -1) {
-    for (const entry of path) push(entry);
-    return { messages, model, thinkingLevel };
-  }
-  const compaction = path[compactionIndex]!;
-  messages.push({
-    role: "compactionSummary",
-    summary: compaction.summary,
-    tokensBefore: compaction.tokensBefore,
-    timestamp: compaction.timestamp,
+  entries.forEach((entry, i) => {
+    // Only the newest compaction (first) speaks; an older one inside its kept range adds nothing.
+    if (entry.type === "compaction" && i > 0) return;
+    messages.push(...applyContextEdit(toMessages(entry), edits.get(entry.id)));
   });
-  const keptFrom = path.findIndex((e) => e.id === compaction.firstKeptEntryId);
-  if (keptFrom !== -1 && keptFrom < compactionIndex) for (let i = keptFrom; i < compactionIndex; i++) push(path[i]!);
-  for (let i = compactionIndex + 1; i < path.length; i++) push(path[i]!);
   return { messages, model, thinkingLevel };
 }

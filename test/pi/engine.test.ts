@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/pi/index.ts";
@@ -48,18 +48,66 @@ describe("pi facade on the engine", () => {
     reopened.close();
   });
 
-  it("one live writer per file: a second open is SESSION_LOCKED until the first closes", () => {
+  it("one writer per file in a process: a newer manager takes the file over at its first write, the older one turns read-only", () => {
     const h = piHome();
     const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
     const sm = SessionManager.create(h.cwd, undefined, opts);
-    sm.appendMessage(user("a"));
-    sm.appendMessage(assistant("b"));
+    const a = sm.appendMessage(user("a"));
+    const b = sm.appendMessage(assistant("b"));
     const file = sm.getSessionFile()!;
-    expect(() => SessionManager.open(file, undefined, undefined, opts)).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
-    sm.close();
+    // pi opens one file with several managers and never closes the older ones. Opening (reading)
+    // does not disturb the writer.
     const second = SessionManager.open(file, undefined, undefined, opts);
-    expect(second.getEntries()).toHaveLength(2);
+    expect(second.getEntries().map((e) => e.id)).toEqual([a, b]);
+    const c = sm.appendMessage(user("c, still from the first"));
+    // The newer one writes: from now on it is the writer (its view is the file as it opened it, as in pi).
+    const d = second.appendMessage(user("d, from the newer one"));
+    const before = readFileSync(file, "utf8");
+    expect(() => sm.appendMessage(user("from the older one"))).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));
+    // Refused before anything was written, and taken back from memory.
+    expect(readFileSync(file, "utf8")).toBe(before);
+    expect(sm.getLeafId()).toBe(c);
+    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : [l.id, l.parentId]))).toEqual([
+      "session",
+      [a, null],
+      [b, a],
+      [c, b],
+      [d, b],
+    ]);
+    // Closing the older one does not release the newer one's lock.
+    sm.close();
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    second.appendMessage(assistant("still the writer"));
     second.close();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it("the first write of a new session never replaces a file another writer created at its path (pi: EEXIST)", () => {
+    const h = piHome();
+    const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
+    mkdirSync(h.base, { recursive: true });
+    // Two managers of this process given the same absent path.
+    const path = join(h.base, "same.jsonl");
+    const a = SessionManager.open(path, undefined, undefined, opts);
+    const b = SessionManager.open(path, undefined, undefined, opts);
+    a.appendMessage(user("from a"));
+    const written = readFileSync(path, "utf8");
+    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(readFileSync(path, "utf8")).toBe(written);
+    expect(b.getEntries()).toEqual([]);
+    // a is still the writer.
+    a.appendMessage(user("a again"));
+    expect(linesOf(path)).toHaveLength(3);
+    a.close();
+    // Another process (pi, which takes no lock) created the file after this manager was given the path.
+    const other = join(h.base, "other.jsonl");
+    const c = SessionManager.open(other, undefined, undefined, opts);
+    const foreign = '{"type":"session","version":3,"id":"foreign","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n';
+    writeFileSync(other, foreign);
+    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(readFileSync(other, "utf8")).toBe(foreign);
+    c.close();
+    b.close();
   });
 
   it("a file whose first line is not a session header is refused (BAD_HEADER) and left byte for byte", () => {
@@ -130,15 +178,15 @@ describe("pi facade on the engine", () => {
     sm.close();
   });
 
-  it("resuming a written file without an assistant message appends only what is missing (pi writes it all again)", () => {
+  it("resuming a written file without a conversation yet appends only what is missing (pi writes it all again)", () => {
     const h = piHome();
     const path = join(h.base, "empty.jsonl");
     writeFileSync(path, "");
     const sm = SessionManager.open(path, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
-    const u = sm.appendMessage(user("deferred"));
+    const m = sm.appendModelChange("p", "m");
     expect(linesOf(path)).toHaveLength(1);
-    const a = sm.appendMessage(assistant("now"));
-    expect(linesOf(path).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", u, a]);
+    const u = sm.appendMessage(user("now"));
+    expect(linesOf(path).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", m, u]);
     sm.close();
   });
 

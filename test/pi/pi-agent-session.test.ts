@@ -1,12 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
-import * as pi from "@mariozechner/pi-coding-agent";
+import { afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
+import { SessionManager as AgentSessionManager } from "../../src/pi/agent.ts";
 import * as facade from "../../src/pi/index.ts";
 import { SessionManager as CoreSessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { linesOf, piHome } from "./helpers.ts";
+import { describePi15, loadPi, loadPiAi } from "./pi15.ts";
+
+type Pi = Awaited<ReturnType<typeof loadPi>>;
+type PiAi = Awaited<ReturnType<typeof loadPiAi>>;
+let pi: Pi;
+let ai: PiAi;
 
 /** What every reader must agree on for one entry: its place in the tree and what it says. */
 function shape(entry: any) {
@@ -24,6 +29,11 @@ function shape(entry: any) {
     summary: entry.summary,
     model: entry.type === "model_change" ? `${entry.provider}/${entry.modelId}` : undefined,
     firstKept: entry.firstKeptEntryId,
+    target: entry.targetId,
+    replacement: entry.type === "context_edit" ? entry.replacement : undefined,
+    kind: entry.kind,
+    tools: message?.role === "system" ? (message.toolsAdded ?? []).map((t: any) => t.name) : undefined,
+    systemMessage: entry.systemMessage ? (entry.systemMessage.toolsAdded ?? []).map((t: any) => t.name) : undefined,
   };
 }
 
@@ -45,33 +55,29 @@ function lastUserText(context: { messages: any[] }): string {
   return (content ?? []).map((c: any) => c.text ?? "").join("");
 }
 
-let faux: FauxProviderRegistration;
 let fetchCalls: unknown[];
 
-beforeEach(() => {
-  faux = registerFauxProvider({
-    provider: "scripted",
-    models: [
-      { id: "scripted-a", input: ["text", "image"] },
-      { id: "scripted-b", input: ["text", "image"] },
-    ],
+describePi15("pi-agent-session.test.ts")("a real pi 1.5.2 AgentSession on the facade", () => {
+  beforeAll(async () => {
+    pi = await loadPi();
+    ai = await loadPiAi();
   });
-  // Nothing in this test may reach the network: the scripted provider never calls fetch, and a stray call fails loudly.
-  fetchCalls = [];
-  vi.stubGlobal("fetch", (...args: unknown[]) => {
-    fetchCalls.push(args);
-    return Promise.reject(new Error("network is off in this test"));
+
+  beforeEach(() => {
+    // Nothing in this test may reach the network: the scripted provider never calls fetch, and a stray call fails loudly.
+    fetchCalls = [];
+    vi.stubGlobal("fetch", (...args: unknown[]) => {
+      fetchCalls.push(args);
+      return Promise.reject(new Error("network is off in this test"));
+    });
   });
-});
 
-afterEach(() => {
-  faux.unregister();
-  vi.unstubAllGlobals();
-  vi.unstubAllEnvs();
-});
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.unstubAllEnvs();
+  });
 
-describe("a real pi AgentSession on the facade", () => {
-  it("turns with tool calls, a user image, a model change, a branch and a compaction read back the same in pi and in ours", async () => {
+  it("tool calls, an image, a model change, a retried error, a branch, a compaction, usage: both readers agree on the file", async () => {
     const h = piHome();
     // Whatever pi resolves by default stays in this test's dir, never ~/.pi.
     vi.stubEnv("PI_CODING_AGENT_DIR", h.agentDir);
@@ -80,12 +86,24 @@ describe("a real pi AgentSession on the facade", () => {
     const png = makePng(48, 40, 5);
     const dir = facade.getDefaultSessionDir(h.cwd, h.agentDir);
 
-    const authStorage = pi.AuthStorage.inMemory();
-    authStorage.setRuntimeApiKey("scripted", "not-a-real-key");
-    const modelRegistry = pi.ModelRegistry.inMemory(authStorage);
+    const faux = ai.fauxProvider({
+      provider: "scripted",
+      models: [
+        { id: "scripted-a", input: ["text", "image"] },
+        { id: "scripted-b", input: ["text", "image"] },
+      ],
+    });
+    const modelRuntime = await pi.ModelRuntime.create({
+      credentials: new ai.InMemoryCredentialStore(),
+      modelsPath: null,
+      allowModelNetwork: false,
+      refreshOnCreate: false,
+    });
+    modelRuntime.registerNativeProvider(faux.provider);
+    await modelRuntime.setRuntimeApiKey("scripted", "not-a-real-key");
     const settingsManager = pi.SettingsManager.inMemory({
       compaction: { enabled: false, keepRecentTokens: 1 },
-      retry: { enabled: false },
+      retry: { enabled: true, maxRetries: 1, baseDelayMs: 1 },
     });
     const resourceLoader = new pi.DefaultResourceLoader({
       cwd: h.cwd,
@@ -100,103 +118,144 @@ describe("a real pi AgentSession on the facade", () => {
     });
     await resourceLoader.reload();
 
-    const ours = facade.SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
+    // transcript-store/pi/agent: the facade, typed as pi's class (no cast at this call site).
+    const ours = AgentSessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
     const [modelA, modelB] = faux.models;
     // What the scripted model was shown, checked after each turn (a throw inside a response would become an error reply).
     const shown: any[] = [];
     const { session } = await pi.createAgentSession({
       cwd: h.cwd,
       agentDir: h.agentDir,
-      authStorage,
-      modelRegistry,
+      modelRuntime,
       settingsManager,
       resourceLoader,
       model: modelA,
       thinkingLevel: "off",
       tools: ["read", "write"],
-      // pi's parameter is its own class; the facade has the same public surface.
-      sessionManager: ours as unknown as pi.SessionManager,
+      sessionManager: ours,
     });
 
-    // Turn 1: a real `read` tool call and its result.
+    // Turn 1: a real `read` tool call and its result; the model is shown the persisted system prompt and tools.
     faux.setResponses([
-      fauxAssistantMessage(fauxToolCall("read", { path: "notes.txt" }, { id: "call-read" }), { stopReason: "toolUse" }),
+      (context) => {
+        shown.push(context.messages[0]);
+        return ai.fauxAssistantMessage(ai.fauxToolCall("read", { path: "notes.txt" }, { id: "call-read" }), { stopReason: "toolUse" });
+      },
       (context) => {
         shown.push(context.messages.at(-1));
-        return fauxAssistantMessage("The notes say 42.");
+        return ai.fauxAssistantMessage("The notes say 42.");
       },
     ]);
     await session.prompt("What do my notes say?");
-    expect(shown[0]).toMatchObject({ role: "toolResult", toolCallId: "call-read", content: [{ text: "the answer is 42\n" }] });
+    expect(shown[0]).toMatchObject({ role: "system" });
+    expect(
+      ai
+        .getCurrentTools([shown[0]])
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["read", "write"]);
+    expect(shown[1]).toMatchObject({ role: "toolResult", toolCallId: "call-read", content: [{ text: "the answer is 42\n" }] });
 
-    // Turn 2: a user image, which the model is shown.
+    // Turn 2: a user image, which the model is shown; the first attempt fails with a retryable error, which pi
+    // leaves out of the model's context with a context edit before retrying.
     faux.setResponses([
+      ai.fauxAssistantMessage("", { stopReason: "error", errorMessage: "503 overloaded" }),
       (context) => {
         shown.push(context.messages.at(-1));
-        return fauxAssistantMessage("A small noisy picture.");
+        shown.push(context.messages.filter((m) => m.role === "assistant").length);
+        return ai.fauxAssistantMessage("A small noisy picture.");
       },
     ]);
     await session.prompt("What is in this picture?", { images: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] });
-    expect(shown[1].content).toContainEqual({ type: "image", data: png.toString("base64"), mimeType: "image/png" });
+    expect(shown[2].content).toContainEqual({ type: "image", data: png.toString("base64"), mimeType: "image/png" });
+    expect(shown[3]).toBe(2); // the failed attempt is not shown: two answers so far
+    const edits = ours.getEntries().filter((e) => e.type === "context_edit");
+    expect(edits).toHaveLength(1);
+    expect(edits[0]).toMatchObject({ replacement: null });
+
+    // A usage entry, as pi's cache warmer records one.
+    const usage = {
+      input: 100,
+      output: 1,
+      cacheRead: 90,
+      cacheWrite: 0,
+      totalTokens: 101,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
+    const usageEntry = session.sessionManager.appendUsage("cache_warm", "scripted", "scripted-a", usage);
 
     // A model change, then Turn 3 on the new model: a real `write` tool call.
     await session.setModel(modelB!);
     faux.setResponses([
-      fauxAssistantMessage(
-        [fauxText("Writing it down."), fauxToolCall("write", { path: "out.txt", content: "42" }, { id: "call-write" })],
+      ai.fauxAssistantMessage(
+        [ai.fauxText("Writing it down."), ai.fauxToolCall("write", { path: "out.txt", content: "42" }, { id: "call-write" })],
         {
           stopReason: "toolUse",
         },
       ),
-      fauxAssistantMessage("Saved to out.txt."),
+      ai.fauxAssistantMessage("Saved to out.txt."),
     ]);
     await session.prompt("Save the answer to out.txt.");
     expect(readFileSync(join(h.cwd, "out.txt"), "utf8")).toBe("42");
 
     // A branch: back to before turn 3, pi's scripted model summarizing the abandoned path, then another turn there.
     const turn3 = ours.getEntries().find((e: any) => e.type === "message" && lastUserText({ messages: [e.message] }).startsWith("Save"))!;
-    faux.setResponses([fauxAssistantMessage("The user had the answer saved to out.txt.")]);
+    faux.setResponses([ai.fauxAssistantMessage("The user had the answer saved to out.txt.")]);
     const nav = await session.navigateTree(turn3.id, { summarize: true });
     expect(nav.cancelled).toBe(false);
-    expect(nav.summaryEntry?.parentId).toBe(turn3.parentId);
-    faux.setResponses([(context) => fauxAssistantMessage(`You asked: ${lastUserText(context)}`)]);
+    faux.setResponses([(context) => ai.fauxAssistantMessage(`You asked: ${lastUserText(context)}`)]);
     await session.prompt("Instead, just tell me the answer.");
 
-    // A compaction, its summary written by the scripted model, then one more turn on top of it. Keeping only the
-    // last token splits the last turn, so pi asks for two summaries: the history's and the split turn's prefix.
+    // A compaction, its summary written by the scripted model, then one more turn on top of it.
     faux.setResponses([
-      fauxAssistantMessage("Summary: notes say 42; an image was shown; the answer was given."),
-      fauxAssistantMessage("Prefix: the user asked for the answer."),
+      ai.fauxAssistantMessage("Summary: notes say 42; an image was shown; the answer was given."),
+      ai.fauxAssistantMessage("Prefix: the user asked for the answer."),
     ]);
     const compaction = await session.compact();
     expect(compaction.summary).toContain("Summary: notes say 42");
-    faux.setResponses([fauxAssistantMessage("Still 42.")]);
+    faux.setResponses([
+      (context) => {
+        shown.push(context.messages.map((m) => m.role));
+        return ai.fauxAssistantMessage("Still 42.");
+      },
+    ]);
     await session.prompt("And now?");
+    // After the compaction the model is shown the compaction's system message (prompt and tools) first.
+    expect(shown.at(-1)[0]).toBe("system");
 
     expect(faux.getPendingResponseCount()).toBe(0);
-    expect(ours.getEntries().filter((e: any) => e.message?.stopReason === "error")).toEqual([]);
     expect(fetchCalls).toEqual([]);
     const file = session.sessionFile!;
     expect(file.startsWith(dir)).toBe(true);
     session.dispose();
     const expected = treeOf(ours.getEntries(), ours.getLeafId());
+    const expectedContext = contextOf(ours.buildSessionContext());
     ours.close();
 
     // Every kind of entry the scenario is about is in the tree.
     const kinds = expected.entries.map((e) => e.role ?? e.type);
-    for (const kind of ["model_change", "thinking_level_change", "user", "assistant", "toolResult", "branch_summary", "compaction"]) {
+    for (const kind of [
+      "system",
+      "model_change",
+      "thinking_level_change",
+      "user",
+      "assistant",
+      "toolResult",
+      "usage",
+      "context_edit",
+      "branch_summary",
+      "compaction",
+    ]) {
       expect(kinds, kind).toContain(kind);
     }
+    expect(expected.entries.find((e) => e.id === usageEntry.id)).toMatchObject({ type: "usage", kind: "cache_warm" });
+    expect(expected.entries.find((e) => e.type === "compaction")!.systemMessage!.sort()).toEqual(["read", "write"]);
     expect(expected.entries.filter((e) => e.type === "model_change").map((e) => e.model)).toEqual([
       "scripted/scripted-a",
       "scripted/scripted-b",
     ]);
     // Real tool calls and their results, paired by id.
     expect(expected.entries.filter((e) => e.role === "toolResult").map((e) => e.toolCallId)).toEqual(["call-read", "call-write"]);
-    expect(expected.entries.flatMap((e) => e.texts).filter((t: string) => t.includes("#call-"))).toEqual([
-      "read#call-read",
-      "write#call-write",
-    ]);
     const siblings = expected.entries.filter((e) => e.parentId === turn3.parentId).map((e) => e.type);
     expect(siblings.sort()).toEqual(["branch_summary", "message"]);
 
@@ -204,10 +263,11 @@ describe("a real pi AgentSession on the facade", () => {
     const imageLine = linesOf(file).find((l) => l.message?.content?.some?.((c: any) => c.type === "image"))!;
     expect(imageLine.message.content.find((c: any) => c.type === "image").data).toMatch(/^blob:sha256:[0-9a-f]{64}$/);
 
-    // pi 0.73.1 reads the same tree.
+    // pi 1.5.2 reads the same tree and rebuilds the same context.
     const theirs = pi.SessionManager.open(file, dir);
     expect(treeOf(theirs.getEntries(), theirs.getLeafId())).toEqual(expected);
-    // pi sees the image as its ref (docs/pi.md: `transcript-store export` inlines it for pi).
+    expect(contextOf(theirs.buildSessionContext() as any)).toEqual(expectedContext);
+    // pi sees the image as its ref (docs/pi.md: `transcript-store export`/`inline-images` inline it for pi).
     expect((theirs.getEntry(imageLine.id) as any).message.content).toContainEqual(imageLine.message.content[1]);
 
     // So does the main entry, and it gives the image back byte for byte.
@@ -217,13 +277,11 @@ describe("a real pi AgentSession on the facade", () => {
     expect(Buffer.from(image.find((c) => c.type === "image").data, "base64").equals(png)).toBe(true);
     await core.close();
 
-    // And the facade itself, resuming the session, rebuilds the context pi rebuilds (summaries, kept messages, model).
+    // And the facade itself, resuming the session, rebuilds the context pi rebuilds.
     const resumed = facade.SessionManager.open(file, undefined, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
     expect(treeOf(resumed.getEntries(), resumed.getLeafId())).toEqual(expected);
-    const context = resumed.buildSessionContext();
-    expect(contextOf(context)).toEqual(contextOf(theirs.buildSessionContext() as any));
-    expect(context.messages.map((m) => m.role)).toEqual(["compactionSummary", "assistant", "user", "assistant"]);
-    expect(context.model).toEqual({ provider: "scripted", modelId: "scripted-b" });
+    expect(contextOf(resumed.buildSessionContext())).toEqual(contextOf(theirs.buildSessionContext() as any));
+    expect(resumed.buildSessionContext().model).toEqual({ provider: "scripted", modelId: "scripted-b" });
     resumed.close();
   });
 });

@@ -6,7 +6,7 @@ import { piDirName } from "../support/pi-tree.ts";
 import { assistant, linesOf, piHome, user } from "./helpers.ts";
 
 describe("pi facade: create, deferred writing, appends", () => {
-  it("creates a session in pi's --<cwd>-- dir and writes nothing until the first assistant message", () => {
+  it("creates a session in pi's --<cwd>-- dir and writes nothing until the first user message (pi 1.5.2)", () => {
     const h = piHome();
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, blobsDir: h.blobsDir });
     const file = sm.getSessionFile()!;
@@ -15,16 +15,19 @@ describe("pi facade: create, deferred writing, appends", () => {
     expect(basename(file)).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z_${sm.getSessionId()}\\.jsonl$`));
     expect(sm.isPersisted()).toBe(true);
     expect(sm.getCwd()).toBe(h.cwd);
-    const u = sm.appendMessage(user("hi"));
     const t = sm.appendThinkingLevelChange("high");
+    const s = sm.appendMessage({ role: "system", content: "be brief", timestamp: 0 });
     expect(existsSync(file)).toBe(false);
+    const u = sm.appendMessage(user("hi"));
+    expect(linesOf(file).map((l) => (l.type === "session" ? "session" : l.id))).toEqual(["session", t, s, u]);
     const a = sm.appendMessage(assistant("hello"));
     const lines = linesOf(file);
     expect(lines[0]).toEqual({ type: "session", version: 3, id: sm.getSessionId(), timestamp: sm.getHeader()!.timestamp, cwd: h.cwd });
     expect(lines.slice(1).map((l) => [l.type, l.id, l.parentId])).toEqual([
-      ["message", u, null],
-      ["thinking_level_change", t, u],
-      ["message", a, t],
+      ["thinking_level_change", t, null],
+      ["message", s, t],
+      ["message", u, s],
+      ["message", a, u],
     ]);
     expect(u).toMatch(/^[0-9a-f]{8}$/);
     const m = sm.appendModelChange("openai", "gpt-5");
@@ -119,11 +122,12 @@ describe("pi facade: tree navigation", () => {
     expect(tree[0]!.children.map((n) => n.entry.id)).toEqual([a1, a2]);
     expect(sm.buildSessionContext().messages.map((m) => m.content)).toEqual(["one", [{ type: "text", text: "alt" }]]);
 
+    // pi 1.5.2: fromId names the leaf of the path left behind (a2), not the branch point.
     const bs = sm.branchWithSummary(u1, "tried alt", { why: 1 }, false);
     expect(sm.getEntry(bs)).toMatchObject({
       type: "branch_summary",
       parentId: u1,
-      fromId: u1,
+      fromId: a2,
       summary: "tried alt",
       details: { why: 1 },
       fromHook: false,
@@ -132,11 +136,14 @@ describe("pi facade: tree navigation", () => {
     expect(ctx.messages.at(-1)).toEqual({
       role: "branchSummary",
       summary: "tried alt",
-      fromId: u1,
+      fromId: a2,
       timestamp: new Date(sm.getEntry(bs)!.timestamp).getTime(),
     });
     const root = sm.branchWithSummary(null, "from scratch");
-    expect(sm.getEntry(root)).toMatchObject({ parentId: null, fromId: "root" });
+    expect(sm.getEntry(root)).toMatchObject({ parentId: null, fromId: bs });
+    sm.resetLeaf();
+    const fromNothing = sm.branchWithSummary(null, "no leaf before");
+    expect(sm.getEntry(fromNothing)).toMatchObject({ parentId: null, fromId: "root" });
     expect(() => sm.branch("missing")).toThrow("Entry missing not found");
     expect(() => sm.branchWithSummary("missing", "s")).toThrow("Entry missing not found");
 
@@ -146,7 +153,7 @@ describe("pi facade: tree navigation", () => {
     expect(sm.buildSessionContext()).toEqual({ messages: [], thinkingLevel: "off", model: null });
     const newRoot = sm.appendMessage(user("again"));
     expect(sm.getEntry(newRoot)!.parentId).toBeNull();
-    expect(sm.getTree().length).toBe(3);
+    expect(sm.getTree().length).toBe(4);
   });
 });
 

@@ -1,4 +1,4 @@
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
 import { migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
@@ -6,6 +6,8 @@ import { migrateToDatabase } from "../database.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
+import { isPiBucketName } from "../../session/paths.ts";
+import { PI_IMAGES_WARNING } from "./inline-images.ts";
 
 export const migrateCommand: Command = {
   name: "migrate",
@@ -28,6 +30,9 @@ export const migrateCommand: Command = {
     const files = await findSessionFiles(paths, ctx.io.cwd);
     const inPlace = ctx.values["in-place"] === true;
     const dryRun = ctx.values["dry-run"] === true;
+    // pi itself does not read blob refs: say so, and name the way back, where a pi user meets it.
+    const piTree = ctx.layout === "pi" || files.some((f) => isPiBucketName(basename(dirname(f))));
+    if (inPlace && !dryRun && piTree) ctx.io.stderr(PI_IMAGES_WARNING);
     const progress = startProgress(ctx.io, files.length, dryRun ? "planning" : "migrating", ctx.json);
     const reports: MigrateFileReport[] = [];
     try {

@@ -1,0 +1,36 @@
+import { inlineImagesInFile, type InlineImagesReport } from "../../maintenance/inline-images.ts";
+import type { Command } from "../context.ts";
+import { findSessionFiles } from "../find-files.ts";
+
+/** The way back named where a pi user meets the blob store (migrate --in-place on a pi tree). */
+export const PI_IMAGES_WARNING =
+  "warning: pi itself reads the blob:sha256: refs these files now hold as image data (the facade and this store read them back);" +
+  " the way back to files pi reads, images inline: transcript-store inline-images [paths…]\n";
+
+export const inlineImagesCommand: Command = {
+  name: "inline-images",
+  summary: "put images back inline in session files, in place (the files pi itself reads; the blob store is kept)",
+  usage: "inline-images [paths…]",
+  options: {},
+  async run(ctx) {
+    const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
+    const files = await findSessionFiles(paths, ctx.io.cwd);
+    const reports: InlineImagesReport[] = [];
+    for (const file of files) {
+      const report = await inlineImagesInFile(file, ctx.dirs.blobsDir);
+      reports.push(report);
+      const detail =
+        report.status === "failed" ? `failed (${report.code}: ${report.message})` : `${report.status} ${report.images} image(s)`;
+      ctx.emit({ type: "file", ...report }, `${detail}  ${file}`);
+    }
+    const totals = {
+      type: "totals",
+      files: reports.length,
+      inlined: reports.filter((r) => r.status === "inlined").length,
+      images: reports.reduce((n, r) => n + r.images, 0),
+      failed: reports.filter((r) => r.status === "failed").length,
+    };
+    ctx.emit(totals, `${totals.images} image(s) inlined in ${totals.inlined} of ${totals.files} file(s); ${totals.failed} failed`);
+    return totals.failed > 0 ? 1 : 0;
+  },
+};

@@ -1,0 +1,126 @@
+import { basename, dirname, join } from "node:path";
+import { BlobStore } from "../blob/blob-store.ts";
+import { errnoCode, TranscriptStoreError, type ErrorCode, type StoreWarning } from "../errors.ts";
+import { LineSplitter } from "../format/line-splitter.ts";
+import { io } from "../io.ts";
+import { rehydrateValue } from "../session/rehydrate.ts";
+import { acquireSessionLock } from "../session/session-lock.ts";
+
+/**
+ * The way back from the blob store to files pi itself reads (docs/pi.md, Images in a pi tree):
+ * one session file rewritten in place with every image blob ref replaced by the image's base64
+ * again. Every other line is copied byte for byte (malformed ones included); the file is taken
+ * under the session lock, written to a temp file and renamed over the original only when every
+ * ref resolved and the file did not change meanwhile. Nothing is deleted from the blob store.
+ */
+
+export interface InlineImagesReport {
+  path: string;
+  status: "inlined" | "unchanged" | "failed";
+  /** Images put back inline. */
+  images: number;
+  /** For a failure: the error code (the file is as it was). */
+  code?: ErrorCode;
+  message?: string;
+}
+
+const REF = Buffer.from("blob:sha256:");
+const REF_PATTERN = /blob:sha256:[0-9a-f]{64}/g;
+const CHUNK = 1 << 20;
+
+/** Writes all of `bytes` (a write may take fewer). */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += io.writeSync(fd, bytes, done, bytes.length - done, null);
+}
+
+const LF = Buffer.from("\n");
+
+function countRefs(text: string): number {
+  return text.match(REF_PATTERN)?.length ?? 0;
+}
+
+/** A line with its refs resolved, or null when it holds none that resolve (copied as it is). */
+function inlineLine(bytes: Buffer, blobs: BlobStore): { text: string; images: number } | null {
+  if (bytes.indexOf(REF) === -1) return null;
+  const text = bytes.toString("utf8");
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return null; // a malformed line is kept as it is
+  }
+  let failure: StoreWarning | null = null;
+  const resolved = rehydrateValue(record, blobs, (w) => (failure ??= w));
+  if (failure !== null) {
+    const w: StoreWarning = failure;
+    const code: ErrorCode = w.code === "BLOB_CORRUPT" || w.code === "INVALID_BLOB_REF" ? w.code : "BLOB_MISSING";
+    throw new TranscriptStoreError(code, w.message);
+  }
+  if (resolved === record) return null;
+  const out = JSON.stringify(resolved);
+  return { text: out, images: countRefs(text) - countRefs(out) };
+}
+
+/** Rewrites one session file with its images inline (see the module comment). */
+export async function inlineImagesInFile(path: string, blobsDir: string): Promise<InlineImagesReport> {
+  let lock;
+  try {
+    lock = await acquireSessionLock(path, { onCompromised: () => {} });
+  } catch (err) {
+    return failed(path, err);
+  }
+  const temp = join(dirname(path), `.${basename(path)}.inline-${process.pid}.tmp`);
+  let fd: number | null = null;
+  let out: number | null = null;
+  try {
+    const before = io.statSync(path);
+    const blobs = new BlobStore(blobsDir);
+    fd = io.openSync(path, "r");
+    out = io.openSync(temp, "wx", before.mode & 0o777);
+    const target = out;
+    let images = 0;
+    const splitter = new LineSplitter((line) => {
+      const inlined = inlineLine(line.bytes, blobs);
+      if (inlined !== null) images += inlined.images;
+      writeAll(target, inlined !== null ? Buffer.from(inlined.text) : line.bytes);
+      if (line.terminated) writeAll(target, LF);
+    });
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    for (let n = io.readSync(fd, chunk, 0, CHUNK, null); n > 0; n = io.readSync(fd, chunk, 0, CHUNK, null))
+      splitter.push(chunk.subarray(0, n));
+    splitter.end();
+    io.closeSync(fd);
+    fd = null;
+    if (images === 0) return { path, status: "unchanged", images: 0 };
+    io.fsyncSync(out);
+    io.closeSync(out);
+    out = null;
+    const after = io.statSync(path);
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs)
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Session file changed while its images were inlined; left as it is: ${path}`);
+    lock.assertHeld();
+    io.renameSync(temp, path);
+    return { path, status: "inlined", images };
+  } catch (err) {
+    return failed(path, err);
+  } finally {
+    if (fd !== null) io.closeSync(fd);
+    if (out !== null) io.closeSync(out);
+    removeTemp(temp);
+    await lock.release();
+  }
+}
+
+/** Removes the temp file unless it was renamed over the session (or never made). */
+function removeTemp(temp: string): void {
+  try {
+    io.unlinkSync(temp);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+}
+
+function failed(path: string, err: unknown): InlineImagesReport {
+  if (err instanceof TranscriptStoreError) return { path, status: "failed", images: 0, code: err.code, message: err.message };
+  return { path, status: "failed", images: 0, code: "PERSISTENCE_FAILED", message: (err as Error).message };
+}

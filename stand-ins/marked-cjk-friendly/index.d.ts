@@ -1,0 +1,2 @@
+declare function markedCjkFriendly(): Record<string, never>;
+export default markedCjkFriendly;
