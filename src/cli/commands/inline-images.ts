@@ -1,6 +1,7 @@
 import { inlineImagesInFile, type InlineImagesReport } from "../../maintenance/inline-images.ts";
 import type { Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
+import { terminalText } from "../terminal-text.ts";
 
 /** The way back named where a pi user meets the blob store (migrate --in-place on a pi tree). */
 export const PI_IMAGES_WARNING =
@@ -19,9 +20,11 @@ export const inlineImagesCommand: Command = {
     for (const file of files) {
       const report = await inlineImagesInFile(file, ctx.dirs.blobsDir);
       reports.push(report);
-      const detail =
-        report.status === "failed" ? `failed (${report.code}: ${report.message})` : `${report.status} ${report.images} image(s)`;
-      ctx.emit({ type: "file", ...report }, `${detail}  ${file}`);
+      const text =
+        report.status === "failed"
+          ? terminalText`failed (${report.code}: ${report.message})  ${file}`
+          : terminalText`${report.status} ${report.images} image(s)  ${file}`;
+      ctx.emit({ type: "file", ...report }, text);
     }
     const totals = {
       type: "totals",
