@@ -17,7 +17,10 @@ describe("artifact text: well-formed Unicode only, stored exactly", () => {
   it("save and spill refuse a lone surrogate (INVALID_OPTION), claim no id and write no file", () => {
     const store = new ArtifactStore(dirOf());
     for (const text of ["x\ud800y", "x\udc00", "\ud800", "ok\udbff", "\udfff\ud800"]) {
-      expect(codeOf(() => store.save(text, { toolType: "t" })), JSON.stringify(text)).toBe("INVALID_OPTION");
+      expect(
+        codeOf(() => store.save(text, { toolType: "t" })),
+        JSON.stringify(text),
+      ).toBe("INVALID_OPTION");
       expect(codeOf(() => store.spill(text.repeat(60_000), { toolType: "t" }))).toBe("INVALID_OPTION");
     }
     expect(store.list()).toEqual([]);

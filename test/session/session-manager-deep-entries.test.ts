@@ -23,7 +23,10 @@ describe("entries nested past MAX_ENTRY_DEPTH", () => {
     for (const depth of [MAX_ENTRY_DEPTH, MAX_ENTRY_DEPTH + 500, 3_000, 100_000]) {
       for (const shape of ["array", "object"] as const) {
         // the entry is one level: `data` nested `depth` deep makes depth + 1
-        expect(codeOf(() => m.appendCustomEntry("deep", nested(depth, shape, "leaf"))), `${shape} ${depth}`).toBe("PERSISTENCE_FAILED");
+        expect(
+          codeOf(() => m.appendCustomEntry("deep", nested(depth, shape, "leaf"))),
+          `${shape} ${depth}`,
+        ).toBe("PERSISTENCE_FAILED");
       }
     }
     const circular: Record<string, unknown> = {};
