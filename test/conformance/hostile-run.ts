@@ -180,8 +180,15 @@ export async function runCase(c: HostileCase, backend: BackendUnderTest, base: S
     await m.flush();
     await m.close();
   } catch (err) {
+    // Not acknowledged, so a refusal, if the session is not blocked: can a later entry commit?
+    let later = "a later entry is blocked too";
+    try {
+      m.appendMessage(assistant("later"));
+      await m.flush();
+      later = "a later entry committed";
+    } catch {}
     await m.close().catch(() => undefined);
-    return fail(`flush refused ${codeOf(err) ?? "uncoded"} (the session is blocked): ${errorText(err)}`);
+    return fail(`flush refused ${codeOf(err) ?? "uncoded"}, ${later}: ${errorText(err)}`);
   }
   const lost = warnings.filter((w) => w.code === "PERSISTENCE_FAILED" || w.code === "ARTIFACT_COPY_FAILED");
   if (lost.length > 0) return fail(`warned ${lost[0]!.code}: ${lost[0]!.message.slice(0, 200)}`);
@@ -208,6 +215,8 @@ async function verify(
   for (let i = 0; i < memory.length; i++) {
     if (!lines[i]!.equals(Buffer.from(expect(memory[i]!, "stored")))) return `stored line ${i + 1} differs from the model`;
   }
+  const listed = await SessionManager.list(m.cwd, options);
+  if (!listed.some((info) => info.id === m.sessionId && info.cwd === m.cwd)) return "not listed under its cwd";
   let again: SessionManager;
   try {
     again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
