@@ -32,7 +32,7 @@ const fail = (detail: string): Outcome => ({ kind: "failed", detail });
 const errorText = (err: unknown) => `${(err as Error)?.constructor?.name}: ${String((err as Error)?.message ?? err).slice(0, 200)}`;
 
 /** Puts the case's value into the session through its slot's API. Throws what the API throws. */
-function put(m: SessionManager, c: HostileCase, before: string): Put {
+async function put(m: SessionManager, c: HostileCase, before: string): Promise<Put> {
   const v = c.value;
   // String slots are given strings; a value class meant for objects reaches them as its JSON.
   const text = () => (typeof v === "string" ? v : JSON.stringify(v));
@@ -58,6 +58,12 @@ function put(m: SessionManager, c: HostileCase, before: string): Put {
       return { entryId: m.appendLabelChange(before, text()), check: null };
     case "session-name":
       return { entryId: m.appendEntry({ type: "session_info", name: text() }), check: null };
+    case "move-cwd":
+      await m.moveTo(`/work/${text()}`);
+      return {
+        entryId: null,
+        check: (again) => (again.cwd === m.cwd ? null : `moved cwd ${JSON.stringify(again.cwd)} != ${JSON.stringify(m.cwd)}`),
+      };
     case "cwd":
       return {
         entryId: null,
@@ -167,7 +173,7 @@ export async function runCase(c: HostileCase, backend: BackendUnderTest, base: S
   const before = m.appendCustomEntry("before", { n: 0 });
   const artifactsBefore = c.slot.startsWith("artifact") ? m.artifacts!.list().length : 0;
   try {
-    putResult = put(m, c, before);
+    putResult = await put(m, c, before);
   } catch (err) {
     refused = codeOf(err);
     if (refused === null) return fail(`put threw uncoded ${errorText(err)}`);

@@ -12,9 +12,15 @@ import { type Outcome, runCase } from "./hostile-run.ts";
  * seed and a few hundred cases per backend; FUZZ_RUNS / FUZZ_SEED widen it, FUZZ_REPORT=<file>
  * writes the figures as JSON.
  *
- * Known on main when this was written (PostgreSQL, src/postgres, fixed on another branch):
- * NUL in a user message's text (the `first_message` preview column), in an entry type (`kind`),
- * in a cwd (`sessions.cwd`); agent-output ids longer than 197 characters (kept locally only).
+ * Known to fail on this branch, all PostgreSQL (src/postgres, src/storage/postgres), being fixed on
+ * the pg-core branch; each is one of the named cases below:
+ * - NUL in the session's first user message: the `sessions.first_message` preview column refuses it
+ *   ("invalid byte sequence for encoding UTF8: 0x00"), every flush fails, later entries too;
+ * - NUL in an entry type: the `entries.kind` column, same error, same block;
+ * - a lone surrogate in a cwd (create or move): `sessions.cwd` stores U+FFFD, so the listing shows
+ *   another cwd (and "a\ud800" and "a\udc00" list as one); the header itself stays exact;
+ * - agent-output ids of 198+ characters (the API gives up to 208): "has no storable name; kept
+ *   locally only", lost at close.
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_2011);
@@ -50,6 +56,8 @@ const NAMED: Array<[string, Slot, ValueClass, unknown, string]> = [
   ["NUL in a session name", "session-name", "unicode", "n\u0000", "round-trip"],
   ["NUL in a cwd (no path holds one)", "cwd", "unicode", "a\u0000b", "refused:PERSISTENCE_FAILED"],
   ["a lone surrogate in a cwd", "cwd", "unicode", "a\ud800b", "round-trip"],
+  ["a move to a cwd holding NUL", "move-cwd", "unicode", "m\u0000", "refused:PERSISTENCE_FAILED"],
+  ["a move to a cwd holding a lone surrogate and bidi marks", "move-cwd", "unicode", "m\udc00\u202e", "round-trip"],
   ["NUL and U+FFFF in an artifact", "artifact", "unicode", "x\u0000y\uffff", "round-trip"],
   ["a lone surrogate in an artifact (UTF-8 cannot hold it)", "artifact", "unicode", "x\ud800y", "refused:INVALID_OPTION"],
   ["a lone surrogate in an agent output", "agent-output", "unicode", "# \udc00", "refused:INVALID_OPTION"],

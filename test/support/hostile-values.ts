@@ -89,6 +89,7 @@ export type Slot =
   | "label"
   | "session-name"
   | "cwd"
+  | "move-cwd"
   | "artifact"
   | "artifact-meta"
   | "agent-output"
@@ -112,6 +113,7 @@ const STRING_SLOTS: readonly Slot[] = [
   "label",
   "session-name",
   "cwd",
+  "move-cwd",
   "artifact",
   "artifact-meta",
   "agent-output",
