@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { afterAll, expect, it } from "vitest";
+import { SessionManager } from "../../src/index.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { describeValue, type HostileCase, hostileCases, type Slot, type ValueClass } from "../support/hostile-values.ts";
 import { describeBackends } from "./backends.ts";
@@ -81,6 +82,20 @@ describeBackends("hostile values", (backend) => {
     const options = await backend.options();
     const c: HostileCase = { index: 0, slot, valueClass, value, maxStringChars: 1000 };
     expect(said(await runCase(c, backend, options))).toBe(wanted);
+  });
+
+  it("cwds that differ only in a lone surrogate list apart", async () => {
+    const options = await backend.options();
+    const made: Record<string, string> = {};
+    for (const cwd of ["/w/a\ud800", "/w/a\udc00", "/w/a\ufffd"]) {
+      const m = await SessionManager.create(cwd, options);
+      m.appendMessage({ role: "user", content: cwd, timestamp: 1 });
+      await m.close();
+      made[cwd] = m.sessionId;
+    }
+    for (const [cwd, id] of Object.entries(made)) {
+      expect((await SessionManager.list(cwd, options)).map((s) => [s.id, s.cwd])).toEqual([[id, cwd]]);
+    }
   });
 
   it(`seeded fuzz: ${RUNS} cases (seed ${SEED})`, { timeout: 600_000 + RUNS * 2_000 }, async () => {
