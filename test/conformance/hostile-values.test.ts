@@ -37,6 +37,7 @@ afterAll(async () => {
  * The minimal hostile values issue 20 names, one per slot, each its own test (a failure names it),
  * with what must become of it: "round-trip", or "refused:<code>" (before anything is acknowledged).
  */
+const U2028_IMAGE = { type: "image", data: `\u2028${"A".repeat(1100)}\u2028`, mimeType: "image/png" };
 const NAMED: Array<[string, Slot, ValueClass, unknown, string]> = [
   ["NUL in a user message (the first: its listing preview)", "user-message", "unicode", "a\u0000b", "round-trip"],
   ["a lone high surrogate in a user message", "user-message", "unicode", "a\ud800b", "round-trip"],
@@ -66,6 +67,7 @@ const NAMED: Array<[string, Slot, ValueClass, unknown, string]> = [
   ["agent-output ids up to the API's bound (199 + `-2`)", "agent-output-id", "unicode", "x".repeat(24), "round-trip"],
   ["__proto__, empty and NUL keys", "custom-data", "keys", JSON.parse('{"__proto__":{"a":1},"":2,"\\u0000":3}'), "round-trip"],
   ["-0, 1e308 and integers past 2^53", "custom-data", "numbers", [-0, 1e308, 2 ** 64, 2 ** 53 + 2], "round-trip"],
+  ["U+2028 around canonical base64 in an image (kept inline, whole)", "user-message", "image", [U2028_IMAGE], "round-trip"],
   [
     "a string one unit past the cut, a pair at the cut",
     "user-message",

@@ -273,7 +273,8 @@ const refOf = (bytes: Buffer) => `blob:sha256:${createHash("sha256").update(byte
 function imagePayload(data: string, as: "stored" | "read"): string {
   if (data.length < 1024) return data;
   if (isCanonical(data)) return as === "stored" ? refOf(Buffer.from(data, "base64")) : data;
-  const bare = data.replace(/\s+/g, "");
+  // Only MIME's whitespace (docs/format.md): U+2028, U+00A0 and the like make a payload no base64.
+  const bare = data.replace(/[\r\n\t ]/g, "");
   if (bare !== data && isCanonical(bare)) return as === "stored" ? refOf(Buffer.from(bare, "base64")) : bare;
   return data; // not base64: kept inline, whole
 }
