@@ -20,6 +20,8 @@ import { type Outcome, runCase } from "./hostile-run.ts";
  * - NUL in an entry type: the `entries.kind` column, same error, same block;
  * - a lone surrogate in a cwd (create or move): `sessions.cwd` stores U+FFFD, so the listing shows
  *   another cwd (and "a\ud800" and "a\udc00" list as one); the header itself stays exact;
+ * - a cwd whose (compressed) key passes the btree limit (~2,700 bytes: "index row size … exceeds btree
+ *   version 4 maximum 2704 for index sessions_cwd_modified"): refused with a code, where files store it;
  * - agent-output ids of 198+ characters (the API gives up to 208): "has no storable name; kept
  *   locally only", lost at close.
  */
@@ -37,6 +39,8 @@ afterAll(async () => {
  * The minimal hostile values issue 20 names, one per slot, each its own test (a failure names it),
  * with what must become of it: "round-trip", or "refused:<code>" (before anything is acknowledged).
  */
+/** Seeded, so the case is the same every run; base64 of random bytes does not compress. */
+const INCOMPRESSIBLE = Buffer.from(Array.from({ length: 2400 }, (_, i) => (i * 7919 + ((i * i) % 251)) % 256)).toString("base64");
 const U2028_IMAGE = { type: "image", data: `\u2028${"A".repeat(1100)}\u2028`, mimeType: "image/png" };
 const NAMED: Array<[string, Slot, ValueClass, unknown, string]> = [
   ["NUL in a user message (the first: its listing preview)", "user-message", "unicode", "a\u0000b", "round-trip"],
@@ -58,6 +62,7 @@ const NAMED: Array<[string, Slot, ValueClass, unknown, string]> = [
   ["NUL in a session name", "session-name", "unicode", "n\u0000", "round-trip"],
   ["NUL in a cwd (no path holds one)", "cwd", "unicode", "a\u0000b", "refused:PERSISTENCE_FAILED"],
   ["a lone surrogate in a cwd", "cwd", "unicode", "a\ud800b", "round-trip"],
+  ["a 3,000-character incompressible cwd (past a btree key)", "cwd", "huge", INCOMPRESSIBLE, "round-trip"],
   ["a move to a cwd holding NUL", "move-cwd", "unicode", "m\u0000", "refused:PERSISTENCE_FAILED"],
   ["a move to a cwd holding a lone surrogate and bidi marks", "move-cwd", "unicode", "m\udc00\u202e", "round-trip"],
   ["NUL and U+FFFF in an artifact", "artifact", "unicode", "x\u0000y\uffff", "round-trip"],
