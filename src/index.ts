@@ -21,7 +21,7 @@ export { SessionParser, parseSessionBytes } from "./format/session-parser.ts";
 export type { ParsedSession } from "./format/session-parser.ts";
 export { migrateSession, headerVersion } from "./format/migrate.ts";
 
-export { prepareEntryForPersistence, prepareLine, resolvePrepareOptions } from "./prepare/pipeline.ts";
+export { MAX_ENTRY_DEPTH, prepareEntryForPersistence, prepareLine, resolvePrepareOptions } from "./prepare/pipeline.ts";
 export type { PrepareOptions, PrepareStage, PreparedEntry } from "./prepare/pipeline.ts";
 export { mapTree, DESCEND, REMOVE } from "./prepare/map-tree.ts";
 export type { TreeMapper, SlotContext } from "./prepare/map-tree.ts";

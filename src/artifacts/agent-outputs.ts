@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { io } from "../io.ts";
 import { claimName, listEntries, openGuarded, readGuarded, writeAtomic } from "./artifact-files.ts";
-import { bytesToText } from "./artifact-values.ts";
+import { assertWellFormedText, bytesToText } from "./artifact-values.ts";
 import { pageFile } from "./file-pages.ts";
 import type { LinePage, LinePageOptions } from "./line-pages.ts";
 import { AGENT_OUTPUT_FILE, agentOutputFileName, assertAgentOutputId, MAX_AGENT_OUTPUT_ID, sanitizeAgentName } from "./artifact-names.ts";
@@ -76,10 +76,11 @@ export class AgentOutputs {
     }
   }
 
-  /** Writes the markdown to a temp file and renames it to `<id>.md`. */
+  /** Writes the markdown to a temp file and renames it to `<id>.md` (text with a lone surrogate is refused: `INVALID_OPTION`). */
   save(id: string, markdown: string): AgentOutputRef {
     assertAgentOutputId(id);
     if (typeof markdown !== "string") throw new TranscriptStoreError("INVALID_OPTION", "Agent output must be a markdown string");
+    assertWellFormedText(markdown, `Agent output ${id}`);
     this.host.prepareDir();
     const bytes = Buffer.from(markdown, "utf8");
     let path: string;

@@ -10,13 +10,26 @@ export interface SerializedValue {
 }
 
 /**
- * Strings are stored as their UTF-8 bytes, byte arrays as they are, everything else as compact
+ * Throws `INVALID_OPTION` when `text` holds a lone surrogate: UTF-8 cannot hold one (it would be
+ * written as U+FFFD and read back as a different string), so such text is refused before anything
+ * is written. Every other code unit (NUL, controls, non-characters) is stored exactly.
+ */
+export function assertWellFormedText(text: string, what: string): void {
+  if (!(text as string & { isWellFormed(): boolean }).isWellFormed())
+    throw new TranscriptStoreError("INVALID_OPTION", `${what} holds a lone surrogate (not Unicode text); it cannot be stored as UTF-8`);
+}
+
+/**
+ * Strings are stored as their UTF-8 bytes (refused when they hold a lone surrogate), byte arrays as they are, everything else as compact
  * JSON (so the stored size is exactly the serialized size a spill threshold measured). A value
  * JSON cannot represent — circular, BigInt, a bare function — is a clear `INVALID_OPTION`, never
  * a TypeError from deep inside `JSON.stringify`.
  */
 export function serializeValue(value: unknown): SerializedValue {
-  if (typeof value === "string") return { bytes: Buffer.from(value, "utf8"), text: value, encoding: "text" };
+  if (typeof value === "string") {
+    assertWellFormedText(value, "Artifact text");
+    return { bytes: Buffer.from(value, "utf8"), text: value, encoding: "text" };
+  }
   if (value instanceof Uint8Array)
     return { bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength), text: null, encoding: "bytes" };
   const text = stringifyJson(value);

@@ -3,6 +3,7 @@ import { TranscriptStoreError } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { closeQuietly, publishNew, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { validateSaveOptions, type WriterOptions } from "./save-options.ts";
@@ -55,10 +56,14 @@ export class ArtifactWriter {
     return this.bytes;
   }
 
-  /** Appends a chunk (strings as UTF-8). A failed write throws `PERSISTENCE_FAILED`; call `abort()` then. */
+  /**
+   * Appends a chunk (strings as UTF-8; one holding a lone surrogate is refused, `INVALID_OPTION`,
+   * nothing written). A failed write throws `PERSISTENCE_FAILED`; call `abort()` then.
+   */
   write(chunk: string | Uint8Array): void {
     if (this.state !== "open" || this.fd === undefined)
       throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    if (typeof chunk === "string") assertWellFormedText(chunk, `A chunk of artifact ${this.id}`);
     const data = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     try {
       writeFully(this.fd, data);

@@ -6,7 +6,16 @@ import type { BlobWrite } from "./externalize-images.ts";
 import { DEFAULT_TRANSIENT_KEYS, stripNeeded, stripTransientFields } from "./strip-transient-fields.ts";
 import { transientMarkers } from "./strip-transient-fields.ts";
 import { DEFAULT_MAX_STRING_CHARS, truncateNeeded, truncateStrings } from "./truncate-strings.ts";
-import { scanStages, type StageScan } from "./stage-scan.ts";
+import { scanStages, TooDeep, type StageScan } from "./stage-scan.ts";
+
+/**
+ * Deepest nesting of objects and arrays in an entry this library serializes (the entry itself is
+ * level 1). Deeper entries are refused (`PERSISTENCE_FAILED`) before anything is written: below it,
+ * every walk of an entry (JSON.stringify with or without a replacer, rehydration, export, fork)
+ * fits in the stack wherever it runs, so whatever is acknowledged can be read back and exported.
+ * Lines re-written from their own text (migrate) are not held to it.
+ */
+export const MAX_ENTRY_DEPTH = 1000;
 
 /**
  * A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing.
@@ -134,10 +143,14 @@ export function prepareLine(entry: SessionEntry, options: ResolvedPrepareOptions
 
 function prepareLineUnguarded(entry: SessionEntry, options: ResolvedPrepareOptions, sourceText?: string): PreparedLine {
   let scan: StageScan;
+  // An entry given as an object (an append, a rewrite from memory) is held to MAX_ENTRY_DEPTH.
+  const maxDepth = sourceText === undefined ? MAX_ENTRY_DEPTH : Number.POSITIVE_INFINITY;
   try {
-    scan = scanStages(entry, options.transientKeys, options.maxStringChars, options.blobThreshold);
+    scan = scanStages(entry, options.transientKeys, options.maxStringChars, options.blobThreshold, maxDepth);
   } catch (err) {
-    // Deeper than the walk's stack (or a cycle): the substring checks decide, as JSON.stringify does.
+    if (err instanceof TooDeep)
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry ${String(entry.id)} is ${err.message}; it is not stored`);
+    // Text read from a file, deeper than the walk's stack: the substring checks decide, as JSON.stringify does.
     if (err instanceof RangeError) return prepareLineBySubstrings(entry, options, sourceText);
     throw err;
   }

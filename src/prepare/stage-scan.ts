@@ -20,25 +20,44 @@ export interface StageScan {
  * stage reported false returns its input unchanged, so skipping it writes the very
  * same bytes. Once a transient key is seen every stage is reported, since removing keys can change
  * what the later stages see. Cost grows with the number of nodes, not with the length of strings:
- * a 300 KB payload is not read. Recursion is as deep as the entry (a RangeError past the stack).
+ * a 300 KB payload is not read. Recursion is as deep as the entry (a RangeError past the stack),
+ * unless `maxDepth` is given: an object or array nested deeper (the entry itself is level 1; a
+ * cycle is infinitely deep) then throws `TooDeep` as soon as it is reached.
  */
-export function scanStages(entry: unknown, keys: ReadonlySet<string>, maxChars: number, blobThreshold: number): StageScan {
+export function scanStages(
+  entry: unknown,
+  keys: ReadonlySet<string>,
+  maxChars: number,
+  blobThreshold: number,
+  maxDepth = Number.POSITIVE_INFINITY,
+): StageScan {
   const found: StageScan = { strip: false, images: false, cut: false, refs: false };
   if (typeof entry === "string") found.cut = entry.length > maxChars;
-  else if (typeof entry === "object" && entry !== null) scanNode(entry, null, null, found, { keys, maxChars, blobThreshold });
+  else if (typeof entry === "object" && entry !== null) scanNode(entry, null, null, found, { keys, maxChars, blobThreshold, maxDepth }, 1);
   return found;
 }
 
-/** Scans `node`, which sits at `parent[key]` (both null for the root and for array items). */
-function scanNode(node: object, parent: Record<string, unknown> | null, key: string | null, found: StageScan, limits: ScanLimits): void {
+/** Thrown by `scanStages` for a value nested deeper than its `maxDepth`. */
+export class TooDeep extends Error {}
+
+/** Scans `node`, which sits at `parent[key]` (both null for the root and for array items) at `depth`. */
+function scanNode(
+  node: object,
+  parent: Record<string, unknown> | null,
+  key: string | null,
+  found: StageScan,
+  limits: ScanLimits,
+  depth: number,
+): void {
   const { keys, maxChars } = limits;
+  if (depth > limits.maxDepth) throw new TooDeep(`nested deeper than ${limits.maxDepth} levels (or circular)`);
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const item: unknown = node[i];
       if (typeof item === "string") {
         if (item.length > maxChars) found.cut = true;
       } else if (typeof item === "object" && item !== null) {
-        scanNode(item, null, null, found, limits);
+        scanNode(item, null, null, found, limits, depth + 1);
         if (found.strip) return;
       }
     }
@@ -63,7 +82,7 @@ function scanNode(node: object, parent: Record<string, unknown> | null, key: str
     } else if (typeof child === "object" && child !== null) {
       // Persisted prompt state is written as it is (see prompt-state.ts): nothing in it counts.
       if (isPromptStateSlot(child, k, parent === null)) continue;
-      scanNode(child, obj, k, found, limits);
+      scanNode(child, obj, k, found, limits, depth + 1);
       if (found.strip) return;
     }
   }
@@ -75,4 +94,5 @@ interface ScanLimits {
   keys: ReadonlySet<string>;
   maxChars: number;
   blobThreshold: number;
+  maxDepth: number;
 }

@@ -27,6 +27,8 @@ export interface SessionInfo {
 /** Bytes read from each end of a file when listing. @default 4096 */
 export const INFO_WINDOW = 4096;
 const MAX_HEAD = 65536;
+/** Longest header line (with an omp title slot before it) a listing reads; past it the file lists as no session. */
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 
 /** The text of a message: its string content, or its first text block. */
 export function messageText(message: unknown): string | null {
@@ -201,10 +203,11 @@ function infoFrom(fd: number, path: string, stat: InfoStat): SessionInfo | null 
   const size = stat.size;
   // A file that fits in both windows is read whole, in one call, and counted exactly.
   let head = readInto(fd, scratch, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW, 0);
-  // An omp title slot or a long header can push the header past the first window.
-  if (!holdsHeaderLine(head) && size > head.length) {
-    const length = Math.min(size, MAX_HEAD);
-    head = readInto(fd, Buffer.allocUnsafe(length), length, 0);
+  // An omp title slot or a long header (a long cwd) can push the header past the first window:
+  // read on, doubling, until the header line ends (a file is no session only when it never does).
+  for (let length = MAX_HEAD; !holdsHeaderLine(head) && size > head.length && head.length < MAX_HEADER_BYTES; length *= 2) {
+    const take = Math.min(size, length, MAX_HEADER_BYTES);
+    head = readInto(fd, Buffer.allocUnsafe(take), take, 0);
   }
   const whole = head.length >= size;
   const partial = whole && head.length > 0 && head[head.length - 1] !== 0x0a;

@@ -8,6 +8,16 @@ export interface BackendUnderTest {
   name: "file" | "postgres";
   /** Options naming a fresh, empty store (closed after the test). */
   options(): Promise<SessionManagerOptions>;
+  /** The CLI's store flags naming the same store as `options` (`--root`, and `--store` for a database). */
+  cliArgs(options: SessionManagerOptions): string[];
+}
+
+/** The database URL behind a postgres backend's options (for tests that read its rows). */
+const urls = new WeakMap<object, string>();
+
+/** The URL of the database a postgres `options()` names (null for the file tree). */
+export function databaseUrlOf(options: SessionManagerOptions): string | null {
+  return typeof options.store === "object" && options.store !== null ? (urls.get(options.store) ?? null) : null;
 }
 
 const opened: PostgresBackend[] = [];
@@ -21,16 +31,20 @@ const file: BackendUnderTest = {
   async options() {
     return { root: tempDir("ts-conf-") };
   },
+  cliArgs: (options) => ["--root", options.root!],
 };
 
 const postgres: BackendUnderTest = {
   name: "postgres",
   async options() {
-    const backend = PostgresBackend.of(await freshDatabase());
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
     opened.push(backend);
+    urls.set(backend, url);
     // root still names where nothing of a database session is written (asserted by the suite)
     return { store: backend, root: tempDir("ts-conf-pg-") };
   },
+  cliArgs: (options) => ["--root", options.root!, "--store", databaseUrlOf(options)!],
 };
 
 /**
