@@ -15,6 +15,13 @@ export interface CliIo {
   stdin: Readable;
   /** stderr is a terminal: progress bars instead of one line per file. */
   isTTY: boolean;
+  /**
+   * stdout is a terminal: machine output (`--json`, `export`) is made visible there too (the same
+   * JSON values, control characters as `\u` escapes); elsewhere (a pipe, a file) it is exact. @default false
+   */
+  stdoutIsTTY?: boolean;
+  /** Machine output: set by `terminalIo` (exact unless stdout is a terminal); `stdout` when absent. */
+  records?: (text: string) => void;
   env: NodeJS.ProcessEnv;
   /** Working directory for relative paths and default cwd. */
   cwd: string;
@@ -131,7 +138,8 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
 /** An `ndjson` stringify stream into the CLI's stdout. */
 function recordStream(io: CliIo): { write: (record: unknown) => void; close: () => Promise<void> } {
   const stream = ndjson.stringify();
-  stream.on("data", (line: string) => io.stdout(line));
+  const write = io.records ?? io.stdout;
+  stream.on("data", (line: string) => write(line));
   const ended = new Promise<void>((resolve, reject) => {
     stream.on("end", resolve);
     stream.on("error", reject);

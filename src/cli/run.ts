@@ -14,6 +14,7 @@ export async function runCli(argv: string[]): Promise<number> {
     stderr: (text) => process.stderr.write(text),
     stdin: process.stdin,
     isTTY: process.stderr.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
     env: process.env,
     cwd: process.cwd(),
   };

@@ -80,10 +80,14 @@ export function terminalText(strings: TemplateStringsArray, ...values: unknown[]
 
 /**
  * The CLI's one writer: everything it prints to stdout and stderr passes `terminalLines`, so no
- * command (present or future) can put a raw control character on the terminal. `main` wraps the
- * process streams with it before anything runs; `scripts/check-terminal-output.mjs` fails the lint
- * when code elsewhere writes to the process streams or the console.
+ * command (present or future) can put a raw control character on the terminal. Machine output
+ * (`records`: `--json` records, the `export` stream) is data: it stays byte-exact on a pipe or in a
+ * file, and passes `terminalLines` only when stdout is a terminal (the same JSON values, every
+ * control character as its `\u` escape). `main` wraps the process streams with it before anything
+ * runs; `scripts/check-terminal-output.mjs` fails the lint when code elsewhere writes to the process
+ * streams or the console.
  */
 export function terminalIo(io: CliIo): CliIo {
-  return { ...io, stdout: (text) => io.stdout(terminalLines(text)), stderr: (text) => io.stderr(terminalLines(text)) };
+  const stdout = (text: string) => io.stdout(terminalLines(text));
+  return { ...io, stdout, stderr: (text) => io.stderr(terminalLines(text)), records: io.stdoutIsTTY === true ? stdout : io.stdout };
 }

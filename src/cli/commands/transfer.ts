@@ -50,7 +50,8 @@ export const exportCommand: Command = {
         m.sessionFile !== null && (report.malformed.length > 0 || report.tornTail) ? readDamagedLines(m.sessionFile, report) : [];
       const out = ndjson.stringify();
       const done = new Promise<void>((resolve, reject) => {
-        out.on("data", (line: string) => ctx.io.stdout(line));
+        const write = ctx.io.records ?? ctx.io.stdout;
+        out.on("data", (line: string) => write(line));
         out.on("end", resolve);
         out.on("error", reject);
       });
