@@ -82,6 +82,12 @@ const MIGRATIONS: readonly string[] = [
   `,
   // Step 3: the header line the last import brought (the base that tells which side moved on a re-import)
   "ALTER TABLE sessions ADD COLUMN imported_header text;",
+  // Step 4: the listing index keys a cwd by its md5, not its text: a btree key holds ~2,700 bytes,
+  // so a long cwd (one a file tree stores) made every create and move of its session fail.
+  `
+  DROP INDEX sessions_cwd_modified;
+  CREATE INDEX sessions_cwd_modified ON sessions (md5(cwd), modified DESC, id DESC);
+  `,
 ];
 
 /** The schema version this library writes. */

@@ -85,7 +85,8 @@ export interface PgListOptions {
 /** Sessions newest first (by modification, then id), from the indexes on (cwd, modified) and (modified). */
 export async function listSessions(pool: Pool, options: PgListOptions = {}): Promise<PgSessionInfo[]> {
   const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
-  const where = options.cwd === undefined ? "" : "WHERE cwd = $2";
+  // md5(cwd) is the listing index's key (schema step 4: a long cwd passes a btree key's size)
+  const where = options.cwd === undefined ? "" : "WHERE md5(cwd) = md5($2) AND cwd = $2";
   const params: unknown[] = options.cwd === undefined ? [limit] : [limit, columnText(options.cwd)];
   const { rows } = await withClient(pool, "Listing sessions", (client) =>
     client.query<SessionRow>(`SELECT ${INFO_COLUMNS} FROM sessions ${where} ORDER BY modified DESC, id DESC LIMIT $1`, params),
