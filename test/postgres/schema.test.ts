@@ -53,7 +53,9 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
       await client.query("SET enable_seqscan = off");
       const prefix = await client.query("EXPLAIN SELECT id FROM sessions WHERE id LIKE '0197ab%'");
       expect(prefix.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("sessions_id_prefix");
-      const list = await client.query("EXPLAIN SELECT id FROM sessions WHERE md5(cwd) = md5('/x') AND cwd = '/x' ORDER BY modified DESC, id DESC LIMIT 10");
+      const list = await client.query(
+        "EXPLAIN SELECT id FROM sessions WHERE md5(cwd) = md5('/x') AND cwd = '/x' ORDER BY modified DESC, id DESC LIMIT 10",
+      );
       expect(list.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("sessions_cwd_modified");
     } finally {
       client.release();
