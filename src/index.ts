@@ -72,5 +72,5 @@ export { collectGarbage, DEFAULT_GC_GRACE_MS } from "./maintenance/gc.ts";
 export { forgetReferrers, readReferrers } from "./blob/blob-referrers.ts";
 export type { Referrer } from "./blob/blob-referrers.ts";
 export type { GcOptions, GcReport } from "./maintenance/gc.ts";
-export { main } from "./cli/main.ts";
+export { main } from "./cli/load-main.ts";
 export type { CliIo } from "./cli/context.ts";

@@ -1,4 +1,4 @@
-import type { Pool } from "pg";
+import type { Pool } from "./pg-client.ts";
 import type { PgLimits } from "./limits.ts";
 import { entryColumns, linesChars, listingOf } from "./rows.ts";
 import { withClient } from "./transaction.ts";

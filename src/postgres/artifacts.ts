@@ -1,5 +1,5 @@
 import { constants as bufferConstants } from "node:buffer";
-import type { Pool, PoolClient } from "pg";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { fenceSession } from "./lease.ts";
 import { isForeignKeyViolation } from "./pg-errors.ts";

@@ -1,4 +1,4 @@
-import type { PoolClient } from "pg";
+import type { PoolClient } from "./pg-client.ts";
 import type { PgLimits } from "./limits.ts";
 
 /*

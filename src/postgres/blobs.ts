@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Pool, PoolClient } from "pg";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { parseBlobRef } from "../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { readBlobs, writeBlobs } from "./blob-transfer.ts";

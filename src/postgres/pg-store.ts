@@ -1,4 +1,4 @@
-import pg from "pg";
+import type { Pool } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
@@ -47,7 +47,7 @@ export class PgStore {
   readonly artifacts: PgArtifacts;
 
   private constructor(
-    readonly pool: pg.Pool,
+    readonly pool: Pool,
     private readonly ownsPool: boolean,
     /** The sizes every statement and value is kept within. */
     readonly limits: PgLimits,
@@ -64,15 +64,17 @@ export class PgStore {
    * needs your own `error` listeners (on the pool, and on each client from its `connect` event),
    * as node-postgres requires, to survive a server restart.
    */
-  static async connect(target: string | pg.Pool, options: PgStoreOptions = {}): Promise<PgStore> {
+  static async connect(target: string | Pool, options: PgStoreOptions = {}): Promise<PgStore> {
     const owns = typeof target === "string";
     const limits = resolveLimits(options.limits);
     const chunkBytes = resolveChunkBytes(options.artifactChunkBytes);
-    let pool: pg.Pool;
+    let pool: Pool;
     if (typeof target === "string") {
       if (!/^postgres(ql)?:\/\//.test(target)) {
         throw new TranscriptStoreError("INVALID_OPTION", "A PostgreSQL store URL starts with postgres:// or postgresql://");
       }
+      // the driver loads here, on the first connect, so that importing the library never loads it
+      const { default: pg } = await import("pg");
       pool = new pg.Pool({ connectionString: target, max: options.maxConnections ?? 10 });
       // an idle connection cut by a server restart reports here; the pool drops it and the next call reconnects
       pool.on("error", () => {});

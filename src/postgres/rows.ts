@@ -1,4 +1,4 @@
-import type { PoolClient } from "pg";
+import type { PoolClient } from "./pg-client.ts";
 import { columnText } from "./column-text.ts";
 import { exactHeaderFields } from "./header.ts";
 import type { PgLimits } from "./limits.ts";

@@ -1,4 +1,4 @@
-import type { Pool } from "pg";
+import type { Pool } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { copyArtifacts } from "./artifacts.ts";
 import { headerFields } from "./header.ts";

@@ -1,4 +1,4 @@
-import type { Pool } from "pg";
+import type { Pool } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { columnText, isColumnText } from "./column-text.ts";
 import { type EntryRow, INFO_COLUMNS, type SessionRow, toEntry, toInfo, toSession } from "./rows.ts";

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from "pg";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { toStoreError } from "./pg-errors.ts";
 
 /** Isolation of a transaction; READ COMMITTED is the server default. */

@@ -34,12 +34,16 @@ describe("the packed package, installed into an empty project", () => {
     // no build tool at run time: the package runs from its compiled dist
     expect(Object.keys(manifest.dependencies)).not.toContain("tsx");
     expect(Object.keys(manifest.dependencies)).not.toContain("typescript");
+    // no type package comes through our dependencies (`@types/pg` pulled the newest `@types/node`): the
+    // declarations reference only node: modules (the consumer's own @types/node) and the optional pi peer
+    expect(existsSync(join(consumer, "node_modules", "@types")), "node_modules/@types of an untyped consumer").toBe(false);
 
     const root = join(consumer, "store");
     // One program, typed (checked by tsc against the installed declarations) and plain (run by node).
     const program = (typed: boolean) =>
       [
-        `import { SessionManager${typed ? ", type SessionEntry" : ""} } from "transcript-store";`,
+        `import { PgStore, SessionManager${typed ? ", type SessionEntry" : ""} } from "transcript-store";`,
+        'import pg from "pg";',
         'import { SessionManager as PiSessionManager } from "transcript-store/pi";',
         `const root = ${JSON.stringify(root)};`,
         "const session = await SessionManager.create(process.cwd(), { root });",
@@ -51,6 +55,11 @@ describe("the packed package, installed into an empty project", () => {
         `const pi = PiSessionManager.create(process.cwd(), ${JSON.stringify(join(consumer, "pi-sessions"))});`,
         'pi.appendMessage({ role: "user", content: "hello from a pi caller", timestamp: Date.now() });',
         "const piEntries = pi.getEntries().length;",
+        // a pg.Pool of the consumer's is accepted where the store takes one (types and run time)
+        'const pool = new pg.Pool({ connectionString: "postgres://127.0.0.1:1/none", max: 1 });',
+        "const pgStore = await PgStore.connect(pool, { migrate: false });",
+        "await pgStore.close();",
+        "await pool.end();",
         `const ok = entries.length === 1 && entries[0]${typed ? "!" : ""}.id === id && piEntries === 1;`,
         'console.log(ok ? "ok" : "mismatch");',
         "",
@@ -68,6 +77,8 @@ describe("the packed package, installed into an empty project", () => {
           skipLibCheck: false,
           typeRoots: [join(REPO_ROOT, "node_modules", "@types")],
           types: ["node"],
+          // the consumer's own pg types (our declarations need none)
+          paths: { pg: [join(REPO_ROOT, "node_modules", "@types", "pg", "index.d.ts")] },
         },
         files: ["consumer.ts"],
       }),

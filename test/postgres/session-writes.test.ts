@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { pgCluster } from "../support/postgres.ts";
 import { blob, entryLine, freshStore, headerLine, rawPool } from "../support/pg-sessions.ts";
@@ -59,7 +60,8 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
     const { id, token } = await newSession(store);
     const sent: string[] = [];
     const seen = new WeakSet<object>();
-    store.pool.on("acquire", (client) => {
+    // the store types its pool as the subset it calls; the object is a pg.Pool
+    (store.pool as pg.Pool).on("acquire", (client) => {
       if (seen.has(client)) return;
       seen.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;

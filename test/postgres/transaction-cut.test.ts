@@ -31,7 +31,8 @@ describe.skipIf(!pgCluster())("withTransaction / withClient: a connection cut wh
   ] as const) {
     it(`${name}: a connection cut while checked out is PERSISTENCE_FAILED to the caller, not an unhandled error event`, async () => {
       const attempt = run(pool, "Testing a cut connection", async (client) => {
-        await cut(client);
+        // the store's own client type is the subset it calls; the object is pg's
+        await cut(client as pg.PoolClient);
         return client.query("SELECT 1");
       });
       await expect(attempt).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });

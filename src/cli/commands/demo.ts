@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { TranscriptStoreError } from "../../errors.ts";
 import { isBlobHash } from "../../blob/blob-ref.ts";
 import { collectGarbage } from "../../maintenance/gc.ts";
 import { migrateFile } from "../../maintenance/migrate-file.ts";
@@ -10,8 +11,28 @@ import { formatBytes, formatTable, type Command } from "../context.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
 
-/** The bundled fixtures the demo works on (a garbage-header file is left out: it is never touched anyway). */
+/**
+ * The bundled fixtures the demo works on (a garbage-header file is left out: it is never touched anyway),
+ * found beside this module (src/ in a clone, dist/ in the installed package; package.json `files` ships
+ * them), never through the working directory.
+ */
 export const FIXTURES_DIR = join(import.meta.dirname, "../../../fixtures/sessions");
+
+/** The fixture file names the demo copies, sorted; throws when the package came without them. */
+function demoFixtures(): string[] {
+  const names = existsSync(FIXTURES_DIR)
+    ? readdirSync(FIXTURES_DIR)
+        .filter((n) => n.endsWith(".jsonl") && !n.includes("garbage") && !n.includes("bad-header"))
+        .sort()
+    : [];
+  if (names.length === 0) {
+    throw new TranscriptStoreError(
+      "SESSION_NOT_FOUND",
+      `the demo's fixture sessions are missing from ${FIXTURES_DIR} (an incomplete install? reinstall transcript-store)`,
+    );
+  }
+  return names;
+}
 
 export const demoCommand: Command = {
   name: "demo",
@@ -21,17 +42,13 @@ export const demoCommand: Command = {
   maxArgs: 0,
   async run(ctx) {
     const started = performance.now();
+    const names = demoFixtures();
     const root = mkdtempSync(join(tmpdir(), "transcript-store-demo-"));
     const legacy = join(root, "legacy-sessions");
     const sessionsDir = join(root, "sessions");
     const blobsDir = join(root, "blobs");
     try {
       mkdirSync(legacy, { mode: 0o700 });
-      const names = existsSync(FIXTURES_DIR)
-        ? readdirSync(FIXTURES_DIR)
-            .filter((n) => n.endsWith(".jsonl") && !n.includes("garbage") && !n.includes("bad-header"))
-            .sort()
-        : [];
       for (const name of names) copyFileSync(join(FIXTURES_DIR, name), join(legacy, name));
       const say = (text: string) => ctx.io.stdout(ctx.json ? "" : `${text}\n`);
       say(terminalText`transcript-store demo — ${names.length} legacy fixture sessions copied to ${root}\n`);
@@ -64,7 +81,7 @@ export const demoCommand: Command = {
       say(formatTable(["file", "from", "before", "after", "images", "blobs new/dedup", "status"], rows));
       const totalBefore = reports.reduce((a, r) => a + r.bytesBefore, 0);
       const totalAfter = reports.reduce((a, r) => a + r.bytesAfter, 0);
-      const blobNames = readdirSync(blobsDir).filter((name) => isBlobHash(name));
+      const blobNames = (existsSync(blobsDir) ? readdirSync(blobsDir) : []).filter((name) => isBlobHash(name));
       const blobBytes = blobNames.reduce((a, h) => a + statSync(join(blobsDir, h)).size, 0);
       say(
         `\n   total ${formatBytes(totalBefore)} → ${formatBytes(totalAfter)} of transcript, ` +

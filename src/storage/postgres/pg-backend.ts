@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import type { Pool } from "pg";
+import type { Pool } from "../../postgres/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
