@@ -81,7 +81,10 @@ describe.skipIf(!pgCluster())("PostgreSQL first commit of a deferred session is 
       expect(await new Promise((resolve) => done.on("exit", resolve))).toBe(0);
       const m = await SessionManager.continueRecent("/first/whole", { store: backend, readOnly: true });
       expect(m.sessionId).toBe(id);
-      expect(m.getEntries().map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual(["user", "assistant"]);
+      expect(m.getEntries().map((e) => (e.type === "message" ? (e.message as { role: string }).role : e.type))).toEqual([
+        "user",
+        "assistant",
+      ]);
       await m.close();
     } finally {
       await db.end();
