@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { isTempFileName } from "../io.ts";
 
 /** Store root: `$TRANSCRIPT_STORE_HOME`, else `~/.transcript-store`. */
 export function defaultRoot(): string {
@@ -115,9 +116,12 @@ export function quarantinePathOf(sessionFile: string): string {
   return `${artifactsDirOf(sessionFile)}.quarantine.jsonl`;
 }
 
-/** True for files that sit beside sessions but are not sessions. */
+/**
+ * True for files that sit beside sessions but are not sessions: quarantines, backups and our temp
+ * files (`isTempFileName`). A dot name is not auxiliary by itself: `.session.jsonl` is a session.
+ */
 export function isAuxiliarySessionName(name: string): boolean {
-  return name.endsWith(".quarantine.jsonl") || name.endsWith(".bak") || name.startsWith(".");
+  return name.endsWith(".quarantine.jsonl") || name.endsWith(".bak") || isTempFileName(name);
 }
 
 /** The id part of `<timestamp>_<id>.jsonl`, or null. */
