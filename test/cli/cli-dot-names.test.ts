@@ -83,6 +83,12 @@ describe("the CLI's file walk (migrate, verify, stats) reads dot-named sessions 
     );
     expect(out.find((r) => r.type === "summary")).toMatchObject({ files: 3, entries: 6, findings: 2 });
 
+    // the whole root: the blob store's own registry (blobs/.referrers.jsonl) is no session to check
+    expect(readFileSync(join(root, "blobs", ".referrers.jsonl"), "utf8")).toContain(sessions);
+    const whole = records((await cliProcess(["verify", root, "--root", root, "--json"])).stdout);
+    expect(whole.filter((r) => r.type === "finding").map((r) => r.path)).not.toContain(join(root, "blobs", ".referrers.jsonl"));
+    expect(whole.find((r) => r.type === "summary")).toMatchObject({ files: 3, findings: 2 });
+
     // before the fix: 1 session, 0 references (the others were never read)
     const stats = await cliProcess(["stats", "--root", root, "--json"]);
     expect(stats.code).toBe(0);
