@@ -41,6 +41,13 @@ async function killWhenGated(db: pg.Pool, child: ChildProcess, app: string): Pro
   return id!;
 }
 
+/** The gate: from its creation on, a row written into `entries` waits while the test holds advisory lock GATE. */
+async function gateEntries(db: pg.Pool): Promise<void> {
+  await db.query(`CREATE FUNCTION ts_gate() RETURNS trigger LANGUAGE plpgsql AS
+                    $$ BEGIN PERFORM pg_advisory_xact_lock_shared(${GATE}); RETURN NEW; END $$`);
+  await db.query("CREATE TRIGGER ts_gate BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION ts_gate()");
+}
+
 describe.skipIf(!pgCluster())("PostgreSQL first commit of a deferred session is all or nothing", () => {
   it("a process killed inside a session's first commit leaves no session: nothing listed, continueRecent starts anew", async () => {
     const url = await freshDatabase();
@@ -48,10 +55,7 @@ describe.skipIf(!pgCluster())("PostgreSQL first commit of a deferred session is 
     const db = rawPool(url);
     try {
       await backend.connect(); // the schema is there
-      // from here on, a row written into `entries` waits for the gate this test holds
-      await db.query(`CREATE FUNCTION ts_gate() RETURNS trigger LANGUAGE plpgsql AS
-                        $$ BEGIN PERFORM pg_advisory_xact_lock_shared(${GATE}); RETURN NEW; END $$`);
-      await db.query("CREATE TRIGGER ts_gate BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION ts_gate()");
+      await gateEntries(db);
       const gate = await db.connect();
       await gate.query(`SELECT pg_advisory_lock(${GATE})`);
       // the children are inside the write of their first rows when they wait on the gate: killed there
@@ -87,6 +91,66 @@ describe.skipIf(!pgCluster())("PostgreSQL first commit of a deferred session is 
       ]);
       await m.close();
     } finally {
+      await db.end();
+      await backend.close();
+    }
+  }, 60_000);
+
+  it("a process paused (SIGSTOP) inside its first commit holds a blob it is storing only up to its lease's length", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
+    const db = rawPool(url);
+    const app = "first-stopped";
+    const child = spawnTs(CHILD, [`${url}?application_name=${app}`, "/first/stopped", "image", "2000"]);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    let id = "";
+    onLines(child, (line) => {
+      if (line.startsWith("session ")) id = line.slice("session ".length);
+    });
+    try {
+      await backend.connect();
+      await gateEntries(db);
+      const gate = await db.connect();
+      await gate.query(`SELECT pg_advisory_lock(${GATE})`);
+      let pid: number | undefined;
+      while (pid === undefined) {
+        const { rows } = await db.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+          [app],
+        );
+        pid = rows[0]?.pid;
+      }
+      // paused with its blob row inserted and its entries waiting on the gate; opened, the insert
+      // completes and the transaction sits idle, its process stopped
+      child.kill("SIGSTOP");
+      await gate.query(`SELECT pg_advisory_unlock(${GATE})`);
+      gate.release();
+      for (;;) {
+        const { rows } = await db.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [pid]);
+        if (rows[0]?.state === "idle in transaction") break;
+      }
+      // another writer storing the same image waits on that blob row until the server ends the
+      // paused transaction (before the fix: forever, the first commit had no idle bound)
+      const m = await SessionManager.create("/first/other", { store: backend, deferUntilAssistant: true });
+      m.appendMessage({
+        role: "user",
+        content: [{ type: "image", data: Buffer.alloc(4096, 7).toString("base64"), mimeType: "image/png" }],
+        timestamp: 1,
+      });
+      m.appendMessage({ role: "assistant", content: [{ type: "text", text: "hi" }], timestamp: 2 });
+      await m.close();
+      const { rows: ended } = await db.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid]);
+      expect(ended).toEqual([]);
+      // resumed, the paused writer finds its connection ended, creates its session anew, whole
+      child.kill("SIGCONT");
+      expect(await exited).toBe(0);
+      const reopened = await SessionManager.open(id, { store: backend, readOnly: true });
+      expect(reopened.getEntries().map((e) => e.type)).toEqual(["message", "message"]);
+      await reopened.close();
+      expect((await SessionManager.listAll({ store: backend })).map((s) => s.messageCount)).toEqual([2, 2]);
+    } finally {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
       await db.end();
       await backend.close();
     }
