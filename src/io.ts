@@ -100,6 +100,16 @@ export function syncFile(path: string): void {
   }
 }
 
+/**
+ * True for the name of a temp file one of our writers leaves while writing: every one is a dot
+ * name ending in `.tmp` (`tempPathFor`, artifacts' `tempNameFor`, gc's trash, inline-images'
+ * and PostgreSQL restore's drafts). Nothing else that starts with a dot is ours: `.session.jsonl`
+ * (pi's `open(path)` makes it) or a file under `sessions/.archive/` is a session like any other.
+ */
+export function isTempFileName(name: string): boolean {
+  return name.startsWith(".") && name.endsWith(".tmp");
+}
+
 /** The temp name used beside `target` while it is being written: a dot file ending in `.tmp`. */
 export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);

@@ -5,7 +5,11 @@ import { io } from "../io.ts";
 import { isAuxiliarySessionName } from "../session/paths.ts";
 import { UsageError } from "./context.ts";
 
-/** Session files under the given paths (files as given, directories searched), sorted. */
+/**
+ * Session files under the given paths (files as given, directories searched at any depth), sorted.
+ * Dot names and dot-directories are searched too (`.session.jsonl`, `sessions/.archive/`): only
+ * what `isAuxiliarySessionName` names (quarantines, backups, our temp files) is left out.
+ */
 export async function findSessionFiles(paths: readonly string[], cwd: string): Promise<string[]> {
   const out = new Set<string>();
   for (const p of paths) {
@@ -21,7 +25,7 @@ export async function findSessionFiles(paths: readonly string[], cwd: string): P
       out.add(abs);
       continue;
     }
-    const found = await fg("**/*.jsonl", { cwd: abs, absolute: true, onlyFiles: true, dot: false, followSymbolicLinks: false });
+    const found = await fg("**/*.jsonl", { cwd: abs, absolute: true, onlyFiles: true, dot: true, followSymbolicLinks: false });
     for (const f of found) if (!isAuxiliarySessionName(basename(f))) out.add(f);
   }
   return [...out].sort();

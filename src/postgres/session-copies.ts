@@ -5,8 +5,8 @@ import { headerFields } from "./header.ts";
 import type { PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, type SessionRow, toSession } from "./rows.ts";
-import { type PgImportBatch, RowsWritten } from "./session-import.ts";
-import { withTransaction } from "./transaction.ts";
+import { DEFAULT_IMPORT_IDLE_MS, type PgImportBatch, RowsWritten } from "./session-import.ts";
+import { boundIdle, withTransaction } from "./transaction.ts";
 import type { PgLeaseRequest, PgSession } from "./types.ts";
 
 /** Options of `forkSession`. */
@@ -28,7 +28,8 @@ export interface PgForkOptions {
  * `uptoSeq`), the blob refs and the artifacts; no line travels through this process. The source
  * needs no lease (a fork reads). `SESSION_NOT_FOUND` without the source; `ENTRY_NOT_FOUND` when
  * `uptoSeq` is past its last entry. A partial fork keeps all of the source's blob refs (a
- * superset: gc keeps a blob longer, never too short) until its next rewrite.
+ * superset: gc keeps a blob longer, never too short) until its next rewrite. The transaction may
+ * sit idle no longer than the lease's length (`boundIdle`; without a lease, `DEFAULT_IMPORT_IDLE_MS`).
  */
 export async function forkSession(
   pool: Pool,
@@ -42,6 +43,8 @@ export async function forkSession(
     pool,
     "Forking a session",
     async (client) => {
+      // paused, it would hold the new session's blob rows (and the locks on the source's) past its lease
+      await boundIdle(client, options.lease?.ttlMs ?? DEFAULT_IMPORT_IDLE_MS);
       const { rows: src } = await client.query<{ last_seq: number; message_count: number; first_message_seq: number | null }>(
         "SELECT last_seq::float8 AS last_seq, message_count::float8 AS message_count, first_message_seq::float8 AS first_message_seq " +
           "FROM sessions WHERE id = $1",

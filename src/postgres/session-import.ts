@@ -5,7 +5,7 @@ import { headerFields } from "./header.ts";
 import { checkLine, type PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
 import { INFO_COLUMNS, insertEntries, listingOf, type SessionRow, toSession } from "./rows.ts";
-import { withTransaction } from "./transaction.ts";
+import { boundIdle, withTransaction } from "./transaction.ts";
 import type { PgBlobWrite, PgLeaseRequest, PgLine, PgSession } from "./types.ts";
 
 /** A batch of an import: its lines (the next seqs, in order) and the bytes of blobs they introduce. */
@@ -75,8 +75,7 @@ export async function importSession(pool: Pool, limits: PgLimits, source: PgImpo
     let lastSeq: number;
     let header: PgImportHeader = "same";
     if (token === null) {
-      const idleMs = Math.max(1000, Math.ceil(source.idleMs ?? DEFAULT_IMPORT_IDLE_MS));
-      await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [String(idleMs)]);
+      await boundIdle(client, source.idleMs ?? DEFAULT_IMPORT_IDLE_MS);
       const { rowCount } = await client.query(
         `INSERT INTO sessions (id, cwd, created, header, imported_header, parent_session, title)
          VALUES ($1, $2, COALESCE($3, now()), $4, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
@@ -230,9 +229,12 @@ async function missingBlobs(
 }
 
 /**
- * Creates a session with its first rows in ONE transaction (a fork of a session that is not stored
- * yet, written from memory): cut short, it leaves no session, never an empty one. Optionally takes
- * its lease in the same transaction. `PERSISTENCE_FAILED` when the id exists.
+ * Creates a session with its first rows in ONE transaction (a deferred session's first commit, a
+ * fork of a session that is not stored yet, written from memory): cut short, it leaves no session,
+ * never an empty one. Optionally takes its lease in the same transaction. `PERSISTENCE_FAILED` when
+ * the id exists. Like a fenced append, the transaction may sit idle (its process paused) no longer
+ * than the lease's length (without a lease, `DEFAULT_IMPORT_IDLE_MS`), then the server ends it: a
+ * blob row it inserted holds another writer of the same blob only that long.
  */
 export async function createSessionWithRows(
   pool: Pool,
@@ -243,6 +245,7 @@ export async function createSessionWithRows(
 ): Promise<{ session: PgSession; token: number | null }> {
   const h = headerFields(header);
   return withTransaction(pool, "Creating a session", async (client) => {
+    await boundIdle(client, lease?.ttlMs ?? DEFAULT_IMPORT_IDLE_MS);
     const { rowCount } = await client.query(
       `INSERT INTO sessions (id, cwd, created, header, parent_session, title)
        VALUES ($1, $2, COALESCE($3, now()), $4, $5, $6) ON CONFLICT (id) DO NOTHING`,

@@ -80,3 +80,17 @@ export async function withClient<T>(pool: Pool, doing: string, fn: (client: Pool
     release(clean);
   }
 }
+
+/** The shortest idle bound a transaction is given (`boundIdle`). */
+const MIN_IDLE_BOUND_MS = 1000;
+
+/**
+ * Bounds how long the caller's transaction may sit idle (its process paused: SIGSTOP, a blocked
+ * event loop) before the server ends it, releasing the rows it inserted or locked (another writer
+ * of the same blob waits on such a row): `ms`, at least a second. The writer then sees a lost
+ * connection; its retry finds that nothing was written.
+ */
+export async function boundIdle(client: PoolClient, ms: number): Promise<void> {
+  const bound = Math.max(MIN_IDLE_BOUND_MS, Math.ceil(ms));
+  await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [String(bound)]);
+}

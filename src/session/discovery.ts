@@ -42,15 +42,17 @@ function entriesOf(dir: string, onWarning?: WarningHandler): Dirent[] {
 }
 
 /**
- * Session files directly inside `bucket` (plain files named `*.jsonl`, no dot files, no symlinks),
- * minus those an interrupted move has already committed elsewhere. One `readdir`, no stat.
+ * Session files directly inside `bucket` (plain files named `*.jsonl`, no symlinks, none that
+ * `isAuxiliarySessionName` names; a dot name such as `.session.jsonl` is a session, as the CLI's
+ * walk and gc take it), minus those an interrupted move has already committed elsewhere. One
+ * `readdir`, no stat.
  */
 function bucketFiles(bucket: string, out: string[], onWarning?: WarningHandler): void {
   let moving: Set<string> | null = null;
   const found: string[] = [];
   for (const entry of entriesOf(bucket, onWarning)) {
     const name = entry.name;
-    if (!entry.isFile() || name.charCodeAt(0) === 0x2e) continue;
+    if (!entry.isFile()) continue;
     if (name.endsWith(".jsonl")) {
       if (!isAuxiliarySessionName(name)) found.push(name);
     } else if (name.endsWith(".move.json")) {
@@ -66,7 +68,11 @@ function bucketFiles(bucket: string, out: string[], onWarning?: WarningHandler):
   }
 }
 
-/** Session files of every bucket directory of `root` (symlinked buckets are not followed). */
+/**
+ * Session files of every bucket directory of `root` (symlinked buckets are not followed). A
+ * dot-directory (`sessions/.archive/`) is no bucket (no cwd is named so): what it keeps is not
+ * listed, though the CLI's walk (migrate, verify, stats) and gc read it.
+ */
 function rootFiles(root: string, out: string[], onWarning?: WarningHandler): void {
   for (const entry of entriesOf(root, onWarning)) {
     if (entry.isDirectory() && entry.name.charCodeAt(0) !== 0x2e) bucketFiles(join(root, entry.name), out, onWarning);

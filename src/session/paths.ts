@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { REFERRERS_FILE } from "../blob/blob-referrers.ts";
+import { isTempFileName } from "../io.ts";
 
 /** Store root: `$TRANSCRIPT_STORE_HOME`, else `~/.transcript-store`. */
 export function defaultRoot(): string {
@@ -115,9 +117,14 @@ export function quarantinePathOf(sessionFile: string): string {
   return `${artifactsDirOf(sessionFile)}.quarantine.jsonl`;
 }
 
-/** True for files that sit beside sessions but are not sessions. */
+/**
+ * True for our files that are not sessions though they may sit among them: quarantines, backups,
+ * our temp files (`isTempFileName`) and the blob store's registry of referrers (`.referrers.jsonl`,
+ * met when a whole store root is walked). A dot name is not auxiliary by itself: `.session.jsonl`
+ * is a session.
+ */
 export function isAuxiliarySessionName(name: string): boolean {
-  return name.endsWith(".quarantine.jsonl") || name.endsWith(".bak") || name.startsWith(".");
+  return name.endsWith(".quarantine.jsonl") || name.endsWith(".bak") || name === REFERRERS_FILE || isTempFileName(name);
 }
 
 /** The id part of `<timestamp>_<id>.jsonl`, or null. */

@@ -64,7 +64,7 @@ describe("listing I/O", () => {
     expect(again!.firstMessage).toBe("hello");
   });
 
-  it("lists plain *.jsonl files of plain bucket directories only: no dot names, links, directories or auxiliary files", async () => {
+  it("lists plain *.jsonl files (dot-named too) of plain bucket directories only: no dot-dirs, links or auxiliary files", async () => {
     const root = tempDir();
     const sessions = join(root, "sessions");
     const bucket = join(sessions, cwdBucket("/p"));
@@ -82,8 +82,12 @@ describe("listing I/O", () => {
     symlinkSync(outside, join(sessions, "linked-bucket"));
     writeFileSync(join(sessions, ".hidden", "2025-01-01T00-00-00-000Z_00000007-g.jsonl"), sessionLines("hidden", "/p", "g"));
     writeFileSync(join(sessions, "2025-01-01T00-00-00-000Z_00000008-h.jsonl"), sessionLines("top-level", "/p", "h"));
+    writeFileSync(join(bucket, ".2025-01-01T00-00-00-000Z_00000002-b.jsonl.4242.0123456789ab.tmp"), sessionLines("temp", "/p", "t"));
     const all = await SessionManager.listAll({ root });
-    expect(all.map((s) => [s.id, basename(s.path)])).toEqual([["listed", "2025-01-01T00-00-00-000Z_00000001-a.jsonl"]]);
-    expect((await SessionManager.list("/p", { root })).map((s) => s.id)).toEqual(["listed"]);
+    expect(all.map((s) => [s.id, basename(s.path)]).sort()).toEqual([
+      ["dot-file", ".2025-01-01T00-00-00-000Z_00000002-b.jsonl"],
+      ["listed", "2025-01-01T00-00-00-000Z_00000001-a.jsonl"],
+    ]);
+    expect((await SessionManager.list("/p", { root })).map((s) => s.id).sort()).toEqual(["dot-file", "listed"]);
   });
 });

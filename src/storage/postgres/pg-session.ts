@@ -90,7 +90,7 @@ export class PgSessionStorage implements SessionStorage {
   private lost: Error | null = null;
   private readonly keeper: LeaseKeeper;
   private closed = false;
-  /** A deferred session's create was attempted (its outcome may be unknown: see createRow). */
+  /** A deferred session's create was attempted (its outcome may be unknown: see createWithFirstBatch). */
   private createTried = false;
   /** Nothing is stored until the first assistant message (`deferUntilAssistant` on a new session). */
   private deferring: boolean;
@@ -190,7 +190,7 @@ export class PgSessionStorage implements SessionStorage {
 
   private async drain(): Promise<void> {
     try {
-      if (!this.init.created && this.queue.length > 0) await this.createRow();
+      if (!this.init.created && this.queue.length > 0) await this.createWithFirstBatch();
       while (this.queue.length > 0) {
         if (this.lost !== null) throw this.lost;
         const token = this.init.token;
@@ -218,24 +218,33 @@ export class PgSessionStorage implements SessionStorage {
   }
 
   /**
-   * Creates a deferred session's row with its lease, from the header memory holds now. Creating is
-   * not idempotent, so an attempt after one whose outcome is unknown (the connection lost at COMMIT)
-   * first looks whether that one committed: the row exists with our lease (our holder name is unique).
+   * Creates a deferred session's row with its lease AND its first batch of rows in ONE transaction,
+   * from the header memory holds now: a process killed (or a connection lost) before COMMIT leaves
+   * no session, never an empty one that listing shows and `continueRecent` resumes without its history.
+   * Creating is not idempotent, so an attempt after one whose outcome is unknown (the connection lost
+   * at COMMIT) first looks whether that one committed: the row exists with our lease (our holder name
+   * is unique); its rows then went with it, and the ordinary append that follows finds them stored
+   * (compared line by line, not written again).
    */
-  private async createRow(): Promise<void> {
+  private async createWithFirstBatch(): Promise<void> {
     const { store, holder } = this.init;
     const lease = { holder, ttlMs: this.init.options.lockStaleMs };
-    const token = await this.fencedWrite(async () => {
+    const batch = takeBatch(this.queue);
+    const created = await this.fencedWrite(async () => {
       if (this.createTried) {
         const found = await store.leases.current(this.sessionId);
-        if (found !== null && found.holder === holder) return found.token;
+        if (found !== null && found.holder === holder) return { token: found.token, rows: 0 };
         if (found !== null) throw new TranscriptStoreError("SESSION_LOCKED", `Session ${this.sessionId} was created, and its lease lost`);
       }
       this.createTried = true;
-      return (await store.createSession(JSON.stringify(this.hooks.header()), { lease })).token!;
+      const first = { lines: batch.map((p) => p.row), blobs: batch.flatMap((p) => p.blobs) };
+      const { token } = await store.createSessionWithRows(JSON.stringify(this.hooks.header()), [first], { lease });
+      return { token: token!, rows: batch.length };
     });
     this.init.created = true;
-    this.setToken(token);
+    this.setToken(created.token);
+    this.queue.splice(0, created.rows);
+    this.init.nextSeq += created.rows;
   }
 
   asStored(entry: SessionEntry): SessionEntry {

@@ -87,6 +87,24 @@ describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement shoul
     expect(sent.buffer).toBeLessThanOrEqual(limits.blobPartBytes);
   });
 
+  it("a deferred session's first commit (its row and first rows in one transaction) sends blobs and lines the same way", async () => {
+    const limits = { blobPartBytes: 16 * 1024, arrayChars: 8 * 1024 };
+    const { backend, sent, pool } = await recordingBackend(limits);
+    const images = [randomBytes(40 * 1024 + 7), randomBytes(3000)];
+    const m = await SessionManager.create("/p", { store: backend, root: tempDir(), deferUntilAssistant: true });
+    m.appendMessage({ role: "user", content: [{ type: "text", text: "look" }, ...images.map(image)] });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "z".repeat(20 * 1024) }] });
+    await m.close();
+    expect(sent.bufferArray).toBe(0);
+    expect(sent.buffer).toBeLessThanOrEqual(limits.blobPartBytes);
+    expect(sent.textArray).toBeLessThanOrEqual(limits.arrayChars);
+    const { rows } = await pool.query("SELECT sha256, size::int, encode(sha256(bytes), 'hex') AS actual FROM blobs ORDER BY size");
+    expect(rows).toEqual([...images].sort((a, b) => a.length - b.length).map((b) => ({ sha256: sha(b), size: b.length, actual: sha(b) })));
+    const again = await SessionManager.open(m.sessionId, { store: backend, root: tempDir(), readOnly: true });
+    expect(again.getEntries()).toEqual(m.getEntries());
+    await again.close();
+  });
+
   it("an entry too large for one row is refused at append, out of memory, and the entries after it are stored", async () => {
     const { backend, pool } = await recordingBackend({ maxLineBytes: 64 * 1024, maxBlobBytes: 32 * 1024 });
     const m = await SessionManager.create("/p", { store: backend, root: tempDir() });

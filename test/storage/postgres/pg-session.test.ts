@@ -13,7 +13,11 @@ const replyLost = () =>
   });
 
 /** Makes the next `times` calls of `store[method]` commit and then report a lost connection. */
-function commitThenLoseReply(store: PgStore, method: "appendBatch" | "createSession" | "moveSession", times = 1): { calls: () => number } {
+function commitThenLoseReply(
+  store: PgStore,
+  method: "appendBatch" | "createSessionWithRows" | "moveSession",
+  times = 1,
+): { calls: () => number } {
   const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
   let calls = 0;
   (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
@@ -53,7 +57,7 @@ describe.skipIf(!pgCluster())("PgSessionStorage across lost connections", () => 
   it("a deferred session whose creating commit reply was lost is created once and takes its appends", async () => {
     const { backend, store } = await backendAndStore();
     const m = await SessionManager.create("/p", { store: backend, root: tempDir(), deferUntilAssistant: true });
-    const fault = commitThenLoseReply(store, "createSession");
+    const fault = commitThenLoseReply(store, "createSessionWithRows");
     m.appendMessage({ role: "user", content: "hello" });
     m.appendMessage({ role: "assistant", content: [{ type: "text", text: "hi" }] });
     await m.flush(); // before the fix: "A session … already exists", at every flush
