@@ -62,7 +62,10 @@ describe.skipIf(!pgCluster())("PostgreSQL faults with real processes", () => {
       expect(await writer.exit).toBeNull();
       const rows = await stored(url, session.id);
       const acked = Math.max(...writer.acks);
-      expect(acked).toBe(killAfter * 64);
+      // the kill follows the ack it waits for; acks the child wrote meanwhile (a loaded machine, one
+      // pipe chunk holding several) came first, and each is held to the same rule below
+      expect(acked).toBeGreaterThanOrEqual(killAfter * 64);
+      expect(acked % 64).toBe(0);
       expectContiguous(rows);
       // every acknowledged row is there; beyond them at most the one batch whose ack was not printed, whole
       expect(rows.length).toBeGreaterThanOrEqual(acked);
