@@ -25,10 +25,22 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Working directory for relative paths and default cwd. */
   cwd: string;
+  /**
+   * Aborted on SIGINT/SIGTERM (its reason: the signal's name): long commands stop between files
+   * (`Progress.tick`), and `main` exits 130 (143 for SIGTERM). @default never aborted
+   */
+  signal?: AbortSignal;
 }
 
 /** A usage problem: one line to stderr and exit code 2. */
 export class UsageError extends Error {}
+
+/** The run was interrupted (Ctrl-C, SIGTERM) between files: `main` exits 128 + the signal's number. */
+export class InterruptedError extends Error {
+  constructor(readonly signal: "SIGINT" | "SIGTERM") {
+    super(`interrupted (${signal})`);
+  }
+}
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }>;
 

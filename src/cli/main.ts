@@ -1,6 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
-import { buildContext, UsageError, type CliIo, type Command } from "./context.ts";
+import { buildContext, InterruptedError, UsageError, type CliIo, type Command } from "./context.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
@@ -9,6 +9,7 @@ import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessi
 import { statsCommand } from "./commands/stats.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
 
 export type { CliIo };
@@ -47,7 +48,8 @@ Global options:
   --json, --ndjson      machine output on stdout (one JSON object per line)
   -h, --help            this help
 
-Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error.
+Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
+  130 interrupted (Ctrl-C; 143 on SIGTERM).
 `;
 
 /**
@@ -80,10 +82,15 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
     try {
       return await command.run(ctx);
     } finally {
+      stopProgressBars(); // the terminal is restored (cursor shown, line wrap on) however the command ended
       await ctx.close();
       await closeUrlStores(); // a database store's connections would keep the process alive
     }
   } catch (err) {
+    if (err instanceof InterruptedError) {
+      io.stderr(`transcript-store: ${err.message}: stopped between files, the files done so far are kept\n`);
+      return err.signal === "SIGTERM" ? 143 : 130;
+    }
     if (err instanceof UsageError) {
       io.stderr(terminalText`transcript-store: ${err.message}\n`);
       return 2;
