@@ -88,12 +88,7 @@ export interface Command {
 
 /** Parses a command's arguments strictly: unknown flags and wrong arity are usage errors. */
 export function buildContext(command: Command, argv: string[], io: CliIo): CommandContext {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message.split("\n")[0]!);
-  }
+  const parsed = parseOptions(command.name, argv, { ...GLOBAL_OPTIONS, ...command.options });
   const { values, positionals } = parsed;
   if (values.help)
     return {
@@ -117,7 +112,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   try {
     dirs = resolveStoreDirs({
       root,
-      sessionsDir: values["sessions-dir"] as string | undefined,
+      sessionsDir: (values["sessions-dir"] as string | undefined) ?? (io.env.TRANSCRIPT_STORE_SESSIONS_DIR || undefined),
       blobsDir: values["blobs-dir"] as string | undefined,
     });
   } catch (err) {
@@ -145,6 +140,58 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     emit: (record, text) => (records ? records.write(record) : io.stdout(`${text}\n`)),
     close: () => records?.close() ?? Promise.resolve(),
   };
+}
+
+/**
+ * `util.parseArgs`, strict, with our own one-line messages (Node's name the API, not the command):
+ * an unknown option with the closest known one ("did you mean"), a missing value, a value given
+ * to a flag. Each is a `UsageError` (exit 2).
+ */
+export function parseOptions(commandName: string | undefined, argv: string[], options: OptionSpec) {
+  const who = commandName === undefined ? "" : `${commandName}: `;
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const spec = options[token.name];
+    if (spec === undefined) {
+      const known = Object.keys(options).map((name) => `--${name}`);
+      const guess = token.rawName.startsWith("--") ? didYouMean(token.rawName, known) : undefined;
+      const hint = guess ? `did you mean ${guess}?` : `try transcript-store ${commandName ? `${commandName} ` : ""}--help`;
+      throw new UsageError(terminalText`${who}unknown option ${token.rawName} (${hint})`);
+    }
+    if (spec.type === "boolean" && token.value !== undefined) throw new UsageError(`${who}--${token.name} takes no value`);
+    if (spec.type === "string" && token.value === undefined)
+      throw new UsageError(`${who}--${token.name} needs a value (--${token.name} <value>)`);
+  }
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    // What the scan above lets through (a value that looks like an option: `--root --json`).
+    const message = (err as Error).message.split("\n")[0]!.replace(/\. To specify .*$/, "");
+    throw new UsageError(terminalText`${who}${message}`);
+  }
+}
+
+/** The known name closest to a mistyped one, when it is close enough to be what was meant. */
+export function didYouMean(typed: string, known: string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(typed, name);
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  const bare = typed.replace(/^-+/, "");
+  return best && best.distance <= Math.max(1, Math.min(2, Math.floor(bare.length / 3))) ? best.name : undefined;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }
 
 /** An `ndjson` stringify stream into the CLI's stdout. */
