@@ -1,3 +1,5 @@
+import { createReadStream, openSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import ndjson from "ndjson";
 import type { Readable } from "node:stream";
@@ -13,6 +15,8 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stdin: Readable;
+  /** stdin is a terminal: a command that reads it (`import`) without a file refuses to wait on it. @default false */
+  stdinIsTTY?: boolean;
   /** stderr is a terminal: progress bars instead of one line per file. */
   isTTY: boolean;
   /**
@@ -192,6 +196,26 @@ function editDistance(a: string, b: string): number {
     row = next;
   }
   return row[b.length]!;
+}
+
+/**
+ * The input of a command that reads data (`import [file|-]`): the file named, else stdin. With no
+ * file and stdin a terminal it refuses (a `UsageError`) rather than wait silently for typing;
+ * `-` reads the terminal all the same.
+ */
+export function commandInput(ctx: CommandContext, file: string | undefined): Readable {
+  if (file !== undefined && file !== "-") {
+    let fd: number;
+    try {
+      fd = openSync(resolve(ctx.io.cwd, file), "r");
+    } catch (err) {
+      throw new UsageError(terminalText`import: cannot read ${file}: ${(err as Error).message}`);
+    }
+    return createReadStream("", { fd });
+  }
+  if (file === undefined && ctx.io.stdinIsTTY)
+    throw new UsageError("import: no input: pipe NDJSON in (… | transcript-store import), or name a file (import <file>, - for stdin)");
+  return ctx.io.stdin;
 }
 
 /** An `ndjson` stringify stream into the CLI's stdout. */

@@ -30,6 +30,7 @@ export async function runCli(argv: string[]): Promise<number> {
     stdout: (text) => void (stdoutClosed || process.stdout.write(text)),
     stderr: (text) => process.stderr.write(text),
     stdin: process.stdin,
+    stdinIsTTY: process.stdin.isTTY === true,
     isTTY: process.stderr.isTTY === true,
     stdoutIsTTY: process.stdout.isTTY === true,
     env: process.env,

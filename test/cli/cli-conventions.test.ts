@@ -41,6 +41,10 @@ describe("CLI conventions", () => {
       [["ls", "-q"], "transcript-store: ls: unknown option -q (try transcript-store ls --help)\n"],
       [["ls", "--root"], "transcript-store: ls: --root needs a value (--root <value>)\n"],
       [["ls", "--all=yes"], "transcript-store: ls: --all takes no value\n"],
+      [
+        ["import", "/nonexistent/s.ndjson"],
+        "transcript-store: import: cannot read /nonexistent/s.ndjson: ENOENT: no such file or directory, open '/nonexistent/s.ndjson'\n",
+      ],
     ];
     for (const [argv, message] of cases) {
       const run = await text(argv);

@@ -120,3 +120,46 @@ describe("a closed pipe", () => {
     expect(run.code).toBe(1);
   }, 60_000);
 });
+
+describe.skipIf(!HAS_SCRIPT)("import on a terminal", () => {
+  /** Runs the CLI with stdin (and stdout, stderr) a pseudo-terminal nobody types into; killed if it is still waiting after 20 s. */
+  function onIdleTerminal(args: string): Promise<{ status: number | null; output: string; killed: boolean }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn("script", ["-qec", `'${process.execPath}' '${BIN}' ${args}`, "/dev/null"], {
+        env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let output = "";
+      let killed = false;
+      const timer = setTimeout(() => {
+        killed = true;
+        child.kill("SIGKILL");
+      }, 20_000);
+      child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")));
+      child.on("error", reject);
+      child.on("close", (status) => {
+        clearTimeout(timer);
+        resolve({ status, output, killed });
+      });
+    });
+  }
+
+  it("with no file it says how to give input and exits 2 instead of waiting for typing", async () => {
+    const root = tempDir();
+    const run = await onIdleTerminal(`import --root '${root}'`);
+    expect(run.killed, "still waiting on the terminal").toBe(false);
+    expect(run.status).toBe(2);
+    expect(run.output).toMatch(/^transcript-store: import: no input: pipe NDJSON in .*name a file/);
+    expect(readdirSync(root)).toEqual([]); // nothing written
+  }, 60_000);
+
+  it("reads the file it is given (stdin a terminal all the same)", async () => {
+    const root = tempDir();
+    const file = join(tempDir(), "s.ndjson");
+    writeFileSync(file, `${[header("imported-1"), entry(0)].map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const run = await onIdleTerminal(`import '${file}' --root '${root}'`);
+    expect(run.killed).toBe(false);
+    expect(run.status, run.output).toBe(0);
+    expect(run.output).toContain("imported imported-1 (1 entries)");
+  }, 60_000);
+});
