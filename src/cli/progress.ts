@@ -12,12 +12,34 @@ export interface Progress {
   stop(): void;
 }
 
-/** Bars drawing now: `stopProgressBars` restores the terminal (cursor, line wrap) whatever way the run ends. */
-const drawing = new Set<{ stop(): void }>();
+/**
+ * Progress running now (bars and lines): `stopProgressBars` restores the terminal (cursor, line
+ * wrap) whatever way the run ends, and while one runs a signal waits for the next `tick`.
+ */
+const running = new Set<{ stop(): void }>();
 
-/** Stops every bar still drawing: the cursor is shown and line wrap turned back on. Idempotent. */
+/** Stops all progress still running: a bar's cursor is shown and line wrap turned back on. Idempotent. */
 export function stopProgressBars(): void {
-  for (const bar of [...drawing]) bar.stop();
+  for (const progress of [...running]) progress.stop();
+}
+
+/**
+ * A loop over files is running: a signal now is best taken between two files (`tick`). Elsewhere
+ * (no such loop) the run can only end at once.
+ */
+export function stoppingBetweenFiles(): boolean {
+  return running.size > 0;
+}
+
+/** Registers a progress as running until its `stop`. */
+function track(tick: (label: string) => Promise<void>, stop: () => void): Progress {
+  const handle = {
+    stop: () => {
+      if (running.delete(handle)) stop();
+    },
+  };
+  running.add(handle);
+  return { tick, stop: handle.stop };
 }
 
 /** Between two files: lets a pending signal handler run, then stops the command if it was interrupted. */
@@ -27,16 +49,22 @@ async function checkpoint(io: CliIo): Promise<void> {
 }
 
 export function startProgress(io: CliIo, total: number, verb: string, quiet: boolean): Progress {
-  if (quiet || total === 0) return { tick: () => checkpoint(io), stop: () => {} };
-  if (!io.isTTY) {
+  if (quiet || total === 0)
+    return track(
+      () => checkpoint(io),
+      () => {},
+    );
+  // A bar needs a terminal that moves the cursor: TERM=dumb (an editor's shell buffer) gets lines.
+  // No colour either way: the bar is drawn in plain characters, so NO_COLOR/FORCE_COLOR change nothing.
+  if (!io.isTTY || io.env.TERM === "dumb") {
     let done = 0;
-    return {
-      tick: (label) => {
+    return track(
+      (label) => {
         io.stderr(`${verb} ${++done}/${total} ${terminalSafe(label)}\n`);
         return checkpoint(io);
       },
-      stop: () => {},
-    };
+      () => {},
+    );
   }
   // The bar draws with its own control sequences, so it writes to the process's stderr itself; the
   // label (a file name) is the only text it shows that is not ours. It hides the cursor and turns
@@ -46,17 +74,11 @@ export function startProgress(io: CliIo, total: number, verb: string, quiet: boo
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0, { label: "" });
-  const handle = {
-    stop: () => {
-      if (drawing.delete(handle)) bar.stop();
-    },
-  };
-  drawing.add(handle);
-  return {
-    tick: (label) => {
+  return track(
+    (label) => {
       bar.increment(1, { label: terminalSafe(label) });
       return checkpoint(io);
     },
-    stop: handle.stop,
-  };
+    () => bar.stop(),
+  );
 }

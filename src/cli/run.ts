@@ -1,6 +1,6 @@
 import { main } from "./main.ts";
 import type { CliIo } from "./context.ts";
-import { stopProgressBars } from "./progress.ts";
+import { stopProgressBars, stoppingBetweenFiles } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
 
 /** Exit codes of a run ended by a signal: 128 + the signal's number, as a shell reports it. */
@@ -15,15 +15,16 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err.code === "EPIPE") stdoutClosed = true;
     else throw err;
   });
-  // Ctrl-C (SIGINT) or SIGTERM: the first one asks the command to stop between files (it finishes
-  // the file in hand, restores the terminal and exits 130/143); a second one ends the run at once,
-  // the terminal restored first. A file in hand is then left as it was (writes go to a temp file
-  // renamed into place) or, for a database, its transaction is rolled back.
+  // Ctrl-C (SIGINT) or SIGTERM during a loop over files asks the command to stop between files (it
+  // finishes the file in hand, restores the terminal and exits 130/143). Elsewhere, or on a second
+  // one, the run ends at once, the terminal restored first: a file in hand is left as it was
+  // (writes go to a temp file renamed into place), a database transaction is rolled back.
   const interrupt = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.on(signal, () => {
-      if (!interrupt.signal.aborted) return interrupt.abort(signal);
+      if (!interrupt.signal.aborted && stoppingBetweenFiles()) return interrupt.abort(signal);
       stopProgressBars();
+      io.stderr(`transcript-store: interrupted (${signal})\n`);
       process.exit(SIGNAL_EXIT[signal]);
     });
   const io: CliIo = {

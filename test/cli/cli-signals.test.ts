@@ -98,6 +98,24 @@ describe.skipIf(!HAS_SCRIPT)("Ctrl-C on a terminal", () => {
   }, 120_000);
 });
 
+describe.skipIf(!HAS_SCRIPT)("Ctrl-C outside a loop over files", () => {
+  it("ends the run at once (import - waiting on the terminal): exit 130, nothing imported", async () => {
+    const root = tempDir();
+    const child = spawn("script", ["-qec", `'${process.execPath}' '${BIN}' import - --root '${root}'`, "/dev/null"], {
+      env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    // Whenever the Ctrl-C lands (before or after the CLI has started), the run must end, not wait.
+    const typed = setTimeout(() => child.stdin.write("\u0003"), 2_000);
+    const hung = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearTimeout(typed);
+    clearTimeout(hung);
+    expect(status).toBe(130);
+    expect(readdirSync(root)).toEqual([]);
+  }, 60_000);
+});
+
 describe("a closed pipe", () => {
   it("keeps a failing command's exit code when its reader goes away (`verify --json … | head`)", async () => {
     // 400 unreadable files: far more findings than a pipe buffer holds, so writes meet EPIPE.
@@ -161,5 +179,30 @@ describe.skipIf(!HAS_SCRIPT)("import on a terminal", () => {
     expect(run.killed).toBe(false);
     expect(run.status, run.output).toBe(0);
     expect(run.output).toContain("imported imported-1 (1 entries)");
+  }, 60_000);
+});
+
+describe.skipIf(!HAS_SCRIPT)("colour and terminal capabilities", () => {
+  function onTerminalWith(env: Record<string, string>, args: string): string {
+    const run = spawnSync("script", ["-qec", `'${process.execPath}' '${BIN}' ${args}`, "/dev/null"], {
+      env: { ...process.env, TRANSCRIPT_STORE_URL: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    expect(run.status, run.stdout.toString()).toBe(0);
+    return run.stdout.toString("utf8");
+  }
+
+  it("the CLI prints no colour (SGR) whatever NO_COLOR/FORCE_COLOR say; TERM=dumb gets plain progress lines", () => {
+    const dir = manyFiles(3);
+    const envs: Array<Record<string, string>> = [{}, { NO_COLOR: "1" }, { FORCE_COLOR: "3" }, { FORCE_COLOR: "0" }];
+    for (const env of envs) {
+      const output = onTerminalWith(env, `verify '${dir}' --root '${tempDir()}'`);
+      expect(output, JSON.stringify(env)).toContain("3 file(s)");
+      expect(output, JSON.stringify(env)).not.toMatch(/\u001b\[[0-9;]*m/); // no colour, ever
+    }
+    // A terminal that cannot move the cursor gets one line per file, no control sequence at all.
+    const dumb = onTerminalWith({ TERM: "dumb" }, `verify '${dir}' --root '${tempDir()}'`);
+    expect(dumb).not.toContain(ESC);
+    expect(dumb).toContain("verifying 3/3 s00002.jsonl");
   }, 60_000);
 });
