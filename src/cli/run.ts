@@ -19,6 +19,10 @@ export async function runCli(argv: string[]): Promise<number> {
   // finishes the file in hand, restores the terminal and exits 130/143). Elsewhere, or on a second
   // one, the run ends at once, the terminal restored first: a file in hand is left as it was
   // (writes go to a temp file renamed into place), a database transaction is rolled back.
+  // A closed stderr (`2>&1 | head`) likewise: nothing left to tell, the exit code stays the command's.
+  process.stderr.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+  });
   const interrupt = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.on(signal, () => {

@@ -198,7 +198,7 @@ describe.skipIf(!HAS_SCRIPT)("colour and terminal capabilities", () => {
     for (const env of envs) {
       const output = onTerminalWith(env, `verify '${dir}' --root '${tempDir()}'`);
       expect(output, JSON.stringify(env)).toContain("3 file(s)");
-      expect(output, JSON.stringify(env)).not.toMatch(/\u001b\[[0-9;]*m/); // no colour, ever
+      expect(output, JSON.stringify(env)).not.toMatch(new RegExp(`${ESC}\\[[0-9;]*m`)); // no colour, ever
     }
     // A terminal that cannot move the cursor gets one line per file, no control sequence at all.
     const dumb = onTerminalWith({ TERM: "dumb" }, `verify '${dir}' --root '${tempDir()}'`);
