@@ -1,3 +1,5 @@
+import { createReadStream, openSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import ndjson from "ndjson";
 import type { Readable } from "node:stream";
@@ -13,6 +15,8 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stdin: Readable;
+  /** stdin is a terminal: a command that reads it (`import`) without a file refuses to wait on it. @default false */
+  stdinIsTTY?: boolean;
   /** stderr is a terminal: progress bars instead of one line per file. */
   isTTY: boolean;
   /**
@@ -25,10 +29,22 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Working directory for relative paths and default cwd. */
   cwd: string;
+  /**
+   * Aborted on SIGINT/SIGTERM (its reason: the signal's name): long commands stop between files
+   * (`Progress.tick`), and `main` exits 130 (143 for SIGTERM). @default never aborted
+   */
+  signal?: AbortSignal;
 }
 
 /** A usage problem: one line to stderr and exit code 2. */
 export class UsageError extends Error {}
+
+/** The run was interrupted (Ctrl-C, SIGTERM) between files: `main` exits 128 + the signal's number. */
+export class InterruptedError extends Error {
+  constructor(readonly signal: "SIGINT" | "SIGTERM") {
+    super(`interrupted (${signal})`);
+  }
+}
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }>;
 
@@ -76,12 +92,7 @@ export interface Command {
 
 /** Parses a command's arguments strictly: unknown flags and wrong arity are usage errors. */
 export function buildContext(command: Command, argv: string[], io: CliIo): CommandContext {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message.split("\n")[0]!);
-  }
+  const parsed = parseOptions(command.name, argv, { ...GLOBAL_OPTIONS, ...command.options });
   const { values, positionals } = parsed;
   if (values.help)
     return {
@@ -105,7 +116,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   try {
     dirs = resolveStoreDirs({
       root,
-      sessionsDir: values["sessions-dir"] as string | undefined,
+      sessionsDir: (values["sessions-dir"] as string | undefined) ?? (io.env.TRANSCRIPT_STORE_SESSIONS_DIR || undefined),
       blobsDir: values["blobs-dir"] as string | undefined,
     });
   } catch (err) {
@@ -133,6 +144,78 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     emit: (record, text) => (records ? records.write(record) : io.stdout(`${text}\n`)),
     close: () => records?.close() ?? Promise.resolve(),
   };
+}
+
+/**
+ * `util.parseArgs`, strict, with our own one-line messages (Node's name the API, not the command):
+ * an unknown option with the closest known one ("did you mean"), a missing value, a value given
+ * to a flag. Each is a `UsageError` (exit 2).
+ */
+export function parseOptions(commandName: string | undefined, argv: string[], options: OptionSpec) {
+  const who = commandName === undefined ? "" : `${commandName}: `;
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const spec = options[token.name];
+    if (spec === undefined) {
+      const known = Object.keys(options).map((name) => `--${name}`);
+      const guess = token.rawName.startsWith("--") ? didYouMean(token.rawName, known) : undefined;
+      const hint = guess ? `did you mean ${guess}?` : `try transcript-store ${commandName ? `${commandName} ` : ""}--help`;
+      throw new UsageError(terminalText`${who}unknown option ${token.rawName} (${hint})`);
+    }
+    if (spec.type === "boolean" && token.value !== undefined) throw new UsageError(`${who}--${token.name} takes no value`);
+    if (spec.type === "string" && token.value === undefined)
+      throw new UsageError(`${who}--${token.name} needs a value (--${token.name} <value>)`);
+  }
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    // What the scan above lets through (a value that looks like an option: `--root --json`).
+    const message = (err as Error).message.split("\n")[0]!.replace(/\. To specify .*$/, "");
+    throw new UsageError(terminalText`${who}${message}`);
+  }
+}
+
+/** The known name closest to a mistyped one, when it is close enough to be what was meant. */
+export function didYouMean(typed: string, known: string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(typed, name);
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  const bare = typed.replace(/^-+/, "");
+  return best && best.distance <= Math.max(1, Math.min(2, Math.floor(bare.length / 3))) ? best.name : undefined;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * The input of a command that reads data (`import [file|-]`): the file named, else stdin. With no
+ * file and stdin a terminal it refuses (a `UsageError`) rather than wait silently for typing;
+ * `-` reads the terminal all the same.
+ */
+export function commandInput(ctx: CommandContext, file: string | undefined): Readable {
+  if (file !== undefined && file !== "-") {
+    let fd: number;
+    try {
+      fd = openSync(resolve(ctx.io.cwd, file), "r");
+    } catch (err) {
+      throw new UsageError(terminalText`import: cannot read ${file}: ${(err as Error).message}`);
+    }
+    return createReadStream("", { fd });
+  }
+  if (file === undefined && ctx.io.stdinIsTTY)
+    throw new UsageError("import: no input: pipe NDJSON in (… | transcript-store import), or name a file (import <file>, - for stdin)");
+  return ctx.io.stdin;
 }
 
 /** An `ndjson` stringify stream into the CLI's stdout. */

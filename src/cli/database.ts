@@ -187,7 +187,7 @@ export async function migrateToDatabase(ctx: CommandContext, url: string): Promi
         } finally {
           await source?.close();
         }
-        progress.tick(basename(file));
+        await progress.tick(basename(file));
       }
     } finally {
       progress.stop();

@@ -1,6 +1,16 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
-import { buildContext, UsageError, type CliIo, type Command } from "./context.ts";
+import { readFileSync } from "node:fs";
+import {
+  buildContext,
+  didYouMean,
+  GLOBAL_OPTIONS,
+  InterruptedError,
+  parseOptions,
+  UsageError,
+  type CliIo,
+  type Command,
+} from "./context.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
@@ -9,6 +19,7 @@ import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessi
 import { statsCommand } from "./commands/stats.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
 
 export type { CliIo };
@@ -28,72 +39,162 @@ const COMMANDS: Command[] = [
   demoCommand,
 ];
 
-/** The one help text. */
+/** Wraps `text` to `width` columns, each line after the first indented by `indent` spaces. */
+function wrap(text: string, width: number, indent: number, first = 0): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const room = width - (lines.length === 0 ? first : indent);
+    if (line !== "" && line.length + 1 + word.length > room) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${" ".repeat(indent)}`);
+}
+
+/** The one help text: every line fits 80 columns. */
 export const HELP = `transcript-store — keep coding-agent sessions small, safe and movable
 
-Usage: transcript-store <command> [options]
+Usage: transcript-store [global options] <command> [options]
+       transcript-store <command> --help    (a command's arguments)
 
 Commands:
-${COMMANDS.map((c) => `  ${c.usage.padEnd(58)} ${c.summary}`).join("\n")}
+${COMMANDS.map((c) => `  ${c.name.padEnd(15)} ${wrap(c.summary, 80, 18, 18)}`).join("\n")}
 
-Global options:
-  --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or ~/.transcript-store)
-  --sessions-dir <dir>  sessions directory (default <root>/sessions), e.g. ~/.pi/agent/sessions
+Global options (before or after the command):
+  --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or
+                        ~/.transcript-store)
+  --sessions-dir <dir>  sessions directory (default
+                        $TRANSCRIPT_STORE_SESSIONS_DIR or <root>/sessions),
+                        e.g. ~/.pi/agent/sessions
   --blobs-dir <dir>     blob directory (default <root>/blobs)
-  --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's --<absolute path>--
-                        (default: what the sessions tree shows, else omp)
-  --store <url>         a PostgreSQL store (postgres://…; default $TRANSCRIPT_STORE_URL):
-                        every command works on it instead of the file tree
-  --json, --ndjson      machine output on stdout (one JSON object per line)
+  --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's
+                        --<absolute path>-- (default: what the sessions tree
+                        shows, else omp)
+  --store <url>         a PostgreSQL store (postgres://…; default
+                        $TRANSCRIPT_STORE_URL): every command works on it
+                        instead of the file tree
+  --json, --ndjson      machine output on stdout (one JSON object per line);
+                        an error is a last line {"type":"error","code",…}
   -h, --help            this help
+  -V, --version         the version
 
-Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error.
+Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
+  130 interrupted (Ctrl-C; 143 on SIGTERM).
 `;
 
+/** A command's own help: its usage and summary, wrapped to 80 columns. */
+function commandHelp(command: Command): string {
+  const usage = `Usage: transcript-store ${wrap(command.usage, 80, 6, 24)}`;
+  return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\nGlobal options: see transcript-store --help\n`;
+}
+
+/** The package's version, from its package.json (beside src/ and dist/ alike). */
+function version(): string {
+  return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+}
+
+/** Global options that take a value: before the command name, their value goes with them. */
+const GLOBAL_VALUED = new Set(
+  Object.entries(GLOBAL_OPTIONS)
+    .filter(([, spec]) => spec.type === "string")
+    .map(([name]) => `--${name}`),
+);
+
 /**
- * Runs one CLI invocation and returns its exit code (0 ok, 1 problems/failure, 2 usage). All
- * output goes through the terminal writer (`terminalIo`): no control character reaches the
- * terminal raw, whatever a transcript holds.
+ * Splits `argv` into the command name and its arguments; global options given before the name
+ * (`--root x ls`) go to the command's arguments too.
+ */
+function splitCommand(argv: string[]): { name: string | undefined; args: string[]; leading: string[] } {
+  const leading: string[] = [];
+  let i = 0;
+  while (i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "--") {
+    const arg = argv[i]!;
+    leading.push(arg);
+    if (GLOBAL_VALUED.has(arg) && i + 1 < argv.length) leading.push(argv[++i]!);
+    i++;
+  }
+  return { name: argv[i], args: [...leading, ...argv.slice(i + 1)], leading };
+}
+
+/** The code an error is reported with (`--json`: the `code` of the error record). */
+function errorCode(err: unknown): string {
+  if (err instanceof InterruptedError) return "INTERRUPTED";
+  if (err instanceof UsageError) return "USAGE";
+  if (err instanceof TranscriptStoreError) return err.code;
+  return "UNEXPECTED";
+}
+
+/**
+ * Runs one CLI invocation and returns its exit code (0 ok, 1 problems/failure, 2 usage, 130
+ * interrupted). All output goes through the terminal writer (`terminalIo`): no control character
+ * reaches the terminal raw, whatever a transcript holds. With `--json` a failure is also one JSON
+ * line on stdout, after the records: `{"type":"error","code","exitCode","message"}`.
  */
 export async function main(argv: string[], streams: CliIo): Promise<number> {
   const io = terminalIo(streams);
-  const [name, ...rest] = argv;
-  if (name === undefined) {
-    io.stderr(HELP);
-    return 2;
-  }
-  if (name === "--help" || name === "-h" || name === "help") {
-    io.stdout(HELP);
+  const end = argv.indexOf("--");
+  const json = (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--json" || a === "--ndjson");
+  const fail = (err: unknown, exitCode: number, text: string): number => {
+    io.stderr(text);
+    if (json) {
+      const record = { type: "error", code: errorCode(err), exitCode, message: (err as Error)?.message ?? String(err) };
+      (io.records ?? io.stdout)(`${JSON.stringify(record)}\n`);
+    }
+    return exitCode;
+  };
+  const { name, args, leading } = splitCommand(argv);
+  if (leading.includes("--version") || leading.includes("-V")) {
+    io.stdout(`transcript-store ${version()}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
-    io.stderr(terminalText`transcript-store: unknown command ${JSON.stringify(name)} (try --help)\n`);
-    return 2;
+  if (name === undefined || name === "help") {
+    if (leading.includes("--help") || leading.includes("-h") || name === "help") {
+      io.stdout(HELP);
+      return 0;
+    }
+    if (leading.length === 0) {
+      io.stderr(HELP);
+      return 2;
+    }
   }
+  const command = COMMANDS.find((c) => c.name === name);
   try {
-    const ctx = buildContext(command, rest, io);
+    // Before the name only global options: a mistyped one is named as such, not taken for the command.
+    parseOptions(undefined, leading, { ...GLOBAL_OPTIONS, version: { type: "boolean", short: "V" } });
+    if (command === undefined) {
+      if (name === undefined) throw new UsageError("missing command (try --help)");
+      const guess = didYouMean(
+        name,
+        COMMANDS.map((c) => c.name),
+      );
+      throw new UsageError(terminalText`unknown command ${JSON.stringify(name)} (${guess ? `did you mean "${guess}"?` : "try --help"})`);
+    }
+    const ctx = buildContext(command, args, io);
     if (ctx.values.help) {
-      io.stdout(`Usage: transcript-store ${command.usage}\n\n${command.summary}\n`);
+      io.stdout(commandHelp(command));
       return 0;
     }
     try {
       return await command.run(ctx);
     } finally {
+      stopProgressBars(); // the terminal is restored (cursor shown, line wrap on) however the command ended
       await ctx.close();
       await closeUrlStores(); // a database store's connections would keep the process alive
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr(terminalText`transcript-store: ${err.message}\n`);
-      return 2;
-    }
-    if (err instanceof TranscriptStoreError) {
-      io.stderr(terminalText`transcript-store: ${err.code}: ${err.message}\n`);
-      return 1;
-    }
-    io.stderr(terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
+    if (err instanceof InterruptedError)
+      return fail(
+        err,
+        err.signal === "SIGTERM" ? 143 : 130,
+        `transcript-store: ${err.message}: stopped between files, the files done so far are kept\n`,
+      );
+    if (err instanceof UsageError) return fail(err, 2, terminalText`transcript-store: ${err.message}\n`);
+    if (err instanceof TranscriptStoreError) return fail(err, 1, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
+    const code = fail(err, 1, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);
-    return 1;
+    return code;
   }
 }

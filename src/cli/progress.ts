@@ -1,35 +1,84 @@
 import cliProgress from "cli-progress";
-import type { CliIo } from "./context.ts";
+import { InterruptedError, type CliIo } from "./context.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 /** Progress over a known number of files: a bar on a TTY's stderr, else one line per file. */
 export interface Progress {
-  tick(label: string): void;
+  /**
+   * One file done. Yields to the event loop (so a signal is seen even by a loop of synchronous
+   * work) and throws `InterruptedError` once `io.signal` is aborted: commands stop between files.
+   */
+  tick(label: string): Promise<void>;
   stop(): void;
 }
 
+/**
+ * Progress running now (bars and lines): `stopProgressBars` restores the terminal (cursor, line
+ * wrap) whatever way the run ends, and while one runs a signal waits for the next `tick`.
+ */
+const running = new Set<{ stop(): void }>();
+
+/** Stops all progress still running: a bar's cursor is shown and line wrap turned back on. Idempotent. */
+export function stopProgressBars(): void {
+  for (const progress of [...running]) progress.stop();
+}
+
+/**
+ * A loop over files is running: a signal now is best taken between two files (`tick`). Elsewhere
+ * (no such loop) the run can only end at once.
+ */
+export function stoppingBetweenFiles(): boolean {
+  return running.size > 0;
+}
+
+/** Registers a progress as running until its `stop`. */
+function track(tick: (label: string) => Promise<void>, stop: () => void): Progress {
+  const handle = {
+    stop: () => {
+      if (running.delete(handle)) stop();
+    },
+  };
+  running.add(handle);
+  return { tick, stop: handle.stop };
+}
+
+/** Between two files: lets a pending signal handler run, then stops the command if it was interrupted. */
+async function checkpoint(io: CliIo): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (io.signal?.aborted) throw new InterruptedError(io.signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT");
+}
+
 export function startProgress(io: CliIo, total: number, verb: string, quiet: boolean): Progress {
-  if (quiet || total === 0) return { tick: () => {}, stop: () => {} };
-  if (!io.isTTY) {
+  if (quiet || total === 0)
+    return track(
+      () => checkpoint(io),
+      () => {},
+    );
+  // A bar needs a terminal that moves the cursor: TERM=dumb (an editor's shell buffer) gets lines.
+  // No colour either way: the bar is drawn in plain characters, so NO_COLOR/FORCE_COLOR change nothing.
+  if (!io.isTTY || io.env.TERM === "dumb") {
     let done = 0;
-    return {
-      tick: (label) => io.stderr(`${verb} ${++done}/${total} ${terminalSafe(label)}\n`),
-      stop: () => {},
-    };
+    return track(
+      (label) => {
+        io.stderr(`${verb} ${++done}/${total} ${terminalSafe(label)}\n`);
+        return checkpoint(io);
+      },
+      () => {},
+    );
   }
   // The bar draws with its own control sequences, so it writes to the process's stderr itself; the
-  // label (a file name) is the only text it shows that is not ours.
+  // label (a file name) is the only text it shows that is not ours. It hides the cursor and turns
+  // line wrap off until `stop`, which every way out of a run reaches (`stopProgressBars`).
   const bar = new cliProgress.SingleBar(
     { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0, { label: "" });
-  let stopped = false;
-  return {
-    tick: (label) => bar.increment(1, { label: terminalSafe(label) }),
-    stop: () => {
-      if (!stopped) bar.stop();
-      stopped = true;
+  return track(
+    (label) => {
+      bar.increment(1, { label: terminalSafe(label) });
+      return checkpoint(io);
     },
-  };
+    () => bar.stop(),
+  );
 }

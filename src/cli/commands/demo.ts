@@ -64,7 +64,7 @@ export const demoCommand: Command = {
       const reports = [];
       for (const name of names) {
         reports.push(await migrateFile(join(legacy, name), { sessionsDir, blobsDir }));
-        progress.tick(name);
+        await progress.tick(name);
       }
       progress.stop();
       const rows = reports.map((r) => [

@@ -46,7 +46,7 @@ export const migrateCommand: Command = {
           dryRun,
         });
         reports.push(report);
-        progress.tick(basename(file));
+        await progress.tick(basename(file));
       }
     } finally {
       progress.stop();

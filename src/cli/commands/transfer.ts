@@ -11,7 +11,7 @@ import { startNewFile } from "../../storage/file/file-start.ts";
 import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { printWarning, storeOptions, type Command } from "../context.ts";
+import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
@@ -80,12 +80,12 @@ export const exportCommand: Command = {
 
 export const importCommand: Command = {
   name: "import",
-  summary: "read a session as NDJSON from stdin into the store (as a new file; raw records to quarantine)",
-  usage: "import",
+  summary: "read a session as NDJSON from a file or stdin into the store (as a new file; raw records to quarantine)",
+  usage: "import [file|-]",
   options: {},
-  maxArgs: 0,
+  maxArgs: 1,
   async run(ctx) {
-    const [header, ...rest] = await readNdjson(ctx.io.stdin);
+    const [header, ...rest] = await readNdjson(commandInput(ctx, ctx.positionals[0]));
     if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
       throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
     const records: Array<Record<string, unknown>> = [];

@@ -27,7 +27,7 @@ export const verifyCommand: Command = {
         const result = verifySessionFile(file, { blobsDir: ctx.dirs.blobsDir, rehash: ctx.values["no-rehash"] !== true }, checked);
         entries += result.entries;
         findings.push(...result.findings);
-        progress.tick(basename(file));
+        await progress.tick(basename(file));
       }
     } finally {
       progress.stop();
