@@ -1,5 +1,5 @@
 import { resolve, sep } from "node:path";
-import { TranscriptStoreError } from "../../errors.ts";
+import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
@@ -31,13 +31,19 @@ export const lsCommand: Command = {
   options: { all: { type: "boolean", default: false } },
   maxArgs: 1,
   async run(ctx) {
-    const warn = printWarning(ctx.io);
+    const print = printWarning(ctx.io);
+    // A directory or file that cannot be read hides sessions: the listing is incomplete (exit 1).
+    let unreadable = false;
+    const warn = (w: StoreWarning) => {
+      if (w.code === "PERSISTENCE_FAILED") unreadable = true;
+      print(w);
+    };
     const list = ctx.values.all
       ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
       : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
     if (ctx.json) {
       for (const info of list) ctx.emit(infoRecord(info), "");
-      return 0;
+      return unreadable ? 1 : 0;
     }
     const rows = list.map((s) => [
       s.id,
@@ -48,7 +54,7 @@ export const lsCommand: Command = {
       (s.title ?? s.firstMessage ?? "").slice(0, 60),
     ]);
     ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows)}\n`);
-    return 0;
+    return unreadable ? 1 : 0;
   },
 };
 
