@@ -107,6 +107,7 @@ export const forkCommand: Command = {
   name: "fork",
   summary: "fork a session (with its artifacts) into a new one",
   usage: "fork <id> [--at <entryId>] [--cwd <dir>]",
+  createsStore: true,
   options: { at: { type: "string" }, cwd: { type: "string" } },
   minArgs: 1,
   maxArgs: 1,

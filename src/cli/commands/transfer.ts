@@ -82,6 +82,7 @@ export const importCommand: Command = {
   name: "import",
   summary: "read a session as NDJSON from stdin into the store (as a new file; raw records to quarantine)",
   usage: "import",
+  createsStore: true,
   options: {},
   maxArgs: 0,
   async run(ctx) {
