@@ -1,5 +1,7 @@
 import { resolve, sep } from "node:path";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
+import { io } from "../../io.ts";
+import { scanSessionFile } from "../../session/session-file-reader.ts";
 import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
@@ -19,6 +21,10 @@ export async function resolveArg(ctx: CommandContext, arg: string): Promise<Sess
     const path = resolve(ctx.io.cwd, arg);
     const info = readSessionInfo(path);
     if (info !== null) return info;
+    // A file that is there but not a session says why (another agent's transcript, a bad header).
+    const scanned = io.statSync(path, { throwIfNoEntry: false })?.isFile() ? scanSessionFile(path) : null;
+    if (scanned !== null && scanned.header === null)
+      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${scanned.headerProblem ?? "no header"}): ${path}`, { path });
     if (arg.endsWith(".jsonl")) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${path}`, { path });
   }
   return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
