@@ -86,7 +86,10 @@ export const importCommand: Command = {
   options: {},
   maxArgs: 0,
   async run(ctx) {
-    const [header, ...rest] = await readNdjson(ctx.io.stdin);
+    const input = await readNdjson(ctx.io.stdin);
+    if (input.length === 0)
+      throw new TranscriptStoreError("NO_INPUT", "no input on stdin (pipe a session in: transcript-store export <id> | transcript-store import)");
+    const [header, ...rest] = input;
     if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
       throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
     const records: Array<Record<string, unknown>> = [];
