@@ -15,6 +15,7 @@ import { printWarning, storeOptions, type Command } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
+import { storeCopyMatches } from "../same-session.ts";
 import { resolveArg } from "./sessions.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
@@ -126,7 +127,19 @@ export const importCommand: Command = {
     // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
     const quarantine = quarantinePathOf(path);
     const hadQuarantine = io.existsSync(quarantine);
-    claimNewFile(path);
+    if (!claimNewFile(path)) {
+      // The store holds this session already (`export | import` into the same store): a no-op when
+      // it is the same, a conflict otherwise; never replaced.
+      if (!(await storeCopyMatches(path, migrated.header, migrated.entries, damaged.length, storeOptions(ctx))))
+        throw new TranscriptStoreError(
+          "IMPORT_CONFLICT",
+          `session ${migrated.header.id} already exists in the store with other content; nothing imported (${path})`,
+          { path },
+        );
+      const text = terminalText`unchanged ${migrated.header.id} (already in the store, ${migrated.entries.length} entries)\n${path}`;
+      ctx.emit({ type: "unchanged", id: migrated.header.id, path, entries: migrated.entries.length, quarantined: 0 }, text);
+      return 0;
+    }
     let m: SessionManager;
     try {
       if (damaged.length > 0) new SessionFile(path, { fsync: true, now: resolved.now }).quarantine(damaged);
@@ -147,14 +160,15 @@ export const importCommand: Command = {
 /**
  * Creates `path` empty and exclusively, so an import can never replace a session that exists (or
  * appears between a check and the write): the atomic rewrite that follows renames over this
- * placeholder only.
+ * placeholder only. False when a file is there already.
  */
-function claimNewFile(path: string): void {
+function claimNewFile(path: string): boolean {
   ensureDir(dirname(path));
   try {
     io.closeSync(io.openSync(path, "wx", FILE_MODE));
+    return true;
   } catch (err) {
-    if (errnoCode(err) === "EEXIST") throw new TranscriptStoreError("MOVE_FAILED", `a session already exists at ${path}`, { path });
+    if (errnoCode(err) === "EEXIST") return false;
     throw err;
   }
 }
