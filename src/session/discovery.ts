@@ -192,8 +192,12 @@ export async function resolveSession(arg: string, cwd: string, options: Discover
   }
   const missed = unreadable as StoreWarning | null;
   if (missed !== null)
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `No session matches "${needle}" among those that could be read: ${missed.message}`, {
-      path: missed.path,
-    });
+    throw new TranscriptStoreError(
+      "PERSISTENCE_FAILED",
+      `No session matches "${needle}" among those that could be read: ${missed.message}`,
+      {
+        path: missed.path,
+      },
+    );
   throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches "${needle}"`);
 }

@@ -64,7 +64,7 @@ function lockOut(root: string, unreadable: string): void {
 }
 
 describe("errors that used to hide (real CLI processes)", () => {
-  it("an unreadable sessions dir or bucket is reported: ls exits 1 with the reason, show says it cannot read, not SESSION_NOT_FOUND", async () => {
+  it("an unreadable sessions dir or bucket: ls exits 1 with the reason, show says it cannot read (not SESSION_NOT_FOUND)", async () => {
     const { root, cwd, m } = await store();
     const sessions = join(root, "sessions");
     const bucket = join(sessions, readdirSync(sessions)[0]!);
@@ -90,7 +90,7 @@ describe("errors that used to hide (real CLI processes)", () => {
     expect((await run(["ls", "--all", "--root", root], { nobody: true })).code).toBe(0);
   });
 
-  it("a --root, --sessions-dir, --blobs-dir or gc --also that does not exist is a usage error (exit 2), nothing scanned or created", async () => {
+  it("a --root, --sessions-dir, gc --blobs-dir or --also that does not exist: exit 2, nothing scanned or created", async () => {
     const { root } = await store();
     const before = snapshot(root);
     const missing = join(root, "no-such-dir");

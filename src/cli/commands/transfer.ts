@@ -89,7 +89,10 @@ export const importCommand: Command = {
   async run(ctx) {
     const input = await readNdjson(ctx.io.stdin);
     if (input.length === 0)
-      throw new TranscriptStoreError("NO_INPUT", "no input on stdin (pipe a session in: transcript-store export <id> | transcript-store import)");
+      throw new TranscriptStoreError(
+        "NO_INPUT",
+        "no input on stdin (pipe a session in: transcript-store export <id> | transcript-store import)",
+      );
     const [header, ...rest] = input;
     if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
       throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
