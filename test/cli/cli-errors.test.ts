@@ -138,6 +138,10 @@ describe("errors that used to hide (real CLI processes)", () => {
       expect(show.code).toBe(1);
       expect(show.stderr).toContain("BAD_HEADER");
       expect(show.stderr).toContain(`looks like a ${what}`);
+      const imported = await run(["import", "--root", dir], { stdin: readFileSync(file, "utf8") });
+      expect(imported.code).toBe(1);
+      expect(imported.stderr).toContain("BAD_HEADER");
+      expect(imported.stderr).toContain(`looks like a ${what}`);
       const verify = await run(["verify", file, "--json"]);
       expect(verify.code).toBe(1);
       const finding = JSON.parse(verify.stdout.split("\n")[0]!);

@@ -2,6 +2,7 @@ import { dirname, join } from "node:path";
 import ndjson from "ndjson";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { MalformedLine } from "../../format/load-report.ts";
+import { FOREIGN_PROBE_RECORDS, foreignFormatHint, foreignFormatOf } from "../../format/foreign-format.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
 import { ensureDir, FILE_MODE, io } from "../../io.ts";
@@ -94,8 +95,14 @@ export const importCommand: Command = {
         "no input on stdin (pipe a session in: transcript-store export <id> | transcript-store import)",
       );
     const [header, ...rest] = input;
-    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
-      throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
+    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string") {
+      const foreign = input
+        .slice(0, FOREIGN_PROBE_RECORDS)
+        .map(foreignFormatOf)
+        .find((f) => f !== null);
+      const hint = foreign === undefined ? "" : `: ${foreignFormatHint(foreign)}`;
+      throw new TranscriptStoreError("BAD_HEADER", `the first NDJSON record must be a session header${hint}`);
+    }
     const records: Array<Record<string, unknown>> = [];
     const damaged: MalformedLine[] = [];
     rest.forEach((record, i) => {
