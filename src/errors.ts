@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "REFERRER_MISSING",
   "STORE_BUSY",
   "IMPORT_CONFLICT",
+  "NO_INPUT",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -6,6 +6,7 @@ import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
+import { missingTypedDir } from "./typed-paths.ts";
 
 /**
  * Where the CLI reads and writes; tests pass their own. `main` wraps `stdout` and `stderr` with
@@ -87,6 +88,10 @@ export interface Command {
   options: OptionSpec;
   minArgs?: number;
   maxArgs?: number;
+  /** The command may create the store: a `--root` (etc.) that does not exist yet is fine. */
+  createsStore?: boolean;
+  /** The command's own directory flags that must name an existing directory (as the store flags must). */
+  mustExist?: readonly string[];
   run: (ctx: CommandContext) => Promise<number>;
 }
 
@@ -130,6 +135,8 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   const store = (values.store as string | undefined) ?? (io.env.TRANSCRIPT_STORE_URL || undefined);
   if (store !== undefined && !/^postgres(ql)?:\/\//.test(store))
     throw new UsageError("--store (or TRANSCRIPT_STORE_URL) must be a postgres:// URL");
+  const missing = missingTypedDir(values, io.cwd, { ...command, database: store !== undefined });
+  if (missing !== null) throw new UsageError(`${command.name}: ${missing}`);
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
   return {

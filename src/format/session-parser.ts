@@ -1,6 +1,7 @@
 import { type DecodedLine, decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
+import { FOREIGN_PROBE_RECORDS, type ForeignFormat, foreignFormatHint, foreignFormatOf } from "./foreign-format.ts";
 import { CURRENT_VERSION, type RawRecord, type SessionHeader } from "./types.ts";
 
 /** An entry record with its position: `lineIndex` counts lines from the header (header = 0). */
@@ -87,6 +88,9 @@ function prettyFragment(bytes: Buffer): "open" | "close" | null {
 export class SessionParser {
   private header: SessionHeader | null = null;
   private headerProblem: string | null = null;
+  /** Records of a file whose first record is not a header, still to be looked at for another agent's format. */
+  private foreignProbe = 0;
+  private foreign: ForeignFormat | null = null;
   private title: string | undefined;
   private parsedCount = 0;
   private records: PositionedRecord[] = [];
@@ -166,7 +170,14 @@ export class SessionParser {
       this.takeHeader(record);
       return;
     }
-    if (this.header === null) return; // lines after a bad header are not interpreted
+    if (this.header === null) {
+      // Lines after a bad header are not interpreted, only looked at to say what the file is.
+      if (this.foreignProbe > 0) {
+        this.foreignProbe--;
+        this.foreign ??= foreignFormatOf(record);
+      }
+      return;
+    }
     const version = typeof this.header.version === "number" ? this.header.version : 1;
     if (version >= 2) {
       const id = record.id;
@@ -201,6 +212,8 @@ export class SessionParser {
     }
     if (value.type !== "session" || typeof value.id !== "string" || value.id.length === 0) {
       this.headerProblem = `first line is not a session header (type ${JSON.stringify(value.type)})`;
+      this.foreign = foreignFormatOf(value);
+      this.foreignProbe = FOREIGN_PROBE_RECORDS - 1;
       return;
     }
     const header = { ...value } as SessionHeader;
@@ -211,6 +224,11 @@ export class SessionParser {
   }
 
   finish(): ParsedSession {
+    if (this.header === null && this.foreign !== null) {
+      this.headerProblem = `${this.headerProblem}: ${foreignFormatHint(this.foreign)}`;
+      this.foreign = null;
+      this.foreignProbe = 0;
+    }
     if (this.header === null && this.headerProblem === null && this.title !== undefined) {
       this.headerProblem = "title line without a session header";
     }

@@ -202,7 +202,7 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
   if (elsewhere !== null) {
     throw new TranscriptStoreError(
       "IMPORT_CONFLICT",
-      `The store holds this session at ${elsewhere}, in another cwd than the source's header now names; ` +
+      `The store holds this session at ${elsewhere}, in another cwd than the source's header names; ` +
         "nothing imported (move the store copy with `mv` to bring it across)",
       { path: elsewhere },
     );
@@ -236,7 +236,10 @@ function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome:
   report.status = outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
   report.bytesAfter = io.statSync(report.target).size;
   if (outcome.result === "conflict") {
-    const message = "The store copy and the source both gained entries since the last import; the store copy is left untouched";
+    // True on a first import as on a re-import: the two copies diverged, whichever way they came to.
+    const message =
+      "The store holds this session and it differs from the source: neither holds all of the other's lines under the same header; " +
+      "the store copy is left untouched, nothing imported";
     report.error = { code: "IMPORT_CONFLICT", message };
   }
   return report;

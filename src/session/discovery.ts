@@ -172,12 +172,20 @@ function matches(info: SessionInfo, arg: string): boolean {
 
 /**
  * Finds one session by id prefix, file-name prefix or the id part of its file name: the local
- * bucket first, then every root. None → `SESSION_NOT_FOUND`; several → `SESSION_AMBIGUOUS`.
+ * bucket first, then every root. None → `SESSION_NOT_FOUND`, unless a directory or file could not
+ * be read (no permission, EIO): then the session may be there, unseen → `PERSISTENCE_FAILED`
+ * naming what could not be read. Several → `SESSION_AMBIGUOUS`.
  */
 export async function resolveSession(arg: string, cwd: string, options: DiscoveryOptions = {}): Promise<SessionInfo> {
   if (typeof arg !== "string" || arg.trim().length === 0) throw new TranscriptStoreError("SESSION_NOT_FOUND", "No session id given");
   const needle = arg.trim();
-  for (const pool of [() => listSessions(cwd, options), () => listAllSessions(options)]) {
+  let unreadable: StoreWarning | null = null;
+  const onWarning = (w: StoreWarning) => {
+    if (w.code === "PERSISTENCE_FAILED") unreadable ??= w;
+    options.onWarning?.(w);
+  };
+  const listing = { ...options, onWarning };
+  for (const pool of [() => listSessions(cwd, listing), () => listAllSessions(listing)]) {
     const candidates = (await pool()).filter((info) => matches(info, needle));
     const unique = [...new Map(candidates.map((c) => [c.path, c])).values()];
     if (unique.length === 1) return unique[0]!;
@@ -188,5 +196,14 @@ export async function resolveSession(arg: string, cwd: string, options: Discover
       throw new TranscriptStoreError("SESSION_AMBIGUOUS", `"${needle}" matches ${unique.length} sessions:\n  ${names.join("\n  ")}`);
     }
   }
+  const missed = unreadable as StoreWarning | null;
+  if (missed !== null)
+    throw new TranscriptStoreError(
+      "PERSISTENCE_FAILED",
+      `No session matches "${needle}" among those that could be read: ${missed.message}`,
+      {
+        path: missed.path,
+      },
+    );
   throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches "${needle}"`);
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -48,8 +49,12 @@ describe("transcript-store session commands", () => {
     const copy = await SessionManager.open(imported.records[0]!.path, { root: other, readOnly: true });
     expect(copy.getEntries()).toEqual(m.getEntries());
     expect(copy.header).toEqual(m.header);
-    const again = await cli(["import", "--root", other], { stdin: exported.stdout });
-    expect(again.code).toBe(1); // never overwrites an existing session
+    const bytes = readFileSync(imported.records[0]!.path);
+    const again = await cli(["import", "--root", other, "--json"], { stdin: exported.stdout });
+    expect([again.code, again.records[0]?.type]).toEqual([0, "unchanged"]); // already there: never overwritten
+    const asRefs = await cli(["import", "--root", other, "--json"], { stdin: refs.stdout });
+    expect([asRefs.code, asRefs.records[0]?.type]).toEqual([0, "unchanged"]);
+    expect(readFileSync(imported.records[0]!.path)).toEqual(bytes);
     const bad = await cli(["import", "--root", other], { stdin: '{"type":"session","id":"x"}\nnot json\n' });
     expect(bad.code).toBe(1);
     expect(bad.stderr.split("\n").filter(Boolean)).toHaveLength(1);

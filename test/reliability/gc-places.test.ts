@@ -99,16 +99,17 @@ describe("gc marks every place that references the blob store", () => {
     ageAll(join(root, "blobs"), 2 * HOUR);
     const before = blobDirEntries(join(root, "blobs")).sort();
     const run = await cli(["gc", "--root", root, "--sessions-dir", join(root, "sesions")]);
-    expect(run.code).toBe(0); // the registered real sessions dir is marked, the typo is irrelevant
+    expect(run.code).toBe(2); // a typed directory that does not exist is a usage error: nothing scanned
+    expect(run.stderr).toContain(join(root, "sesions"));
     expect(blobDirEntries(join(root, "blobs")).sort()).toEqual(before);
-    // A store written before the registry (no registry file) with a typo'd root: gc refuses.
+    // A store written before the registry (no registry file) with a typo'd root: gc refuses too.
     const legacy = tempDir();
     mkdirSync(join(legacy, "blobs"));
     writeFileSync(join(legacy, "blobs", sha("old")), "old");
     ageAll(join(legacy, "blobs"), 2 * HOUR);
     const refused = await cli(["gc", "--root", legacy, "--sessions-dir", join(legacy, "sesions")]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/REFERRER_MISSING/);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(join(legacy, "sesions"));
     expect(existsSync(join(legacy, "blobs", sha("old")))).toBe(true);
   });
 

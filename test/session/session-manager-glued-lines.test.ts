@@ -63,7 +63,7 @@ describe("a pretty-printed .jsonl", () => {
     const err = await SessionManager.open(path, { root: dir }).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("BAD_HEADER");
     expect((err as Error).message).toContain("pretty-printed");
-    const verify = await cli(["verify", path, "--root", join(dir, "store"), "--json"]);
+    const verify = await cli(["verify", path, "--root", dir, "--json"]);
     expect(verify.code).toBe(1);
     const findings = verify.records.filter((r) => r.kind !== undefined);
     expect(findings).toHaveLength(1);

@@ -38,6 +38,7 @@ export const demoCommand: Command = {
   name: "demo",
   summary: "migrate, verify, resume, fork, move and gc the bundled legacy fixtures in a temporary store",
   usage: "demo [--keep]",
+  createsStore: true,
   options: { keep: { type: "boolean", default: false } },
   maxArgs: 0,
   async run(ctx) {

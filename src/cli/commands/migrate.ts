@@ -13,6 +13,7 @@ export const migrateCommand: Command = {
   name: "migrate",
   summary: "bring session files to v3 with images in the blob store (imports into the store by default)",
   usage: "migrate [paths…] [--in-place] [--backup] [--dry-run] [--to postgres://…]",
+  createsStore: true,
   options: {
     to: { type: "string" },
     "in-place": { type: "boolean", default: false },

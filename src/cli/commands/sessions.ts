@@ -1,5 +1,7 @@
 import { resolve, sep } from "node:path";
-import { TranscriptStoreError } from "../../errors.ts";
+import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
+import { io } from "../../io.ts";
+import { scanSessionFile } from "../../session/session-file-reader.ts";
 import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
@@ -19,6 +21,10 @@ export async function resolveArg(ctx: CommandContext, arg: string): Promise<Sess
     const path = resolve(ctx.io.cwd, arg);
     const info = readSessionInfo(path);
     if (info !== null) return info;
+    // A file that is there but not a session says why (another agent's transcript, a bad header).
+    const scanned = io.statSync(path, { throwIfNoEntry: false })?.isFile() ? scanSessionFile(path) : null;
+    if (scanned !== null && scanned.header === null)
+      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${scanned.headerProblem ?? "no header"}): ${path}`, { path });
     if (arg.endsWith(".jsonl")) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${path}`, { path });
   }
   return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
@@ -31,13 +37,19 @@ export const lsCommand: Command = {
   options: { all: { type: "boolean", default: false } },
   maxArgs: 1,
   async run(ctx) {
-    const warn = printWarning(ctx.io);
+    const print = printWarning(ctx.io);
+    // A directory or file that cannot be read hides sessions: the listing is incomplete (exit 1).
+    let unreadable = false;
+    const warn = (w: StoreWarning) => {
+      if (w.code === "PERSISTENCE_FAILED") unreadable = true;
+      print(w);
+    };
     const list = ctx.values.all
       ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
       : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
     if (ctx.json) {
       for (const info of list) ctx.emit(infoRecord(info), "");
-      return 0;
+      return unreadable ? 1 : 0;
     }
     const rows = list.map((s) => [
       s.id,
@@ -48,7 +60,7 @@ export const lsCommand: Command = {
       (s.title ?? s.firstMessage ?? "").slice(0, 60),
     ]);
     ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows)}\n`);
-    return 0;
+    return unreadable ? 1 : 0;
   },
 };
 
@@ -101,6 +113,7 @@ export const forkCommand: Command = {
   name: "fork",
   summary: "fork a session (with its artifacts) into a new one",
   usage: "fork <id> [--at <entryId>] [--cwd <dir>]",
+  createsStore: true,
   options: { at: { type: "string" }, cwd: { type: "string" } },
   minArgs: 1,
   maxArgs: 1,

@@ -2,6 +2,7 @@ import { dirname, join } from "node:path";
 import ndjson from "ndjson";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { MalformedLine } from "../../format/load-report.ts";
+import { FOREIGN_PROBE_RECORDS, foreignFormatHint, foreignFormatOf } from "../../format/foreign-format.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
 import { ensureDir, FILE_MODE, io } from "../../io.ts";
@@ -15,6 +16,7 @@ import { commandInput, printWarning, storeOptions, type Command } from "../conte
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
+import { storeCopyMatches } from "../same-session.ts";
 import { resolveArg } from "./sessions.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
@@ -82,12 +84,25 @@ export const importCommand: Command = {
   name: "import",
   summary: "read a session as NDJSON from a file or stdin into the store (as a new file; raw records to quarantine)",
   usage: "import [file|-]",
+  createsStore: true,
   options: {},
   maxArgs: 1,
   async run(ctx) {
-    const [header, ...rest] = await readNdjson(commandInput(ctx, ctx.positionals[0]));
-    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string")
-      throw new TranscriptStoreError("BAD_HEADER", "the first NDJSON record must be a session header");
+    const input = await readNdjson(commandInput(ctx, ctx.positionals[0]));
+    if (input.length === 0)
+      throw new TranscriptStoreError(
+        "NO_INPUT",
+        "no input (pipe a session in: transcript-store export <id> | transcript-store import, or name a file)",
+      );
+    const [header, ...rest] = input;
+    if (!isRecord(header) || header.type !== "session" || typeof header.id !== "string") {
+      const foreign = input
+        .slice(0, FOREIGN_PROBE_RECORDS)
+        .map(foreignFormatOf)
+        .find((f) => f !== null);
+      const hint = foreign === undefined ? "" : `: ${foreignFormatHint(foreign)}`;
+      throw new TranscriptStoreError("BAD_HEADER", `the first NDJSON record must be a session header${hint}`);
+    }
     const records: Array<Record<string, unknown>> = [];
     const damaged: MalformedLine[] = [];
     rest.forEach((record, i) => {
@@ -122,7 +137,19 @@ export const importCommand: Command = {
     // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
     const quarantine = quarantinePathOf(path);
     const hadQuarantine = io.existsSync(quarantine);
-    claimNewFile(path);
+    if (!claimNewFile(path)) {
+      // The store holds this session already (`export | import` into the same store): a no-op when
+      // it is the same, a conflict otherwise; never replaced.
+      if (!(await storeCopyMatches(path, migrated.header, migrated.entries, damaged.length, storeOptions(ctx))))
+        throw new TranscriptStoreError(
+          "IMPORT_CONFLICT",
+          `session ${migrated.header.id} already exists in the store with other content; nothing imported (${path})`,
+          { path },
+        );
+      const text = terminalText`unchanged ${migrated.header.id} (already in the store, ${migrated.entries.length} entries)\n${path}`;
+      ctx.emit({ type: "unchanged", id: migrated.header.id, path, entries: migrated.entries.length, quarantined: 0 }, text);
+      return 0;
+    }
     let m: SessionManager;
     try {
       if (damaged.length > 0) new SessionFile(path, { fsync: true, now: resolved.now }).quarantine(damaged);
@@ -143,14 +170,15 @@ export const importCommand: Command = {
 /**
  * Creates `path` empty and exclusively, so an import can never replace a session that exists (or
  * appears between a check and the write): the atomic rewrite that follows renames over this
- * placeholder only.
+ * placeholder only. False when a file is there already.
  */
-function claimNewFile(path: string): void {
+function claimNewFile(path: string): boolean {
   ensureDir(dirname(path));
   try {
     io.closeSync(io.openSync(path, "wx", FILE_MODE));
+    return true;
   } catch (err) {
-    if (errnoCode(err) === "EEXIST") throw new TranscriptStoreError("MOVE_FAILED", `a session already exists at ${path}`, { path });
+    if (errnoCode(err) === "EEXIST") return false;
     throw err;
   }
 }
