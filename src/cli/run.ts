@@ -15,6 +15,7 @@ export async function runCli(argv: string[]): Promise<number> {
     stdin: process.stdin,
     isTTY: process.stderr.isTTY === true,
     stdoutIsTTY: process.stdout.isTTY === true,
+    columns: process.stdout.isTTY === true && process.stdout.columns > 0 ? process.stdout.columns : undefined,
     env: process.env,
     cwd: process.cwd(),
   };

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,8 @@ import { REPO_ROOT, runTs } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const BIN = join(REPO_ROOT, "bin/transcript-store.mjs");
+/** util-linux `script` runs a command on a pseudo-terminal (stdout a TTY with a width). */
+const HAS_SCRIPT = spawnSync("script", ["--version"]).status === 0;
 
 /** A pi v3 session file written line by line: a header, then `count` user/assistant messages a minute apart from `start`. */
 function sessionLines(id: string, cwd: string, start: string, count: number, extra: string[] = [], pad = 0): string[] {
@@ -149,4 +152,45 @@ describe("ls facts (issue 22)", () => {
     clearSessionInfoCache();
     expect(readSessionInfo(path)!.title).toBe("Refactor the parser");
   }, 30_000);
+
+  it.skipIf(!HAS_SCRIPT)(
+    "ls rows fit the terminal's width (cwd and title cut, marked with …); piped, nothing is cut",
+    () => {
+      const root = tempDir();
+      const cwd = join(root, "a-project-directory-with-a-rather-long-name", "and-a-subdirectory-too");
+      const title = "Refactor the session listing so that it fits the terminal — 日本語 😀 and more words after it";
+      const lines = sessionLines("0190a5d2-0000-7000-8000-0000000000e0", cwd, "2026-01-03T00:00:00.000Z", 2);
+      lines.push(
+        JSON.stringify({ type: "session_info", id: "si000001", parentId: null, timestamp: "2026-01-03T00:00:00.000Z", name: title }),
+      );
+      writeSession(root, cwd, "w.jsonl", lines, new Date());
+      const bin = join(REPO_ROOT, "bin/transcript-store.mjs");
+      for (const cols of [100, 80, 70]) {
+        const run = spawnSync(
+          "script",
+          ["-qec", `stty cols ${cols}; '${process.execPath}' '${bin}' ls '${cwd}' --root '${root}'`, "/dev/null"],
+          {
+            env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
+        expect(run.status, run.stdout.toString()).toBe(0);
+        const rows = run.stdout.toString("utf8").replaceAll("\r\n", "\n").split("\n").filter(Boolean);
+        expect(rows).toHaveLength(3);
+        // 日本語 and 😀 take two cells each on a terminal.
+        for (const row of rows)
+          expect([...row].length + (row.match(/[\u3000-\u9fff\u{1f300}-\u{1faff}]/gu)?.length ?? 0), row).toBeLessThanOrEqual(cols);
+        // The id keeps a prefix that `show` resolves.
+        expect(rows[2]).toMatch(/^0190a5d2-0000/);
+        expect(rows[2]).toContain("…");
+        // No half character: the cut falls between code points.
+        expect(run.stdout.toString("utf8")).not.toContain("\ufffd");
+      }
+      const piped = spawnSync(process.execPath, [bin, "ls", cwd, "--root", root], { env: { ...process.env, TRANSCRIPT_STORE_URL: "" } });
+      const row = piped.stdout.toString("utf8").split("\n")[2]!;
+      expect(row).toContain(cwd);
+      expect(row).toContain(title);
+    },
+    30_000,
+  );
 });
