@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { clearSessionInfoCache } from "../../src/session/discovery.ts";
@@ -193,4 +193,36 @@ describe("ls facts (issue 22)", () => {
     },
     30_000,
   );
+
+  it("stats counts what ls lists: Claude Code and Codex files in a bucket are not sessions for either", async () => {
+    const root = tempDir();
+    const cwd = join(root, "proj");
+    const pi = sessionLines("0190a5d2-0000-7000-8000-0000000000f0", cwd, "2026-01-03T00:00:00.000Z", 2);
+    const piPath = writeSession(root, cwd, "pi.jsonl", pi, new Date());
+    const claude = [
+      JSON.stringify({
+        type: "user",
+        uuid: "u1",
+        sessionId: "c1",
+        cwd,
+        timestamp: "2026-01-03T00:00:00.000Z",
+        message: { role: "user", content: "hi" },
+      }),
+    ];
+    writeSession(root, cwd, "claude.jsonl", claude, new Date());
+    const codex = [JSON.stringify({ timestamp: "2026-01-03T00:00:00.000Z", type: "session_meta", payload: { id: "x1", cwd } })];
+    writeSession(root, cwd, "codex.jsonl", codex, new Date());
+    const ls = await runTs(BIN, ["ls", "--all", "--root", root, "--json"]);
+    const listed = ls.stdout.split("\n").filter(Boolean);
+    expect(listed).toHaveLength(1);
+    const stats = await runTs(BIN, ["stats", "--root", root, "--json"]);
+    expect(stats.code).toBe(0);
+    const record = JSON.parse(stats.stdout.trim());
+    expect(record.sessions).toBe(listed.length);
+    expect(record.sessionBytes).toBe(statSync(piPath).size);
+    expect(record.notSessions).toBe(2);
+    const text = await runTs(BIN, ["stats", "--root", root]);
+    expect(text.stdout).toMatch(/^sessions: 1 \(/);
+    expect(text.stdout).toContain("2 other .jsonl file(s) are not sessions");
+  }, 30_000);
 });
