@@ -115,6 +115,7 @@ export async function importSession(pool: Pool, limits: PgLimits, source: PgImpo
 export class RowsWritten {
   inserted = 0;
   private messages = 0;
+  private bytes = 0;
   private first: string | null = null;
   private firstSeq: number | null = null;
 
@@ -141,6 +142,7 @@ export class RowsWritten {
     }
     const part = listingOf(lines, firstSeq);
     this.messages += part.messages;
+    this.bytes += part.bytes;
     if (this.first === null && part.first !== null) [this.first, this.firstSeq] = [part.first, part.firstSeq];
     this.inserted += lines.length;
     this.lastSeq += lines.length;
@@ -151,9 +153,10 @@ export class RowsWritten {
     if (this.inserted === 0) return;
     await client.query(
       `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
-              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
+              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5),
+              body_bytes = body_bytes + $6
         WHERE id = $1`,
-      [this.sessionId, this.lastSeq, this.messages, this.first, this.firstSeq],
+      [this.sessionId, this.lastSeq, this.messages, this.first, this.firstSeq, this.bytes],
     );
   }
 }
