@@ -138,6 +138,23 @@ export function listingOf(
   return { messages, first, firstSeq: at, bytes };
 }
 
+const ENTRY_TIME = /"timestamp":"([^"\\]{1,64})"/;
+
+/**
+ * When the last message of `lines` was written (its entry's `timestamp`, as a file listing reads
+ * it: session-body-scan.ts), as ISO text; null when no message has a valid one. Rows written in
+ * bulk (an import, a fork) take it as their `modified`, so the recency order is the source's.
+ */
+export function lastMessageTime(lines: readonly PgLine[]): string | null {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (lines[i]!.kind !== "message") continue;
+    const at = ENTRY_TIME.exec(lines[i]!.line.slice(0, 65536))?.[1];
+    const date = at === undefined ? Number.NaN : Date.parse(at);
+    return Number.isNaN(date) || date <= 0 ? null : new Date(date).toISOString();
+  }
+  return null;
+}
+
 /** The entry id and kind columns of `lines`, as `text` holds them (column-text.ts; the line keeps them exact). */
 export function entryColumns(lines: readonly PgLine[]): [Array<string | null>, Array<string | null>] {
   return [lines.map((l) => columnText(l.entryId)), lines.map((l) => columnText(l.kind))];

@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
 import { PgStore } from "../../src/postgres/index.ts";
 import { migrateSchema } from "../../src/postgres/schema.ts";
+import { cwdBucket } from "../../src/session/paths.ts";
 import { cli } from "../support/cli.ts";
 import { headerLine, rawPool, track } from "../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
@@ -55,5 +58,27 @@ describe.skipIf(!pgCluster())("ls on a PostgreSQL store (issue 22)", () => {
     const ls = await cli(["ls", "/old", "--json"], { env: { TRANSCRIPT_STORE_URL: url } });
     expect(ls.code).toBe(0);
     expect(ls.records.map((r) => r.size)).toEqual([Buffer.byteLength(`${[header, ...lines].join("\n")}\n`)]);
+  }, 60_000);
+
+  it("after migrate --to, modified is each session's last message time (the recency order survives the import)", async () => {
+    const root = tempDir();
+    const bucket = join(root, "sessions", cwdBucket("/proj"));
+    mkdirSync(bucket, { recursive: true });
+    // Written in this order (the import minute), but the first one was active last.
+    for (const [n, last] of ["2026-01-09T10:00:00.000Z", "2026-01-03T10:00:00.000Z"].entries()) {
+      const id = `0190a5d2-0000-7000-8000-00000000000${n}`;
+      const lines = [
+        { type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/proj" },
+        { type: "message", id: `e${n}000001`, parentId: null, timestamp: last, message: { role: "user", content: "question" } },
+      ];
+      writeFileSync(join(bucket, `s${n}.jsonl`), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    }
+    const url = await freshDatabase();
+    expect((await cli(["migrate", "--root", root, "--to", url, "--json"])).code).toBe(0);
+    const files = await cli(["ls", "/proj", "--root", root, "--json"]);
+    const pg = await cli(["ls", "/proj", "--json"], { env: { TRANSCRIPT_STORE_URL: url } });
+    expect(pg.records.map((r) => r.id)).toEqual(files.records.map((r) => r.id));
+    expect(pg.records.map((r) => r.modified)).toEqual(files.records.map((r) => r.modified));
+    expect(pg.records.map((r) => r.modified)).toEqual(["2026-01-09T10:00:00.000Z", "2026-01-03T10:00:00.000Z"]);
   }, 60_000);
 });
