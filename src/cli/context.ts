@@ -5,6 +5,7 @@ import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
+import { displayWidth, truncateTo } from "./table-width.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
 import { missingTypedDir } from "./typed-paths.ts";
 
@@ -25,6 +26,8 @@ export interface CliIo {
    * JSON values, control characters as `\u` escapes); elsewhere (a pipe, a file) it is exact. @default false
    */
   stdoutIsTTY?: boolean;
+  /** stdout's width in columns when it is a terminal (tables fit it); absent elsewhere (nothing is cut). */
+  columns?: number;
   /** Machine output: set by `terminalIo` (exact unless stdout is a terminal); `stdout` when absent. */
   records?: (text: string) => void;
   env: NodeJS.ProcessEnv;
@@ -261,13 +264,40 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
 }
 
-/** A plain text table; each cell is one line with its controls made visible (`terminalSafe`). */
-export function formatTable(head: string[], cells: string[][]): string {
-  const rows = cells.map((row) => row.map(terminalSafe));
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+/** Columns a table may narrow to fit a width, the first listed first, and which end of a cut cell stays. */
+export interface TableFit {
+  width: number;
+  /** `min`: the narrowest the column gets (its heading is cut too). */
+  shrink: ReadonlyArray<{ column: number; keep: "start" | "end"; min: number }>;
+}
+
+/**
+ * A plain text table; each cell is one line with its controls made visible (`terminalSafe`). With
+ * `fit` (a terminal's width), the shrinkable columns are narrowed, each down to its `min`, until a
+ * row fits (a terminal narrower than the sum of the minimums wraps); a cut cell shows `…` (whole
+ * characters only).
+ */
+export function formatTable(heading: string[], cells: string[][], fit?: TableFit): string {
+  let head = heading;
+  let rows = cells.map((row) => row.map(terminalSafe));
+  const widths = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ""))));
+  if (fit !== undefined) {
+    let over = widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1) - fit.width;
+    for (const { column, min } of fit.shrink) {
+      if (over <= 0) break;
+      const floor = Math.min(widths[column]!, min);
+      const cut = Math.min(over, widths[column]! - floor);
+      widths[column]! -= cut;
+      over -= cut;
+    }
+    const cut = (r: string[]) => r.map((c, i) => truncateTo(c, widths[i]!, fit.shrink.find((s) => s.column === i)?.keep ?? "start"));
+    rows = rows.map(cut);
+    head = cut(head);
+  }
+  const pad = (c: string, w: number) => c + " ".repeat(Math.max(0, w - displayWidth(c)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!)))
       .join("  ")
       .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");

@@ -38,6 +38,7 @@ export async function runCli(argv: string[]): Promise<number> {
     stdinIsTTY: process.stdin.isTTY === true,
     isTTY: process.stderr.isTTY === true,
     stdoutIsTTY: process.stdout.isTTY === true,
+    columns: process.stdout.isTTY === true && process.stdout.columns > 0 ? process.stdout.columns : undefined,
     env: process.env,
     cwd: process.cwd(),
     signal: interrupt.signal,

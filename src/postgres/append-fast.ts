@@ -39,6 +39,7 @@ export async function appendFast(
     client.query(
       `WITH fenced AS (
          UPDATE sessions SET last_seq = $3::bigint + $4::bigint - 1, modified = now(), message_count = message_count + $5,
+                body_bytes = body_bytes + $11,
                 first_message = COALESCE(first_message, $6), first_message_seq = COALESCE(first_message_seq, $7)
           WHERE id = $1 AND lease_token = $2 AND lease_holder IS NOT NULL AND last_seq = $3::bigint - 1
           RETURNING id)
@@ -55,6 +56,7 @@ export async function appendFast(
         listing.firstSeq,
         ...entryColumns(lines),
         lines.map((l) => l.line),
+        listing.bytes,
       ],
     ),
   );

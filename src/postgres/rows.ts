@@ -11,6 +11,7 @@ import type { PgEntry, PgLine, PgSession, PgSessionInfo } from "./types.ts";
  */
 export const INFO_COLUMNS = `id, cwd, title, created, modified, parent_session, first_message,
   message_count::float8 AS message_count, last_seq::float8 AS last_seq,
+  (body_bytes + octet_length(header) + 1)::float8 AS size,
   CASE WHEN strpos(concat(cwd, title, parent_session), chr(65533)) > 0 THEN header END AS exact_header,
   CASE WHEN strpos(first_message, chr(65533)) > 0
        THEN (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.seq = sessions.first_message_seq)
@@ -26,6 +27,7 @@ export interface SessionRow {
   first_message: string | null;
   message_count: number;
   last_seq: number;
+  size: number;
   exact_header: string | null;
   first_message_line: string | null;
   header?: string;
@@ -44,6 +46,7 @@ export function toInfo(row: SessionRow): PgSessionInfo {
     ...(row.first_message_line === null ? {} : { firstMessageLine: row.first_message_line }),
     messageCount: row.message_count,
     lastSeq: row.last_seq,
+    size: row.size,
   };
 }
 
@@ -112,19 +115,44 @@ export async function insertEntries(
   }
 }
 
-/** What listing keeps from a run of lines starting at `firstSeq`: messages counted, the first message preview and its seq. */
-export function listingOf(lines: readonly PgLine[], firstSeq: number): { messages: number; first: string | null; firstSeq: number | null } {
+/**
+ * What listing keeps from a run of lines starting at `firstSeq`: messages counted, the first
+ * message preview and its seq, and the lines' UTF-8 bytes (each with its newline).
+ */
+export function listingOf(
+  lines: readonly PgLine[],
+  firstSeq: number,
+): { messages: number; first: string | null; firstSeq: number | null; bytes: number } {
   let messages = 0;
+  let bytes = 0;
   let first: string | null = null;
   let at: number | null = null;
   lines.forEach((l, i) => {
     if (l.kind === "message") messages++;
+    bytes += Buffer.byteLength(l.line) + 1;
     if (first === null && l.firstMessage != null) {
       first = columnText(l.firstMessage);
       at = firstSeq + i;
     }
   });
-  return { messages, first, firstSeq: at };
+  return { messages, first, firstSeq: at, bytes };
+}
+
+const ENTRY_TIME = /"timestamp":"([^"\\]{1,64})"/;
+
+/**
+ * When the last message of `lines` was written (its entry's `timestamp`, as a file listing reads
+ * it: session-body-scan.ts), as ISO text; null when no message has a valid one. Rows written in
+ * bulk (an import, a fork) take it as their `modified`, so the recency order is the source's.
+ */
+export function lastMessageTime(lines: readonly PgLine[]): string | null {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (lines[i]!.kind !== "message") continue;
+    const at = ENTRY_TIME.exec(lines[i]!.line.slice(0, 65536))?.[1];
+    const date = at === undefined ? Number.NaN : Date.parse(at);
+    return Number.isNaN(date) || date <= 0 ? null : new Date(date).toISOString();
+  }
+  return null;
 }
 
 /** The entry id and kind columns of `lines`, as `text` holds them (column-text.ts; the line keeps them exact). */

@@ -88,6 +88,14 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX sessions_cwd_modified;
   CREATE INDEX sessions_cwd_modified ON sessions (md5(cwd), modified DESC, id DESC);
   `,
+  // Step 5 (issue 22): the bytes of a session's entry lines, each with its newline, kept with its
+  // row so that listing reports a real size (plus the header's) without reading any entry.
+  `
+  ALTER TABLE sessions ADD COLUMN body_bytes bigint NOT NULL DEFAULT 0;
+  UPDATE sessions s SET body_bytes = e.bytes
+    FROM (SELECT session_id, sum(octet_length(line) + 1) AS bytes FROM entries GROUP BY session_id) e
+   WHERE s.id = e.session_id;
+  `,
 ];
 
 /** The schema version this library writes. */

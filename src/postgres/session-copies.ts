@@ -56,13 +56,16 @@ export async function forkSession(
         throw new TranscriptStoreError("ENTRY_NOT_FOUND", `Session ${sourceId} has no seq ${upto} (last ${src[0].last_seq})`);
       }
       const { rows } = await client.query<SessionRow & { header: string }>(
-        `INSERT INTO sessions (id, cwd, created, header, parent_session, title, first_message, first_message_seq, message_count, last_seq)
+        `INSERT INTO sessions (id, cwd, created, header, parent_session, title, first_message, first_message_seq, message_count, last_seq,
+                               body_bytes)
          SELECT $2, $3, COALESCE($4, now()), $5, $6, $7,
                 CASE WHEN s.first_message_seq <= $8 THEN s.first_message END,
                 CASE WHEN s.first_message_seq <= $8 THEN s.first_message_seq END,
                 CASE WHEN $8 = s.last_seq THEN s.message_count
                      ELSE (SELECT count(*) FROM entries e WHERE e.session_id = s.id AND e.seq <= $8 AND e.kind = 'message') END,
-                $8
+                $8,
+                CASE WHEN $8 = s.last_seq THEN s.body_bytes
+                     ELSE (SELECT coalesce(sum(octet_length(e.line) + 1), 0) FROM entries e WHERE e.session_id = s.id AND e.seq <= $8) END
            FROM sessions s WHERE s.id = $1
          ON CONFLICT (id) DO NOTHING
          RETURNING ${INFO_COLUMNS}, header`,

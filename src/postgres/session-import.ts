@@ -4,7 +4,7 @@ import { blobHashes, storeAndLockBlobs } from "./blobs.ts";
 import { headerFields } from "./header.ts";
 import { checkLine, type PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
-import { INFO_COLUMNS, insertEntries, listingOf, type SessionRow, toSession } from "./rows.ts";
+import { INFO_COLUMNS, insertEntries, lastMessageTime, listingOf, type SessionRow, toSession } from "./rows.ts";
 import { boundIdle, withTransaction } from "./transaction.ts";
 import type { PgBlobWrite, PgLeaseRequest, PgLine, PgSession } from "./types.ts";
 
@@ -114,6 +114,9 @@ export async function importSession(pool: Pool, limits: PgLimits, source: PgImpo
 export class RowsWritten {
   inserted = 0;
   private messages = 0;
+  private bytes = 0;
+  /** The last written message's time (ISO), the row's `modified`; null: now. */
+  private lastTime: string | null = null;
   private first: string | null = null;
   private firstSeq: number | null = null;
 
@@ -140,6 +143,9 @@ export class RowsWritten {
     }
     const part = listingOf(lines, firstSeq);
     this.messages += part.messages;
+    this.bytes += part.bytes;
+    const time = lastMessageTime(lines);
+    if (time !== null) this.lastTime = time;
     if (this.first === null && part.first !== null) [this.first, this.firstSeq] = [part.first, part.firstSeq];
     this.inserted += lines.length;
     this.lastSeq += lines.length;
@@ -149,10 +155,11 @@ export class RowsWritten {
   async finish(client: PoolClient): Promise<void> {
     if (this.inserted === 0) return;
     await client.query(
-      `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
-              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
+      `UPDATE sessions SET last_seq = $2, modified = COALESCE($7::timestamptz, now()), message_count = message_count + $3,
+              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5),
+              body_bytes = body_bytes + $6
         WHERE id = $1`,
-      [this.sessionId, this.lastSeq, this.messages, this.first, this.firstSeq],
+      [this.sessionId, this.lastSeq, this.messages, this.first, this.firstSeq, this.bytes, this.lastTime],
     );
   }
 }

@@ -109,9 +109,10 @@ export async function appendBatch(
     const listing = listingOf(rest, restSeq);
     await client.query(
       `UPDATE sessions SET last_seq = $2, modified = now(), message_count = message_count + $3,
-              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5)
+              first_message = COALESCE(first_message, $4), first_message_seq = COALESCE(first_message_seq, $5),
+              body_bytes = body_bytes + $6
         WHERE id = $1`,
-      [sessionId, result.lastSeq, listing.messages, listing.first, listing.firstSeq],
+      [sessionId, result.lastSeq, listing.messages, listing.first, listing.firstSeq, listing.bytes],
     );
     return result;
   });
@@ -148,9 +149,21 @@ export async function rewriteSession(
     const listing = listingOf(lines, 1);
     const { rows } = await client.query<SessionRow & { header: string }>(
       `UPDATE sessions SET header = $2, cwd = $3, created = COALESCE($4, created), parent_session = $5, title = $6,
-              last_seq = $7, message_count = $8, first_message = $9, first_message_seq = $10, modified = now()
+              last_seq = $7, message_count = $8, first_message = $9, first_message_seq = $10, modified = now(), body_bytes = $11
         WHERE id = $1 RETURNING ${INFO_COLUMNS}, header`,
-      [sessionId, header, h.cwd, h.created, h.parentSession, h.title, lines.length, listing.messages, listing.first, listing.firstSeq],
+      [
+        sessionId,
+        header,
+        h.cwd,
+        h.created,
+        h.parentSession,
+        h.title,
+        lines.length,
+        listing.messages,
+        listing.first,
+        listing.firstSeq,
+        listing.bytes,
+      ],
     );
     return toSession(rows[0]!);
   });

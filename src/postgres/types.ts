@@ -40,6 +40,8 @@ export interface PgSessionInfo {
   messageCount: number;
   /** The seq of the last entry (0: header only); the next append starts at `lastSeq + 1`. */
   lastSeq: number;
+  /** Bytes of the session as JSONL (the header and every entry line, each with its newline). */
+  size: number;
 }
 
 /** A session row with its header line. */

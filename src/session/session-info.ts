@@ -2,8 +2,9 @@ import { basename } from "node:path";
 import { decodeLine, stripBom } from "../format/decode-line.ts";
 import { isRecord, type SessionHeader } from "../format/types.ts";
 import { io } from "../io.ts";
+import { entryTime, readLineAt, scanBody, sessionName } from "./session-body-scan.ts";
 
-/** What a listing knows about a session, read from its head and tail only. */
+/** What a listing knows about a session: its head parsed, its body scanned for marks (no line parsed). */
 export interface SessionInfo {
   path: string;
   id: string;
@@ -11,11 +12,15 @@ export interface SessionInfo {
   title: string | null;
   /** The header's creation time. */
   created: Date;
-  /** The file's modification time. */
+  /**
+   * When the session was last active: its last message's time (as pi lists it), else the header's
+   * time, else the file's modification time (a file copied or migrated keeps its recency).
+   */
   modified: Date;
   size: number;
-  /** Messages in the file: exact when the whole file fit in the sampled windows, else an estimate. */
+  /** Message entries in the file (lines holding `"type":"message"`), counted exactly. */
   messageCount: number;
+  /** Always true for a listing of this version (kept for readers of older records). */
   messageCountExact: boolean;
   /** The first user message's text (first 200 characters), when it was within the head window. */
   firstMessage: string | null;
@@ -24,7 +29,7 @@ export interface SessionInfo {
   tornTail: boolean;
 }
 
-/** Bytes read from each end of a file when listing. @default 4096 */
+/** Bytes of a file's head read to find its header and first message (the body is scanned on). @default 4096 */
 export const INFO_WINDOW = 4096;
 const MAX_HEAD = 65536;
 /** Longest header line (with an omp title slot before it) a listing reads; past it the file lists as no session. */
@@ -110,30 +115,6 @@ function holdsHeaderLine(head: Buffer): boolean {
   return !head.subarray(0, 40).includes(TITLE_MARK) || head.indexOf(0x0a, first + 1) !== -1;
 }
 
-/**
- * The lines of `buf` from `from` on that end in a newline (plus an unterminated last one when
- * `partial`), and how many of them hold the message mark: one search per line, no line copies.
- */
-function countLines(buf: Buffer, from: number, partial: boolean): { lines: number; marked: number } {
-  let lines = 0;
-  let marked = 0;
-  let mark = buf.indexOf(MESSAGE_MARK, from);
-  for (let start = from; start < buf.length; ) {
-    let nl = buf.indexOf(0x0a, start);
-    if (nl === -1) {
-      if (!partial) break;
-      nl = buf.length;
-    }
-    lines++;
-    if (mark !== -1 && mark < nl) {
-      marked++;
-      mark = buf.indexOf(MESSAGE_MARK, nl + 1);
-    }
-    start = nl + 1;
-  }
-  return { lines, marked };
-}
-
 /** The text of a line's user message, or null when it is no record with a user message holding text. */
 function userText(line: Buffer): string | null {
   const decoded = decodeLine(line);
@@ -170,7 +151,7 @@ export interface InfoStat {
 }
 
 /**
- * Reads a session's head (and, for larger files, its tail) and returns its listing info, or null
+ * Reads a session's head (and scans its body) and returns its listing info, or null
  * when the file has no valid header (such files are skipped by listings, never rewritten).
  */
 export function readSessionInfo(path: string, knownStat?: InfoStat): SessionInfo | null {
@@ -201,7 +182,7 @@ export function readSessionListing(path: string, knownStat?: InfoStat): { info: 
 
 function infoFrom(fd: number, path: string, stat: InfoStat): SessionInfo | null {
   const size = stat.size;
-  // A file that fits in both windows is read whole, in one call, and counted exactly.
+  // A small file is read whole, in one call; a larger one is read on by `scanBody`.
   let head = readInto(fd, scratch, size <= 2 * INFO_WINDOW ? size : INFO_WINDOW, 0);
   // An omp title slot or a long header (a long cwd) can push the header past the first window:
   // read on, doubling, until the header line ends (a file is no session only when it never does).
@@ -234,38 +215,25 @@ function infoFrom(fd: number, path: string, stat: InfoStat): SessionInfo | null 
     if (decoded.value.type !== "session" || typeof decoded.value.id !== "string") return null;
     header = decoded.value as SessionHeader;
   }
-  const body = countLines(head, start, partial);
   const firstMessage = firstUserMessage(head, start, partial);
-  const messages = body.marked;
-  const headLines = index + body.lines;
-  let tornTail = partial;
-  let messageCount = messages;
-  if (!whole) {
-    const tailLen = Math.min(INFO_WINDOW, size - head.length);
-    const t = readInto(fd, scratch.subarray(INFO_WINDOW), tailLen, size - tailLen);
-    tornTail = t.length > 0 && t[t.length - 1] !== 0x0a;
-    // The tail window's first line is partial: its lines start after the first newline.
-    const first = t.indexOf(0x0a);
-    const tail = first === -1 ? { lines: 0, marked: 0 } : countLines(t, first + 1, false);
-    const sampledLines = Math.max(1, headLines - 1 + tail.lines);
-    const sampledBytes = head.length + t.length;
-    const density = (messages + tail.marked) / sampledLines;
-    const estimatedLines = (size / sampledBytes) * sampledLines;
-    messageCount = Math.max(messages + tail.marked, Math.round(estimatedLines * density));
-  }
+  const body = scanBody(fd, head, start, size);
+  const headerTitle = typeof header.title === "string" ? header.title : title;
+  const created = typeof header.timestamp === "string" && header.timestamp ? new Date(header.timestamp) : null;
+  const lastMessage = body.lastMessage === -1 ? null : entryTime(readLineAt(fd, head, body.lastMessage, size));
+  const modified = lastMessage ?? (created !== null && !Number.isNaN(created.getTime()) ? created : stat.mtime);
   return {
     path,
     id: header.id,
     cwd: typeof header.cwd === "string" ? header.cwd : "",
-    title: typeof header.title === "string" ? header.title : title,
-    created: new Date(typeof header.timestamp === "string" && header.timestamp ? header.timestamp : stat.birthtime),
-    modified: stat.mtime,
+    title: (body.sessionInfo === -1 ? null : sessionName(readLineAt(fd, head, body.sessionInfo, size))) ?? headerTitle,
+    created: created ?? stat.birthtime,
+    modified,
     size,
-    messageCount,
-    messageCountExact: whole,
+    messageCount: body.messages,
+    messageCountExact: true,
     firstMessage,
     parentSession: typeof header.parentSession === "string" ? header.parentSession : null,
-    tornTail,
+    tornTail: body.tornTail,
   };
 }
 

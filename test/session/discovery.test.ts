@@ -61,7 +61,7 @@ describe("discovery", () => {
     expect(list[0]!.modified.getTime()).toBeGreaterThanOrEqual(list[1]!.modified.getTime());
   });
 
-  it("lists a 100 MB session by reading only its head and tail", async () => {
+  it("lists a 100 MB session exactly by reading each byte once, in a few large reads", async () => {
     const root = tempDir();
     const cwd = join(root, "big");
     const m = await SessionManager.create(cwd, { root });
@@ -82,19 +82,26 @@ describe("discovery", () => {
     ftruncateSync(big, 100_000_000); // sparse body: 100 MB without writing 100 MB
     closeSync(big);
     let bytes = 0;
+    let reads = 0;
     const restore = injectFault("readSync", (_call, args) => {
       bytes += (args[3] as number) ?? 0;
+      reads++;
       return undefined;
     });
     try {
       const [info] = await SessionManager.list(cwd, { root });
       expect(info!.size).toBe(100_000_000);
       expect(info!.firstMessage).toBe("the start");
-      expect(info!.messageCountExact).toBe(false);
+      // The user message and the tool result; the sparse rest is one unterminated line of NULs.
+      expect(info!.messageCount).toBe(2);
+      expect(info!.messageCountExact).toBe(true);
+      expect(info!.tornTail).toBe(true);
     } finally {
       restore();
     }
-    expect(bytes).toBeLessThanOrEqual(2 * 65536);
+    // The head, then 1 MiB reads of the rest; the last message's line read again (≤ 64 KiB).
+    expect(bytes).toBeLessThanOrEqual(100_000_000 + 2 * 65536);
+    expect(reads).toBeLessThanOrEqual(2 + Math.ceil(100_000_000 / 2 ** 20));
   });
 
   it("lists torn sessions and skips bad headers with a warning, without failing", async () => {

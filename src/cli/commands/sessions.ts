@@ -55,11 +55,20 @@ export const lsCommand: Command = {
       s.id,
       s.modified.toISOString().slice(0, 16).replace("T", " "),
       formatBytes(s.size),
-      `${s.messageCountExact ? "" : "~"}${s.messageCount}`,
+      String(s.messageCount),
       s.cwd,
-      (s.title ?? s.firstMessage ?? "").slice(0, 60),
+      s.title ?? s.firstMessage ?? "",
     ]);
-    ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows)}\n`);
+    // On a terminal the title, then the cwd (its tail kept), then the id (a prefix still resolves)
+    // are cut to fit its width; piped, rows are whole.
+    const width = ctx.io.columns;
+    const shrink = [
+      { column: 5, keep: "start" as const, min: 10 },
+      { column: 4, keep: "end" as const, min: 10 },
+      { column: 0, keep: "start" as const, min: 14 },
+    ];
+    const fit = width === undefined ? undefined : { width, shrink };
+    ctx.io.stdout(`${formatTable(["id", "modified", "size", "msgs", "cwd", "title / first message"], rows, fit)}\n`);
     return unreadable ? 1 : 0;
   },
 };

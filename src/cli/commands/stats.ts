@@ -1,10 +1,11 @@
 import { join } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
+import type { StoreWarning } from "../../errors.ts";
 import { io } from "../../io.ts";
 import { blobRefsOfFile, RefCounter } from "../../maintenance/blob-refs.ts";
 import { statsDatabase } from "../database.ts";
-import { formatBytes, type Command } from "../context.ts";
-import { findSessionFiles } from "../find-files.ts";
+import { SessionManager } from "../../session/session-manager.ts";
+import { formatBytes, printWarning, storeOptions, type Command } from "../context.ts";
 
 export const statsCommand: Command = {
   name: "stats",
@@ -14,12 +15,17 @@ export const statsCommand: Command = {
   maxArgs: 0,
   async run(ctx) {
     if (ctx.store !== undefined) return statsDatabase(ctx);
-    const files = io.existsSync(ctx.dirs.sessionsDir) ? await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd) : [];
+    // Sessions are what `ls --all` lists (one rule): a file without a session header (a Claude
+    // Code or Codex transcript, a damaged file) is counted apart, not as a session.
+    let notSessions = 0;
+    const warn = printWarning(ctx.io);
+    const onWarning = (w: StoreWarning) => (w.code === "BAD_HEADER" ? notSessions++ : warn(w));
+    const sessions = await SessionManager.listAll({ ...storeOptions(ctx), onWarning });
     const counter = new RefCounter();
     let sessionBytes = 0;
-    for (const f of files) {
-      sessionBytes += io.statSync(f).size;
-      blobRefsOfFile(f, counter);
+    for (const s of sessions) {
+      sessionBytes += s.size;
+      blobRefsOfFile(s.path, counter);
     }
     let blobs = 0;
     let blobBytes = 0;
@@ -42,8 +48,9 @@ export const statsCommand: Command = {
     const dedupRatio = physical > 0 ? logical / physical : 1;
     const record = {
       type: "stats",
-      sessions: files.length,
+      sessions: sessions.length,
       sessionBytes,
+      notSessions,
       blobs,
       blobBytes,
       references: refs,
@@ -52,7 +59,8 @@ export const statsCommand: Command = {
     };
     ctx.emit(
       record,
-      `sessions: ${files.length} (${formatBytes(sessionBytes)})\n` +
+      `sessions: ${sessions.length} (${formatBytes(sessionBytes)})\n` +
+        (notSessions > 0 ? `          ${notSessions} other .jsonl file(s) are not sessions (ls --all names them)\n` : "") +
         `blobs:    ${blobs} (${formatBytes(blobBytes)})\n` +
         `refs:     ${refs} to ${counter.counts.size} blob(s), dedup ratio ${dedupRatio.toFixed(2)}×`,
     );

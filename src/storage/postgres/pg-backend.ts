@@ -162,7 +162,7 @@ export class PostgresBackend implements StorageBackend {
       title: row.title,
       created: row.created,
       modified: row.modified,
-      size: 0,
+      size: row.size,
       messageCount: row.messageCount,
       messageCountExact: true,
       // the stored preview may hold U+FFFD for what its column could not hold: the line has the exact text
