@@ -1,12 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/child.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
-import { rmSync } from "node:fs";
 
 /**
  * Every ```ts / ```js block of README.md and docs/*.md runs as written against the built package:
@@ -46,14 +44,24 @@ export function extractSnippets(markdown: string, file: string): Snippet[] {
       let before = i - 1;
       while (before >= 0 && lines[before]!.trim() === "") before--;
       const mark = before >= 0 ? SKIP_MARK.exec(lines[before]!.trim()) : null;
-      snippets.push({ where: `${file}:${i + 1}`, lang, code: `${lines.slice(i + 1, end).join("\n")}\n`, skip: mark ? mark[1]!.trim() : null });
+      snippets.push({
+        where: `${file}:${i + 1}`,
+        lang,
+        code: `${lines.slice(i + 1, end).join("\n")}\n`,
+        skip: mark ? mark[1]!.trim() : null,
+      });
     }
     i = end;
   }
   return snippets;
 }
 
-const DOCS = ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(REPO_ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 const SNIPPETS = DOCS.flatMap((file) => extractSnippets(readFileSync(join(REPO_ROOT, file), "utf8"), file));
 const POSTGRES_URL = /"postgres(?:ql)?:\/\/[^"]*"/g;
 
@@ -62,6 +70,7 @@ const typeErrors = new Map<string, string>();
 const fileOf = (s: Snippet) => `${s.where.replace(/[^A-Za-z0-9]+/g, "_")}.${s.lang === "ts" ? "ts" : "mjs"}`;
 
 beforeAll(() => {
+  if (!existsSync(join(REPO_ROOT, "dist/index.js"))) throw new Error("dist/ is built by `npm test` (npm run build); build it first");
   project = mkdtempSync(join(tmpdir(), "ts-doc-snippets-"));
   const modules = join(project, "node_modules");
   mkdirSync(join(modules, "@earendil-works"), { recursive: true });
@@ -113,7 +122,7 @@ describe("code snippets in README.md and docs/", () => {
     ]);
   });
 
-  it.each(SNIPPETS.map((s) => [s.where, s] as const))("%s runs as written", async (_where, s, ctx) => {
+  it.for(SNIPPETS)("$where runs as written", async (s, ctx) => {
     if (s.skip !== null) ctx.skip(s.skip);
     const file = join(project, fileOf(s));
     let code = s.code;
