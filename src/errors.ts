@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   "STORE_BUSY",
   "IMPORT_CONFLICT",
   "NO_INPUT",
+  "SCHEMA_MISMATCH",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

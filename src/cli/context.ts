@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
+import { storeFromUrl } from "../storage/store-url.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
 import { displayWidth, truncateTo } from "./table-width.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
@@ -72,6 +73,8 @@ export interface CommandContext {
   root: string | undefined;
   /** A database store (`--store`, else $TRANSCRIPT_STORE_URL): every command works on it instead of the file tree. */
   store: string | undefined;
+  /** How to connect to `store`: its PostgreSQL schema ($TRANSCRIPT_STORE_PG_SCHEMA) and, for a read-only command, no DDL. */
+  storeConnect: { schema?: string; migrate?: "check" };
   json: boolean;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
@@ -93,6 +96,8 @@ export interface Command {
   maxArgs?: number;
   /** The command may create the store: a `--root` (etc.) that does not exist yet is fine. */
   createsStore?: boolean;
+  /** The command only reads: a database store is connected without DDL (its schema checked, never created or migrated). */
+  readOnly?: boolean;
   /** The command's own directory flags that must name an existing directory (as the store flags must). */
   mustExist?: readonly string[];
   run: (ctx: CommandContext) => Promise<number>;
@@ -109,6 +114,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
       layout: "omp",
       root: undefined,
       store: undefined,
+      storeConnect: {},
       json: false,
       values,
       positionals,
@@ -148,6 +154,10 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     layout,
     root,
     store,
+    storeConnect: {
+      ...(io.env.TRANSCRIPT_STORE_PG_SCHEMA ? { schema: io.env.TRANSCRIPT_STORE_PG_SCHEMA } : {}),
+      ...(command.readOnly === true ? { migrate: "check" as const } : {}),
+    },
     json,
     values,
     positionals,
@@ -305,5 +315,6 @@ export function formatTable(heading: string[], cells: string[][], fit?: TableFit
 
 /** The SessionManager options naming the CLI's store: the database, or the file tree's directories. */
 export function storeOptions(ctx: CommandContext) {
-  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store: ctx.store };
+  const store = ctx.store === undefined ? undefined : storeFromUrl(ctx.store, ctx.storeConnect);
+  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
 }

@@ -145,7 +145,7 @@ const HEADER_NOTES = {
  * once. Re-running is safe. Damaged lines stay in the source file and are reported.
  */
 export async function migrateToDatabase(ctx: CommandContext, url: string): Promise<number> {
-  const target = PostgresBackend.of(url);
+  const target = PostgresBackend.of(url, { schema: ctx.storeConnect.schema });
   try {
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
     const files = await findSessionFiles(paths, ctx.io.cwd);

@@ -75,7 +75,8 @@ Global options (before or after the command):
                         shows, else omp)
   --store <url>         a PostgreSQL store (postgres://…; default
                         $TRANSCRIPT_STORE_URL): every command works on it
-                        instead of the file tree
+                        instead of the file tree; its PostgreSQL schema:
+                        ?schema=… or $TRANSCRIPT_STORE_PG_SCHEMA
   --json, --ndjson      machine output on stdout (one JSON object per line);
                         an error is a last line {"type":"error","code",…}
   -h, --help            this help

@@ -5,7 +5,7 @@ import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
 import { type PgLimits, resolveLimits } from "./limits.ts";
-import { migrateSchema } from "./schema.ts";
+import { checkSchema, checkSchemaName, migrateSchema } from "./schema.ts";
 import { deleteSession, forkSession, moveSession, type PgForkOptions } from "./session-copies.ts";
 import { createSessionWithRows, importSession, type PgImportBatch, type PgImportResult, type PgImportSource } from "./session-import.ts";
 import {
@@ -24,8 +24,20 @@ import type { PgAppendResult, PgBlobWrite, PgEntry, PgLeaseRequest, PgLine, PgSe
 export interface PgStoreOptions {
   /** Connections in the pool the store creates from a URL. @default 10 */
   maxConnections?: number;
-  /** Create or migrate the schema on connect. @default true */
-  migrate?: boolean;
+  /**
+   * On connect: `true` creates or migrates the schema; `"check"` changes nothing (no DDL) and fails
+   * with SCHEMA_MISMATCH unless the database holds this library's schema version (read-only use);
+   * `false` neither migrates nor checks. @default true
+   */
+  migrate?: boolean | "check";
+  /**
+   * The PostgreSQL schema (namespace) the tables live in, so they never meet an application's own
+   * `sessions` table: set as `search_path` on every connection of the pool the store creates, and
+   * created if absent when migrating. Also `?schema=` in the URL. Lowercase letters, digits and `_`.
+   * Not with a pool you pass: set `search_path` on your pool's connections yourself.
+   * @default the server's search_path (normally `public`)
+   */
+  schema?: string;
   /**
    * Bytes per stored artifact chunk (`artifact_chunks` row): content goes in and out one chunk at
    * a time. 1 to 64 MiB. @default 1048576 (DEFAULT_ARTIFACT_CHUNK_BYTES)
@@ -33,6 +45,22 @@ export interface PgStoreOptions {
   artifactChunkBytes?: number;
   /** Sizes of statements and values (limits.ts); smaller ones only, for tests. @default DEFAULT_LIMITS */
   limits?: Partial<PgLimits>;
+}
+
+/** `url` without its `schema` query parameter, and that parameter's value (the driver would not know it). */
+function splitSchemaParam(url: string): { url: string; schema: string | undefined } {
+  const q = url.indexOf("?");
+  if (q < 0) return { url, schema: undefined };
+  let schema: string | undefined;
+  const kept = url
+    .slice(q + 1)
+    .split("&")
+    .filter((pair) => {
+      if (!pair.startsWith("schema=")) return true;
+      schema = decodeURIComponent(pair.slice("schema=".length));
+      return false;
+    });
+  return { url: kept.length > 0 ? `${url.slice(0, q)}?${kept.join("&")}` : url.slice(0, q), schema };
 }
 
 /**
@@ -69,13 +97,25 @@ export class PgStore {
     const limits = resolveLimits(options.limits);
     const chunkBytes = resolveChunkBytes(options.artifactChunkBytes);
     let pool: Pool;
+    let schema: string | undefined;
     if (typeof target === "string") {
       if (!/^postgres(ql)?:\/\//.test(target)) {
         throw new TranscriptStoreError("INVALID_OPTION", "A PostgreSQL store URL starts with postgres:// or postgresql://");
       }
+      const split = splitSchemaParam(target);
+      if (options.schema !== undefined && split.schema !== undefined && options.schema !== split.schema) {
+        throw new TranscriptStoreError("INVALID_OPTION", "the schema option and the URL's ?schema= name different schemas");
+      }
+      schema = options.schema ?? split.schema;
+      if (schema !== undefined) checkSchemaName(schema);
       // the driver loads here, on the first connect, so that importing the library never loads it
       const { default: pg } = await import("pg");
-      pool = new pg.Pool({ connectionString: target, max: options.maxConnections ?? 10 });
+      pool = new pg.Pool({
+        connectionString: split.url,
+        max: options.maxConnections ?? 10,
+        // a checked name needs no escaping in the startup options; every connection of the pool gets it
+        ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+      });
       // an idle connection cut by a server restart reports here; the pool drops it and the next call reconnects
       pool.on("error", () => {});
       // A connection can be cut in the very chunk that finished its startup (a server going down):
@@ -84,11 +124,19 @@ export class PgStore {
       // it is destroyed on release.
       pool.on("connect", (client) => client.on("error", () => {}));
     } else {
+      if (options.schema !== undefined) {
+        throw new TranscriptStoreError(
+          "INVALID_OPTION",
+          "the schema option applies to a store created from a URL; set search_path on your own pool's connections",
+        );
+      }
       pool = target;
     }
     const store = new PgStore(pool, owns, limits, chunkBytes);
     try {
-      if (options.migrate ?? true) await migrateSchema(pool);
+      const migrate = options.migrate ?? true;
+      if (migrate === "check") await checkSchema(pool);
+      else if (migrate) await migrateSchema(pool, undefined, schema);
     } catch (err) {
       await store.close();
       throw err;

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { withTransaction } from "./transaction.ts";
+import { withClient, withTransaction } from "./transaction.ts";
 
 /**
  * The schema, as numbered steps: step N takes a database at version N-1 to N. A step is never
@@ -112,18 +112,59 @@ export async function schemaVersion(client: PoolClient): Promise<number> {
   return rows[0]!.version ?? 0;
 }
 
+/** A PostgreSQL schema name the store accepts: lowercase letters, digits and `_`, not starting with a digit or `pg_`. */
+const SCHEMA_NAME = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
+
+/** `name` checked as a schema name (INVALID_OPTION otherwise). */
+export function checkSchemaName(name: unknown): string {
+  if (typeof name !== "string" || !SCHEMA_NAME.test(name)) {
+    throw new TranscriptStoreError(
+      "INVALID_OPTION",
+      `schema must be 1 to 63 lowercase letters, digits or _, not starting with a digit or pg_ (got ${JSON.stringify(name)})`,
+    );
+  }
+  return name;
+}
+
+/** `name` as a quoted SQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Checks, without changing anything, that the database holds this library's schema version: for a
+ * read-only connection (`migrate: "check"`), which must not create tables. SCHEMA_MISMATCH otherwise.
+ */
+export async function checkSchema(pool: Pool): Promise<void> {
+  const found = await withClient(pool, "Reading the PostgreSQL schema version", (client) => schemaVersion(client));
+  if (found === SCHEMA_VERSION) return;
+  const why =
+    found === 0
+      ? "has no transcript-store schema (nothing was ever written to it; a writing command such as import or migrate --to creates it)"
+      : found < SCHEMA_VERSION
+        ? `has schema version ${found}, older than this library's ${SCHEMA_VERSION} (a writing command migrates it)`
+        : `has schema version ${found}; this library knows up to ${SCHEMA_VERSION}: upgrade transcript-store`;
+  throw new TranscriptStoreError("SCHEMA_MISMATCH", `The database ${why}; a read-only connection does not change it`);
+}
+
 /**
  * Creates or migrates the schema to `SCHEMA_VERSION`, idempotently: one transaction under a
  * transaction-scoped advisory lock, so processes migrating at once apply each step exactly once
  * (the second waits, then finds the work done). A database newer than this library is refused.
  * Returns the version found before. `upTo` stops at an earlier version (tests build old databases).
+ * `schema` (a PostgreSQL schema the pool's `search_path` names) is created first if absent.
  */
-export async function migrateSchema(pool: Pool, upTo: number = SCHEMA_VERSION): Promise<number> {
+export async function migrateSchema(pool: Pool, upTo: number = SCHEMA_VERSION, schema?: string): Promise<number> {
   return withTransaction(pool, "Migrating the PostgreSQL schema", async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS ts_schema_version (version int PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())",
-    );
+    // DDL only for what is absent (under the lock: two processes creating it at once would collide),
+    // so that a role without CREATE privilege connects to an up-to-date database
+    if (schema !== undefined && (await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rowCount === 0) {
+      await client.query(`CREATE SCHEMA ${quoteIdent(schema)}`);
+    }
+    if (!(await client.query<{ present: boolean }>("SELECT to_regclass('ts_schema_version') IS NOT NULL AS present")).rows[0]!.present) {
+      await client.query("CREATE TABLE ts_schema_version (version int PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())");
+    }
     const found = await schemaVersion(client);
     if (found > SCHEMA_VERSION) {
       throw new TranscriptStoreError(

@@ -32,6 +32,7 @@ export async function resolveArg(ctx: CommandContext, arg: string): Promise<Sess
 
 export const lsCommand: Command = {
   name: "ls",
+  readOnly: true,
   summary: "list sessions of a cwd (default: the current directory), or --all",
   usage: "ls [cwd] [--all]",
   options: { all: { type: "boolean", default: false } },
@@ -75,6 +76,7 @@ export const lsCommand: Command = {
 
 export const showCommand: Command = {
   name: "show",
+  readOnly: true,
   summary: "show a session's header, load report and entries",
   usage: "show <id|path.jsonl>",
   options: {},

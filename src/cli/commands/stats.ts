@@ -9,6 +9,7 @@ import { formatBytes, printWarning, storeOptions, type Command } from "../contex
 
 export const statsCommand: Command = {
   name: "stats",
+  readOnly: true,
   summary: "session and blob sizes, blob count and deduplication ratio",
   usage: "stats",
   options: {},

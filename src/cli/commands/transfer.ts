@@ -24,6 +24,7 @@ const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]
 
 export const exportCommand: Command = {
   name: "export",
+  readOnly: true,
   summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
   usage: "export <id> [--refs]",
   options: { refs: { type: "boolean", default: false } },

@@ -8,6 +8,7 @@ import { basename, resolve } from "node:path";
 
 export const verifyCommand: Command = {
   name: "verify",
+  readOnly: true,
   summary: "check headers, lines, tails, parent links, blobs and artifact directories",
   usage: "verify [paths…] [--no-rehash]",
   options: { "no-rehash": { type: "boolean", default: false } },
