@@ -112,15 +112,15 @@ describe("lock files of managers never closed", () => {
     const root = tempDir();
     const killed = sessionPath(root);
     const lone = join(root, "sessions", "proj", "lone.jsonl");
-    const child = await unclosed("hold", killed, root, 3000);
+    const child = await unclosed("hold", killed, root, 30_000);
     child.kill("SIGKILL");
     await exited(child);
     writeFileSync(`${lone}.lock.json`, JSON.stringify({ pid: 999_999, staleMs: 10_000 }));
-    // Fresh: within the holder's 3 s it may still be alive as far as anyone can prove.
+    // Fresh: within the holder's 30 s it may still be alive as far as anyone can prove.
     expect((await gc(root)).lockFilesRemoved).toBe(1);
     expect(leftovers(killed)).toEqual({ dir: true, declaration: true });
     expect(leftovers(lone)).toEqual({ dir: false, declaration: false });
-    ageLock(killed, 4000);
+    ageLock(killed, 31_000);
     expect((await gc(root, true)).lockFilesRemoved).toBe(1);
     expect(leftovers(killed)).toEqual({ dir: true, declaration: true });
     expect((await gc(root)).lockFilesRemoved).toBe(1);
