@@ -102,7 +102,7 @@ describe("lock files of managers never closed", () => {
     rmdirSync(`${path}.lock`);
     expect(leftovers(path)).toEqual({ dir: false, declaration: true });
     const m = await SessionManager.open(path, { root, lockStaleMs: 2000 });
-    // Our own 2 s period, not the dead holder's 60 s: a taker of *our* lock must not wait a minute.
+    // The leftover is replaced by our own declaration (2 s), and goes with our lock on close.
     expect(JSON.parse(readFileSync(`${path}.lock.json`, "utf8"))).toEqual({ pid: process.pid, staleMs: 2000 });
     await m.close();
     expect(leftovers(path)).toEqual({ dir: false, declaration: false });
