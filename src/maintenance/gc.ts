@@ -5,6 +5,7 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { isInside, readReferrers, type Referrer } from "../blob/blob-referrers.ts";
 import { lockBlobStore } from "../blob/gc-lock.ts";
 import { io } from "../io.ts";
+import { isLeftoverLock, removeLeftoverLock } from "../session/session-lock.ts";
 import { blobRefsOfFile } from "./blob-refs.ts";
 import { filesOfPlace } from "./gc-files.ts";
 
@@ -38,6 +39,11 @@ export interface GcReport {
   keptYoung: number;
   bytesFreed: number;
   tempFilesRemoved: number;
+  /**
+   * Lock declarations (`<file>.lock.json`, with their lock directory if any) of writers never
+   * closed, removed (or, in a dry run, that would be): only those no live holder can own.
+   */
+  lockFilesRemoved: number;
   dryRun: boolean;
 }
 
@@ -83,7 +89,8 @@ async function sweep(
   }
   const referenced = new Set<string>();
   const markStarted = Date.now();
-  const filesScanned = await markFiles(places, options.blobsDir, referenced, 0);
+  const declarations: string[] = [];
+  const filesScanned = await markFiles(places, options.blobsDir, referenced, 0, declarations);
   const report: GcReport = {
     places,
     filesScanned,
@@ -93,6 +100,7 @@ async function sweep(
     keptYoung: 0,
     bytesFreed: 0,
     tempFilesRemoved: 0,
+    lockFilesRemoved: 0,
     dryRun: options.dryRun === true,
   };
   // Sweep in two phases: move doomed blobs aside, re-mark the files that changed since marking
@@ -165,7 +173,24 @@ async function sweep(
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
+  report.lockFilesRemoved = await removeLeftoverLocks(declarations, report.dryRun, Date.now());
   return report;
+}
+
+const DECLARATION_SUFFIX = ".lock.json";
+
+/**
+ * Removes the lock files of writers that were never closed (pi never calls close(); a killed
+ * process), found among the scanned files: only a declaration of ours in form whose lock directory
+ * is absent or older than the holder's declared stale period, taken and released as a taker would.
+ */
+async function removeLeftoverLocks(declarations: readonly string[], dryRun: boolean, now: number): Promise<number> {
+  let removed = 0;
+  for (const declaration of declarations) {
+    const session = declaration.slice(0, -DECLARATION_SUFFIX.length);
+    if (dryRun ? isLeftoverLock(session, now) : await removeLeftoverLock(session)) removed++;
+  }
+  return removed;
 }
 
 /**
@@ -216,13 +241,20 @@ function hasBlobs(blobsDir: string): boolean {
 
 /**
  * Marks the refs of every file of the places (`filesOfPlace`: every name, dot names too) modified
- * at or after `sinceMs`.
+ * at or after `sinceMs`; the lock declarations among them are collected into `declarations`.
  */
-async function markFiles(places: readonly Referrer[], blobsDir: string, into: Set<string>, sinceMs: number): Promise<number> {
+async function markFiles(
+  places: readonly Referrer[],
+  blobsDir: string,
+  into: Set<string>,
+  sinceMs: number,
+  declarations?: string[],
+): Promise<number> {
   let scanned = 0;
   const exclude = new Set([resolve(blobsDir)]);
   for (const place of places) {
     for (const path of filesOfPlace(place, exclude)) {
+      if (declarations !== undefined && path.endsWith(DECLARATION_SUFFIX)) declarations.push(path);
       if (sinceMs > 0) {
         try {
           if (io.statSync(path).mtimeMs < sinceMs) continue;

@@ -90,6 +90,74 @@ function removeDeclaration(path: string): void {
 }
 
 /**
+ * Paths whose lock this process holds and has not released (pi never calls close()). proper-lockfile
+ * removes its lock directories when the process exits; this removes their declarations then, so a
+ * manager never closed leaves nothing behind. A declaration naming another pid is a taker's: kept.
+ */
+const heldDeclarations = new Set<{ readonly path: string }>();
+let exitHookInstalled = false;
+
+/** Registers a held lock's declaration for removal at exit; returns the token that unregisters it. */
+function trackDeclaration(path: string): { readonly path: string } {
+  const token = { path: resolve(path) };
+  heldDeclarations.add(token);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const held of heldDeclarations) removeOwnDeclaration(held);
+    });
+  }
+  return token;
+}
+
+/** At exit: removes a still-held lock's declaration if it names this process. */
+function removeOwnDeclaration(token: { readonly path: string }): void {
+  if (!heldDeclarations.delete(token)) return;
+  if (readDeclaration(token.path)?.pid === process.pid) removeDeclaration(token.path);
+}
+
+/**
+ * The stale period a taker must use for the lock at `path`: the holder's declared one while a lock
+ * directory exists. A declaration without a lock beside it is a leftover of a holder that is gone
+ * (the next holder overwrites it): it says nothing about the lock about to be taken.
+ */
+function holderStaleMsOf(path: string): number | null {
+  if (io.lstatSync(`${path}.lock`, { throwIfNoEntry: false }) === undefined) return null;
+  return readDeclaration(path)?.staleMs ?? null;
+}
+
+/**
+ * Whether the lock files at `path` (declaration, and lock directory if any) provably belong to no
+ * live holder: the declaration is ours in form, and the lock directory is absent or older than the
+ * stale period the declaration names. Judged without taking the lock (gc's dry run).
+ */
+export function isLeftoverLock(path: string, now: number = Date.now()): boolean {
+  const declaration = readDeclaration(path);
+  if (declaration === null) return false;
+  const dir = io.lstatSync(`${path}.lock`, { throwIfNoEntry: false });
+  return dir === undefined || now - dir.mtimeMs > declaration.staleMs;
+}
+
+/**
+ * Removes the lock files a holder that was never closed left at `path`, only if they provably
+ * belong to no live holder: the lock is taken (by its holder's declared stale period, as any taker
+ * would) and released at once, which removes the directory and the declaration. False (nothing
+ * touched) when the declaration is not one of ours or a live holder has the lock.
+ */
+export async function removeLeftoverLock(path: string): Promise<boolean> {
+  if (readDeclaration(path) === null) return false;
+  let lock: SessionLock;
+  try {
+    lock = await acquireSessionLock(path, { onCompromised: () => {} });
+  } catch (err) {
+    if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") return false;
+    throw err;
+  }
+  await lock.release();
+  return true;
+}
+
+/**
  * Tracks what the lock directory's mtime is while we hold it. proper-lockfile refreshes the mtime
  * on a timer and treats any other mtime as a takeover; when an append finds the heartbeat late
  * (a blocked event loop), it refreshes the mtime itself, and this view makes the library's next
@@ -107,6 +175,9 @@ class LockHeartbeat {
    * records the new mtime) has not run yet. The file may already carry one of them.
    */
   private readonly libraryPendingMs = new Set<number>();
+
+  /** Called before the lock directory is removed synchronously (at exit: the declaration goes first). */
+  onRemoveSync: () => void = () => {};
 
   constructor(readonly lockDir: string) {}
 
@@ -130,7 +201,12 @@ class LockHeartbeat {
       if (p === this.lockDir) this.recordLibraryRefresh(m as Date);
     };
     const statSync = (p: fs.PathLike) => this.libraryView(p, fs.statSync(p));
-    return { ...fs, utimes, stat, utimesSync, statSync } as unknown as typeof fs;
+    // proper-lockfile removes held lock directories with this at process exit, signals included.
+    const rmdirSync = (p: fs.PathLike) => {
+      if (p === this.lockDir) this.onRemoveSync();
+      fs.rmdirSync(p);
+    };
+    return { ...fs, utimes, stat, utimesSync, statSync, rmdirSync } as unknown as typeof fs;
   }
 
   /** Our own out-of-band refresh of the lock directory: show the library the mtime it last wrote. */
@@ -247,13 +323,18 @@ function lockError(path: string, err: unknown): TranscriptStoreError {
 /** Everything about one acquisition that does not depend on how the directory is taken. */
 function startAttempt(path: string, options: SessionLockOptions) {
   const stale = Math.max(MIN_STALE_MS, options.staleMs ?? DEFAULT_LOCK_STALE_MS);
-  const holderStale = readDeclaration(path)?.staleMs ?? stale;
+  const holderStale = holderStaleMsOf(path) ?? stale;
   const heartbeat = new LockHeartbeat(`${resolve(path)}.lock`);
   const timing = heartbeatTiming(stale, holderStale);
   let released = false;
+  let tracked: { readonly path: string } | null = null;
+  const untrack = () => {
+    if (tracked !== null) heldDeclarations.delete(tracked);
+  };
   const compromise = (err: Error) => {
     if (released) return;
     released = true;
+    untrack();
     options.onCompromised(err);
   };
   const lockOptions = {
@@ -267,6 +348,10 @@ function startAttempt(path: string, options: SessionLockOptions) {
   const held = (release: () => Promise<void>, releaseSync: (() => void) | null): SessionLock & { releaseSync?: () => void } => {
     heartbeat.acquired();
     writeDeclaration(path, { pid: process.pid, staleMs: stale });
+    const token = trackDeclaration(path);
+    tracked = token;
+    // proper-lockfile's exit handler (normal exit, SIGINT, SIGTERM, SIGHUP) removes the directory.
+    heartbeat.onRemoveSync = () => removeOwnDeclaration(token);
     // Made once, not per append: the check runs before every append.
     const lost = (why: string): never => {
       const err = new TranscriptStoreError("SESSION_LOCKED", `Session lock lost (${why}); another writer may hold it: ${path}`, {
@@ -286,6 +371,7 @@ function startAttempt(path: string, options: SessionLockOptions) {
       async release() {
         if (released) return;
         released = true;
+        untrack();
         removeDeclaration(path);
         try {
           await release();
@@ -298,6 +384,7 @@ function startAttempt(path: string, options: SessionLockOptions) {
       lock.releaseSync = () => {
         if (released) return;
         released = true;
+        untrack();
         removeDeclaration(path);
         try {
           releaseSync();

@@ -126,4 +126,20 @@ describe("transcript-store gc", () => {
     expect(readFileSync(join(root, "blobs", orphan), "utf8")).toBe("orphan");
     expect(blobDirEntries(join(root, "blobs"))).toHaveLength(2);
   });
+
+  it("removes the lock declaration a writer never closed left without a lock, and says so (dry run first)", async () => {
+    const root = tempDir();
+    const file = await storeWithImages(root, [1]);
+    // What a killed writer leaves once its lock directory is gone: the declaration alone.
+    writeFileSync(`${file}.lock.json`, JSON.stringify({ pid: 999_999, staleMs: 10_000 }));
+    const dry = await cli(["gc", "--dry-run", "--root", root]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("would remove the lock files of 1 writer(s) never closed");
+    expect(existsSync(`${file}.lock.json`)).toBe(true);
+    const run = await cli(["gc", "--root", root, "--json"]);
+    expect(run.records.at(-1)).toMatchObject({ type: "summary", lockFilesRemoved: 1 });
+    expect(existsSync(`${file}.lock.json`)).toBe(false);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect((await cli(["gc", "--root", root, "--json"])).records.at(-1)).toMatchObject({ lockFilesRemoved: 0 });
+  });
 });

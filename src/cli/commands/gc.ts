@@ -58,7 +58,10 @@ export const gcCommand: Command = {
       `${places.length} place(s) and ${report.filesScanned} file(s) scanned, ` +
         `${report.referenced} blob(s) referenced of ${report.blobs}; ` +
         `${report.dryRun ? "would delete" : "deleted"} ${deleted.length} (${formatBytes(report.bytesFreed)}), ` +
-        `kept ${report.keptYoung} younger than the grace period`,
+        `kept ${report.keptYoung} younger than the grace period` +
+        (report.lockFilesRemoved > 0
+          ? `; ${report.dryRun ? "would remove" : "removed"} the lock files of ${report.lockFilesRemoved} writer(s) never closed`
+          : ""),
     );
     return 0;
   },
