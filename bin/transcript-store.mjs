@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Thin stub: run the compiled CLI (built by `npm run build`, run by `npm ci`), or the TypeScript
+// Thin stub: run the compiled CLI (built by `npm run build`, which `npm start` and `npm test` run), or the TypeScript
 // sources through tsx in a checkout that has not been built.
 import { existsSync } from "node:fs";
 
