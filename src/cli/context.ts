@@ -151,6 +151,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   if (missing !== null) throw new UsageError(`${command.name}: ${missing}`);
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
+  const readOnly = typeof command.readOnly === "function" ? command.readOnly(values) : command.readOnly === true;
   return {
     io,
     dirs,
@@ -159,7 +160,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     store,
     storeConnect: {
       ...(io.env.TRANSCRIPT_STORE_PG_SCHEMA ? { schema: io.env.TRANSCRIPT_STORE_PG_SCHEMA } : {}),
-      ...((typeof command.readOnly === "function" ? command.readOnly(values) : command.readOnly === true) ? { migrate: "check" as const } : {}),
+      ...(readOnly ? { migrate: "check" as const } : {}),
     },
     json,
     values,
