@@ -96,8 +96,11 @@ export interface Command {
   maxArgs?: number;
   /** The command may create the store: a `--root` (etc.) that does not exist yet is fine. */
   createsStore?: boolean;
-  /** The command only reads: a database store is connected without DDL (its schema checked, never created or migrated). */
-  readOnly?: boolean;
+  /**
+   * The command only reads (or, as a function, only reads with these options: `gc --dry-run`): a
+   * database store is connected without DDL (its schema checked, never created or migrated).
+   */
+  readOnly?: boolean | ((values: CommandContext["values"]) => boolean);
   /** The command's own directory flags that must name an existing directory (as the store flags must). */
   mustExist?: readonly string[];
   run: (ctx: CommandContext) => Promise<number>;
@@ -148,6 +151,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   if (missing !== null) throw new UsageError(`${command.name}: ${missing}`);
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
+  const readOnly = typeof command.readOnly === "function" ? command.readOnly(values) : command.readOnly === true;
   return {
     io,
     dirs,
@@ -156,7 +160,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     store,
     storeConnect: {
       ...(io.env.TRANSCRIPT_STORE_PG_SCHEMA ? { schema: io.env.TRANSCRIPT_STORE_PG_SCHEMA } : {}),
-      ...(command.readOnly === true ? { migrate: "check" as const } : {}),
+      ...(readOnly ? { migrate: "check" as const } : {}),
     },
     json,
     values,

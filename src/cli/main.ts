@@ -147,7 +147,8 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
     return exitCode;
   };
   const { name, args, leading } = splitCommand(argv);
-  if (leading.includes("--version") || leading.includes("-V")) {
+  // `--version` anywhere before `--` (before, after or instead of the command), as the other global flags.
+  if ((end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--version" || a === "-V")) {
     io.stdout(`transcript-store ${version()}\n`);
     return 0;
   }

@@ -1,4 +1,5 @@
 import type { PoolClient } from "./pg-client.ts";
+import { decodeLine } from "../format/decode-line.ts";
 import { columnText } from "./column-text.ts";
 import { exactHeaderFields } from "./header.ts";
 import type { PgLimits } from "./limits.ts";
@@ -15,7 +16,9 @@ export const INFO_COLUMNS = `id, cwd, title, created, modified, parent_session, 
   CASE WHEN strpos(concat(cwd, title, parent_session), chr(65533)) > 0 THEN header END AS exact_header,
   CASE WHEN strpos(first_message, chr(65533)) > 0
        THEN (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.seq = sessions.first_message_seq)
-  END AS first_message_line`;
+  END AS first_message_line,
+  (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.kind = 'session_info'
+    ORDER BY e.seq DESC LIMIT 1) AS session_info_line`;
 
 export interface SessionRow {
   id: string;
@@ -30,7 +33,16 @@ export interface SessionRow {
   size: number;
   exact_header: string | null;
   first_message_line: string | null;
+  session_info_line: string | null;
   header?: string;
+}
+
+/** pi's session name from the latest `session_info` line (trimmed; an empty name is a clear), as a file listing reads it. */
+function sessionNameOf(line: string | null): string | null {
+  if (line === null) return null;
+  const decoded = decodeLine(Buffer.from(line, "utf8"));
+  if (decoded.kind !== "record" || decoded.value.type !== "session_info" || typeof decoded.value.name !== "string") return null;
+  return decoded.value.name.trim() || null;
 }
 
 export function toInfo(row: SessionRow): PgSessionInfo {
@@ -39,6 +51,7 @@ export function toInfo(row: SessionRow): PgSessionInfo {
     id: row.id,
     cwd: exact?.cwd ?? row.cwd,
     title: exact === null ? row.title : exact.title,
+    sessionName: sessionNameOf(row.session_info_line),
     created: row.created,
     modified: row.modified,
     parentSession: exact === null ? row.parent_session : exact.parentSession,

@@ -96,6 +96,10 @@ const MIGRATIONS: readonly string[] = [
     FROM (SELECT session_id, sum(octet_length(line) + 1) AS bytes FROM entries GROUP BY session_id) e
    WHERE s.id = e.session_id;
   `,
+  // Step 6 (issue 22): pi's session name is the latest `session_info` entry; listing reads that one
+  // line per session through this partial index (no column to keep: every write path and every
+  // existing row lists it, whatever wrote the entries).
+  "CREATE INDEX entries_session_info ON entries (session_id, seq DESC) WHERE kind = 'session_info';",
 ];
 
 /** The schema version this library writes. */

@@ -29,7 +29,10 @@ export interface PgEntry {
 export interface PgSessionInfo {
   id: string;
   cwd: string;
+  /** The header's title (omp). */
   title: string | null;
+  /** pi's session name: the latest `session_info` entry's (trimmed), null when none or cleared by an empty one. */
+  sessionName: string | null;
   created: Date;
   modified: Date;
   parentSession: string | null;

@@ -22,9 +22,9 @@ async function oneSession(sessionsDir?: string) {
 }
 
 describe("CLI conventions", () => {
-  it("--version prints the package's version (before or instead of a command)", async () => {
+  it("--version prints the package's version (before, after or instead of a command)", async () => {
     const version = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version;
-    for (const argv of [["--version"], ["-V"]]) {
+    for (const argv of [["--version"], ["-V"], ["ls", "--version"], ["gc", "-V"], ["--root", "/nowhere", "ls", "--version"]]) {
       const run = await text(argv);
       expect(run, argv.join(" ")).toEqual({ code: 0, stdout: `transcript-store ${version}\n`, stderr: "" });
     }

@@ -81,4 +81,64 @@ describe.skipIf(!pgCluster())("ls on a PostgreSQL store (issue 22)", () => {
     expect(pg.records.map((r) => r.modified)).toEqual(files.records.map((r) => r.modified));
     expect(pg.records.map((r) => r.modified)).toEqual(["2026-01-09T10:00:00.000Z", "2026-01-03T10:00:00.000Z"]);
   }, 60_000);
+  it("pi's session name (the latest session_info entry) is the title, as on the file tree: appended, imported, forked", async () => {
+    const url = await freshDatabase();
+    const env = { TRANSCRIPT_STORE_URL: url };
+    // Appended through the library: two names, the latest wins (trimmed).
+    const named = await SessionManager.create("/proj", { store: url });
+    named.appendMessage({ role: "user", content: "the first message", timestamp: 1 });
+    named.appendEntry({ type: "session_info", name: "first name" });
+    named.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 });
+    named.appendEntry({ type: "session_info", name: "  Refactor the parser  " });
+    await named.close();
+    // A name set, then cleared with an empty one: the first message is the title again.
+    const cleared = await SessionManager.create("/proj", { store: url });
+    cleared.appendMessage({ role: "user", content: "a question", timestamp: 3 });
+    cleared.appendEntry({ type: "session_info", name: "gone" });
+    cleared.appendEntry({ type: "session_info", name: "" });
+    await cleared.close();
+    // Imported from a file tree (the import path), and the same file listed from the tree.
+    const root = tempDir();
+    const f = await SessionManager.create("/proj", { root });
+    f.appendMessage({ role: "user", content: "from a file", timestamp: 4 });
+    f.appendEntry({ type: "session_info", name: "日本語 name" });
+    await f.close();
+    expect((await cli(["migrate", "--root", root, "--to", url, "--json"])).code).toBe(0);
+    const fork = await cli(["fork", named.sessionId, "--json"], { env }); // the copy path
+    expect(fork.code, fork.stderr).toBe(0);
+    const ls = await cli(["ls", "/proj", "--json"], { env });
+    expect(ls.code, ls.stderr).toBe(0);
+    const titles = new Map(ls.records.map((r) => [r.id, r.title]));
+    expect(titles.size).toBe(4);
+    expect(titles.get(named.sessionId)).toBe("Refactor the parser");
+    expect(titles.get(cleared.sessionId)).toBeNull();
+    expect(titles.get(f.sessionId)).toBe("日本語 name");
+    const forked = ls.records.find((r) => ![named.sessionId, cleared.sessionId, f.sessionId].includes(r.id));
+    expect(forked?.title).toBe("Refactor the parser");
+    const fileLs = await cli(["ls", "/proj", "--root", root, "--json"], { env: { TRANSCRIPT_STORE_URL: "" } });
+    expect(fileLs.records.map((r) => r.title)).toEqual(["日本語 name"]);
+    const table = await cli(["ls", "/proj"], { env });
+    expect(table.stdout).toContain("Refactor the parser");
+    expect(table.stdout).toContain("a question");
+  }, 60_000);
+  it("a database from before the session-name index lists the names its rows already hold", async () => {
+    const url = await freshDatabase();
+    const db = rawPool(url);
+    await migrateSchema(db, 5);
+    const id = randomUUID();
+    const lines = [
+      '{"type":"session_info","id":"i1","parentId":null,"name":"old name"}',
+      '{"type":"message","id":"a1","parentId":"i1","message":{"role":"user","content":"hi"}}',
+    ];
+    await db.query("INSERT INTO sessions (id, cwd, created, header, last_seq, message_count) VALUES ($1, '/old', now(), $2, 2, 1)", [
+      id,
+      headerLine(id, "/old"),
+    ]);
+    for (const [i, line] of lines.entries())
+      await db.query("INSERT INTO entries (session_id, seq, kind, line) VALUES ($1, $2, $3, $4)", [id, i + 1, JSON.parse(line).type, line]);
+    track(await PgStore.connect(url)); // migrates the schema to this version
+    const ls = await cli(["ls", "/old", "--json"], { env: { TRANSCRIPT_STORE_URL: url } });
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(ls.records.map((r) => r.title)).toEqual(["old name"]);
+  }, 60_000);
 });

@@ -24,6 +24,7 @@ export const gcCommand: Command = {
     forget: { type: "string", multiple: true },
   },
   maxArgs: 0,
+  readOnly: (values) => values["dry-run"] === true,
   mustExist: ["blobs-dir", "also"],
   async run(ctx) {
     const graceMs = typeof ctx.values.grace === "string" ? parseDuration(ctx.values.grace) : DEFAULT_GC_GRACE_MS;

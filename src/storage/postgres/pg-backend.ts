@@ -159,7 +159,7 @@ export class PostgresBackend implements StorageBackend {
       path: row.id,
       id: row.id,
       cwd: row.cwd,
-      title: row.title,
+      title: row.sessionName ?? row.title, // as a file listing: the session name, else the header's title
       created: row.created,
       modified: row.modified,
       size: row.size,
