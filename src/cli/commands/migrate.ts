@@ -1,6 +1,6 @@
 import { basename, dirname } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
-import { migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
+import { migrateFailed, migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
 import { migrateToDatabase } from "../database.ts";
 import { findSessionFiles } from "../find-files.ts";
@@ -61,6 +61,6 @@ export const migrateCommand: Command = {
     }
     const totals = migrateTotals(reports);
     ctx.emit(totals, migrateTotalsText(totals, formatBytes));
-    return totals.failed > 0 ? 1 : 0;
+    return migrateFailed(totals) ? 1 : 0;
   },
 };
