@@ -228,6 +228,11 @@ interface WriteOutcome {
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
+  if (outcome.result !== "written" && outcome.result !== "updated") {
+    // Nothing was written: no image was externalized by this run, no blob gained a reference.
+    outcome.counts.imagesExternalized = 0;
+    outcome.counts.blobsDeduplicated = 0;
+  }
   addCounters(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
