@@ -34,6 +34,8 @@ export interface MigrateFileOptions extends PrepareOptions {
   backup?: boolean;
   /** Plan only: take the same road, report what the real run would do; write nothing to the store or the source. */
   dryRun?: boolean;
+  /** A dry run's blobs that earlier files of the same run would have stored (shared across its calls). */
+  plannedBlobs?: Set<string>;
   fsync?: boolean;
   chunkSize?: number;
   now?: () => Date;
@@ -301,8 +303,7 @@ function writeMigrated(
           counts.imagesKeptInline += prepared.imagesKeptInline;
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
-            const put =
-              dryDir === null ? blobs.putHashedSync(blob.hash, blob.bytes) : { existed: blobs.hasSync(blob.hash), repaired: false };
+            const put = dryDir === null ? blobs.putHashedSync(blob.hash, blob.bytes) : plannedPut(blobs, blob.hash, options.plannedBlobs);
             // The put itself proves a blob already there (size, then bytes) and heals it if it went bad.
             if (put.repaired) counts.blobsRepaired++;
             fresh.set(blob.hash, blob.bytes.length);
@@ -362,6 +363,13 @@ function writeMigrated(
     draft.discard();
     if (dryDir !== null) io.rmSync(dryDir, { recursive: true, force: true });
   }
+}
+
+/** What a dry run's put would find: a blob stored already, or by an earlier file of the run. */
+function plannedPut(blobs: BlobStore, hash: string, planned = new Set<string>()): { existed: boolean; repaired: false } {
+  const existed = planned.has(hash) || blobs.hasSync(hash);
+  planned.add(hash);
+  return { existed, repaired: false };
 }
 
 /** A read descriptor on the file scanned as `before` (same inode), else the file changed: refused. */

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../support/cli.ts";
@@ -68,6 +68,9 @@ describe("migrate and verify reports say what happened", () => {
   it("a dry run predicts the real run: sizes it writes, files it leaves unchanged", async () => {
     const src = imageTree();
     const root = tempDir();
+    // A fourth file holding the first file's image: the real run deduplicates it, so must the prediction.
+    const copy = readFileSync(join(src, "nested", "img-1.jsonl"), "utf8").replace('"rep-1"', '"rep-4"');
+    writeFileSync(join(src, "nested", "img-4.jsonl"), copy);
     const dry = await cli(["migrate", src, "--root", root, "--dry-run", "--json"]);
     expect(dry.code).toBe(0);
     expect(existsSync(join(root, "sessions"))).toBe(false);
@@ -79,10 +82,11 @@ describe("migrate and verify reports say what happened", () => {
       expect(r.status).toBe("planned");
       expect(r.bytesAfter).toBe(after.get(r.source));
     }
-    expect(totals(dry)).toMatchObject({ planned: 3, imagesExternalized: 3, blobsNew: 3 });
+    expect(totals(real)).toMatchObject({ migrated: 4, imagesExternalized: 4, blobsNew: 3, blobsDeduplicated: 1 });
+    expect(totals(dry)).toMatchObject({ planned: 4, imagesExternalized: 4, blobsNew: 3, blobsDeduplicated: 1 });
     const dryAgain = await cli(["migrate", src, "--root", root, "--dry-run", "--json"]);
-    expect(files(dryAgain).map((r) => r.status)).toEqual(["current", "current", "current"]);
-    expect(totals(dryAgain)).toMatchObject({ current: 3, planned: 0, imagesExternalized: 0, blobsNew: 0 });
+    expect(files(dryAgain).map((r) => r.status)).toEqual(["current", "current", "current", "current"]);
+    expect(totals(dryAgain)).toMatchObject({ current: 4, planned: 0, imagesExternalized: 0, blobsNew: 0 });
   });
 
   it("verify reports the glued lines that migrate then splits", async () => {

@@ -36,6 +36,7 @@ export const migrateCommand: Command = {
     if (inPlace && !dryRun && piTree) ctx.io.stderr(PI_IMAGES_WARNING);
     const progress = startProgress(ctx.io, files.length, dryRun ? "planning" : "migrating", ctx.json);
     const reports: MigrateFileReport[] = [];
+    const plannedBlobs = new Set<string>();
     try {
       for (const file of files) {
         const report = await migrateFile(file, {
@@ -45,6 +46,7 @@ export const migrateCommand: Command = {
           inPlace,
           backup: ctx.values.backup === true,
           dryRun,
+          plannedBlobs,
         });
         reports.push(report);
         await progress.tick(basename(file));
