@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { constants, type Stats } from "node:fs";
+import { constants, mkdtempSync, type Stats } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -31,8 +32,10 @@ export interface MigrateFileOptions extends PrepareOptions {
   inPlace?: boolean;
   /** Keep the original as `<file>.bak` (in place; `<file>.2.bak`, … when earlier backups exist). */
   backup?: boolean;
-  /** Plan only: read, report, write nothing. */
+  /** Plan only: take the same road, report what the real run would do; write nothing to the store or the source. */
   dryRun?: boolean;
+  /** A dry run's blobs that earlier files of the same run would have stored (shared across its calls). */
+  plannedBlobs?: Set<string>;
   fsync?: boolean;
   chunkSize?: number;
   now?: () => Date;
@@ -126,9 +129,9 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
     const prepare = resolvePrepareOptions(options);
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
     report.bytesBefore = io.statSync(report.source).size;
-    const header = options.dryRun ? null : readSessionHeader(report.source);
+    const header = readSessionHeader(report.source);
     if (header === null) {
-      // Dry runs, and files whose header needs a closer look, take the careful two-pass road.
+      // Files whose header needs a closer look take the careful two-pass road.
       const pass1 = firstPass(report.source, chunkSize);
       const migrated = migrateSession(pass1.header, pass1.records);
       report.fromVersion = migrated.migratedFrom ?? 3;
@@ -137,10 +140,6 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
       report.linesSplit = pass1.repaired.length;
       report.tornTail = pass1.tornTail !== null;
       report.target = targetPathFor(report.source, migrated.header, options);
-      if (options.dryRun) {
-        report.status = "planned";
-        return report;
-      }
       await lockFor(report, options, locks);
       return finish(
         report,
@@ -151,7 +150,7 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
           twoPassTransform(migrated.entries),
           report.fromVersion,
           prepare,
-          new BlobStore(options.blobsDir, { fsync: options.fsync }),
+          new BlobStore(options.blobsDir, { fsync: options.fsync && !options.dryRun }),
           options,
           chunkSize,
         ),
@@ -162,7 +161,7 @@ export async function migrateFile(source: string, options: MigrateFileOptions): 
     report.fromVersion = fromVersion;
     report.target = targetPathFor(report.source, newHeader, options);
     await lockFor(report, options, locks);
-    const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
+    const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync && !options.dryRun });
     let outcome;
     try {
       outcome = writeMigrated(report, newHeader, onePassTransform(header, fromVersion), fromVersion, prepare, blobs, options, chunkSize);
@@ -207,6 +206,8 @@ async function lockFor(report: MigrateFileReport, options: MigrateFileOptions, l
       { path: elsewhere },
     );
   }
+  // A dry run writes nothing and takes no lock: it only predicts.
+  if (options.dryRun) return;
   if (!options.inPlace) ensureDir(dirname(report.target), options.fsync === true);
   const lockOptions = { onCompromised: () => {} };
   try {
@@ -225,16 +226,25 @@ interface WriteOutcome {
   parsed: ParsedSession;
   /** What the write pass counted (the other counters at zero). */
   counts: MigrateCounters;
+  /** Bytes of the migrated file as written (a dry run's prediction of the target's size). */
+  bytesWritten: number;
 }
 
 function finish(report: MigrateFileReport, options: MigrateFileOptions, outcome: WriteOutcome): MigrateFileReport {
+  if (outcome.result !== "written" && outcome.result !== "updated") {
+    // Nothing was written: no image was externalized by this run, no blob gained a reference.
+    outcome.counts.imagesExternalized = 0;
+    outcome.counts.blobsDeduplicated = 0;
+  }
   addCounters(report, outcome.counts);
   report.entries = outcome.parsed.records.length;
   report.malformed = outcome.parsed.malformed.length;
   report.linesSplit = outcome.parsed.repaired.length;
   report.tornTail = outcome.parsed.tornTail !== null;
-  report.status = outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
-  report.bytesAfter = io.statSync(report.target).size;
+  const writes = outcome.result === "written" || outcome.result === "updated";
+  report.status =
+    options.dryRun && writes ? "planned" : outcome.result === "written" ? (options.inPlace ? "migrated" : "imported") : outcome.result;
+  report.bytesAfter = options.dryRun && writes ? outcome.bytesWritten : io.statSync(report.target).size;
   if (outcome.result === "conflict") {
     // True on a first import as on a re-import: the two copies diverged, whichever way they came to.
     const message =
@@ -270,12 +280,17 @@ function writeMigrated(
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
   // (pi, an editor) wrote to it before a rewrite in place (or of a store file) replaces it.
   const before = report.target === report.source ? io.statSync(report.source) : null;
-  const draft = SessionFileDraft.begin(report.target);
+  // A dry run writes its draft outside the store (removed below) and stores no blob.
+  const dryDir = options.dryRun ? mkdtempSync(join(tmpdir(), "transcript-store-dry-run-")) : null;
+  const draft =
+    dryDir === null ? SessionFileDraft.begin(report.target) : SessionFileDraft.begin(report.target, join(dryDir, "draft.jsonl"));
   const temp = draft.path;
+  let bytesWritten = 0;
   try {
     const emit = (data: Buffer) => {
       draft.write(data);
       written.update(data);
+      bytesWritten += data.length;
     };
     emit(Buffer.from(`${JSON.stringify(header)}\n`));
     parsed = scanSessionFile(
@@ -288,7 +303,7 @@ function writeMigrated(
           counts.imagesKeptInline += prepared.imagesKeptInline;
           for (const blob of prepared.blobs) {
             counts.imagesExternalized++;
-            const put = blobs.putHashedSync(blob.hash, blob.bytes);
+            const put = dryDir === null ? blobs.putHashedSync(blob.hash, blob.bytes) : plannedPut(blobs, blob.hash, options.plannedBlobs);
             // The put itself proves a blob already there (size, then bytes) and heals it if it went bad.
             if (put.repaired) counts.blobsRepaired++;
             fresh.set(blob.hash, blob.bytes.length);
@@ -310,11 +325,12 @@ function writeMigrated(
     draft.sync();
   } catch (err) {
     draft.discard();
+    if (dryDir !== null) io.rmSync(dryDir, { recursive: true, force: true });
     throw err;
   }
   draft.close();
   const digest = written.digest("hex");
-  const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts });
+  const outcome = (result: WriteOutcome["result"]): WriteOutcome => ({ result, parsed: parsed!, counts, bytesWritten });
   let held: number | null = null;
   try {
     if (parsed.tornTail !== null || parsed.missingFinalNewline || parsed.malformed.length > 0 || parsed.repaired.length > 0) changed = true;
@@ -330,6 +346,7 @@ function writeMigrated(
       if (relation === "diverged") return outcome("conflict");
       result = "updated";
     }
+    if (dryDir !== null) return outcome(result);
     verifyWritten(temp, digest, parsed.records.length, blobs, fresh, chunkSize);
     // Held across the rename: what a plain writer appends to the old file meanwhile is brought over.
     if (before !== null) held = openHeld(report.source, before);
@@ -344,7 +361,15 @@ function writeMigrated(
   } finally {
     if (held !== null) io.closeSync(held);
     draft.discard();
+    if (dryDir !== null) io.rmSync(dryDir, { recursive: true, force: true });
   }
+}
+
+/** What a dry run's put would find: a blob stored already, or by an earlier file of the run. */
+function plannedPut(blobs: BlobStore, hash: string, planned = new Set<string>()): { existed: boolean; repaired: false } {
+  const existed = planned.has(hash) || blobs.hasSync(hash);
+  planned.add(hash);
+  return { existed, repaired: false };
 }
 
 /** A read descriptor on the file scanned as `before` (same inode), else the file changed: refused. */

@@ -133,7 +133,8 @@ const STATUS_TALLIES = [
   { name: "continued", statuses: ["continued"], text: "# continued in the store (left alone), ", zero: false },
   { name: "conflicts", statuses: ["conflict"], text: "# in conflict (store copy left alone), ", zero: false },
   { name: "planned", statuses: ["planned"], text: "# planned, ", zero: true },
-  { name: "failed", statuses: ["failed", "conflict"], text: "# failed", zero: true },
+  // A conflict is counted once, above; the run still exits 1 for it (see `migrateFailed`).
+  { name: "failed", statuses: ["failed"], text: "# failed", zero: true },
 ] as const satisfies ReadonlyArray<{ name: string; statuses: readonly MigrateStatus[]; text: string; zero: boolean }>;
 
 type TallyName = (typeof STATUS_TALLIES)[number]["name"];
@@ -146,6 +147,11 @@ export function migrateTotals(reports: ReadonlyArray<MigrateCounters & { status:
     totals[t.name] = reports.filter((r) => (t.statuses as readonly MigrateStatus[]).includes(r.status)).length;
   }
   return Object.assign(totals, totalCounters(reports));
+}
+
+/** Whether the run failed: a file failed or is in conflict. */
+export function migrateFailed(totals: MigrateTotals): boolean {
+  return totals.failed + totals.conflicts > 0;
 }
 
 /** The totals line of the text output. */

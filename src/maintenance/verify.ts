@@ -9,6 +9,7 @@ import { collectRefs } from "./blob-refs.ts";
 export type FindingKind =
   | "BAD_HEADER"
   | "MALFORMED_LINE"
+  | "GLUED_LINE"
   | "TORN_TAIL"
   | "BROKEN_PARENT"
   | "BLOB_MISSING"
@@ -71,6 +72,9 @@ export function verifySessionFile(
   }
   for (const m of parsed.malformed)
     findings.push({ kind: "MALFORMED_LINE", path, line: m.line, message: `line ${m.line} (byte ${m.offset}): ${m.reason}` });
+  // Lines holding several records glued together: readers load them one by one, migrate splits them.
+  for (const g of parsed.repaired)
+    findings.push({ kind: "GLUED_LINE", path, line: g.line, message: `line ${g.line} (byte ${g.offset}): ${g.reason}` });
   if (parsed.tornTail !== null)
     findings.push({
       kind: "TORN_TAIL",

@@ -1,6 +1,6 @@
 import { basename, dirname } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
-import { migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
+import { migrateFailed, migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
 import { migrateToDatabase } from "../database.ts";
 import { findSessionFiles } from "../find-files.ts";
@@ -36,6 +36,7 @@ export const migrateCommand: Command = {
     if (inPlace && !dryRun && piTree) ctx.io.stderr(PI_IMAGES_WARNING);
     const progress = startProgress(ctx.io, files.length, dryRun ? "planning" : "migrating", ctx.json);
     const reports: MigrateFileReport[] = [];
+    const plannedBlobs = new Set<string>();
     try {
       for (const file of files) {
         const report = await migrateFile(file, {
@@ -45,6 +46,7 @@ export const migrateCommand: Command = {
           inPlace,
           backup: ctx.values.backup === true,
           dryRun,
+          plannedBlobs,
         });
         reports.push(report);
         await progress.tick(basename(file));
@@ -61,6 +63,6 @@ export const migrateCommand: Command = {
     }
     const totals = migrateTotals(reports);
     ctx.emit(totals, migrateTotalsText(totals, formatBytes));
-    return totals.failed > 0 ? 1 : 0;
+    return migrateFailed(totals) ? 1 : 0;
   },
 };
