@@ -1,3 +1,4 @@
+import { hasPseudoTerminal } from "../support/terminal.ts";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { tempDir } from "../support/temp-dir.ts";
 
 const BIN = join(REPO_ROOT, "bin/transcript-store.mjs");
 /** util-linux `script` runs a command on a pseudo-terminal (stdout a TTY with a width). */
-const HAS_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+const HAS_SCRIPT = hasPseudoTerminal();
 
 /** A pi v3 session file written line by line: a header, then `count` user/assistant messages a minute apart from `start`. */
 function sessionLines(id: string, cwd: string, start: string, count: number, extra: string[] = [], pad = 0): string[] {

@@ -1,3 +1,4 @@
+import { hasPseudoTerminal } from "../support/terminal.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -6,7 +7,7 @@ import { REPO_ROOT } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** util-linux `script` runs a command on a pseudo-terminal; a Ctrl-C written to its stdin reaches the CLI as SIGINT. */
-const HAS_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+const HAS_SCRIPT = hasPseudoTerminal();
 const BIN = join(REPO_ROOT, "bin/transcript-store.mjs");
 const ESC = "\u001b";
 

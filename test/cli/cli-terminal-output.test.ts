@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runTs } from "../support/child.ts";
 import { cli, cliProcess } from "../support/cli.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
-import { unsafeCharacters } from "../support/terminal.ts";
+import { unsafeCharacters, hasPseudoTerminal } from "../support/terminal.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 // What a hostile transcript (or file name) holds, and how the CLI must show it: every control as
@@ -84,7 +84,7 @@ function expectTerminalSafe(bytes: Buffer, what: string): string {
 }
 
 /** util-linux `script` runs a command on a pseudo-terminal: stderr is a TTY there, so the CLI draws its progress bar. */
-const HAS_SCRIPT = spawnSync("script", ["--version"]).status === 0;
+const HAS_SCRIPT = hasPseudoTerminal();
 
 function onTerminal(command: string): { status: number | null; output: Buffer } {
   const run = spawnSync("script", ["-qec", command, "/dev/null"], {

@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+
 /**
  * The code units of `text` a terminal would act on or lose, as `U+XXXX`: C0 controls (all of them,
  * or all but `\n` and `\t` with `layout`), DEL, C1, U+2028/U+2029, bidi embeddings, overrides and
@@ -26,4 +28,17 @@ export function unsafeCharacters(text: string, options: { layout?: boolean; deco
     if ((control && !layout) || separator || bidi || surrogate || lost) found.push(name(c));
   }
   return found;
+}
+
+/**
+ * Whether util-linux `script` (the pseudo-terminal the TTY tests run commands on) is installed. Without
+ * it those tests skip with one loud line, except under `CI=true`, where its absence fails the run
+ * (Debian's util-linux, which `.ci/run`'s machine always has, ships it).
+ */
+export function hasPseudoTerminal(): boolean {
+  if (spawnSync("script", ["--version"]).status === 0) return true;
+  if (process.env.CI === "true" || process.env.CI === "1")
+    throw new Error("CI=true but util-linux `script` is missing: the TTY tests cannot run");
+  console.warn("SKIPPED: util-linux `script` not found; the pseudo-terminal tests did not run");
+  return false;
 }
