@@ -52,6 +52,11 @@ export function ownTree(job: Job): string {
   return copy;
 }
 
+/** Copies the job's blob files into `dir` (untimed): where the implementation looks for its blobs. */
+export function ownBlobs(job: Job, dir: string): void {
+  cpSync(job.blobs!, dir, { recursive: true });
+}
+
 /** Throws unless `path` holds at least `lines` lines: the appends being timed really reached the file. */
 export function checkLines(path: string, lines: number): void {
   const buf = readFileSync(path);

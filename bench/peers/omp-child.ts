@@ -1,12 +1,14 @@
-// oh-my-pi 18.2.3 (Bun only) running one workload through its SessionManager (dist/types/session/session-manager.d.ts).
+// oh-my-pi 18.3.4 (Bun only; its @oh-my-pi/* siblings pinned to 18.2.x, see install.sh) running one workload through
+// its SessionManager (dist/types/session/session-manager.d.ts).
 // omp keeps one append fd, externalizes images to its blob store on write, and copies artifacts on forkFrom.
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
-import { OMP_MODULE } from "./paths.ts";
+import { appendP50s, checkLines, ownBlobs, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { OMP_MODULE, OMP_UTILS } from "./paths.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
 const { SessionManager: Omp } = (await import(OMP_MODULE)) as { SessionManager: any };
+const { getBlobsDir } = (await import(OMP_UTILS)) as { getBlobsDir: () => string };
 const job = readJob();
 const dir = join(job.work, "omp-sessions");
 
@@ -44,6 +46,18 @@ switch (job.workload) {
     const copy = ownCopy(job);
     let m: any;
     const ms = await time(async () => (m = await Omp.open(copy, dir)));
+    report({ ms, entries: m.getEntries().length });
+    break;
+  }
+  case "W4B": {
+    // omp resolves blob refs from its global blob dir when it opens a session.
+    const copy = ownCopy(job);
+    ownBlobs(job, getBlobsDir());
+    let m: any;
+    const ms = await time(async () => (m = await Omp.open(copy, dir)));
+    const first = m.getEntries().find((e: any) => e.message?.content?.some?.((b: any) => b.type === "image"));
+    const data = first?.message.content.find((b: any) => b.type === "image").data;
+    if (typeof data !== "string" || data.startsWith("blob:")) throw new Error("omp did not resolve the blob refs at open");
     report({ ms, entries: m.getEntries().length });
     break;
   }

@@ -1,4 +1,4 @@
-// pi-coding-agent 0.73.1 (Node) running one workload through its public SessionManager API.
+// pi-coding-agent 1.5.2 (Node 22) running one workload through its public SessionManager API.
 // pi writes nothing until the first assistant message and appends with appendFileSync (open/write/close per entry).
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -43,6 +43,9 @@ switch (job.workload) {
     report({ ms, entries: m.getEntries().length });
     break;
   }
+  case "W4B":
+    report({ unsupported: "pi 1.5.2 has no blob store: images stay inline" });
+    break;
   case "W5": {
     const bucket = ownTree(job);
     let n = 0;
@@ -59,6 +62,6 @@ switch (job.workload) {
     break;
   }
   case "W6-artifacts":
-    report({ unsupported: "pi 0.73.1 has no artifacts dir; its forkFrom copies the transcript only" });
+    report({ unsupported: "pi 1.5.2 has no artifacts dir; its forkFrom copies the transcript only" });
     break;
 }

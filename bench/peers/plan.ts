@@ -5,7 +5,17 @@ import { join } from "node:path";
 import { cwdBucket } from "../../src/session/paths.ts";
 import { IMPLS, type Impl } from "./spawn.ts";
 import type { RowSpec } from "./table.ts";
-import { ARTIFACT_BYTES, CWD, type Job, type sizes, type Workload, writeBucket, writeImageSession, writeTextSession } from "./workloads.ts";
+import {
+  ARTIFACT_BYTES,
+  CWD,
+  type Job,
+  type sizes,
+  type Workload,
+  writeBlobRefSession,
+  writeBucket,
+  writeImageSession,
+  writeTextSession,
+} from "./workloads.ts";
 
 /** One child to spawn per run: the job, which implementation, and the key its result is filed under. */
 export interface Spawn {
@@ -18,7 +28,7 @@ export function plan(only: Workload[], size: ReturnType<typeof sizes>, root: str
   const mb = (path: string) => statSync(path).size / 1e6;
   const spawns: Spawn[] = [];
   const rows: RowSpec[] = [];
-  const all = (key: string) => ({ raw: key, pi: key, omp: key, us: key });
+  const all = (key: string) => ({ raw: key, pi: key, omp: key, us: key, "raw-bun": key });
   const each = (key: string, job: Omit<Job, "work">) => {
     for (const impl of IMPLS) spawns.push({ key, impl, job });
   };
@@ -49,10 +59,41 @@ export function plan(only: Workload[], size: ReturnType<typeof sizes>, root: str
         spawns.push({ key: `W4-${mode}`, impl: "us", job: { workload: "W4", count: 0, source, mode } });
       const label = `W4 open ${mb(source).toFixed(0)} MB inline images`;
       const one = { pi: "(one mode: row above)", omp: "(one mode: row above)" };
-      rows.push({ label: `${label}, ours lazy`, unit: "ms", metric: "ms", jobs: { raw: "W4", pi: "W4", omp: "W4", us: "W4-lazy" } });
-      rows.push({ label: `${label}, ours eager`, unit: "ms", metric: "ms", jobs: { raw: "W4", us: "W4-eager" }, notes: one });
-      rows.push({ label: "W4 peak RSS, ours lazy", unit: "MB", metric: "rssMB", jobs: { raw: "W4", pi: "W4", omp: "W4", us: "W4-lazy" } });
-      rows.push({ label: "W4 peak RSS, ours eager", unit: "MB", metric: "rssMB", jobs: { raw: "W4", us: "W4-eager" }, notes: one });
+      rows.push({
+        label: `${label}, ours lazy`,
+        unit: "ms",
+        metric: "ms",
+        jobs: { raw: "W4", pi: "W4", "raw-bun": "W4", omp: "W4", us: "W4-lazy" },
+      });
+      rows.push({
+        label: `${label}, ours eager`,
+        unit: "ms",
+        metric: "ms",
+        jobs: { raw: "W4", "raw-bun": "W4", us: "W4-eager" },
+        notes: one,
+      });
+      rows.push({
+        label: "W4 peak RSS, ours lazy",
+        unit: "MB",
+        metric: "rssMB",
+        jobs: { raw: "W4", pi: "W4", "raw-bun": "W4", omp: "W4", us: "W4-lazy" },
+      });
+      rows.push({
+        label: "W4 peak RSS, ours eager",
+        unit: "MB",
+        metric: "rssMB",
+        jobs: { raw: "W4", "raw-bun": "W4", us: "W4-eager" },
+        notes: one,
+      });
+    } else if (w === "W4B") {
+      const images = join(root, "w4b-images.jsonl");
+      writeImageSession(images, size.w4Bytes, 41);
+      const source = join(root, "w4b-refs.jsonl");
+      const blobs = join(root, "w4b-blobs");
+      writeBlobRefSession(images, source, blobs);
+      each("W4B", { workload: "W4B", count: 0, source, blobs });
+      const label = `W4b eager open of blob refs (the W4 session, ${mb(images).toFixed(0)} MB inline, externalized)`;
+      rows.push({ label, unit: "ms", metric: "ms", jobs: all("W4B") });
     } else if (w === "W5") {
       const bucket = join(root, "w5", cwdBucket(CWD, "omp"));
       writeBucket(bucket, size.w5Sessions);

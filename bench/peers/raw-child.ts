@@ -1,6 +1,7 @@
-// Raw Node doing each workload's bare I/O (issue 14's baselines): one kept fd + JSON.stringify + writeSync per entry;
-// 1 MiB chunk scan + JSON.parse; readdir + 4 KB head per file; new header line + chunk copy, artifacts by hard link.
-import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readSync, writeFileSync, writeSync } from "node:fs";
+// Raw Node (or raw Bun: the same file run by Bun) doing each workload's bare I/O (issue 14's baselines): one kept fd +
+// JSON.stringify + writeSync per entry; 1 MiB chunk scan + JSON.parse (W4b: and each blob read back as base64);
+// readdir + 4 KB head per file; new header line + chunk copy, artifacts by hard link.
+import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
@@ -100,6 +101,21 @@ switch (job.workload) {
     const copy = ownCopy(job);
     let entries = 0;
     const ms = await time(() => (entries = scanAndParse(copy).length - 1));
+    report({ ms, entries });
+    break;
+  }
+  case "W4B": {
+    // Scan and parse, then read each referenced blob and put its base64 back where the ref was.
+    const copy = ownCopy(job);
+    let entries = 0;
+    const ms = await time(() => {
+      const records = scanAndParse(copy) as { message?: { content?: { type: string; data?: string }[] } }[];
+      for (const record of records)
+        for (const block of record.message?.content ?? [])
+          if (block.type === "image" && block.data?.startsWith("blob:sha256:"))
+            block.data = readFileSync(join(job.blobs!, block.data.slice(12))).toString("base64");
+      entries = records.length - 1;
+    });
     report({ ms, entries });
     break;
   }

@@ -1,7 +1,7 @@
-// `npm run bench:peers [-- --runs 3] [--only W1,W5] [--scale 0.1] [--impls raw,us,pi,omp]`
-// The same seeded W1–W6 workloads (issue 14) through raw Node, us, pi (Node) and omp (Bun), each job in its
-// own child process; prints one table of medians with ratios to raw Node of the same runs, and writes JSON
-// to bench/results/.
+// `npm run bench:peers [-- --runs 3] [--only W1,W5] [--scale 0.1] [--impls raw,us,pi,raw-bun,omp]`
+// The same seeded W1–W6 workloads (issue 14) through raw Node, us, pi (Node), raw Bun and omp (Bun), each
+// job in its own child process; prints one table of medians with ratios to the raw baseline of the same runtime
+// in the same runs, and writes JSON to bench/results/.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem, tmpdir } from "node:os";
@@ -79,7 +79,9 @@ try {
   const { markdown, cells } = renderTable(samples, rows);
   console.log(`\n${date}; ${machine}; Node ${process.version}, Bun ${bun}; pi ${PI_VERSION}, omp ${OMP_VERSION}`);
   const load = `load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
-  console.log(`medians of ${runs} run(s) at --scale ${scale}; (×) = ratio to raw Node of the same runs; ${load}\n`);
+  console.log(
+    `medians of ${runs} run(s) at --scale ${scale}; (×) = ratio to raw Node (us, pi) or raw Bun (omp) of the same runs; ${load}\n`,
+  );
   console.log(markdown);
   const mismatches = entryMismatches(samples);
   for (const line of mismatches) console.log(line);

@@ -1,19 +1,22 @@
-// Runs one peer child (Node + tsx, or Bun for omp) on one Job and returns its Result.
+// Runs one peer child (Node + tsx, or Bun for omp and raw Bun) on one Job and returns its Result.
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { BUN } from "./paths.ts";
 import type { Job, Result } from "./workloads.ts";
 
-export const IMPLS = ["raw", "us", "pi", "omp"] as const;
+export const IMPLS = ["raw", "us", "pi", "raw-bun", "omp"] as const;
 export type Impl = (typeof IMPLS)[number];
+
+/** Each column's baseline: the raw child on the same runtime (omp runs on Bun only, so it divides by raw Bun). */
+export const BASELINE: Record<Impl, Impl | null> = { raw: null, us: "raw", pi: "raw", "raw-bun": null, omp: "raw-bun" };
 
 const ROOT = join(import.meta.dirname, "../..");
 const TIMEOUT_MS = 15 * 60_000;
 
 function command(impl: Impl, job: Job): [string, string[]] {
-  const script = join(import.meta.dirname, `${impl}-child.ts`);
-  if (impl === "omp") return [BUN, [script, JSON.stringify(job)]];
+  const script = join(import.meta.dirname, `${impl === "raw-bun" ? "raw" : impl}-child.ts`);
+  if (impl === "omp" || impl === "raw-bun") return [BUN, [script, JSON.stringify(job)]];
   return [process.execPath, ["--import", "tsx", script, JSON.stringify(job)]];
 }
 

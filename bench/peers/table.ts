@@ -1,6 +1,7 @@
-// The issue-14 table: one row per measure, medians over the runs, each peer's ratio to raw Node of the same runs.
+// The peers table: one row per measure, medians over the runs, each column's ratio to the raw baseline of its own runtime
+// (raw Node for us and pi, raw Bun for omp) measured in the same runs.
 import { median } from "../stats.ts";
-import type { Impl } from "./spawn.ts";
+import { BASELINE, type Impl } from "./spawn.ts";
 import type { Result } from "./workloads.ts";
 
 /** Every child's answer of every run, by job key ("W1", "W4-eager", …) and implementation. */
@@ -23,8 +24,8 @@ export interface Cell {
   text: string;
 }
 
-const COLUMNS: Impl[] = ["raw", "pi", "omp", "us"];
-export const HEADERS: Record<Impl, string> = { raw: "raw Node", pi: "pi", omp: "omp (Bun)", us: "us" };
+const COLUMNS: Impl[] = ["raw", "pi", "us", "raw-bun", "omp"];
+export const HEADERS: Record<Impl, string> = { raw: "raw Node", pi: "pi", us: "us", "raw-bun": "raw Bun", omp: "omp (Bun)" };
 
 function num(v: number): string {
   return v >= 100 ? Math.round(v).toLocaleString("en-US") : v >= 10 ? v.toFixed(1) : v.toFixed(2);
@@ -40,7 +41,7 @@ export function cell(samples: Samples, row: RowSpec, impl: Impl, base: number | 
   const values = runs.map((r) => r[row.metric]).filter((v): v is number => typeof v === "number");
   if (values.length === 0) return { median: null, ratio: null, text: `failed: ${runs.find((r) => r.failed)?.failed ?? "no value"}` };
   const m = median(values);
-  const ratio = base === null || impl === "raw" ? null : m / base;
+  const ratio = base === null || BASELINE[impl] === null ? null : m / base;
   const failures = runs.length - values.length;
   const text =
     `${num(m)} ${row.unit}${ratio === null ? "" : ` (${num(ratio)}×)`}` +
@@ -53,8 +54,12 @@ export function renderTable(samples: Samples, rows: RowSpec[]): { markdown: stri
   const lines = [`| workload | ${COLUMNS.map((c) => HEADERS[c]).join(" | ")} |`, `|---|${COLUMNS.map(() => "---").join("|")}|`];
   const cells: Record<string, Record<Impl, Cell>> = {};
   for (const row of rows) {
-    const base = cell(samples, row, "raw", null).median;
-    const byImpl = Object.fromEntries(COLUMNS.map((c) => [c, cell(samples, row, c, base)])) as Record<Impl, Cell>;
+    const bases = new Map<Impl, number | null>();
+    for (const c of COLUMNS) if (BASELINE[c] === null) bases.set(c, cell(samples, row, c, null).median);
+    const byImpl = Object.fromEntries(COLUMNS.map((c) => [c, cell(samples, row, c, bases.get(BASELINE[c] ?? c) ?? null)])) as Record<
+      Impl,
+      Cell
+    >;
     cells[row.label] = byImpl;
     lines.push(`| ${row.label} | ${COLUMNS.map((c) => byImpl[c].text).join(" | ")} |`);
   }

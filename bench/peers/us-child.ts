@@ -2,7 +2,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { appendP50s, checkLines, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
+import { appendP50s, checkLines, ownBlobs, ownCopy, ownTree, readJob, report, time } from "./child-io.ts";
 import { artifactText, CWD, openingPair, w1Messages, w2Entries } from "./workloads.ts";
 
 type Message = { role: string };
@@ -41,6 +41,14 @@ switch (job.workload) {
     const copy = ownCopy(job);
     let m: SessionManager | undefined;
     const ms = await time(async () => (m = await SessionManager.open(copy, { root, readOnly: true, rehydrate: job.mode ?? "eager" })));
+    report({ ms, entries: m!.getEntries().length });
+    break;
+  }
+  case "W4B": {
+    const copy = ownCopy(job);
+    ownBlobs(job, join(root, "blobs"));
+    let m: SessionManager | undefined;
+    const ms = await time(async () => (m = await SessionManager.open(copy, { root, readOnly: true, rehydrate: "eager" })));
     report({ ms, entries: m!.getEntries().length });
     break;
   }

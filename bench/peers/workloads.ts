@@ -1,10 +1,11 @@
 // The seeded W1–W6 workloads of `npm run bench:peers` (issue 14), shared by the parent and every child.
 // Runs on Node and on Bun: only node: built-ins and bench/workload.ts, no clock, no Math.random.
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { agentMessage, imageBytes, prng } from "../workload.ts";
 
-export const WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"] as const;
+export const WORKLOADS = ["W1", "W2", "W3", "W4", "W4B", "W5", "W6"] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 /** What one child is asked to do: the workload, its sizes, and where its inputs and scratch space are. */
@@ -18,6 +19,8 @@ export interface Job {
   source?: string;
   /** W5: the cwd whose sessions are listed. */
   cwd?: string;
+  /** W4B: the directory of blob files (named by their sha256) the session's refs point at. */
+  blobs?: string;
   /** W4, ours only: how images are loaded. */
   mode?: "lazy" | "eager";
 }
@@ -153,6 +156,31 @@ export function writeImageSession(path: string, bytes: number, seed: number): vo
       timestamp: T0 + i,
     };
   });
+}
+
+/**
+ * W4b: the W4 session with every image already externalized, as omp and we store them: each image's bytes in
+ * `blobDir/<sha256>` and `data` replaced by `blob:sha256:<hash>`. Opening it eagerly reads every blob back.
+ */
+export function writeBlobRefSession(imageSession: string, target: string, blobDir: string): void {
+  mkdirSync(blobDir, { recursive: true });
+  const out = openSync(target, "w");
+  try {
+    const text = readFileSync(imageSession);
+    for (let start = 0, nl = text.indexOf(10); nl !== -1; start = nl + 1, nl = text.indexOf(10, start)) {
+      const record = JSON.parse(text.toString("utf8", start, nl));
+      for (const block of record.message?.content ?? []) {
+        if (block.type !== "image") continue;
+        const bytes = Buffer.from(block.data, "base64");
+        const hash = createHash("sha256").update(bytes).digest("hex");
+        writeFileSync(join(blobDir, hash), bytes);
+        block.data = `blob:sha256:${hash}`;
+      }
+      writeSync(out, `${JSON.stringify(record)}\n`);
+    }
+  } finally {
+    closeSync(out);
+  }
 }
 
 /** W5: `count` small sessions (header + 6 messages) in one bucket directory, distinct mtimes not needed. */

@@ -1,9 +1,18 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runPeer } from "../../bench/peers/spawn.ts";
-import { CWD, w1Messages, w2Entries, writeBucket, writeImageSession, writeTextSession } from "../../bench/peers/workloads.ts";
+import {
+  CWD,
+  w1Messages,
+  w2Entries,
+  writeBlobRefSession,
+  writeBucket,
+  writeImageSession,
+  writeTextSession,
+} from "../../bench/peers/workloads.ts";
 import { cwdBucket } from "../../src/session/paths.ts";
 
 let dir: string;
@@ -47,6 +56,28 @@ describe("bench:peers workloads", () => {
     expect(images.length).toBeGreaterThan(1);
   });
 
+  it("W4b externalizes every image of the W4 session into a blob file named by its sha256, the rest unchanged", () => {
+    writeImageSession(join(dir, "i.jsonl"), 4_000_000, 41);
+    writeBlobRefSession(join(dir, "i.jsonl"), join(dir, "r.jsonl"), join(dir, "blobs"));
+    const inline = lines(join(dir, "i.jsonl"));
+    const refs = lines(join(dir, "r.jsonl"));
+    expect(refs).toHaveLength(inline.length);
+    let images = 0;
+    for (const [i, record] of refs.entries()) {
+      const block = record.message?.content?.[1];
+      if (block?.type !== "image") {
+        expect(record).toEqual(inline[i]);
+        continue;
+      }
+      images++;
+      const bytes = readFileSync(join(dir, "blobs", block.data.slice("blob:sha256:".length)));
+      expect(createHash("sha256").update(bytes).digest("hex")).toBe(block.data.slice("blob:sha256:".length));
+      expect(bytes.toString("base64")).toBe(inline[i].message.content[1].data);
+    }
+    expect(images).toBeGreaterThan(1);
+    expect(readdirSync(join(dir, "blobs"))).toHaveLength(images);
+  });
+
   it("write one bucket of small sessions", () => {
     writeBucket(join(dir, "b"), 5);
     const names = readdirSync(join(dir, "b"));
@@ -63,6 +94,18 @@ describe("bench:peers children", () => {
       expect(result.failed).toBeUndefined();
       expect(result.ms).toBeGreaterThan(0);
       expect(result.rssMB).toBeGreaterThan(0);
+    }
+  });
+
+  it("raw Node and us open the W4b session eagerly and load the same number of entries", async () => {
+    writeImageSession(join(dir, "i.jsonl"), 4_000_000, 41);
+    writeBlobRefSession(join(dir, "i.jsonl"), join(dir, "r.jsonl"), join(dir, "blobs"));
+    const entries = lines(join(dir, "r.jsonl")).length - 1;
+    for (const impl of ["raw", "us"] as const) {
+      const work = mkdtempSync(join(dir, `${impl}-`));
+      const result = await runPeer(impl, { workload: "W4B", work, count: 0, source: join(dir, "r.jsonl"), blobs: join(dir, "blobs") });
+      expect(result.failed).toBeUndefined();
+      expect(result.entries).toBe(entries);
     }
   });
 
