@@ -105,6 +105,10 @@ export interface StorageBackend {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */
   gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport>;
+  /** A name for messages: the file tree's sessions directory is named by the caller; a database its redacted URL. */
+  readonly name?: string;
+  /** Ends what the backend holds open (connections). Optional: the file tree holds nothing. */
+  close?(): Promise<void>;
 }
 
 export interface StoreGcOptions {

@@ -11,7 +11,7 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
-import { redactUrl } from "../store-url.ts";
+import { redactUrl } from "../redact-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
