@@ -17,6 +17,8 @@ import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
+import { exportPg, importPg } from "./pg-transfer.ts";
+import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -146,6 +148,22 @@ export class PostgresBackend implements StorageBackend {
       warn,
       bytesOf,
     });
+  }
+
+  async locate(id: string, _options: ResolvedSessionManagerOptions): Promise<string | null> {
+    return (await (await this.connect()).getSession(id)) === null ? null : id;
+  }
+
+  async has(id: string, options: ResolvedSessionManagerOptions): Promise<boolean> {
+    return (await this.locate(id, options)) !== null;
+  }
+
+  async exportSnapshot(ref: string, _options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
+    return exportPg(await this.connect(), this.name, ref);
+  }
+
+  async importSnapshot(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<ImportOutcome> {
+    return importPg(await this.connect(), this.name, snapshot, { holder: leaseHolder(), ttlMs: options.lockStaleMs });
   }
 
   async gc(_options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
