@@ -29,6 +29,8 @@ export interface SessionSnapshot {
   blobHashes(): AsyncIterable<string>;
   /** The bytes of a blob its lines reference; null when the source lacks it. */
   blob(hash: string): Promise<Buffer | null>;
+  /** Damaged lines of the source not carried (they stay in the source, reported); absent: none. */
+  damaged?: number;
 }
 
 /**

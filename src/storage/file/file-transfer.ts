@@ -115,7 +115,7 @@ const quietHooks = (options: ResolvedSessionManagerOptions, header: () => import
  * a legacy or damaged one is read through its migration (what `open` shows), its damaged lines
  * left in the file and counted in `damaged`.
  */
-export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot & { damaged: number }> {
+export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
   const abs = resolve(path);
   const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
   const storage = opened.storage(quietHooks(options, () => opened.header));
