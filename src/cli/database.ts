@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { TranscriptStoreError } from "../errors.ts";
 import { withClient } from "../postgres/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
-import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
+import type { PgStore } from "../postgres/index.ts";
+import { storeUrlForms } from "../storage/backend-registry.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { terminalText } from "./terminal-text.ts";
 
@@ -12,10 +12,10 @@ import { terminalText } from "./terminal-text.ts";
  * Sessions commands (`ls`, `show`, `export`, `import`, `fork`, `mv`) need nothing of their own:
  * they go through `SessionManager` with the store.
  */
-function backendOf(ctx: CommandContext): PostgresBackend {
-  const resolved = resolveSessionManagerOptions(storeOptions(ctx));
-  if (!(resolved.store instanceof PostgresBackend)) throw new UsageError("this needs --store postgres://… (or TRANSCRIPT_STORE_URL)");
-  return resolved.store;
+function databaseOf(ctx: CommandContext): Promise<PgStore> {
+  const store = resolveSessionManagerOptions(storeOptions(ctx)).store as { connect?: () => Promise<PgStore> } | null;
+  if (typeof store?.connect !== "function") throw new UsageError(`this needs --store ${storeUrlForms()}… (or TRANSCRIPT_STORE_URL)`);
+  return store.connect();
 }
 
 export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<number> {
@@ -34,7 +34,7 @@ export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<
 }
 
 export async function statsDatabase(ctx: CommandContext): Promise<number> {
-  const store = await backendOf(ctx).connect();
+  const store = await databaseOf(ctx);
   const one = async (sql: string) =>
     (await withClient(store.pool, "Reading statistics", (c) => c.query<Record<string, string>>(sql))).rows[0]!;
   const sessions = await one("SELECT count(*) AS n FROM sessions");
@@ -74,8 +74,7 @@ interface DbFinding {
 
 /** Every session's rows parse and link to their parents; every referenced blob exists and hashes to its name. */
 export async function verifyDatabase(ctx: CommandContext): Promise<number> {
-  const backend = backendOf(ctx);
-  const store = await backend.connect();
+  const store = await databaseOf(ctx);
   const findings: DbFinding[] = [];
   const sessions = await SessionManager.listAll(storeOptions(ctx));
   let entries = 0;
