@@ -24,7 +24,10 @@ export function storeFromUrl(url: string, options: StoreConnectOptions = {}): St
   if (known !== undefined) return known;
   const factory = factoryFor(url);
   if (factory === null) {
-    throw new TranscriptStoreError("INVALID_OPTION", `store URL must start with ${storeUrlForms()} (got ${JSON.stringify(redactUrl(url))})`);
+    throw new TranscriptStoreError(
+      "INVALID_OPTION",
+      `store URL must start with ${storeUrlForms()} (got ${JSON.stringify(redactUrl(url))})`,
+    );
   }
   const backend = factory.open(url, options);
   byUrl.set(key, backend);
