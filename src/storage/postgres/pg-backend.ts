@@ -14,7 +14,6 @@ import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcO
 import { redactUrl } from "../redact-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
-import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
@@ -127,27 +126,6 @@ export class PostgresBackend implements StorageBackend {
       if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_NOT_FOUND") throw err;
       return this.infoOf(await store.resolveSession(arg));
     }
-  }
-
-  /**
-   * Writes a session read elsewhere (a file, an NDJSON import) into the database, ids kept; safe to
-   * re-run (see `importIntoPostgres`). `bytesOf` supplies the bytes of blobs its entries refer to.
-   */
-  async importSession(
-    header: SessionHeader,
-    entries: readonly SessionEntry[],
-    options: ResolvedSessionManagerOptions,
-    bytesOf: (hash: string) => Buffer | null,
-  ): Promise<PgImportOutcome> {
-    const store = await this.connect();
-    const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? `${this.name}#${header.id}` });
-    return importIntoPostgres(store, header, entries, {
-      prepare: options.prepare,
-      holder: leaseHolder(),
-      ttlMs: options.lockStaleMs,
-      warn,
-      bytesOf,
-    });
   }
 
   async locate(id: string, _options: ResolvedSessionManagerOptions): Promise<string | null> {

@@ -101,11 +101,11 @@ export async function importPg(
   const lines: string[] = [];
   for await (const line of snapshot.lines()) lines.push(line);
   const location = `${name}#${id}`;
-  const carried = await missingBlobs(store, snapshot);
   const source: PgImportSource = {
     header: snapshot.headerLine,
     batches: () => batchesOf(lines),
-    bytesOf: (hash) => carried.get(hash) ?? null,
+    // asked in the transaction, once the blobs the database holds are locked against a gc
+    bytesOf: (hash) => snapshot.blob(hash),
     idleMs: options.ttlMs,
   };
   const outcome = (status: ImportOutcome["status"], relation: SessionRelation | null, result?: PgImportResult): ImportOutcome => ({
@@ -134,14 +134,13 @@ export async function importPg(
         withHeader(snapshot.headerLine, lines),
         withHeader(existing.header, storedLines(store, id)),
       );
-      const headersDiffer = existing.header !== snapshot.headerLine;
-      if (relation === "same") return outcome("unchanged", relation);
       // Headers that differ over agreeing lines: the database's header rule decides (the lines are appended when the source has more).
-      const linesOnly = headersDiffer
-        ? await relateSessionStreams(withHeader("", lines), withHeader("", storedLines(store, id)))
-        : relation;
+      const linesOnly =
+        existing.header !== snapshot.headerLine
+          ? await relateSessionStreams(withHeader("", lines), withHeader("", storedLines(store, id)))
+          : relation;
       if (relation === "diverged" && linesOnly !== "sourceAhead") throw importConflict(id, location);
-      if (relation === "storeAhead" && !headersDiffer) return outcome("unchanged", relation);
+      // Not diverged: the import runs under the lease (comparing again in its transaction, recording the header it brought).
       const result = await reimport(store, source, id, options);
       await carryArtifacts(store, snapshot);
       return outcome(result.inserted > 0 ? "appended" : "unchanged", relation, result);
@@ -154,17 +153,6 @@ const noStop = () => null;
 async function* withHeader(header: string, lines: Iterable<string> | AsyncIterable<string>): AsyncIterable<string> {
   yield header;
   yield* lines;
-}
-
-/** The bytes of the blobs the snapshot references that the database lacks (fetched before the transaction). */
-async function missingBlobs(store: PgStore, snapshot: SessionSnapshot): Promise<Map<string, Buffer>> {
-  const carried = new Map<string, Buffer>();
-  for await (const hash of snapshot.blobHashes()) {
-    if (await store.blobs.has(hash)) continue;
-    const bytes = await snapshot.blob(hash);
-    if (bytes !== null) carried.set(hash, bytes);
-  }
-  return carried;
 }
 
 /** Puts the artifacts the database session lacks (an artifact it has is never replaced). */
