@@ -41,7 +41,7 @@ export interface SessionManagerOptions extends PrepareOptions {
   /** Clock for timestamps. @default () => new Date() */
   now?: () => Date;
   /**
-   * Where sessions live: a backend object (e.g. a shared PostgreSQL store) or a store URL (a registered backend's scheme, e.g. PostgreSQL's).
+   * Where sessions live: a backend object (e.g. a shared PostgreSQL store) or a store URL (a registered backend's scheme).
    * @default the file tree under `root`
    */
   store?: StorageBackend | string;
