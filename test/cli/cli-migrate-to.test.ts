@@ -51,6 +51,16 @@ describe("migrate --to <root dir>: a file tree into another, through the seam", 
   });
 });
 
+describe("migrate --to names its target", () => {
+  it("a URL of no registered backend is a usage error (exit 2), not a directory of that name", async () => {
+    const { root } = await fileStore();
+    const res = await cli(["migrate", "--root", root, "--to", "mysql://u@h/db"], { cwd: root });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain("--to must be a postgres:// or postgresql:// URL or a store root directory");
+    expect(readdirSync(root).sort()).toEqual(["blobs", "sessions"]);
+  });
+});
+
 describe.skipIf(!pgCluster())("migrate --to between a file tree and databases, both ways", () => {
   it("file → postgres → file gives back the same files; postgres → postgres the same rows", async () => {
     const { root, id } = await fileStore();
