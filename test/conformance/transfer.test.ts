@@ -138,6 +138,22 @@ describeBackends("transfer through the storage seam", (backend: BackendUnderTest
     () => backend.options(),
   );
 
+  it("an import that would append to a session a writer holds is SESSION_LOCKED, nothing written", async () => {
+    const [a, b] = [await backend.options(), await backend.options()];
+    const id = await seed(a);
+    await importInto(b, await exportOf(a, id));
+    await append(a, id, "grown at the source");
+    const writer = await SessionManager.open((await seam(b).backend.locate(id, seam(b).resolved))!, b);
+    try {
+      const before = await stored(b, id);
+      await expect(importInto(b, await exportOf(a, id))).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+      expect(await stored(b, id)).toEqual(before);
+    } finally {
+      await writer.close();
+    }
+    expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "appended" });
+  });
+
   it("locate is the exact id: a prefix or an unknown id is null", async () => {
     const options = await backend.options();
     const id = await seed(options);
