@@ -4,7 +4,8 @@ import { parseArgs } from "node:util";
 import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
-import { storeFromUrl } from "../storage/store-url.ts";
+import { isStoreUrl, storeFromUrl } from "../storage/store-url.ts";
+import { storeUrlForms } from "../storage/backend-registry.ts";
 import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } from "../session/paths.ts";
 import { displayWidth, truncateTo } from "./table-width.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
@@ -145,8 +146,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
     throw new UsageError(`--layout must be "omp" or "pi", got ${JSON.stringify(given)}`);
   const layout: SessionLayout = given ?? detectLayout(dirs.sessionsDir) ?? "omp";
   const store = (values.store as string | undefined) ?? (io.env.TRANSCRIPT_STORE_URL || undefined);
-  if (store !== undefined && !/^postgres(ql)?:\/\//.test(store))
-    throw new UsageError("--store (or TRANSCRIPT_STORE_URL) must be a postgres:// URL");
+  if (store !== undefined && !isStoreUrl(store)) throw new UsageError(`--store (or TRANSCRIPT_STORE_URL) must be a ${storeUrlForms()} URL`);
   const missing = missingTypedDir(values, io.cwd, { ...command, database: store !== undefined });
   if (missing !== null) throw new UsageError(`${command.name}: ${missing}`);
   const json = values.json === true || values.ndjson === true;

@@ -1,24 +1,21 @@
-import { basename } from "node:path";
 import { createHash } from "node:crypto";
-import { TranscriptStoreError } from "../errors.ts";
 import { withClient } from "../postgres/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
-import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
+import type { PgStore } from "../postgres/index.ts";
+import { storeUrlForms } from "../storage/backend-registry.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
-import { findSessionFiles } from "./find-files.ts";
-import { startProgress } from "./progress.ts";
 import { terminalText } from "./terminal-text.ts";
 
 /**
- * The maintenance commands (`gc`, `stats`, `verify`, `migrate --to`) against a database store.
+ * The maintenance commands (`gc`, `stats`, `verify`) against a database store (`migrate --to` is migrate-to.ts).
  * Sessions commands (`ls`, `show`, `export`, `import`, `fork`, `mv`) need nothing of their own:
  * they go through `SessionManager` with the store.
  */
-function backendOf(ctx: CommandContext): PostgresBackend {
-  const resolved = resolveSessionManagerOptions(storeOptions(ctx));
-  if (!(resolved.store instanceof PostgresBackend)) throw new UsageError("this needs --store postgres://… (or TRANSCRIPT_STORE_URL)");
-  return resolved.store;
+function databaseOf(ctx: CommandContext): Promise<PgStore> {
+  const store = resolveSessionManagerOptions(storeOptions(ctx)).store as { connect?: () => Promise<PgStore> } | null;
+  if (typeof store?.connect !== "function") throw new UsageError(`this needs --store ${storeUrlForms()}… (or TRANSCRIPT_STORE_URL)`);
+  return store.connect();
 }
 
 export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<number> {
@@ -37,7 +34,7 @@ export async function gcDatabase(ctx: CommandContext, graceMs: number): Promise<
 }
 
 export async function statsDatabase(ctx: CommandContext): Promise<number> {
-  const store = await backendOf(ctx).connect();
+  const store = await databaseOf(ctx);
   const one = async (sql: string) =>
     (await withClient(store.pool, "Reading statistics", (c) => c.query<Record<string, string>>(sql))).rows[0]!;
   const sessions = await one("SELECT count(*) AS n FROM sessions");
@@ -77,8 +74,7 @@ interface DbFinding {
 
 /** Every session's rows parse and link to their parents; every referenced blob exists and hashes to its name. */
 export async function verifyDatabase(ctx: CommandContext): Promise<number> {
-  const backend = backendOf(ctx);
-  const store = await backend.connect();
+  const store = await databaseOf(ctx);
   const findings: DbFinding[] = [];
   const sessions = await SessionManager.listAll(storeOptions(ctx));
   let entries = 0;
@@ -130,75 +126,4 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
     `${sessions.length} session(s), ${entries} entries, ${findings.length} finding(s)`,
   );
   return findings.length > 0 ? 1 : 0;
-}
-
-/** What `migrate --to` says of a session's header besides its status. */
-const HEADER_NOTES = {
-  same: "",
-  updated: ", header brought across from the source (moved or renamed)",
-  kept: ", header changed in the database since the import: kept",
-} as const;
-
-/**
- * `migrate --to postgres://…`: reads each session file of the file tree (legacy versions migrated
- * in memory, nothing written to the tree) and writes it into the database, ids kept, blobs sent
- * once. Re-running is safe. Damaged lines stay in the source file and are reported.
- */
-export async function migrateToDatabase(ctx: CommandContext, url: string): Promise<number> {
-  const target = PostgresBackend.of(url, { schema: ctx.storeConnect.schema });
-  try {
-    const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
-    const files = await findSessionFiles(paths, ctx.io.cwd);
-    const fileOptions = { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout };
-    const resolved = resolveSessionManagerOptions({ ...fileOptions, store: target });
-    const progress = startProgress(ctx.io, files.length, "importing", ctx.json);
-    let failed = 0;
-    let damagedTotal = 0;
-    try {
-      for (const file of files) {
-        let source: SessionManager | null = null;
-        try {
-          source = await SessionManager.open(file, { ...fileOptions, readOnly: true, rehydrate: "lazy" });
-          const reader = source.storage.blobReader;
-          const done = await target.importSession(source.header, source.getEntries(), resolved, (hash) => reader.getVerifiedSync(hash));
-          const damaged = source.loadReport.malformed.length + (source.loadReport.tornTail ? 1 : 0);
-          damagedTotal += damaged;
-          const headerNote = HEADER_NOTES[done.header];
-          const note = `${headerNote}${damaged > 0 ? `, ${damaged} damaged line(s) not imported (kept in the source)` : ""}`;
-          ctx.emit(
-            {
-              type: "file",
-              source: file,
-              status: done.status,
-              id: done.id,
-              header: done.header,
-              entries: source.getEntries().length,
-              damaged,
-            },
-            terminalText`${done.status.padEnd(9)} ${done.id} (${source.getEntries().length} entries${note})  ${file}`,
-          );
-        } catch (err) {
-          failed++;
-          const code = err instanceof TranscriptStoreError ? err.code : "PERSISTENCE_FAILED";
-          ctx.emit(
-            { type: "file", source: file, status: "failed", code, message: (err as Error).message },
-            terminalText`failed    ${file}: ${code}: ${(err as Error).message}`,
-          );
-        } finally {
-          await source?.close();
-        }
-        await progress.tick(basename(file));
-      }
-    } finally {
-      progress.stop();
-    }
-    ctx.emit(
-      { type: "summary", files: files.length, failed, damaged: damagedTotal, to: target.name },
-      terminalText`${files.length} file(s) into ${target.name}: ${failed} failed, ` +
-        `${damagedTotal} damaged line(s) left in their source files`,
-    );
-    return failed > 0 ? 1 : 0;
-  } finally {
-    await target.close();
-  }
 }

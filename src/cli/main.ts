@@ -1,5 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
+import { registeredBackends } from "../storage/backend-registry.ts";
 import { readFileSync } from "node:fs";
 import {
   buildContext,
@@ -54,6 +55,13 @@ function wrap(text: string, width: number, indent: number, first = 0): string {
   return lines.join(`\n${" ".repeat(indent)}`);
 }
 
+/** `--store`'s help, from the registered backends (storage/backend-registry.ts). */
+const STORE_HELP =
+  "a store instead of the file tree (default $TRANSCRIPT_STORE_URL): every command works on it; " +
+  registeredBackends()
+    .map((b) => `${b.schemes[0]}://… ${b.description}`)
+    .join("; ");
+
 /** The one help text: every line fits 80 columns. */
 export const HELP = `transcript-store — keep coding-agent sessions small, safe and movable
 
@@ -73,10 +81,7 @@ Global options (before or after the command):
   --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's
                         --<absolute path>-- (default: what the sessions tree
                         shows, else omp)
-  --store <url>         a PostgreSQL store (postgres://…; default
-                        $TRANSCRIPT_STORE_URL): every command works on it
-                        instead of the file tree; its PostgreSQL schema:
-                        ?schema=… or $TRANSCRIPT_STORE_PG_SCHEMA
+  --store <url>         ${wrap(STORE_HELP, 80, 24, 24)}
   --json, --ndjson      machine output on stdout (one JSON object per line);
                         an error is a last line {"type":"error","code",…}
   -h, --help            this help

@@ -1,6 +1,7 @@
 import { basename, join } from "node:path";
 import { errnoCode } from "../errors.ts";
 import { io } from "../io.ts";
+import { relateSessions, type SessionRelation } from "../storage/session-relation.ts";
 
 /** Hands out a file's lines one at a time (each with its `\n`, the last maybe without). */
 class LineReader {
@@ -40,16 +41,8 @@ class LineReader {
   }
 }
 
-/**
- * How a freshly migrated import relates to the store copy already at its target:
- * - `same`: identical header and entry lines;
- * - `storeAhead`: the store copy holds every line of the import and more (it was continued, or
- *   its header changed): leave it alone;
- * - `sourceAhead`: the import holds every entry line of the store copy and more, under the same
- *   header (the source grew): replacing the store copy loses nothing;
- * - `diverged`: each has lines the other lacks: a conflict, nothing may be replaced.
- */
-export type ImportRelation = "same" | "storeAhead" | "sourceAhead" | "diverged";
+/** How a freshly migrated import relates to the store copy already at its target (the one rule: `SessionRelation`). */
+export type ImportRelation = SessionRelation;
 
 /** Compares two session files line by line (exact bytes), streaming both; memory stays bounded. */
 export function compareImport(fresh: string, existing: string, chunkSize: number): ImportRelation {
@@ -57,25 +50,17 @@ export function compareImport(fresh: string, existing: string, chunkSize: number
   try {
     const existingFd = io.openSync(existing, "r");
     try {
-      const a = new LineReader(freshFd, chunkSize);
-      const b = new LineReader(existingFd, chunkSize);
-      const headerA = a.next();
-      const headerB = b.next();
-      const sameHeader = headerA !== null && headerB !== null && headerA.equals(headerB);
-      for (;;) {
-        const lineA = a.next();
-        const lineB = b.next();
-        if (lineA === null && lineB === null) return sameHeader ? "same" : "storeAhead";
-        if (lineA === null) return "storeAhead";
-        if (lineB === null) return sameHeader ? "sourceAhead" : "diverged";
-        if (!lineA.equals(lineB)) return "diverged";
-      }
+      return relateSessions(linesOf(new LineReader(freshFd, chunkSize)), linesOf(new LineReader(existingFd, chunkSize)));
     } finally {
       io.closeSync(existingFd);
     }
   } finally {
     io.closeSync(freshFd);
   }
+}
+
+function* linesOf(reader: LineReader): Generator<Buffer> {
+  for (let line = reader.next(); line !== null; line = reader.next()) yield line;
 }
 
 /**

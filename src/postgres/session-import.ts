@@ -8,6 +8,9 @@ import { INFO_COLUMNS, insertEntries, lastMessageTime, listingOf, type SessionRo
 import { boundIdle, withTransaction } from "./transaction.ts";
 import type { PgBlobWrite, PgLeaseRequest, PgLine, PgSession } from "./types.ts";
 
+/** Where an import finds the bytes of a blob the database lacks. */
+export type BlobSource = (hash: string) => Uint8Array | null | Promise<Uint8Array | null>;
+
 /** A batch of an import: its lines (the next seqs, in order) and the bytes of blobs they introduce. */
 export interface PgImportBatch {
   lines: readonly PgLine[];
@@ -20,8 +23,12 @@ export interface PgImportSource {
   header: string;
   /** Its lines as seqs 1…n, a batch at a time; called again for each attempt (a retry reads them anew). */
   batches: () => Iterable<PgImportBatch>;
-  /** Bytes of a blob the lines reference that neither the database nor the batch holds; null when none. */
-  bytesOf: (hash: string) => Uint8Array | null;
+  /**
+   * Bytes of a blob the lines reference that neither the database nor the batch holds; null when
+   * none. Asked inside the transaction, after the blobs it holds are locked (may be async: a source
+   * read over the network).
+   */
+  bytesOf: BlobSource;
   /**
    * The longest a new session's import transaction may sit idle (its process paused) before the
    * server ends it, releasing what it holds (an import of the same session waits on it). A
@@ -126,7 +133,7 @@ export class RowsWritten {
     private readonly limits: PgLimits,
   ) {}
 
-  async write(client: PoolClient, batch: PgImportBatch, bytesOf: (hash: string) => Uint8Array | null): Promise<void> {
+  async write(client: PoolClient, batch: PgImportBatch, bytesOf: BlobSource): Promise<void> {
     const { lines } = batch;
     if (lines.length === 0) return;
     for (const l of lines) checkLine(l.line, this.limits);
@@ -217,7 +224,7 @@ async function missingBlobs(
   client: PoolClient,
   lines: readonly PgLine[],
   own: readonly PgBlobWrite[],
-  bytesOf: (hash: string) => Uint8Array | null,
+  bytesOf: BlobSource,
 ): Promise<PgBlobWrite[]> {
   const needed = new Set(blobHashes(lines.flatMap((l) => l.blobRefs ?? [])));
   if (needed.size === 0) return [];
@@ -228,7 +235,7 @@ async function missingBlobs(
   const byHash = new Map(own.map((b) => [b.sha256, b.bytes]));
   const out: PgBlobWrite[] = [];
   for (const hash of needed) {
-    const bytes = byHash.get(hash) ?? bytesOf(hash);
+    const bytes = byHash.get(hash) ?? (await bytesOf(hash));
     if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
     out.push({ sha256: hash, bytes });
   }

@@ -205,6 +205,28 @@ export class SessionFile implements EvictableHandle {
   }
 
   /**
+   * Appends quarantine records as another store kept them (an import carrying a session's
+   * quarantine): each a JSON line without its `\n`, written as they are, fsynced like `quarantine`.
+   */
+  quarantineRecords(records: readonly string[]): void {
+    if (records.length === 0) return;
+    const qpath = quarantinePathOf(this.path);
+    let fd: number | undefined;
+    try {
+      fd = openAppendNoFollow(qpath);
+      const created = io.fstatSync(fd).size === 0;
+      writeFully(fd, Buffer.from(records.map((r) => `${r}\n`).join("")));
+      io.fsyncSync(fd);
+      if (created) fsyncDir(dirname(qpath));
+    } catch (err) {
+      const why = isSymlinkRefusal(err) ? "a symlink is planted at its name" : (err as Error).message;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot write quarantine file: ${why}`, { path: qpath, cause: err });
+    } finally {
+      if (fd !== undefined) io.closeSync(fd);
+    }
+  }
+
+  /**
    * Appends one or more complete lines (each already ending in `\n`). Either every byte lands or
    * the file is cut back to its previous length and `PERSISTENCE_FAILED` is thrown. `data` is not
    * kept: the caller may reuse its memory afterwards.

@@ -3,6 +3,7 @@ import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions
 import { detectLayout, resolveStoreDirs, SESSION_LAYOUTS, type SessionLayout } from "./paths.ts";
 import type { StorageBackend } from "../storage/session-storage.ts";
 import { storeFromUrl } from "../storage/store-url.ts";
+import { storeUrlForms } from "../storage/backend-registry.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 
@@ -40,7 +41,7 @@ export interface SessionManagerOptions extends PrepareOptions {
   /** Clock for timestamps. @default () => new Date() */
   now?: () => Date;
   /**
-   * Where sessions live: a backend object (e.g. a shared PostgreSQL store) or a `postgres://` URL.
+   * Where sessions live: a backend object (e.g. a shared PostgreSQL store) or a store URL (a registered backend's scheme).
    * @default the file tree under `root`
    */
   store?: StorageBackend | string;
@@ -127,5 +128,5 @@ function resolveStore(store: unknown): StorageBackend | null {
   if (store === undefined) return null;
   if (typeof store === "string") return storeFromUrl(store);
   if (typeof store === "object" && store !== null && typeof (store as StorageBackend).open === "function") return store as StorageBackend;
-  throw new TranscriptStoreError("INVALID_OPTION", "store must be a storage backend or a postgres:// URL");
+  throw new TranscriptStoreError("INVALID_OPTION", `store must be a storage backend or a ${storeUrlForms()} URL`);
 }

@@ -6,6 +6,7 @@ import type { SessionInfo } from "../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
+import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -105,6 +106,28 @@ export interface StorageBackend {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */
   gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport>;
+  /**
+   * The exact-id lookup: what `open` takes for session `id` (its file, or its id in a database),
+   * or null when the store holds no session of that id. No prefix, no cwd: the id only.
+   */
+  locate(id: string, options: ResolvedSessionManagerOptions): Promise<string | null>;
+  /** True when the store holds a session of this exact id (`locate` not null). */
+  has(id: string, options: ResolvedSessionManagerOptions): Promise<boolean>;
+  /**
+   * The stored session `ref` (what `open` takes) as a backend-neutral snapshot: its header and
+   * lines as stored, quarantine, artifacts and blobs, read on demand (`SESSION_NOT_FOUND`).
+   */
+  exportSnapshot(ref: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot>;
+  /**
+   * Takes a snapshot in, ids kept, comparing it with the session of the same id under the one rule
+   * (`relateSessions`): `created`, `unchanged`, `appended`; a conflict is `IMPORT_CONFLICT` with
+   * nothing written.
+   */
+  importSnapshot(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<ImportOutcome>;
+  /** A name for messages: the file tree's sessions directory is named by the caller; a database its redacted URL. */
+  readonly name?: string;
+  /** Ends what the backend holds open (connections). Optional: the file tree holds nothing. */
+  close?(): Promise<void>;
 }
 
 export interface StoreGcOptions {

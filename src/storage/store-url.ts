@@ -1,35 +1,42 @@
 import { TranscriptStoreError } from "../errors.ts";
-import { PostgresBackend } from "./postgres/pg-backend.ts";
-import type { PgStoreOptions } from "../postgres/index.ts";
+import { factoryFor, type StoreConnectOptions, storeUrlForms } from "./backend-registry.ts";
+import "./builtin-backends.ts";
+import { redactUrl } from "./redact-url.ts";
 import type { StorageBackend } from "./session-storage.ts";
+
+export { redactUrl };
 
 /** One backend per URL in a process: every manager given the same URL shares its connections. */
 const byUrl = new Map<string, StorageBackend>();
 
+/** True when a registered backend opens `url` (its scheme is known). */
+export function isStoreUrl(url: string): boolean {
+  return factoryFor(url) !== null;
+}
+
 /**
- * The backend a `store` URL names (`postgres://` or `postgresql://`). `options` (the CLI's: a
- * read-only command's `migrate: "check"`, a `schema`) make a backend of their own for that URL.
+ * The backend a `store` URL names (its scheme picks the registered backend). `options` (the
+ * CLI's: a read-only command's `migrate: "check"`, a `schema`) make a backend of their own for that URL.
  */
-export function storeFromUrl(url: string, options: Pick<PgStoreOptions, "migrate" | "schema"> = {}): StorageBackend {
+export function storeFromUrl(url: string, options: StoreConnectOptions = {}): StorageBackend {
   const key = options.migrate === undefined && options.schema === undefined ? url : `${JSON.stringify(options)} ${url}`;
   const known = byUrl.get(key);
   if (known !== undefined) return known;
-  if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new TranscriptStoreError("INVALID_OPTION", `store URL must start with postgres:// (got ${JSON.stringify(redactUrl(url))})`);
+  const factory = factoryFor(url);
+  if (factory === null) {
+    throw new TranscriptStoreError(
+      "INVALID_OPTION",
+      `store URL must start with ${storeUrlForms()} (got ${JSON.stringify(redactUrl(url))})`,
+    );
   }
-  const backend = PostgresBackend.of(url, options);
+  const backend = factory.open(url, options);
   byUrl.set(key, backend);
   return backend;
-}
-
-/** A URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, "$1:***@");
 }
 
 /** Ends the connections of every backend opened from a URL (for tests and short-lived tools). */
 export async function closeUrlStores(): Promise<void> {
   const backends = [...byUrl.values()];
   byUrl.clear();
-  for (const backend of backends) if (backend instanceof PostgresBackend) await backend.close();
+  for (const backend of backends) await backend.close?.();
 }

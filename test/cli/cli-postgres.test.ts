@@ -109,7 +109,7 @@ describe.skipIf(!pgCluster())("the CLI against a PostgreSQL store", () => {
     // moved in the database since: a re-run says so, and keeps it
     expect((await cli(["mv", m.sessionId, "/proj-db"], { env })).code).toBe(0);
     const kept = await cli(["migrate", "--root", root, "--to", url]);
-    expect(kept.stdout).toMatch(/^continued .*header changed in the database since the import: kept/m);
+    expect(kept.stdout).toMatch(/^continued .*header changed in the target store since the import: kept/m);
     expect((await cli(["ls", "/proj-db", "--json"], { env })).records.map((r) => r.id)).toEqual([m.sessionId]);
   });
 

@@ -2,7 +2,7 @@ import { basename, dirname } from "node:path";
 import { migrateFile, type MigrateFileReport } from "../../maintenance/migrate-file.ts";
 import { migrateFailed, migrateFileText, migrateTotals, migrateTotalsText } from "../../maintenance/migrate-report.ts";
 import { formatBytes, UsageError, type Command } from "../context.ts";
-import { migrateToDatabase } from "../database.ts";
+import { migrateTo } from "../migrate-to.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -12,7 +12,7 @@ import { PI_IMAGES_WARNING } from "./inline-images.ts";
 export const migrateCommand: Command = {
   name: "migrate",
   summary: "bring session files to v3 with images in the blob store (imports into the store by default)",
-  usage: "migrate [paths…] [--in-place] [--backup] [--dry-run] [--to postgres://…]",
+  usage: "migrate [paths…|ids…] [--in-place] [--backup] [--dry-run] [--to <store URL or root dir>]",
   createsStore: true,
   options: {
     to: { type: "string" },
@@ -22,10 +22,9 @@ export const migrateCommand: Command = {
   },
   async run(ctx) {
     if (typeof ctx.values.to === "string") {
-      if (!/^postgres(ql)?:\/\//.test(ctx.values.to)) throw new UsageError("--to must be a postgres:// URL");
       if (ctx.values["in-place"] || ctx.values.backup || ctx.values["dry-run"])
-        throw new UsageError("--to imports into a database: --in-place, --backup and --dry-run do not apply");
-      return migrateToDatabase(ctx, ctx.values.to);
+        throw new UsageError("--to copies into another store: --in-place, --backup and --dry-run do not apply");
+      return migrateTo(ctx, ctx.values.to);
     }
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
     const files = await findSessionFiles(paths, ctx.io.cwd);

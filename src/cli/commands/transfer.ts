@@ -1,22 +1,18 @@
-import { dirname, join } from "node:path";
 import ndjson from "ndjson";
-import { errnoCode, TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { MalformedLine } from "../../format/load-report.ts";
 import { FOREIGN_PROBE_RECORDS, foreignFormatHint, foreignFormatOf } from "../../format/foreign-format.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
-import { ensureDir, FILE_MODE, io } from "../../io.ts";
-import { cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
-import { SessionFile } from "../../session/session-file.ts";
-import { startNewFile } from "../../storage/file/file-start.ts";
-import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
 import { SessionManager } from "../../session/session-manager.ts";
+import { quarantineRecord } from "../../session/quarantine-record.ts";
+import { backendOf } from "../../storage/backends.ts";
+import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
-import { storeCopyMatches } from "../same-session.ts";
 import { resolveArg } from "./sessions.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
@@ -83,7 +79,7 @@ export const exportCommand: Command = {
 
 export const importCommand: Command = {
   name: "import",
-  summary: "read a session as NDJSON from a file or stdin into the store (as a new file; raw records to quarantine)",
+  summary: "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine)",
   usage: "import [file|-]",
   createsStore: true,
   options: {},
@@ -115,71 +111,24 @@ export const importCommand: Command = {
       header as SessionHeader,
       records.map((record, i) => ({ record, lineIndex: i + 1 })),
     );
-    const resolved = resolveSessionManagerOptions({ ...storeOptions(ctx), rehydrate: "lazy" });
-    if (resolved.store instanceof PostgresBackend) {
-      if (damaged.length > 0) {
-        throw new TranscriptStoreError(
-          "INVALID_OPTION",
-          `${damaged.length} damaged record(s): a database store has no quarantine; import into a file store instead`,
-        );
-      }
-      const done = await resolved.store.importSession(migrated.header, migrated.entries, resolved, () => null);
-      const text = terminalText`${done.status} ${done.id} (${migrated.entries.length} entries)\n${resolved.store.name}#${done.id}`;
-      const record = { type: done.status, id: done.id, location: `${resolved.store.name}#${done.id}`, entries: migrated.entries.length };
-      ctx.emit({ ...record, header: done.header }, text);
-      return 0;
-    }
-    const created = new Date(Date.parse(migrated.header.timestamp) || Date.now());
-    const path = join(
-      resolved.sessionsDir,
-      cwdBucket(migrated.header.cwd || ctx.io.cwd, resolved.layout),
-      sessionFileName(created, migrated.header.id.replace(/[^A-Za-z0-9-]/g, "_")),
-    );
-    // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
-    const quarantine = quarantinePathOf(path);
-    const hadQuarantine = io.existsSync(quarantine);
-    if (!claimNewFile(path)) {
-      // The store holds this session already (`export | import` into the same store): a no-op when
-      // it is the same, a conflict otherwise; never replaced.
-      if (!(await storeCopyMatches(path, migrated.header, migrated.entries, damaged.length, storeOptions(ctx))))
-        throw new TranscriptStoreError(
-          "IMPORT_CONFLICT",
-          `session ${migrated.header.id} already exists in the store with other content; nothing imported (${path})`,
-          { path },
-        );
-      const text = terminalText`unchanged ${migrated.header.id} (already in the store, ${migrated.entries.length} entries)\n${path}`;
-      ctx.emit({ type: "unchanged", id: migrated.header.id, path, entries: migrated.entries.length, quarantined: 0 }, text);
-      return 0;
-    }
-    let m: SessionManager;
-    try {
-      if (damaged.length > 0) new SessionFile(path, { fsync: true, now: resolved.now }).quarantine(damaged);
-      m = SessionManager.adopt(await startNewFile(path, migrated.header, resolved, migrated.entries), resolved);
-    } catch (err) {
-      if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
-      if (damaged.length > 0 && !hadQuarantine) io.rmSync(quarantine, { force: true });
-      throw err;
-    }
-    await m.close();
-    const quarantined = damaged.length > 0 ? `, ${damaged.length} damaged line(s) to quarantine` : "";
-    const text = terminalText`imported ${m.sessionId} (${migrated.entries.length} entries${quarantined})\n${path}`;
-    ctx.emit({ type: "imported", id: m.sessionId, path, entries: migrated.entries.length, quarantined: damaged.length }, text);
+    const resolved = resolveSessionManagerOptions({
+      ...storeOptions(ctx),
+      cwd: ctx.io.cwd,
+      rehydrate: "lazy",
+      onWarning: printWarning(ctx.io),
+    });
+    const at = resolved.now().toISOString();
+    const quarantine = damaged.map((d) => quarantineRecord(migrated.header.id, d, at).slice(0, -1));
+    const snapshot = snapshotOfEntries(migrated.header, migrated.entries, resolved.prepare, { quarantine, warn: resolved.onWarning });
+    const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
+    const entries = migrated.entries.length;
+    const quarantined = done.status === "created" ? damaged.length : 0;
+    const type = done.status === "created" ? "imported" : done.status;
+    const note =
+      done.status === "unchanged" ? "already in the store, " : done.status === "appended" ? "the store held its beginning, " : "";
+    const damagedNote = quarantined > 0 ? `, ${quarantined} damaged line(s) to quarantine` : "";
+    const text = terminalText`${type} ${done.id} (${note}${entries} entries${damagedNote})\n${done.location}`;
+    ctx.emit({ type, id: done.id, path: done.location, location: done.location, entries, quarantined }, text);
     return 0;
   },
 };
-
-/**
- * Creates `path` empty and exclusively, so an import can never replace a session that exists (or
- * appears between a check and the write): the atomic rewrite that follows renames over this
- * placeholder only. False when a file is there already.
- */
-function claimNewFile(path: string): boolean {
-  ensureDir(dirname(path));
-  try {
-    io.closeSync(io.openSync(path, "wx", FILE_MODE));
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
-    throw err;
-  }
-}

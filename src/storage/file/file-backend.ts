@@ -7,6 +7,8 @@ import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
 import { forkFileByCopy } from "./fork-copy.ts";
+import { exportFile, importFile, locateFile } from "./file-transfer.ts";
+import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
@@ -37,5 +39,21 @@ export const fileBackend: StorageBackend = {
   async gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
     const report = await collectGarbage({ sessionRoots: [options.sessionsDir], blobsDir: options.blobsDir, ...gc });
     return { deleted: report.deleted, bytesFreed: report.bytesFreed };
+  },
+
+  async locate(id: string, options: ResolvedSessionManagerOptions): Promise<string | null> {
+    return locateFile(id, options);
+  },
+
+  async has(id: string, options: ResolvedSessionManagerOptions): Promise<boolean> {
+    return locateFile(id, options) !== null;
+  },
+
+  exportSnapshot(ref: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
+    return exportFile(ref, options);
+  },
+
+  importSnapshot(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<ImportOutcome> {
+    return importFile(snapshot, options);
   },
 };

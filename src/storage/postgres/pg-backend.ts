@@ -11,12 +11,13 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
-import { redactUrl } from "../store-url.ts";
+import { redactUrl } from "../redact-url.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
-import { importIntoPostgres, type PgImportOutcome } from "./pg-import.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
+import { exportPg, importPg } from "./pg-transfer.ts";
+import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -127,25 +128,20 @@ export class PostgresBackend implements StorageBackend {
     }
   }
 
-  /**
-   * Writes a session read elsewhere (a file, an NDJSON import) into the database, ids kept; safe to
-   * re-run (see `importIntoPostgres`). `bytesOf` supplies the bytes of blobs its entries refer to.
-   */
-  async importSession(
-    header: SessionHeader,
-    entries: readonly SessionEntry[],
-    options: ResolvedSessionManagerOptions,
-    bytesOf: (hash: string) => Buffer | null,
-  ): Promise<PgImportOutcome> {
-    const store = await this.connect();
-    const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? `${this.name}#${header.id}` });
-    return importIntoPostgres(store, header, entries, {
-      prepare: options.prepare,
-      holder: leaseHolder(),
-      ttlMs: options.lockStaleMs,
-      warn,
-      bytesOf,
-    });
+  async locate(id: string, _options: ResolvedSessionManagerOptions): Promise<string | null> {
+    return (await (await this.connect()).getSession(id)) === null ? null : id;
+  }
+
+  async has(id: string, options: ResolvedSessionManagerOptions): Promise<boolean> {
+    return (await this.locate(id, options)) !== null;
+  }
+
+  async exportSnapshot(ref: string, _options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
+    return exportPg(await this.connect(), this.name, ref);
+  }
+
+  async importSnapshot(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<ImportOutcome> {
+    return importPg(await this.connect(), this.name, snapshot, { holder: leaseHolder(), ttlMs: options.lockStaleMs });
   }
 
   async gc(_options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
 import type { SessionEntry, SessionHeader } from "../../../src/index.ts";
-import { resolveSessionManagerOptions } from "../../../src/session/session-options.ts";
+import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../../src/session/session-options.ts";
+import { snapshotOfEntries } from "../../../src/storage/session-snapshot.ts";
 import { REPO_ROOT } from "../../support/child.ts";
 import { makePng } from "../../support/png.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
@@ -30,18 +31,24 @@ const entry = (n: number, text = `message ${n}`): SessionEntry => ({
 });
 const entries = (n: number) => Array.from({ length: n }, (_, i) => entry(i + 1));
 
-describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never replace what the database holds", () => {
-  it("imports, then reports unchanged, updated (the source grew), continued (the database grew) and IMPORT_CONFLICT", async () => {
+/** An import through the seam (`importSnapshot`) of a session given as entries. */
+function importer(backend: PostgresBackend, options: ResolvedSessionManagerOptions) {
+  return (h: SessionHeader, e: SessionEntry[], bytesOf: (hash: string) => Buffer | null = () => null) =>
+    backend.importSnapshot(snapshotOfEntries(h, e, options.prepare, { bytesOf }), options);
+}
+
+describe.skipIf(!pgCluster())("PostgresBackend.importSnapshot: re-imports never replace what the database holds", () => {
+  it("creates, then reports unchanged (same), appended (the source grew), unchanged (the database grew) and IMPORT_CONFLICT", async () => {
     const backend = PostgresBackend.of(await freshDatabase());
     backends.push(backend);
     const options = resolveSessionManagerOptions({ store: backend });
-    const none = () => null;
-    expect((await backend.importSession(header, entries(3), options, none)).status).toBe("imported");
-    expect((await backend.importSession(header, entries(3), options, none)).status).toBe("unchanged");
-    expect((await backend.importSession(header, entries(5), options, none)).status).toBe("updated");
-    expect((await backend.importSession(header, entries(4), options, none)).status).toBe("continued");
+    const imp = importer(backend, options);
+    expect(await imp(header, entries(3))).toMatchObject({ status: "created", relation: null });
+    expect(await imp(header, entries(3))).toMatchObject({ status: "unchanged", relation: "same", header: "same" });
+    expect(await imp(header, entries(5))).toMatchObject({ status: "appended", relation: "sourceAhead" });
+    expect(await imp(header, entries(4))).toMatchObject({ status: "unchanged", relation: "storeAhead", header: "same" });
     const changed = [...entries(2), entry(3, "edited elsewhere")];
-    await expect(backend.importSession(header, changed, options, none)).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
+    await expect(imp(header, changed)).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
     const stored = await SessionManager.open(header.id, { store: backend, readOnly: true });
     expect(stored.getEntries()).toEqual(entries(5));
     await stored.close();
@@ -52,24 +59,24 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
     backends.push(backend);
     const store = await backend.connect();
     const options = resolveSessionManagerOptions({ store: backend });
-    const none = () => null;
-    expect((await backend.importSession(header, entries(3), options, none)).status).toBe("imported");
+    const imp = importer(backend, options);
+    expect(await imp(header, entries(3))).toMatchObject({ status: "created", relation: null });
     // the source file moved (and was renamed, and re-parented) since: the re-run must not say unchanged
     const moved: SessionHeader = { ...header, cwd: "/moved", title: "renamed", parentSession: "0199bbbb-0000-7000-8000-00000000000f" };
-    expect((await backend.importSession(moved, entries(3), options, none)).status).toBe("updated");
+    expect(await imp(moved, entries(3))).toMatchObject({ status: "unchanged", relation: "storeAhead", header: "updated" });
     let row = (await store.getSession(header.id))!;
     expect(row).toMatchObject({ cwd: "/moved", title: "renamed", parentSession: moved.parentSession, lastSeq: 3 });
     expect(row.header).toBe(JSON.stringify(moved));
-    expect((await backend.importSession(moved, entries(3), options, none)).status).toBe("unchanged");
+    expect(await imp(moved, entries(3))).toMatchObject({ status: "unchanged", relation: "same", header: "same" });
     // the database copy was moved since: the source's unchanged header does not undo that move
     const m = await SessionManager.open(header.id, { store: backend });
     await m.moveTo("/moved-in-db");
     await m.close();
-    expect((await backend.importSession(moved, entries(3), options, none)).status).toBe("continued");
+    expect(await imp(moved, entries(3))).toMatchObject({ status: "unchanged", relation: "storeAhead", header: "kept" });
     expect((await store.getSession(header.id))!.cwd).toBe("/moved-in-db");
     // both moved: reported, nothing changed
     const again = { ...moved, cwd: "/moved-again" };
-    await expect(backend.importSession(again, entries(4), options, none)).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
+    await expect(imp(again, entries(4))).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
     row = (await store.getSession(header.id))!;
     expect(row).toMatchObject({ cwd: "/moved-in-db", lastSeq: 3 });
   });
@@ -79,15 +86,15 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
     backends.push(backend);
     const store = await backend.connect();
     const options = resolveSessionManagerOptions({ store: backend });
-    const none = () => null;
+    const imp = importer(backend, options);
     const other = { ...header, id: "0199bbbb-0000-7000-8000-000000000002" };
-    for (const h of [header, other]) expect((await backend.importSession(h, entries(2), options, none)).status).toBe("imported");
+    for (const h of [header, other]) expect((await imp(h, entries(2))).status).toBe("created");
     await store.pool.query("UPDATE sessions SET imported_header = NULL");
     // the same header: nothing to bring; the base is recorded, so a later move of the source comes across
-    expect((await backend.importSession(header, entries(2), options, none)).status).toBe("unchanged");
-    expect((await backend.importSession({ ...header, cwd: "/later" }, entries(2), options, none)).status).toBe("updated");
+    expect(await imp(header, entries(2))).toMatchObject({ status: "unchanged", header: "same" });
+    expect(await imp({ ...header, cwd: "/later" }, entries(2))).toMatchObject({ status: "unchanged", header: "updated" });
     // no base and a header that differs: which side moved is unknown, so it is reported, not guessed
-    await expect(backend.importSession({ ...other, cwd: "/later" }, entries(2), options, none)).rejects.toMatchObject({
+    await expect(imp({ ...other, cwd: "/later" }, entries(2))).rejects.toMatchObject({
       code: "IMPORT_CONFLICT",
     });
     expect((await store.getSession(other.id))!.cwd).toBe("/imp");
@@ -99,6 +106,7 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
     backends.push(backend);
     const store = await backend.connect();
     const options = resolveSessionManagerOptions({ store: backend, rehydrate: "lazy" });
+    const imp = importer(backend, options);
     // an image the database holds already, unreferenced and past any grace (a deleted session's, say)
     const old = makePng(16, 16, 7);
     const oldHash = await store.blobs.put(old);
@@ -123,7 +131,7 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSession: re-imports never r
       swept = JSON.parse(gc.stdout);
       return fresh;
     };
-    expect((await backend.importSession(header, source, options, bytesOf)).status).toBe("imported");
+    expect((await imp(header, source, bytesOf)).status).toBe("created");
     expect(swept).toEqual([]);
     const m = await SessionManager.open(header.id, { store: backend, readOnly: true });
     const images = m.getEntries().map((e) => ((e.message as { content: unknown }).content as Array<{ data?: string }>)[0]?.data);

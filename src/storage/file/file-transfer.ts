@@ -1,0 +1,327 @@
+import { createReadStream } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { writeNew } from "../../artifacts/artifact-files.ts";
+import { BlobStore } from "../../blob/blob-store.ts";
+import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
+import { errnoCode, TranscriptStoreError } from "../../errors.ts";
+import { LineSplitter } from "../../format/line-splitter.ts";
+import { ensureDir, FILE_MODE, io } from "../../io.ts";
+import { artifactsDirOf, cwdBucket, isAuxiliarySessionName, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
+import { SessionFile, SessionFileDraft } from "../../session/session-file.ts";
+import { readSessionHeader } from "../../session/session-file-reader.ts";
+import { acquireSessionLock } from "../../session/session-lock.ts";
+import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
+import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
+import {
+  hashesOfLines,
+  importConflict,
+  type ImportOutcome,
+  type SessionSnapshot,
+  type SnapshotArtifact,
+  snapshotOfEntries,
+} from "../session-snapshot.ts";
+import type { StorageHooks } from "../session-storage.ts";
+import { openFile } from "./file-start.ts";
+
+/**
+ * Sessions in and out of the file tree as backend-neutral snapshots (`SessionSnapshot`): the file
+ * backend's `locate`, `exportSnapshot` and `importSnapshot`.
+ */
+
+/** The id as it may appear in a file name (what `import` has always used). */
+function fileSafeId(id: string): string {
+  return id.replace(/[^A-Za-z0-9-]/g, "_");
+}
+
+/** The session file holding session `id` (its name ends in `_<id>.jsonl` and its header says so), or null. */
+export function locateFile(id: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir">): string | null {
+  const suffix = `_${fileSafeId(id)}.jsonl`;
+  let buckets: string[];
+  try {
+    buckets = io.readdirSync(options.sessionsDir);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw err;
+  }
+  for (const bucket of buckets.sort()) {
+    const dir = join(options.sessionsDir, bucket);
+    let names: string[];
+    try {
+      names = io.readdirSync(dir);
+    } catch (err) {
+      if (errnoCode(err) === "ENOTDIR" || errnoCode(err) === "ENOENT") continue;
+      throw err;
+    }
+    for (const name of names.sort()) {
+      if (!name.endsWith(suffix) || isAuxiliarySessionName(name)) continue;
+      const path = join(dir, name);
+      if (!io.statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
+      if (readSessionHeader(path)?.id === id) return path;
+    }
+  }
+  return null;
+}
+
+/** A file's lines, without their `\n` (a last line without one included), read a chunk at a time. */
+async function* rawLines(path: string): AsyncIterable<string> {
+  const pending: string[] = [];
+  const splitter = new LineSplitter((line) => pending.push(line.bytes.toString("utf8")));
+  for await (const chunk of createReadStream(path)) {
+    splitter.push(chunk as Buffer);
+    yield* pending.splice(0);
+  }
+  splitter.end();
+  yield* pending.splice(0);
+}
+
+async function* skipFirst(lines: AsyncIterable<string>): AsyncIterable<string> {
+  let first = true;
+  for await (const line of lines) {
+    if (!first) yield line;
+    first = false;
+  }
+}
+
+async function* quarantineOf(path: string): AsyncIterable<string> {
+  const q = quarantinePathOf(path);
+  if (!io.existsSync(q)) return;
+  for await (const line of rawLines(q)) if (line.length > 0) yield line;
+}
+
+/** Every regular file under `dir`, named by its path inside it with `/` separators. */
+async function* artifactFiles(dir: string, prefix = ""): AsyncIterable<SnapshotArtifact> {
+  let entries;
+  try {
+    entries = io.readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return;
+    throw err;
+  }
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* artifactFiles(path, `${prefix}${entry.name}/`);
+    else if (entry.isFile()) yield { name: `${prefix}${entry.name}`, bytes: io.readFileSync(path) };
+  }
+}
+
+const quietHooks = (options: ResolvedSessionManagerOptions, header: () => import("../../format/types.ts").SessionHeader): StorageHooks => ({
+  warn: (w) => options.onWarning(w),
+  lost: () => {},
+  header,
+});
+
+/**
+ * The session file at `path` as a snapshot. A clean current file hands out its lines as they are;
+ * a legacy or damaged one is read through its migration (what `open` shows), its damaged lines
+ * left in the file and counted in `damaged`.
+ */
+export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
+  const abs = resolve(path);
+  const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
+  const storage = opened.storage(quietHooks(options, () => opened.header));
+  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
+  const common = {
+    quarantine: () => quarantineOf(abs),
+    artifacts: () => artifactFiles(artifactsDirOf(abs)),
+    blob: async (hash: string) => blobs.getVerifiedSync(hash),
+  };
+  try {
+    const report = opened.loadReport;
+    const clean =
+      report.migratedFrom === null &&
+      report.malformed.length === 0 &&
+      !report.tornTail &&
+      report.repaired.length === 0 &&
+      report.nulRuns === 0;
+    if (clean) {
+      const headerLine = await firstLine(abs);
+      const lines = () => skipFirst(rawLines(abs));
+      return { header: opened.header, headerLine, lines, blobHashes: () => hashesOfLines(lines()), damaged: 0, ...common };
+    }
+    const entries = typeof opened.entries === "function" ? opened.entries() : opened.entries;
+    const snapshot = snapshotOfEntries(
+      opened.header,
+      entries.map((e) => storage.asStored(e)),
+      options.prepare,
+      { bytesOf: (hash) => storage.blobReader.getVerifiedSync(hash), warn: (w) => options.onWarning(w) },
+    );
+    return { ...snapshot, ...common, damaged: report.malformed.length + (report.tornTail ? 1 : 0) };
+  } finally {
+    await storage.close();
+  }
+}
+
+async function firstLine(path: string): Promise<string> {
+  for await (const line of rawLines(path)) return line;
+  return "";
+}
+
+/** `<stream of the snapshot>`: its header line, then its entry lines. */
+async function* withHeader(snapshot: SessionSnapshot): AsyncIterable<string> {
+  yield snapshot.headerLine;
+  yield* snapshot.lines();
+}
+
+/** Where a new file for the snapshot goes: `<bucket of its cwd>/<its time>_<its id>.jsonl`. */
+function newPathFor(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): string {
+  const { header } = snapshot;
+  const created = new Date(Date.parse(header.timestamp) || options.now().getTime());
+  const cwd = header.cwd || options.cwd || process.cwd();
+  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, fileSafeId(header.id)));
+}
+
+/** Creates `path` empty and exclusively (false: a file is there): an import never replaces a session. */
+function claimNewFile(path: string): boolean {
+  ensureDir(dirname(path));
+  try {
+    io.closeSync(io.openSync(path, "wx", FILE_MODE));
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "EEXIST") return false;
+    throw err;
+  }
+}
+
+/** Stores the blobs the snapshot's lines reference that the blob store lacks; true when it references any. */
+async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<boolean> {
+  const store = new BlobStore(options.blobsDir, { fsync: options.fsync });
+  let any = false;
+  for await (const hash of snapshot.blobHashes()) {
+    any = true;
+    if (await store.has(hash)) continue;
+    const bytes = await snapshot.blob(hash);
+    if (bytes === null) {
+      options.onWarning({ code: "BLOB_MISSING", message: `blob ${hash} is referenced by the imported session but its source lacks it` });
+      continue;
+    }
+    store.putHashedSync(hash, bytes);
+  }
+  return any;
+}
+
+/** Writes the artifact files the session's artifacts directory lacks (never replacing one). */
+async function carryArtifacts(snapshot: SessionSnapshot, path: string, options: ResolvedSessionManagerOptions): Promise<void> {
+  const root = artifactsDirOf(path);
+  for await (const artifact of snapshot.artifacts()) {
+    const parts = artifact.name.split("/");
+    if (parts.some((p) => p === "" || p === "." || p === ".." || p.includes(sep) || p.includes("\0"))) {
+      throw new TranscriptStoreError(
+        "INVALID_OPTION",
+        `artifact name ${JSON.stringify(artifact.name)} is not a relative path inside the session`,
+      );
+    }
+    const dir = join(root, ...parts.slice(0, -1));
+    ensureDir(dir, options.fsync);
+    writeNew(dir, parts[parts.length - 1]!, artifact.bytes, options.fsync);
+  }
+}
+
+/**
+ * Takes a snapshot into the file tree under the one rule (`relateSessions`) against the file
+ * holding its id: none → a new file (quarantine, artifacts and blobs carried); the same or more
+ * → unchanged; a beginning of it → the rest appended under the session's lock; diverged →
+ * `IMPORT_CONFLICT`, nothing written.
+ */
+export async function importFile(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<ImportOutcome> {
+  const { id } = snapshot.header;
+  let lines = 0;
+  for await (const _ of snapshot.lines()) lines++;
+  const existing = locateFile(id, options);
+  if (existing === null) {
+    const path = newPathFor(snapshot, options);
+    if (claimNewFile(path)) {
+      await createFile(snapshot, path, options);
+      return { status: "created", id, location: path, relation: null, header: "same", lines };
+    }
+    return reimportFile(snapshot, path, lines, options);
+  }
+  return reimportFile(snapshot, existing, lines, options);
+}
+
+async function createFile(snapshot: SessionSnapshot, path: string, options: ResolvedSessionManagerOptions): Promise<void> {
+  const quarantine = quarantinePathOf(path);
+  const hadQuarantine = io.existsSync(quarantine);
+  const lock = await acquireSessionLock(path, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+  let draft: SessionFileDraft | null = null;
+  try {
+    const records: string[] = [];
+    for await (const record of snapshot.quarantine()) records.push(record);
+    // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
+    new SessionFile(path, { fsync: options.fsync, now: options.now }).quarantineRecords(records);
+    if (await carryBlobs(snapshot, options)) registerReferrer(options.blobsDir, referrerFor(path, options.sessionsDir));
+    await carryArtifacts(snapshot, path, options);
+    draft = SessionFileDraft.begin(path);
+    for await (const line of withHeader(snapshot)) draft.write(Buffer.from(`${line}\n`));
+    if (options.fsync) draft.sync();
+    draft.close();
+    draft.commit(options.fsync);
+    draft = null;
+  } catch (err) {
+    draft?.discard();
+    if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
+    if (!hadQuarantine) io.rmSync(quarantine, { force: true });
+    throw err;
+  } finally {
+    await lock.release();
+  }
+}
+
+async function reimportFile(
+  snapshot: SessionSnapshot,
+  path: string,
+  lines: number,
+  options: ResolvedSessionManagerOptions,
+): Promise<ImportOutcome> {
+  const { id } = snapshot.header;
+  const outcome = (status: ImportOutcome["status"], relation: SessionRelation): ImportOutcome => ({
+    status,
+    id,
+    location: path,
+    relation,
+    header: relation === "storeAhead" && !headerMatches(snapshot, path) ? "kept" : "same",
+    lines,
+  });
+  const relation = await relateSessionStreams(withHeader(snapshot), rawLines(path));
+  if (relation === "diverged") throw importConflict(id, path);
+  if (relation !== "sourceAhead") return outcome("unchanged", relation);
+  const lock = await acquireSessionLock(path, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+  try {
+    // Decided again under the lock: a writer may have appended since.
+    const now = await relateSessionStreams(withHeader(snapshot), rawLines(path));
+    if (now === "diverged") throw importConflict(id, path);
+    if (now !== "sourceAhead") return outcome("unchanged", now);
+    const size = io.statSync(path).size;
+    if (size > 0 && !endsWithNewline(path, size)) throw importConflict(id, path);
+    let stored = -1; // the header line
+    for await (const _ of rawLines(path)) stored++;
+    if (await carryBlobs(snapshot, options)) registerReferrer(options.blobsDir, referrerFor(path, options.sessionsDir));
+    await carryArtifacts(snapshot, path, options);
+    const rest: Buffer[] = [];
+    let at = 0;
+    for await (const line of snapshot.lines()) if (at++ >= stored) rest.push(Buffer.from(`${line}\n`));
+    const file = new SessionFile(path, { fsync: options.fsync, now: options.now });
+    try {
+      file.append(Buffer.concat(rest));
+    } finally {
+      file.close();
+    }
+    return outcome("appended", now);
+  } finally {
+    await lock.release();
+  }
+}
+
+function endsWithNewline(path: string, size: number): boolean {
+  const fd = io.openSync(path, "r");
+  try {
+    const last = Buffer.alloc(1);
+    io.readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+function headerMatches(snapshot: SessionSnapshot, path: string): boolean {
+  return JSON.stringify(readSessionHeader(path)) === snapshot.headerLine;
+}

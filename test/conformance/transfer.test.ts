@@ -1,0 +1,212 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { PostgresBackend, SessionManager, type SessionManagerOptions } from "../../src/index.ts";
+import { quarantinePathOf } from "../../src/session/paths.ts";
+import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
+import { backendOf } from "../../src/storage/backends.ts";
+import type { SessionSnapshot } from "../../src/storage/session-snapshot.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
+import { makePng } from "../support/png.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { type BackendUnderTest, describeBackends } from "./backends.ts";
+
+const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
+const picture = (png: Buffer) => ({
+  role: "user",
+  content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }],
+  timestamp: 1,
+});
+
+/** A store as the seam sees it: its backend and resolved options. */
+function seam(options: SessionManagerOptions) {
+  const resolved = resolveSessionManagerOptions({ ...options, onWarning: () => {} });
+  return { backend: backendOf(resolved), resolved };
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/** Everything a snapshot holds, read out (for byte comparisons). */
+async function contents(snapshot: SessionSnapshot) {
+  const hashes = (await collect(snapshot.blobHashes())).sort();
+  const blobs = await Promise.all(hashes.map(async (h) => (await snapshot.blob(h))?.toString("base64") ?? null));
+  const artifacts = (await collect(snapshot.artifacts())).map((a) => ({ name: a.name, bytes: a.bytes.toString("base64") }));
+  return { headerLine: snapshot.headerLine, lines: await collect(snapshot.lines()), hashes, blobs, artifacts };
+}
+
+/** What the store holds of session `id`, read back through its own export (file bytes / rows), or null. */
+async function stored(options: SessionManagerOptions, id: string) {
+  const { backend, resolved } = seam(options);
+  const ref = await backend.locate(id, resolved);
+  return ref === null ? null : contents(await backend.exportSnapshot(ref, resolved));
+}
+
+async function exportOf(options: SessionManagerOptions, id: string): Promise<SessionSnapshot> {
+  const { backend, resolved } = seam(options);
+  const ref = await backend.locate(id, resolved);
+  expect(ref).not.toBeNull();
+  return backend.exportSnapshot(ref!, resolved);
+}
+
+async function importInto(options: SessionManagerOptions, snapshot: SessionSnapshot) {
+  const { backend, resolved } = seam(options);
+  return backend.importSnapshot(snapshot, resolved);
+}
+
+/** A session with text, an image (a blob) and an artifact; returns its id. */
+async function seed(options: SessionManagerOptions, texts: string[] = ["one", "two"]): Promise<string> {
+  const m = await SessionManager.create("/work/t", options);
+  for (const t of texts) m.appendMessage(user(t));
+  m.appendMessage(picture(makePng(20, 20, 7)));
+  m.artifacts!.save("artifact body", { toolType: "bash" });
+  const id = m.sessionId;
+  await m.close();
+  return id;
+}
+
+async function append(options: SessionManagerOptions, id: string, text: string): Promise<void> {
+  const { backend, resolved } = seam(options);
+  const m = await SessionManager.open((await backend.locate(id, resolved))!, options);
+  m.appendMessage(user(text));
+  await m.close();
+}
+
+/** The checks every pair of stores passes, `from` a store holding the session, `to` one to import into. */
+function transferBehaviours(from: () => Promise<SessionManagerOptions>, to: () => Promise<SessionManagerOptions>) {
+  it("export → import round trip: header, lines byte for byte, blobs and artifacts; the session opens the same", async () => {
+    const [a, b] = [await from(), await to()];
+    const id = await seed(a);
+    const source = await stored(a, id);
+    expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(false);
+    const done = await importInto(b, await exportOf(a, id));
+    expect(done).toMatchObject({ status: "created", id, relation: null, lines: 3 });
+    expect(await stored(b, id)).toEqual(source);
+    expect(source!.hashes).toHaveLength(1);
+    expect(source!.artifacts.length).toBeGreaterThan(0);
+    expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(true);
+    const [ma, mb] = [
+      await SessionManager.open((await seam(a).backend.locate(id, seam(a).resolved))!, { ...a, readOnly: true }),
+      await SessionManager.open(done.location.includes("#") ? id : done.location, { ...b, readOnly: true }),
+    ];
+    expect(mb.getEntries().map((e) => mb.rehydrate(e))).toEqual(ma.getEntries().map((e) => ma.rehydrate(e)));
+    await ma.close();
+    await mb.close();
+  });
+
+  it("re-importing the same session is unchanged, nothing written", async () => {
+    const [a, b] = [await from(), await to()];
+    const id = await seed(a);
+    await importInto(b, await exportOf(a, id));
+    const before = await stored(b, id);
+    expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "unchanged", relation: "same" });
+    expect(await stored(b, id)).toEqual(before);
+  });
+
+  it("a source that grew is appended (ahead); a store copy that grew stays as it is", async () => {
+    const [a, b] = [await from(), await to()];
+    const id = await seed(a);
+    await importInto(b, await exportOf(a, id));
+    await append(a, id, "three");
+    expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "appended", relation: "sourceAhead", lines: 4 });
+    expect((await stored(b, id))!.lines).toEqual((await stored(a, id))!.lines);
+    await append(b, id, "only in the store");
+    const before = await stored(b, id);
+    expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "unchanged", relation: "storeAhead" });
+    expect(await stored(b, id)).toEqual(before);
+    expect(before!.lines).toHaveLength(5);
+  });
+
+  it("diverged copies are IMPORT_CONFLICT with nothing written", async () => {
+    const [a, b] = [await from(), await to()];
+    const id = await seed(a);
+    await importInto(b, await exportOf(a, id));
+    await append(a, id, "source side");
+    await append(b, id, "store side");
+    const before = await stored(b, id);
+    await expect(importInto(b, await exportOf(a, id))).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
+    expect(await stored(b, id)).toEqual(before);
+    expect(before!.lines.at(-1)).toContain("store side");
+  });
+}
+
+describeBackends("transfer through the storage seam", (backend: BackendUnderTest) => {
+  transferBehaviours(
+    () => backend.options(),
+    () => backend.options(),
+  );
+
+  it("an import that would append to a session a writer holds is SESSION_LOCKED, nothing written", async () => {
+    const [a, b] = [await backend.options(), await backend.options()];
+    const id = await seed(a);
+    await importInto(b, await exportOf(a, id));
+    await append(a, id, "grown at the source");
+    const writer = await SessionManager.open((await seam(b).backend.locate(id, seam(b).resolved))!, b);
+    try {
+      const before = await stored(b, id);
+      await expect(importInto(b, await exportOf(a, id))).rejects.toMatchObject({ code: "SESSION_LOCKED" });
+      expect(await stored(b, id)).toEqual(before);
+    } finally {
+      await writer.close();
+    }
+    expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "appended" });
+  });
+
+  it("locate is the exact id: a prefix or an unknown id is null", async () => {
+    const options = await backend.options();
+    const id = await seed(options);
+    const { backend: b, resolved } = seam(options);
+    expect(await b.locate(id, resolved)).not.toBeNull();
+    expect(await b.locate(id.slice(0, 8), resolved)).toBeNull();
+    expect(await b.has("0000aaaa-0000-7000-8000-000000000000", resolved)).toBe(false);
+    await expect(b.exportSnapshot(backend.name === "file" ? "/nonexistent/x.jsonl" : "nope", resolved)).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+    });
+  });
+});
+
+const databases: PostgresBackend[] = [];
+afterEach(async () => {
+  for (const b of databases.splice(0)) await b.close();
+});
+
+const fileStore = async (): Promise<SessionManagerOptions> => ({ root: tempDir("ts-xfer-") });
+const pgStore = async (): Promise<SessionManagerOptions> => {
+  const store = PostgresBackend.of(await freshDatabase());
+  databases.push(store);
+  return { store, root: tempDir("ts-xfer-pg-") };
+};
+
+describe.skipIf(pgCluster() === null)("transfer across backends: file → postgres", () => transferBehaviours(fileStore, pgStore));
+describe.skipIf(pgCluster() === null)("transfer across backends: postgres → file", () => transferBehaviours(pgStore, fileStore));
+
+describe("quarantine moves with a session", () => {
+  /** A file session whose torn last line went to quarantine on open. */
+  async function damaged(options: SessionManagerOptions): Promise<{ id: string; quarantine: Buffer }> {
+    const id = await seed(options);
+    const { backend, resolved } = seam(options);
+    const path = (await backend.locate(id, resolved))!;
+    const { appendFileSync } = await import("node:fs");
+    appendFileSync(path, '{"type":"message","torn');
+    const m = await SessionManager.open(path, options);
+    await m.close();
+    return { id, quarantine: readFileSync(quarantinePathOf(path)) };
+  }
+
+  it("file → file: the quarantine file arrives byte for byte", async () => {
+    const [a, b] = [await fileStore(), await fileStore()];
+    const { id, quarantine } = await damaged(a);
+    expect(quarantine.length).toBeGreaterThan(0);
+    const done = await importInto(b, await exportOf(a, id));
+    expect(readFileSync(quarantinePathOf(done.location))).toEqual(quarantine);
+  });
+
+  it.skipIf(pgCluster() === null)("file → postgres: refused (a database keeps no quarantine), nothing written", async () => {
+    const [a, b] = [await fileStore(), await pgStore()];
+    const { id } = await damaged(a);
+    await expect(importInto(b, await exportOf(a, id))).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(false);
+  });
+});
