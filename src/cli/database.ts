@@ -9,6 +9,7 @@ import { formatBytes, storeOptions, UsageError, type CommandContext } from "./co
 import { findSessionFiles } from "./find-files.ts";
 import { startProgress } from "./progress.ts";
 import { terminalText } from "./terminal-text.ts";
+import { spaceTotalsText, storeSpaceTotals } from "./commands/accounting.ts";
 
 /**
  * The maintenance commands (`gc`, `stats`, `verify`, `migrate --to`) against a database store.
@@ -58,13 +59,15 @@ export async function statsDatabase(ctx: CommandContext): Promise<number> {
     references: Number(refs.n),
     referencedBlobs: Number(refs.blobs),
     dedupRatio,
+    space: await storeSpaceTotals(ctx),
   };
   ctx.emit(
     record,
     `sessions: ${record.sessions} (${formatBytes(record.sessionBytes)})\n` +
       `blobs:    ${record.blobs} (${formatBytes(record.blobBytes)})\n` +
       `refs:     ${record.references} session→blob reference(s) to ${record.referencedBlobs} blob(s), ` +
-      `dedup ratio ${dedupRatio.toFixed(2)}×`,
+      `dedup ratio ${dedupRatio.toFixed(2)}×\n` +
+      spaceTotalsText(record.space),
   );
   return 0;
 }

@@ -1,0 +1,170 @@
+import { BYTE_KINDS } from "../../accounting/line-kinds.ts";
+import type { SpaceGrouping, SpaceTotals } from "../../accounting/du-report.ts";
+import { parseTimeBound, type UsageGroup, type UsageGrouping } from "../../accounting/usage-report.ts";
+import { accountStore, storeSpace, storeUsage, type AccountingOptions } from "../../maintenance/store-accounting.ts";
+import { spaceTotals } from "../../accounting/du-report.ts";
+import { formatBytes, formatTable, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import { startProgress } from "../progress.ts";
+import { terminalText } from "../terminal-text.ts";
+
+/** The accounting options of the CLI's store; `onSession` stops the command between sessions on Ctrl-C. */
+async function withStore<T>(ctx: CommandContext, run: (options: AccountingOptions) => Promise<T>): Promise<T> {
+  const progress = startProgress(ctx.io, 0, "reading", true);
+  try {
+    return await run({ ...storeOptions(ctx), root: ctx.root, onSession: (id) => progress.tick(id) });
+  } finally {
+    progress.stop();
+  }
+}
+
+/** A positive whole number option, or undefined when absent. */
+function countOption(ctx: CommandContext, name: string): number | undefined {
+  const text = ctx.values[name] as string | undefined;
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--${name} must be a whole number ≥ 1`);
+  return Number(text);
+}
+
+/** One of `allowed`, or the default. */
+function choice<T extends string>(ctx: CommandContext, name: string, allowed: readonly T[], fallback: T): T {
+  const value = (ctx.values[name] as string | undefined) ?? fallback;
+  if (!allowed.includes(value as T)) throw new UsageError(`--${name} must be one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+const KIND_LABELS: Record<(typeof BYTE_KINDS)[number], string> = {
+  text: "text",
+  toolCalls: "tool calls",
+  toolResults: "tool results",
+  thinking: "thinking",
+  inlineImages: "inline images",
+  other: "other",
+  malformed: "malformed",
+  oversized: "oversized lines",
+};
+
+/** The lines `du` and `stats` print for a store's totals. */
+export function spaceTotalsText(t: SpaceTotals): string {
+  const kinds = BYTE_KINDS.filter((k) => t.kinds[k] > 0 || k === "text").map((k) => `${KIND_LABELS[k]} ${formatBytes(t.kinds[k])}`);
+  return (
+    `by kind:  ${kinds.join(", ")}\n` +
+    `blobs:    ${t.referencedBlobs} referenced (${formatBytes(t.referencedBlobBytes)}), ` +
+    `${t.unreferencedBlobs} unreferenced (${formatBytes(t.unreferencedBlobBytes)})` +
+    (t.missingBlobs > 0 ? `, ${t.missingBlobs} missing` : "") +
+    `\nbeside:   artifacts ${formatBytes(t.artifacts)}, quarantine ${formatBytes(t.quarantine)}, backups ${formatBytes(t.backups)}`
+  );
+}
+
+/** `stats`' share of accounting: the totals of every session of the store, by kind. */
+export async function storeSpaceTotals(ctx: CommandContext): Promise<SpaceTotals> {
+  const { spaces, blobSizes } = await withStore(ctx, accountStore);
+  return spaceTotals(spaces, blobSizes);
+}
+
+export const duCommand: Command = {
+  name: "du",
+  readOnly: true,
+  summary:
+    "space per session or cwd, largest first: message text, tool calls and results, thinking, inline images, " +
+    "blobs exclusive to it and shared, artifacts, quarantine and backups",
+  usage: "du [--by session|cwd] [--top N]",
+  options: { by: { type: "string" }, top: { type: "string" } },
+  maxArgs: 0,
+  async run(ctx) {
+    const by = choice<SpaceGrouping>(ctx, "by", ["session", "cwd"], "session");
+    const top = countOption(ctx, "top");
+    const { rows, totals } = await withStore(ctx, (options) => storeSpace({ ...options, by, top }));
+    if (ctx.json) {
+      for (const row of rows) ctx.emit({ type: by, ...row }, "");
+      ctx.emit({ type: "totals", ...totals }, "");
+      return 0;
+    }
+    const size = (n: number) => (n === 0 ? "-" : formatBytes(n));
+    const cells = rows.map((r) => [
+      formatBytes(r.total),
+      size(r.kinds.text),
+      size(r.kinds.toolCalls + r.kinds.toolResults),
+      size(r.kinds.thinking),
+      size(r.kinds.inlineImages),
+      size(r.kinds.other + r.kinds.malformed + r.kinds.oversized),
+      size(r.exclusiveBlobBytes),
+      size(r.sharedBlobBytes),
+      size(r.artifacts),
+      size(r.quarantine + r.backups),
+      by === "session" ? `${r.id}  ${r.cwd}` : `${r.cwd} (${r.sessions})`,
+    ]);
+    const heading = ["total", "text", "tools", "thinking", "images", "other", "blobs", "shared", "artifacts", "q+bak", by];
+    const fit =
+      ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 10, keep: "end" as const, min: 12 }] };
+    ctx.io.stdout(`${formatTable(heading, cells, fit)}\n`);
+    ctx.io.stdout(
+      `\n${totals.sessions} session(s), ${formatBytes(totals.sessionBytes)} in sessions\n${spaceTotalsText(totals)}\n` +
+        "(total: what removing it frees; blobs: only it references them; shared: others reference them too)\n",
+    );
+    return 0;
+  },
+};
+
+function tokens(n: number): string {
+  if (n < 10_000) return String(n);
+  if (n < 10_000_000) return `${(n / 1000).toFixed(1)}K`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+function cost(n: number): string {
+  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+}
+
+function usageCells(g: UsageGroup): string[] {
+  return [
+    g.key,
+    g.deletedCalls > 0 ? `${g.calls} (${g.deletedCalls} deleted)` : String(g.calls),
+    tokens(g.tokens.input),
+    tokens(g.tokens.output),
+    tokens(g.tokens.cacheRead),
+    tokens(g.tokens.cacheWrite),
+    tokens(g.tokens.totalTokens),
+    cost(g.cost.total),
+  ];
+}
+
+export const usageCommand: Command = {
+  name: "usage",
+  readOnly: true,
+  summary:
+    "tokens and cost of the model calls recorded in sessions (deleted sessions' rows included, flagged), " +
+    "by session, model, UTC day or cwd; --since/--until: 30d, 12h, 2w or a date",
+  usage: "usage [--by session|model|day|cwd] [--since 30d] [--until <date|duration>]",
+  options: { by: { type: "string" }, since: { type: "string" }, until: { type: "string" } },
+  maxArgs: 0,
+  async run(ctx) {
+    const by = choice<UsageGrouping>(ctx, "by", ["session", "model", "day", "cwd"], "session");
+    const now = new Date();
+    const bound = (name: string) => {
+      const text = ctx.values[name] as string | undefined;
+      if (text === undefined) return undefined;
+      const at = parseTimeBound(text, now);
+      if (at === null)
+        throw new UsageError(terminalText`--${name} must be a duration (30d, 12h, 2w, 90m) or a date, got ${JSON.stringify(text)}`);
+      return at;
+    };
+    const since = bound("since");
+    const until = bound("until");
+    const report = await withStore(ctx, (options) => storeUsage({ ...options, by, since, until }));
+    for (const p of report.problems)
+      ctx.io.stderr(terminalText`warning: session ${p.sessionId} entry ${p.key} (line ${p.line}): ${p.field} ${p.reason}; counted as 0\n`);
+    for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);
+    if (ctx.json) {
+      for (const g of report.groups) ctx.emit({ type: "usage", by, ...g }, "");
+      ctx.emit({ type: "total", by, ...report.total, since: since?.toISOString() ?? null, until: until?.toISOString() ?? null }, "");
+      for (const p of report.problems) ctx.emit({ type: "problem", ...p }, "");
+      for (const p of report.ledgerProblems) ctx.emit({ type: "ledger-problem", ...p }, "");
+      return 0;
+    }
+    const heading = [by, "calls", "input", "output", "cache read", "cache write", "tokens", "cost"];
+    const fit =
+      ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 0, keep: "end" as const, min: 12 }] };
+    ctx.io.stdout(`${formatTable(heading, [...report.groups.map(usageCells), usageCells(report.total)], fit)}\n`);
+    return 0;
+  },
+};
