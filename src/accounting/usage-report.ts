@@ -75,7 +75,7 @@ export function mergeLedger(live: readonly LedgerRow[], deleted: readonly Ledger
   return out;
 }
 
-/** Sums the rows inside the window by `by`, the largest cost first (then by key). Also the grand total. Pure. */
+/** Sums the rows inside the window by `by`: days in time order, other groups the largest cost first (then by key); and the grand total. Pure. */
 export function groupUsage(
   rows: readonly LedgerRow[],
   by: UsageGrouping,
@@ -109,9 +109,9 @@ export function groupUsage(
   }
   const strip = ({ ids, ...g }: UsageGroup & { ids: Set<string> }): UsageGroup => ({ ...g, sessions: ids.size });
   const list = [...groups.values()].map(strip);
-  list.sort(
-    (a, b) => b.cost.total - a.cost.total || b.tokens.totalTokens - a.tokens.totalTokens || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-  );
+  const byKey = (a: UsageGroup, b: UsageGroup) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  // Days read in time order; the other groupings largest cost first.
+  list.sort(by === "day" ? byKey : (a, b) => b.cost.total - a.cost.total || b.tokens.totalTokens - a.tokens.totalTokens || byKey(a, b));
   return { groups: list, total: strip(total) };
 }
 

@@ -48,7 +48,7 @@ export function spaceTotalsText(t: SpaceTotals): string {
   const kinds = BYTE_KINDS.filter((k) => t.kinds[k] > 0 || k === "text").map((k) => `${KIND_LABELS[k]} ${formatBytes(t.kinds[k])}`);
   return (
     `by kind:  ${kinds.join(", ")}\n` +
-    `blobs:    ${t.referencedBlobs} referenced (${formatBytes(t.referencedBlobBytes)}), ` +
+    `blob use: ${t.referencedBlobs} referenced (${formatBytes(t.referencedBlobBytes)}), ` +
     `${t.unreferencedBlobs} unreferenced (${formatBytes(t.unreferencedBlobBytes)})` +
     (t.missingBlobs > 0 ? `, ${t.missingBlobs} missing` : "") +
     `\nbeside:   artifacts ${formatBytes(t.artifacts)}, quarantine ${formatBytes(t.quarantine)}, backups ${formatBytes(t.backups)}`
@@ -107,7 +107,7 @@ export const duCommand: Command = {
 
 function tokens(n: number): string {
   if (n < 10_000) return String(n);
-  if (n < 10_000_000) return `${(n / 1000).toFixed(1)}K`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}K`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
