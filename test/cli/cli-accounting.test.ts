@@ -1,5 +1,4 @@
-import { statSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { totalOf } from "../../src/accounting/line-kinds.ts";
 import { recordDeletedUsage } from "../../src/maintenance/store-accounting.ts";
@@ -107,7 +106,6 @@ describe("transcript-store du / usage on a file store", () => {
     expect(model.records.filter((r) => r.type === "usage").map((r) => r.key)).toEqual(["anthropic/gpt-y"]);
     await recordDeletedUsage(b.sessionFile!, { root });
     await recordDeletedUsage(b.sessionFile!, { root });
-    const { rmSync } = await import("node:fs");
     rmSync(b.sessionFile!);
     const after = await cli(["usage", "--root", root, "--json"]);
     expect(after.records.at(-1)).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
@@ -115,6 +113,30 @@ describe("transcript-store du / usage on a file store", () => {
     expect(text.stdout).toContain("1 (1 deleted)");
     expect(text.stdout).toContain("$2.0000");
     expect((await cli(["usage", "--root", root, "--since", "yesterday"])).code).toBe(2);
+  });
+
+  it("usage reports a malformed usage value on stderr (--json: a problem record), counts it 0 and exits 0", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/w/c", { root });
+    m.appendMessage({ role: "assistant", content: [], usage: { input: -5, output: 7, cost: { total: 0.125 } } } as never);
+    await m.close();
+    const text = await cli(["usage", "--root", root]);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toMatch(
+      new RegExp(
+        `^warning: session ${m.sessionId} entry [0-9a-f]{8} \\(line 2\\): message\\.usage\\.input not a non-negative number: -5; counted as 0\\n$`,
+      ),
+    );
+    const json = await cli(["usage", "--root", root, "--json"]);
+    expect(json.code).toBe(0);
+    expect(json.records.find((r) => r.type === "total")).toMatchObject({
+      calls: 1,
+      tokens: { input: 0, output: 7 },
+      cost: { total: 0.125 },
+    });
+    expect(json.records.filter((r) => r.type === "problem")).toEqual([
+      expect.objectContaining({ sessionId: m.sessionId, field: "message.usage.input" }),
+    ]);
   });
 
   it("stats gains the totals by kind", async () => {
