@@ -75,7 +75,10 @@ export function mergeLedger(live: readonly LedgerRow[], deleted: readonly Ledger
   return out;
 }
 
-/** Sums the rows inside the window by `by`: days in time order, other groups the largest cost first (then by key); and the grand total. Pure. */
+/**
+ * Sums the rows inside the window by `by`: days in time order, other groups the largest cost first
+ * (then by key); and the grand total. Pure.
+ */
 export function groupUsage(
   rows: readonly LedgerRow[],
   by: UsageGrouping,

@@ -13,12 +13,16 @@ const payload = "iVBORw0KGgo".repeat(200);
 const resultText = '{"type":"text","text":"a.txt\\nb.txt"}';
 const image = `{"type":"image","data":"${payload}","mimeType":"image/png"}`;
 const usage =
-  '{"input":10,"output":5,"cacheRead":100,"cacheWrite":7,"totalTokens":122,"cost":{"input":0.1,"output":0.2,"cacheRead":0.01,"cacheWrite":0.02,"total":0.33}}';
+  '{"input":10,"output":5,"cacheRead":100,"cacheWrite":7,"totalTokens":122,"cost":{"input":0.1,' +
+  '"output":0.2,"cacheRead":0.01,"cacheWrite":0.02,"total":0.33}}';
 const lines = [
   header,
   `{"type":"message","id":"u1","parentId":null,"timestamp":"2025-06-01T09:00:01.000Z","message":{"role":"user","content":${userText}}}`,
-  `{"type":"message","id":"a1","parentId":"u1","timestamp":"2025-06-01T09:00:02.000Z","message":{"role":"assistant","content":[${thinking},${text},${toolCall}],"provider":"anthropic","model":"claude-x","usage":${usage}}}`,
-  `{"type":"message","id":"r1","parentId":"a1","timestamp":"2025-06-01T09:00:03.000Z","message":{"role":"toolResult","toolCallId":"t1","content":[${resultText},${image}]}}`,
+  `{"type":"message","id":"a1","parentId":"u1","timestamp":"2025-06-01T09:00:02.000Z",` +
+    `"message":{"role":"assistant","content":[${thinking},${text},${toolCall}],"provider":"anthropic",` +
+    `"model":"claude-x","usage":${usage}}}`,
+  `{"type":"message","id":"r1","parentId":"a1","timestamp":"2025-06-01T09:00:03.000Z",` +
+    `"message":{"role":"toolResult","toolCallId":"t1","content":[${resultText},${image}]}}`,
   "not json at all",
   `{"type":"model_change","id":"m1","parentId":"r1","timestamp":"2025-06-01T09:00:04.000Z","provider":"openai","modelId":"gpt-y"}`,
 ];
@@ -63,7 +67,10 @@ describe("SessionAccountant", () => {
   });
 
   it("reads one usage row per model call, with its model, and follows model_change for rows that name none", () => {
-    const usageEntry = `{"type":"usage","id":"g1","parentId":"m1","timestamp":"2025-06-02T00:00:00.000Z","kind":"cache_warm","usage":{"input":3,"output":0,"cacheRead":0,"cacheWrite":9,"cost":{"input":0.5,"output":0,"cacheRead":0,"cacheWrite":0.25}}}`;
+    const usageEntry =
+      `{"type":"usage","id":"g1","parentId":"m1","timestamp":"2025-06-02T00:00:00.000Z",` +
+      `"kind":"cache_warm","usage":{"input":3,"output":0,"cacheRead":0,"cacheWrite":9,"cost":{"input":0.5,` +
+      `"output":0,"cacheRead":0,"cacheWrite":0.25}}}`;
     const a = account(Buffer.from(`${lines.join("\n")}\n${usageEntry}\n`), 64);
     expect(a.usage).toEqual([
       {
@@ -98,9 +105,13 @@ describe("SessionAccountant", () => {
   it("reports malformed usage values with their entry and field, counts them 0, and goes on", () => {
     const bad = [
       header,
-      `{"type":"message","id":"a1","parentId":null,"timestamp":"2025-06-01T00:00:00.000Z","message":{"role":"assistant","content":[],"usage":{"input":"12","output":-3,"cacheRead":5,"cacheWrite":0,"cost":{"total":"NaN"}}}}`,
-      `{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-06-01T00:00:01.000Z","message":{"role":"assistant","content":[],"usage":"lots"}}`,
-      `{"type":"message","id":"a3","parentId":"a2","timestamp":"2025-06-01T00:00:02.000Z","message":{"role":"assistant","content":[],"usage":{"input":1,"output":2,"cost":[1]}}}`,
+      `{"type":"message","id":"a1","parentId":null,"timestamp":"2025-06-01T00:00:00.000Z",` +
+        `"message":{"role":"assistant","content":[],"usage":{"input":"12","output":-3,"cacheRead":5,` +
+        `"cacheWrite":0,"cost":{"total":"NaN"}}}}`,
+      `{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-06-01T00:00:01.000Z",` +
+        `"message":{"role":"assistant","content":[],"usage":"lots"}}`,
+      `{"type":"message","id":"a3","parentId":"a2","timestamp":"2025-06-01T00:00:02.000Z",` +
+        `"message":{"role":"assistant","content":[],"usage":{"input":1,"output":2,"cost":[1]}}}`,
     ];
     const a = account(Buffer.from(`${bad.join("\n")}\n`), 1 << 16);
     expect(a.usage.map((r) => [r.key, r.tokens, r.cost.total])).toEqual([
@@ -129,7 +140,10 @@ describe("SessionAccountant", () => {
 
   it("collects the blob refs of every line, each once, and counts a ref as no image bytes", () => {
     const h = "ab".repeat(32);
-    const ref = `{"type":"message","id":"u2","parentId":null,"timestamp":"2025-06-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"image","data":"blob:sha256:${h}","mimeType":"image/png"}]}}`;
+    const ref =
+      `{"type":"message","id":"u2","parentId":null,"timestamp":"2025-06-01T00:00:00.000Z",` +
+      `"message":{"role":"user","content":[{"type":"image","data":"blob:sha256:${h}",` +
+      `"mimeType":"image/png"}]}}`;
     const a = account(Buffer.from(`${header}\n${ref}\n${ref.replace("u2", "u3")}`), 1 << 16);
     expect([...a.blobRefs]).toEqual([h]);
     expect(a.kinds.inlineImages).toBe(0);

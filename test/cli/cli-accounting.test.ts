@@ -124,7 +124,8 @@ describe("transcript-store du / usage on a file store", () => {
     expect(text.code).toBe(0);
     expect(text.stderr).toMatch(
       new RegExp(
-        `^warning: session ${m.sessionId} entry [0-9a-f]{8} \\(line 2\\): message\\.usage\\.input not a non-negative number: -5; counted as 0\\n$`,
+        `^warning: session ${m.sessionId} entry [0-9a-f]{8} \\(line 2\\): ` +
+          "message\\.usage\\.input not a non-negative number: -5; counted as 0\\n$",
       ),
     );
     const json = await cli(["usage", "--root", root, "--json"]);
