@@ -77,7 +77,7 @@ export type { CliIo } from "./cli/context.ts";
 
 // Accounting and the usage ledger (issue 24)
 export { SessionAccountant } from "./accounting/session-account.ts";
-export type { AccountedLine, SessionAccount } from "./accounting/session-account.ts";
+export type { AccountantState, AccountedLine, SessionAccount } from "./accounting/session-account.ts";
 export { BYTE_KINDS, classifyRecords, emptyByteKinds } from "./accounting/line-kinds.ts";
 export type { ByteKinds } from "./accounting/line-kinds.ts";
 export { spaceRows, spaceTotals } from "./accounting/du-report.ts";

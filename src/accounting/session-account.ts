@@ -92,4 +92,28 @@ export class SessionAccountant {
   result(): SessionAccount {
     return this.account;
   }
+
+  /**
+   * Everything the accountant knows, as plain JSON (blob refs as an array): what a cache stores
+   * beside the byte offset it has read to, so that catching up feeds only the lines past it.
+   */
+  state(): AccountantState {
+    const { blobRefs, ...rest } = this.account;
+    return structuredClone({ account: { ...rest, blobRefs: [...blobRefs] }, model: this.model });
+  }
+
+  /** An accountant that goes on from a `state()` (the next line fed is the one after it). */
+  static resume(state: AccountantState): SessionAccountant {
+    const accountant = new SessionAccountant();
+    const copy = structuredClone(state);
+    Object.assign(accountant.account, { ...copy.account, blobRefs: new Set(copy.account.blobRefs) });
+    Object.assign(accountant.model, copy.model);
+    return accountant;
+  }
+}
+
+/** A `SessionAccountant`'s state as plain JSON. */
+export interface AccountantState {
+  account: Omit<SessionAccount, "blobRefs"> & { blobRefs: string[] };
+  model: ModelState;
 }

@@ -66,6 +66,20 @@ describe("SessionAccountant", () => {
     expect(account(file, 1)).toEqual(whole);
   });
 
+  it("resumes from a JSON state saved mid-stream: catching up on the rest gives the account of the whole", () => {
+    const whole = account(file, 1 << 20);
+    const cut = file.indexOf("\n", file.indexOf("toolCall")) + 1; // after the assistant line
+    const first = new SessionAccountant();
+    new LineSplitter((line) => first.addLine(line)).push(file.subarray(0, cut));
+    const saved = JSON.parse(JSON.stringify(first.state()));
+    const resumed = SessionAccountant.resume(saved);
+    const rest = new LineSplitter((line) => resumed.addLine({ ...line, lineNumber: line.lineNumber + first.result().lines }));
+    rest.push(file.subarray(cut));
+    rest.end();
+    expect(resumed.result()).toEqual(whole);
+    expect(first.result().lines).toBe(3);
+  });
+
   it("reads one usage row per model call, with its model, and follows model_change for rows that name none", () => {
     const usageEntry =
       `{"type":"usage","id":"g1","parentId":"m1","timestamp":"2025-06-02T00:00:00.000Z",` +
