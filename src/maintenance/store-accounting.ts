@@ -55,7 +55,8 @@ export function ledgerPathOf(options: AccountingOptions): string {
 /**
  * Reads every session of the store once, streaming (one line, or one batch of rows, in memory at a
  * time): its bytes by kind, the blobs it references, its artifacts, quarantine and backups, its
- * usage rows. Nothing is written.
+ * usage rows. Nothing is written. A session file that cannot be read throws `PERSISTENCE_FAILED`,
+ * or, with `onWarning`, is reported there and left out (the caller then knows the totals are short).
  */
 export async function accountStore(options: AccountingOptions = {}): Promise<StoreAccounting> {
   const db = databaseOf(options);
@@ -94,10 +95,16 @@ export async function accountStore(options: AccountingOptions = {}): Promise<Sto
   };
   for (const info of await SessionManager.listAll(options)) {
     await options.onSession?.(info.id);
-    const account = accountSessionFile(info.path);
-    if (account === null) continue; // removed since it was listed
-    accounts.push(account);
-    spaces.push(fileSessionSpace(info.path, account, info, namesIn(dirname(info.path))));
+    try {
+      const account = accountSessionFile(info.path);
+      if (account === null) continue; // removed since it was listed
+      spaces.push(fileSessionSpace(info.path, account, info, namesIn(dirname(info.path))));
+      accounts.push(account);
+    } catch (err) {
+      // With a warning handler, a session that cannot be read is reported and the rest counted.
+      if (options.onWarning === undefined || !(err instanceof TranscriptStoreError)) throw err;
+      options.onWarning({ code: err.code, message: err.message, path: info.path });
+    }
   }
   return { spaces, accounts, blobSizes: fileBlobSizes(resolved.blobsDir) };
 }

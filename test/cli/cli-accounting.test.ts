@@ -1,10 +1,11 @@
-import { rmSync, statSync } from "node:fs";
+import { constants, rmSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { totalOf } from "../../src/accounting/line-kinds.ts";
-import { recordDeletedUsage } from "../../src/maintenance/store-accounting.ts";
+import { recordDeletedUsage, storeUsage } from "../../src/maintenance/store-accounting.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { cli } from "../support/cli.ts";
+import { injectFault } from "../support/fault.ts";
 import { rawPool } from "../support/pg-sessions.ts";
 import { makePng } from "../support/png.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
@@ -138,6 +139,28 @@ describe("transcript-store du / usage on a file store", () => {
     expect(json.records.filter((r) => r.type === "problem")).toEqual([
       expect.objectContaining({ sessionId: m.sessionId, field: "message.usage.input" }),
     ]);
+  });
+
+  it("a session file that cannot be read is a warning naming it, the rest still counted, exit 1", async () => {
+    const root = tempDir();
+    const { a, b } = await twoSessions({ root });
+    // Fails the accounting read of `a` only (listing opens it otherwise).
+    const restore = injectFault("openSync", (_, [path, flags]) =>
+      path === a.sessionFile && typeof flags === "number" && (flags & constants.O_NOFOLLOW) !== 0 ? "EIO" : undefined,
+    );
+    try {
+      const du = await cli(["du", "--root", root, "--json"]);
+      expect(du.code).toBe(1);
+      expect(du.stderr).toContain(`warning: Cannot read ${a.sessionFile}: EIO`);
+      expect(du.records.filter((r) => r.type === "session").map((r) => r.id)).toEqual([b.sessionId]);
+      expect(du.records.at(-1)).toMatchObject({ type: "totals", sessions: 1, incomplete: true });
+      const usage = await cli(["usage", "--root", root, "--json"]);
+      expect(usage.code).toBe(1);
+      expect(usage.records.find((r) => r.type === "total")).toMatchObject({ calls: 1, cost: { total: 2 } });
+      await expect(storeUsage({ root })).rejects.toMatchObject({ code: "PERSISTENCE_FAILED", path: a.sessionFile });
+    } finally {
+      restore();
+    }
   });
 
   it("stats gains the totals by kind", async () => {

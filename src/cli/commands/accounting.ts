@@ -3,15 +3,32 @@ import type { SpaceGrouping, SpaceTotals } from "../../accounting/du-report.ts";
 import { parseTimeBound, type UsageGroup, type UsageGrouping } from "../../accounting/usage-report.ts";
 import { accountStore, storeSpace, storeUsage, type AccountingOptions } from "../../maintenance/store-accounting.ts";
 import { spaceTotals } from "../../accounting/du-report.ts";
-import { formatBytes, formatTable, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import type { StoreWarning } from "../../errors.ts";
+import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
 
-/** The accounting options of the CLI's store; `onSession` stops the command between sessions on Ctrl-C. */
-async function withStore<T>(ctx: CommandContext, run: (options: AccountingOptions) => Promise<T>): Promise<T> {
+/**
+ * Runs `run` with the accounting options of the CLI's store: `onSession` stops the command between
+ * sessions on Ctrl-C; what cannot be read is a `warning:` line (unless `quiet`: `stats` printed its
+ * own) and makes `incomplete` true (the command exits 1). Files that are not sessions are left out.
+ */
+async function withStore<T>(
+  ctx: CommandContext,
+  run: (options: AccountingOptions) => Promise<T>,
+  quiet = false,
+): Promise<{ result: T; incomplete: boolean }> {
   const progress = startProgress(ctx.io, 0, "reading", true);
+  const print = printWarning(ctx.io);
+  let incomplete = false;
+  const onWarning = (w: StoreWarning) => {
+    if (w.code === "BAD_HEADER") return;
+    if (w.code === "PERSISTENCE_FAILED") incomplete = true;
+    if (!quiet) print(w);
+  };
   try {
-    return await run({ ...storeOptions(ctx), root: ctx.root, onSession: (id) => progress.tick(id) });
+    const result = await run({ ...storeOptions(ctx), root: ctx.root, onWarning, onSession: (id) => progress.tick(id) });
+    return { result, incomplete };
   } finally {
     progress.stop();
   }
@@ -57,7 +74,7 @@ export function spaceTotalsText(t: SpaceTotals): string {
 
 /** `stats`' share of accounting: the totals of every session of the store, by kind. */
 export async function storeSpaceTotals(ctx: CommandContext): Promise<SpaceTotals> {
-  const { spaces, blobSizes } = await withStore(ctx, accountStore);
+  const { spaces, blobSizes } = (await withStore(ctx, accountStore, true)).result;
   return spaceTotals(spaces, blobSizes);
 }
 
@@ -73,11 +90,12 @@ export const duCommand: Command = {
   async run(ctx) {
     const by = choice<SpaceGrouping>(ctx, "by", ["session", "cwd"], "session");
     const top = countOption(ctx, "top");
-    const { rows, totals } = await withStore(ctx, (options) => storeSpace({ ...options, by, top }));
+    const { result, incomplete } = await withStore(ctx, (options) => storeSpace({ ...options, by, top }));
+    const { rows, totals } = result;
     if (ctx.json) {
       for (const row of rows) ctx.emit({ type: by, ...row }, "");
-      ctx.emit({ type: "totals", ...totals }, "");
-      return 0;
+      ctx.emit({ type: "totals", ...totals, incomplete }, "");
+      return incomplete ? 1 : 0;
     }
     const size = (n: number) => (n === 0 ? "-" : formatBytes(n));
     const cells = rows.map((r) => [
@@ -101,7 +119,7 @@ export const duCommand: Command = {
       `\n${totals.sessions} session(s), ${formatBytes(totals.sessionBytes)} in sessions\n${spaceTotalsText(totals)}\n` +
         "(total: what removing it frees; blobs: only it references them; shared: others reference them too)\n",
     );
-    return 0;
+    return incomplete ? 1 : 0;
   },
 };
 
@@ -150,7 +168,7 @@ export const usageCommand: Command = {
     };
     const since = bound("since");
     const until = bound("until");
-    const report = await withStore(ctx, (options) => storeUsage({ ...options, by, since, until }));
+    const { result: report, incomplete } = await withStore(ctx, (options) => storeUsage({ ...options, by, since, until }));
     for (const p of report.problems)
       ctx.io.stderr(terminalText`warning: session ${p.sessionId} entry ${p.key} (line ${p.line}): ${p.field} ${p.reason}; counted as 0\n`);
     for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);
@@ -159,12 +177,12 @@ export const usageCommand: Command = {
       ctx.emit({ type: "total", by, ...report.total, since: since?.toISOString() ?? null, until: until?.toISOString() ?? null }, "");
       for (const p of report.problems) ctx.emit({ type: "problem", ...p }, "");
       for (const p of report.ledgerProblems) ctx.emit({ type: "ledger-problem", ...p }, "");
-      return 0;
+      return incomplete ? 1 : 0;
     }
     const heading = [by, "calls", "input", "output", "cache read", "cache write", "tokens", "cost"];
     const fit =
       ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 0, keep: "end" as const, min: 12 }] };
     ctx.io.stdout(`${formatTable(heading, [...report.groups.map(usageCells), usageCells(report.total)], fit)}\n`);
-    return 0;
+    return incomplete ? 1 : 0;
   },
 };
