@@ -1,4 +1,5 @@
-import { constants, rmSync, statSync } from "node:fs";
+import { constants, readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { totalOf } from "../../src/accounting/line-kinds.ts";
 import { recordDeletedUsage, storeUsage } from "../../src/maintenance/store-accounting.ts";
@@ -49,6 +50,7 @@ async function twoSessions(options: { root?: string; store?: string }) {
     ],
   });
   a.appendMessage(assistant(0.5, 48) as never);
+  a.artifacts!.save("o".repeat(1234), { toolType: "bash" });
   await a.close();
   const b = await SessionManager.create("/w/b", { ...options, now: () => new Date(now - 40 * 24 * HOUR) });
   b.appendMessage({ role: "user", content: [{ type: "image", data: shared, mimeType: "image/png" }] });
@@ -72,6 +74,11 @@ describe("transcript-store du / usage on a file store", () => {
     });
     expect(rows[1]).toMatchObject({ sessionBytes: statSync(b.sessionFile!).size, exclusiveBlobBytes: 0, sharedBlobBytes: sharedBytes });
     for (const r of rows) expect(totalOf(r.kinds)).toBe(r.sessionBytes);
+    const artifactFiles = readdirSync(a.artifactsDir!, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    const artifactBytes = artifactFiles.reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
+    expect(artifactBytes).toBeGreaterThanOrEqual(1234);
+    expect(rows.map((r) => r.artifacts)).toEqual([artifactBytes, 0]);
+    expect(rows[0]!.total).toBe(rows[0]!.sessionBytes + ownBytes + artifactBytes);
     expect(run.records.at(-1)).toMatchObject({
       type: "totals",
       sessions: 2,
@@ -190,6 +197,10 @@ describe.skipIf(!pgCluster())("transcript-store du / usage on a PostgreSQL store
       expect(totalOf(r.kinds)).toBe(r.sessionBytes);
     }
     expect(rows[0]).toMatchObject({ exclusiveBlobBytes: ownBytes, sharedBlobBytes: sharedBytes, path: null });
+    const { rows: art } = await rawPool(url).query("SELECT session_id, sum(size)::int AS bytes FROM artifacts GROUP BY 1");
+    expect(art).toEqual([{ session_id: a.sessionId, bytes: expect.any(Number) }]);
+    expect(art[0].bytes).toBeGreaterThanOrEqual(1234);
+    expect(rows.map((r) => r.artifacts)).toEqual([art[0].bytes, 0]);
     expect(rows[1]).toMatchObject({ exclusiveBlobBytes: 0, sharedBlobBytes: sharedBytes });
     const stats = await cli(["stats", "--store", url, "--json"]);
     expect(stats.records[0]!.space).toMatchObject({ sessions: 2, referencedBlobBytes: sharedBytes + ownBytes });

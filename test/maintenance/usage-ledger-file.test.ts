@@ -59,6 +59,17 @@ describe("the usage ledger file", () => {
     expect(readLedgerFile(path)).toMatchObject({ rows: [{ key: "a" }, { key: "b" }], problems: [{ line: 3, reason: "not a usage row" }] });
   });
 
+  it("a row two recorders both appended (each read the ledger before the other wrote) counts once", () => {
+    const path = join(tempDir(), "usage-ledger.jsonl");
+    appendLedgerFile(path, [row("a")], "2026-01-01T00:00:00.000Z");
+    const line = readFileSync(path, "utf8");
+    writeFileSync(path, line + line.replace("2026-01-01", "2026-01-02"));
+    expect(readLedgerFile(path)).toEqual({
+      rows: [expect.objectContaining({ key: "a", deletedAt: "2026-01-01T00:00:00.000Z" })],
+      problems: [],
+    });
+  });
+
   it("never writes through a link planted under the ledger's name (PERSISTENCE_FAILED, target untouched)", () => {
     const dir = tempDir();
     const target = join(dir, "elsewhere.txt");
