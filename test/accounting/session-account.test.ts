@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { emptyByteKinds, totalOf } from "../../src/accounting/line-kinds.ts";
 import { SessionAccountant } from "../../src/accounting/session-account.ts";
@@ -58,6 +60,26 @@ describe("SessionAccountant", () => {
     expect(a.sessionId).toBe("s-one");
     expect(a.cwd).toBe("/p");
     expect(a.lines).toBe(6);
+  });
+
+  it("accounts every fixture (legacy, BOM, title slot, torn tail, image shapes, garbage) to its exact size", () => {
+    const dir = join(import.meta.dirname, "../../fixtures/sessions");
+    const names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
+    expect(names.length).toBeGreaterThanOrEqual(10);
+    for (const name of names) {
+      const data = readFileSync(join(dir, name));
+      const a = account(data, 4096);
+      expect(totalOf(a.kinds), name).toBe(data.length);
+      if (name.includes("image-shapes")) {
+        // every payload of the shapes (pi/omp `data`, data URLs, Anthropic's `source`), quoted
+        const payloads = data.toString("utf8").match(/"(data:image|iVBOR)[^"]*"/g)!;
+        expect(payloads.length, name).toBe(5);
+        expect(a.kinds.inlineImages, name).toBe(payloads.reduce((n, p) => n + p.length, 0));
+      }
+      if (name.includes("with-images")) expect(a.kinds.inlineImages, name).toBeGreaterThan(0);
+      const damaged = name.includes("malformed") || name.includes("torn") || name.includes("garbage");
+      if (damaged) expect(a.kinds.malformed, name).toBeGreaterThan(0);
+    }
   });
 
   it("gives the same account however the stream is cut (fed line by line, 7-byte chunks, one chunk)", () => {
