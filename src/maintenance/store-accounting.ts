@@ -12,7 +12,7 @@ import {
 import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { accountPgSession, appendPgLedger, pgArtifactBytes, pgBlobSizes, pgSessionIds, readPgLedger } from "../postgres/accounting.ts";
+import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../postgres/accounting.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
@@ -63,25 +63,13 @@ export async function accountStore(options: AccountingOptions = {}): Promise<Sto
   const spaces: SessionSpace[] = [];
   const accounts: SessionAccount[] = [];
   if (db !== null) {
-    const store = await db.connect();
-    const artifacts = await pgArtifactBytes(store.pool);
-    for (const { id, cwd } of await pgSessionIds(store.pool)) {
-      await options.onSession?.(id);
-      const account = await accountPgSession(store.pool, id);
-      if (account === null) continue;
-      accounts.push(account);
-      spaces.push({
-        id,
-        cwd,
-        path: null,
-        kinds: account.kinds,
-        blobRefs: account.blobRefs,
-        artifacts: artifacts.get(id) ?? 0,
-        quarantine: 0,
-        backups: 0,
-      });
+    const scan = await accountPgStore((await db.connect()).pool, options.onSession);
+    for (const a of scan.accounts) {
+      const id = a.sessionId!;
+      const artifacts = scan.artifacts.get(id) ?? 0;
+      spaces.push({ id, cwd: a.cwd!, path: null, kinds: a.kinds, blobRefs: a.blobRefs, artifacts, quarantine: 0, backups: 0 });
     }
-    return { spaces, accounts, blobSizes: await pgBlobSizes(store.pool) };
+    return { spaces, accounts: scan.accounts, blobSizes: scan.blobSizes };
   }
   const resolved = resolveSessionManagerOptions(options);
   const listing = new Map<string, string[]>();

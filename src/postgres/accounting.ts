@@ -11,14 +11,6 @@ import { withClient, withTransaction } from "./transaction.ts";
  * session counts the same bytes on either backend (its `body_bytes` plus its header line).
  */
 
-/** Every session's id and cwd, by id. */
-export async function pgSessionIds(pool: Pool): Promise<{ id: string; cwd: string }[]> {
-  const { rows } = await withClient(pool, "Listing sessions", (c) =>
-    c.query<{ id: string; cwd: string }>("SELECT id, cwd FROM sessions ORDER BY id"),
-  );
-  return rows;
-}
-
 /**
  * One session's account, streamed through a cursor (memory holds one batch of rows); null when
  * there is no such session. The header is line 1, the entry of seq N line N + 1.
@@ -43,20 +35,76 @@ export async function accountPgSession(pool: Pool, sessionId: string): Promise<S
   return accountant.result();
 }
 
-/** Every blob and its size. */
-export async function pgBlobSizes(pool: Pool): Promise<Map<string, number>> {
-  const { rows } = await withClient(pool, "Reading blob sizes", (c) =>
-    c.query<{ sha256: string; size: string }>("SELECT sha256, size FROM blobs"),
-  );
-  return new Map(rows.map((r) => [r.sha256, Number(r.size)]));
+/** What `accountPgStore` read: every session's account, and the sizes of artifacts and blobs. */
+export interface PgStoreAccount {
+  accounts: SessionAccount[];
+  /** Bytes of each session's artifacts. */
+  artifacts: Map<string, number>;
+  blobSizes: Map<string, number>;
 }
 
-/** The bytes of each session's artifacts. */
-export async function pgArtifactBytes(pool: Pool): Promise<Map<string, number>> {
-  const { rows } = await withClient(pool, "Reading artifact sizes", (c) =>
-    c.query<{ session_id: string; bytes: string }>("SELECT session_id, sum(size) AS bytes FROM artifacts GROUP BY session_id"),
+/**
+ * Every session of the database accounted for in one read-only snapshot (REPEATABLE READ): one
+ * cursor over all entries in (session, seq) order, `batchRows` a fetch, each session's header
+ * first; a session without entries counts its header. `onSession` is called as each session
+ * starts; when it throws (an interrupted CLI), the scan stops and that error is thrown as it is.
+ */
+export async function accountPgStore(
+  pool: Pool,
+  onSession?: (id: string) => void | Promise<void>,
+  batchRows = 1000,
+): Promise<PgStoreAccount> {
+  let stopped: { err: unknown } | null = null;
+  const result = await withTransaction(
+    pool,
+    "Accounting for the sessions",
+    async (c) => {
+      await c.query("SET TRANSACTION READ ONLY");
+      const { rows: sessions } = await c.query<{ id: string; cwd: string; header: string }>("SELECT id, cwd, header FROM sessions");
+      const pending = new Map(sessions.map((s) => [s.id, s]));
+      const accounts: SessionAccount[] = [];
+      // The session being read: rows come grouped by session (ORDER BY session_id, seq).
+      const at: { id: string | null; accountant: SessionAccountant | null; line: number } = { id: null, accountant: null, line: 0 };
+      const start = async (id: string): Promise<boolean> => {
+        const session = pending.get(id)!;
+        pending.delete(id);
+        try {
+          await onSession?.(id);
+        } catch (err) {
+          stopped = { err };
+          return false;
+        }
+        at.id = id;
+        at.accountant = new SessionAccountant({ sessionId: id, cwd: session.cwd });
+        at.accountant.addLine({ bytes: Buffer.from(session.header, "utf8"), lineNumber: 1, terminated: true });
+        at.line = 1;
+        accounts.push(at.accountant.result());
+        return true;
+      };
+      await c.query("DECLARE ts_accounting NO SCROLL CURSOR FOR SELECT session_id, line FROM entries ORDER BY session_id, seq");
+      for (;;) {
+        const batch = await c.query<{ session_id: string; line: string }>(`FETCH ${Math.max(1, Math.floor(batchRows))} FROM ts_accounting`);
+        if (batch.rows.length === 0) break;
+        for (const row of batch.rows) {
+          if (at.id !== row.session_id && !(await start(row.session_id))) return null;
+          at.accountant!.addLine({ bytes: Buffer.from(row.line, "utf8"), lineNumber: ++at.line, terminated: true });
+        }
+      }
+      for (const id of [...pending.keys()]) if (!(await start(id))) return null;
+      const { rows: artifactRows } = await c.query<{ session_id: string; bytes: string }>(
+        "SELECT session_id, sum(size) AS bytes FROM artifacts GROUP BY session_id",
+      );
+      const { rows: blobRows } = await c.query<{ sha256: string; size: string }>("SELECT sha256, size FROM blobs");
+      return {
+        accounts,
+        artifacts: new Map(artifactRows.map((r) => [r.session_id, Number(r.bytes)])),
+        blobSizes: new Map(blobRows.map((r) => [r.sha256, Number(r.size)])),
+      };
+    },
+    "REPEATABLE READ",
   );
-  return new Map(rows.map((r) => [r.session_id, Number(r.bytes)]));
+  if (stopped !== null) throw (stopped as { err: unknown }).err;
+  return result!;
 }
 
 /** The rows of the ledger of deleted sessions (`usage_ledger`). */
