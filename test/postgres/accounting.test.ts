@@ -6,7 +6,7 @@ import { rawPool } from "../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 
 describe.skipIf(!pgCluster())("accounting in PostgreSQL", () => {
-  it("one snapshot scan accounts every session as a per-session read does, across batch boundaries, sessions without entries too", async () => {
+  it("one snapshot scan accounts each session as a per-session read does, across batches, sessions without entries too", async () => {
     const url = await freshDatabase();
     const ids: string[] = [];
     try {
