@@ -84,7 +84,7 @@ export { spaceRows, spaceTotals } from "./accounting/du-report.ts";
 export type { SessionSpace, SpaceGrouping, SpaceRow, SpaceTotals } from "./accounting/du-report.ts";
 export { usageRowOf } from "./accounting/usage-rows.ts";
 export type { UsageCost, UsageProblem, UsageRow, UsageSource, UsageTokens } from "./accounting/usage-rows.ts";
-export { groupUsage, mergeLedger, parseTimeBound } from "./accounting/usage-report.ts";
+export { dropCopies, groupUsage, mergeLedger, parseTimeBound } from "./accounting/usage-report.ts";
 export type { LedgerRow, UsageGroup, UsageGrouping, UsageWindow } from "./accounting/usage-report.ts";
 export { accountStore, ledgerPathOf, recordDeletedUsage, storeLedger, storeSpace, storeUsage } from "./maintenance/store-accounting.ts";
 export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } from "./maintenance/store-accounting.ts";

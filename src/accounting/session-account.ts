@@ -20,6 +20,8 @@ export interface AccountedLine {
 export interface SessionAccount {
   sessionId: string | null;
   cwd: string | null;
+  /** The header's `timestamp` (when the session was created), as written; null without one. */
+  created: string | null;
   /** Bytes seen (the file's size, or the rows' lines each with a newline). Equals the sum of `kinds`. */
   bytes: number;
   lines: number;
@@ -46,6 +48,7 @@ export class SessionAccountant {
     this.account = {
       sessionId: known.sessionId ?? null,
       cwd: known.cwd ?? null,
+      created: null,
       bytes: 0,
       lines: 0,
       kinds: emptyByteKinds(),
@@ -81,6 +84,7 @@ export class SessionAccountant {
     if (record.type === "session") {
       if (a.sessionId === null && typeof record.id === "string") a.sessionId = record.id;
       if (a.cwd === null && typeof record.cwd === "string") a.cwd = record.cwd;
+      if (a.created === null && typeof record.timestamp === "string") a.created = record.timestamp;
     }
     followModel(this.model, record);
     const { row, problems } = usageRowOf(record, { sessionId: a.sessionId ?? "", cwd: a.cwd ?? "", line, model: this.model });

@@ -76,6 +76,27 @@ export function mergeLedger(live: readonly LedgerRow[], deleted: readonly Ledger
 }
 
 /**
+ * The rows with each model call once: a fork copies its source's entries (ids, times, usage and
+ * all), so a call found in several sessions, same entry id (or none: a v1 file's line keys differ),
+ * time, model and counts, is one call; the first row of it is kept (give the rows oldest session
+ * first, live before deleted). Rows without a time are kept as they are. Pure.
+ */
+export function dropCopies(rows: readonly LedgerRow[]): { rows: LedgerRow[]; copies: number } {
+  const seen = new Set<string>();
+  const kept: LedgerRow[] = [];
+  for (const row of rows) {
+    if (row.timestamp !== null) {
+      const entry = row.key.startsWith("#") ? null : row.key;
+      const call = JSON.stringify([entry, row.timestamp, row.provider, row.model, row.source, row.kind, row.tokens, row.cost]);
+      if (seen.has(call)) continue;
+      seen.add(call);
+    }
+    kept.push(row);
+  }
+  return { rows: kept, copies: rows.length - kept.length };
+}
+
+/**
  * Sums the rows inside the window by `by`: days in time order, other groups the largest cost first
  * (then by key); and the grand total. Pure.
  */

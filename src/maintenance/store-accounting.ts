@@ -3,6 +3,7 @@ import { spaceRows, spaceTotals, type SessionSpace, type SpaceGrouping, type Spa
 import type { SessionAccount } from "../accounting/session-account.ts";
 import {
   groupUsage,
+  dropCopies,
   mergeLedger,
   type LedgerRow,
   type UsageGroup,
@@ -114,30 +115,40 @@ export interface UsageReport {
   problems: UsageProblem[];
   /** Damaged lines of the ledger file (left in place). */
   ledgerProblems: LedgerProblem[];
+  /** Rows left out as copies of a call another session holds (a fork copies its source's entries). */
+  copies: number;
 }
 
-/** Every ledger row of the store: each live session's, then the deleted sessions' not also live. */
+/**
+ * Every ledger row of the store: each live session's (oldest session first), then the deleted
+ * sessions' not also live; a call a fork copied counts once (`copies`: the rows left out for it).
+ */
 export async function storeLedger(
   options: AccountingOptions = {},
-): Promise<{ rows: LedgerRow[]; problems: UsageProblem[]; ledgerProblems: LedgerProblem[] }> {
+): Promise<{ rows: LedgerRow[]; copies: number; problems: UsageProblem[]; ledgerProblems: LedgerProblem[] }> {
   const { accounts } = await accountStore(options);
   const live: LedgerRow[] = [];
   const problems: UsageProblem[] = [];
-  for (const a of accounts) {
+  // Oldest session first: a call a fork copied is then kept in the session that made it.
+  const created = (a: SessionAccount) =>
+    a.created === null ? Number.POSITIVE_INFINITY : Date.parse(a.created) || Number.POSITIVE_INFINITY;
+  const ordered = [...accounts].sort((a, b) => created(a) - created(b) || ((a.sessionId ?? "") < (b.sessionId ?? "") ? -1 : 1));
+  for (const a of ordered) {
     for (const row of a.usage) live.push({ ...row, deleted: false, deletedAt: null });
     problems.push(...a.usageProblems);
   }
   const db = databaseOf(options);
-  if (db !== null) return { rows: mergeLedger(live, await readPgLedger((await db.connect()).pool)), problems, ledgerProblems: [] };
-  const ledger = readLedgerFile(ledgerPathOf(options));
-  return { rows: mergeLedger(live, ledger.rows), problems, ledgerProblems: ledger.problems };
+  const ledger =
+    db !== null ? { rows: await readPgLedger((await db.connect()).pool), problems: [] } : readLedgerFile(ledgerPathOf(options));
+  const { rows, copies } = dropCopies(mergeLedger(live, ledger.rows));
+  return { rows, copies, problems, ledgerProblems: ledger.problems };
 }
 
 /** `usage`: tokens and cost by session, model, UTC day or cwd, inside a time window. */
 export async function storeUsage(options: AccountingOptions & UsageWindow & { by?: UsageGrouping } = {}): Promise<UsageReport> {
-  const { rows, problems, ledgerProblems } = await storeLedger(options);
+  const { rows, copies, problems, ledgerProblems } = await storeLedger(options);
   const { groups, total } = groupUsage(rows, options.by ?? "session", { since: options.since, until: options.until });
-  return { groups, total, problems, ledgerProblems };
+  return { groups, total, copies, problems, ledgerProblems };
 }
 
 /** What `recordDeletedUsage` did. */

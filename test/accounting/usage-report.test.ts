@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { groupUsage, mergeLedger, parseTimeBound, type LedgerRow } from "../../src/accounting/usage-report.ts";
+import { dropCopies, groupUsage, mergeLedger, parseTimeBound, type LedgerRow } from "../../src/accounting/usage-report.ts";
 
 function row(sessionId: string, key: string, timestamp: string | null, total: number, deleted = false): LedgerRow {
   return {
@@ -53,6 +53,22 @@ describe("usage report", () => {
       ["s1", 1, 0, 1, 10],
     ]);
     expect(groupUsage(rows, "model").total).toMatchObject({ calls: 3, sessions: 2, deletedCalls: 2 });
+  });
+
+  it("a call copied into another session counts once, the first kept; v1 line keys and rows without a time are not matched", () => {
+    const t = "2025-06-01T00:00:00.000Z";
+    const rows = [
+      row("old", "e1", t, 1),
+      row("fork", "e1", t, 1),
+      row("fork", "e2", t, 1),
+      row("v1a", "#4", t, 2),
+      row("v1b", "#9", t, 2),
+      row("x", "n1", null, 3),
+      row("y", "n1", null, 3),
+    ];
+    const { rows: kept, copies } = dropCopies(rows);
+    expect(kept.map((r) => `${r.sessionId}:${r.key}`)).toEqual(["old:e1", "fork:e2", "v1a:#4", "x:n1", "y:n1"]);
+    expect(copies).toBe(2);
   });
 
   it("a row both live and in the deleted ledger counts once, as live", () => {

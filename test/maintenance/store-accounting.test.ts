@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { totalOf } from "../../src/accounting/line-kinds.ts";
 import { recordDeletedUsage, storeSpace, storeUsage } from "../../src/maintenance/store-accounting.ts";
 import { cwdBucket, sessionFileName } from "../../src/session/paths.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -170,6 +171,28 @@ describe("usage on a file store", () => {
       ["/w/b", 1, 1],
       ["/w/a", 1, 0.5],
     ]);
+  });
+
+  it("a call a fork copied (same entry id, time, model and counts) counts once, to the session that made it", async () => {
+    const root = tempDir();
+    const source = await SessionManager.create("/w/f", { root, now: () => new Date("2025-06-01T00:00:00.000Z") });
+    source.appendMessage({ role: "user", content: "go" });
+    source.appendMessage(assistant(0.5, "").message as never);
+    await source.close();
+    const fork = await SessionManager.forkFrom(source.sessionFile!, "/w/f", { root, now: () => new Date("2025-06-02T00:00:00.000Z") });
+    fork.appendMessage(assistant(0.25, "").message as never);
+    await fork.close();
+    const report = await storeUsage({ root, by: "session" });
+    expect(report.total).toMatchObject({ calls: 2, sessions: 2, cost: { total: 0.75 } });
+    expect(report.groups.map((g) => [g.key, g.calls, g.cost.total])).toEqual([
+      [source.sessionId, 1, 0.5],
+      [fork.sessionId, 1, 0.25],
+    ]);
+    expect(report.copies).toBe(1);
+    // Deleting the source: its recorded row and the fork's copy are still one call.
+    await recordDeletedUsage(source.sessionFile!, { root });
+    rmSync(source.sessionFile!);
+    expect((await storeUsage({ root })).total).toMatchObject({ calls: 2, deletedCalls: 0, cost: { total: 0.75 } });
   });
 
   it("a deleted session's rows outlive its file, flagged; recording twice writes nothing twice", async () => {

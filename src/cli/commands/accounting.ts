@@ -174,7 +174,17 @@ export const usageCommand: Command = {
     for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);
     if (ctx.json) {
       for (const g of report.groups) ctx.emit({ type: "usage", by, ...g }, "");
-      ctx.emit({ type: "total", by, ...report.total, since: since?.toISOString() ?? null, until: until?.toISOString() ?? null }, "");
+      ctx.emit(
+        {
+          type: "total",
+          by,
+          ...report.total,
+          copies: report.copies,
+          since: since?.toISOString() ?? null,
+          until: until?.toISOString() ?? null,
+        },
+        "",
+      );
       for (const p of report.problems) ctx.emit({ type: "problem", ...p }, "");
       for (const p of report.ledgerProblems) ctx.emit({ type: "ledger-problem", ...p }, "");
       return incomplete ? 1 : 0;
@@ -183,6 +193,7 @@ export const usageCommand: Command = {
     const fit =
       ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 0, keep: "end" as const, min: 12 }] };
     ctx.io.stdout(`${formatTable(heading, [...report.groups.map(usageCells), usageCells(report.total)], fit)}\n`);
+    if (report.copies > 0) ctx.io.stdout(`(${report.copies} call(s) copied into forks counted once, in the session that made them)\n`);
     return incomplete ? 1 : 0;
   },
 };
