@@ -78,3 +78,20 @@ export type { Referrer } from "./blob/blob-referrers.ts";
 export type { GcOptions, GcReport } from "./maintenance/gc.ts";
 export { main } from "./cli/load-main.ts";
 export type { CliIo } from "./cli/context.ts";
+
+// Accounting and the usage ledger (issue 24)
+export { SessionAccountant } from "./accounting/session-account.ts";
+export type { AccountantState, AccountedLine, SessionAccount } from "./accounting/session-account.ts";
+export { BYTE_KINDS, classifyRecords, emptyByteKinds } from "./accounting/line-kinds.ts";
+export type { ByteKinds } from "./accounting/line-kinds.ts";
+export { spaceRows, spaceTotals } from "./accounting/du-report.ts";
+export type { SessionSpace, SpaceGrouping, SpaceRow, SpaceTotals } from "./accounting/du-report.ts";
+export { usageRowOf } from "./accounting/usage-rows.ts";
+export type { UsageCost, UsageProblem, UsageRow, UsageSource, UsageTokens } from "./accounting/usage-rows.ts";
+export { dropCopies, groupUsage, mergeLedger, parseTimeBound } from "./accounting/usage-report.ts";
+export type { LedgerRow, UsageGroup, UsageGrouping, UsageWindow } from "./accounting/usage-report.ts";
+export { accountStore, ledgerPathOf, recordDeletedUsage, storeLedger, storeSpace, storeUsage } from "./maintenance/store-accounting.ts";
+export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } from "./maintenance/store-accounting.ts";
+export { accountSessionFile } from "./maintenance/file-accounting.ts";
+export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
+export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";

@@ -6,6 +6,7 @@ import type { PgStore } from "../postgres/index.ts";
 import { storeUrlForms } from "../storage/backend-registry.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { terminalText } from "./terminal-text.ts";
+import { spaceTotalsText, storeSpaceTotals } from "./commands/accounting.ts";
 
 /**
  * The maintenance commands (`gc`, `stats`, `verify`) against a database store (`migrate --to` is migrate-to.ts).
@@ -55,13 +56,15 @@ export async function statsDatabase(ctx: CommandContext): Promise<number> {
     references: Number(refs.n),
     referencedBlobs: Number(refs.blobs),
     dedupRatio,
+    space: await storeSpaceTotals(ctx),
   };
   ctx.emit(
     record,
     `sessions: ${record.sessions} (${formatBytes(record.sessionBytes)})\n` +
       `blobs:    ${record.blobs} (${formatBytes(record.blobBytes)})\n` +
       `refs:     ${record.references} session→blob reference(s) to ${record.referencedBlobs} blob(s), ` +
-      `dedup ratio ${dedupRatio.toFixed(2)}×`,
+      `dedup ratio ${dedupRatio.toFixed(2)}×\n` +
+      spaceTotalsText(record.space),
   );
   return 0;
 }

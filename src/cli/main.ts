@@ -12,6 +12,7 @@ import {
   type CliIo,
   type Command,
 } from "./context.ts";
+import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
@@ -37,6 +38,8 @@ const COMMANDS: Command[] = [
   forkCommand,
   mvCommand,
   statsCommand,
+  duCommand,
+  usageCommand,
   demoCommand,
 ];
 

@@ -100,6 +100,19 @@ const MIGRATIONS: readonly string[] = [
   // line per session through this partial index (no column to keep: every write path and every
   // existing row lists it, whatever wrote the entries).
   "CREATE INDEX entries_session_info ON entries (session_id, seq DESC) WHERE kind = 'session_info';",
+  // Step 7 (issue 24, usage ledger): the usage rows of deleted sessions, recorded before a purge, so
+  // cost history outlives the session. No foreign key: the session row is gone when these count.
+  `
+  CREATE TABLE usage_ledger (
+    session_id text NOT NULL,
+    entry_key  text NOT NULL,
+    ts         timestamptz,
+    row        jsonb NOT NULL,
+    deleted_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, entry_key)
+  );
+  CREATE INDEX usage_ledger_ts ON usage_ledger (ts);
+  `,
 ];
 
 /** The schema version this library writes. */

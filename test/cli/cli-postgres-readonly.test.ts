@@ -32,7 +32,7 @@ async function oneSession(store: string): Promise<string> {
   }
 }
 
-const READ_ONLY = [["ls"], ["ls", "--all"], ["show", "0"], ["export", "0"], ["stats"], ["verify"], ["gc", "--dry-run"]];
+const READ_ONLY = [["ls"], ["ls", "--all"], ["show", "0"], ["export", "0"], ["stats"], ["verify"], ["gc", "--dry-run"], ["du"], ["usage"]];
 
 describe.skipIf(!pgCluster())("read-only commands on a PostgreSQL store run no DDL (issue 22)", () => {
   it("on an empty database: each fails with SCHEMA_MISMATCH and creates no table", async () => {

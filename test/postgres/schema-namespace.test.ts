@@ -42,6 +42,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema option: the tables in a namespa
       "entries",
       "sessions",
       "ts_schema_version",
+      "usage_ledger",
     ]);
     expect((await db.query("SELECT * FROM public.sessions ORDER BY sid")).rows).toEqual(before.rows);
     expect((await db.query("SELECT id FROM transcript_store.sessions")).rows).toEqual([{ id: session.id }]);

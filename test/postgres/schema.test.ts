@@ -20,6 +20,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
       "entries",
       "sessions",
       "ts_schema_version",
+      "usage_ledger",
     ]);
     await db.query("INSERT INTO sessions (id, cwd, created, header) VALUES ('keep', '/x', now(), '{}')");
     await track(await PgStore.connect(url)).close();

@@ -6,6 +6,7 @@ import { blobRefsOfFile, RefCounter } from "../../maintenance/blob-refs.ts";
 import { statsDatabase } from "../database.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { formatBytes, printWarning, storeOptions, type Command } from "../context.ts";
+import { spaceTotalsText, storeSpaceTotals } from "./accounting.ts";
 
 export const statsCommand: Command = {
   name: "stats",
@@ -57,13 +58,15 @@ export const statsCommand: Command = {
       references: refs,
       referencedBlobs: counter.counts.size,
       dedupRatio,
+      space: await storeSpaceTotals(ctx),
     };
     ctx.emit(
       record,
       `sessions: ${sessions.length} (${formatBytes(sessionBytes)})\n` +
         (notSessions > 0 ? `          ${notSessions} other .jsonl file(s) are not sessions (ls --all names them)\n` : "") +
         `blobs:    ${blobs} (${formatBytes(blobBytes)})\n` +
-        `refs:     ${refs} to ${counter.counts.size} blob(s), dedup ratio ${dedupRatio.toFixed(2)}×`,
+        `refs:     ${refs} to ${counter.counts.size} blob(s), dedup ratio ${dedupRatio.toFixed(2)}×\n` +
+        spaceTotalsText(record.space),
     );
     return 0;
   },

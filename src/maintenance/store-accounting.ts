@@ -1,0 +1,187 @@
+import { dirname, resolve } from "node:path";
+import { spaceRows, spaceTotals, type SessionSpace, type SpaceGrouping, type SpaceRow, type SpaceTotals } from "../accounting/du-report.ts";
+import type { SessionAccount } from "../accounting/session-account.ts";
+import {
+  groupUsage,
+  dropCopies,
+  mergeLedger,
+  type LedgerRow,
+  type UsageGroup,
+  type UsageGrouping,
+  type UsageWindow,
+} from "../accounting/usage-report.ts";
+import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
+import { TranscriptStoreError } from "../errors.ts";
+import { io } from "../io.ts";
+import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../postgres/accounting.ts";
+import { SessionManager } from "../session/session-manager.ts";
+import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
+import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
+import { accountSessionFile, fileBlobSizes, fileSessionSpace } from "./file-accounting.ts";
+import { readLedgerFile, usageLedgerPath, appendLedgerFile, type LedgerProblem } from "./usage-ledger-file.ts";
+
+/** Options of the accounting functions: a store as `SessionManager` names one, and where its ledger lives. */
+export interface AccountingOptions extends SessionManagerOptions {
+  /**
+   * The usage ledger file of a file store (deleted sessions' rows). @default `<root>/usage-ledger.jsonl`,
+   * `root` being the option, else the blob directory's parent (`<root>/blobs` by default).
+   */
+  ledgerPath?: string;
+  /** Called before each session is read (a CLI reports progress and stops between sessions there). */
+  onSession?: (id: string) => void | Promise<void>;
+}
+
+/** Every session of a store accounted for, and its blob store. */
+export interface StoreAccounting {
+  spaces: SessionSpace[];
+  accounts: SessionAccount[];
+  blobSizes: Map<string, number>;
+}
+
+/** The database backend of these options, or null for the file tree. */
+function databaseOf(options: AccountingOptions): PostgresBackend | null {
+  const store = resolveSessionManagerOptions(options).store;
+  if (store === null) return null;
+  if (store instanceof PostgresBackend) return store;
+  throw new TranscriptStoreError("INVALID_OPTION", "accounting needs the file tree or a PostgreSQL store");
+}
+
+/** The usage ledger file of a file store. */
+export function ledgerPathOf(options: AccountingOptions): string {
+  if (options.ledgerPath !== undefined) return resolve(options.ledgerPath);
+  if (options.root !== undefined) return usageLedgerPath(resolve(options.root));
+  return usageLedgerPath(dirname(resolveSessionManagerOptions(options).blobsDir));
+}
+
+/**
+ * Reads every session of the store once, streaming (one line, or one batch of rows, in memory at a
+ * time): its bytes by kind, the blobs it references, its artifacts, quarantine and backups, its
+ * usage rows. Nothing is written. A session file that cannot be read throws `PERSISTENCE_FAILED`,
+ * or, with `onWarning`, is reported there and left out (the caller then knows the totals are short).
+ */
+export async function accountStore(options: AccountingOptions = {}): Promise<StoreAccounting> {
+  const db = databaseOf(options);
+  const spaces: SessionSpace[] = [];
+  const accounts: SessionAccount[] = [];
+  if (db !== null) {
+    const scan = await accountPgStore((await db.connect()).pool, options.onSession);
+    for (const a of scan.accounts) {
+      const id = a.sessionId!;
+      const artifacts = scan.artifacts.get(id) ?? 0;
+      spaces.push({ id, cwd: a.cwd!, path: null, kinds: a.kinds, blobRefs: a.blobRefs, artifacts, quarantine: 0, backups: 0 });
+    }
+    return { spaces, accounts: scan.accounts, blobSizes: scan.blobSizes };
+  }
+  const resolved = resolveSessionManagerOptions(options);
+  const listing = new Map<string, string[]>();
+  const namesIn = (dir: string) => {
+    let names = listing.get(dir);
+    if (names === undefined) {
+      names = io.readdirSync(dir);
+      listing.set(dir, names);
+    }
+    return names;
+  };
+  for (const info of await SessionManager.listAll(options)) {
+    await options.onSession?.(info.id);
+    try {
+      const account = accountSessionFile(info.path);
+      if (account === null) continue; // removed since it was listed
+      spaces.push(fileSessionSpace(info.path, account, info, namesIn(dirname(info.path))));
+      accounts.push(account);
+    } catch (err) {
+      // With a warning handler, a session that cannot be read is reported and the rest counted.
+      if (options.onWarning === undefined || !(err instanceof TranscriptStoreError)) throw err;
+      options.onWarning({ code: err.code, message: err.message, path: info.path });
+    }
+  }
+  return { spaces, accounts, blobSizes: fileBlobSizes(resolved.blobsDir) };
+}
+
+/** `du`: the store's rows (by session or cwd, largest first, at most `top`) and its totals. */
+export async function storeSpace(
+  options: AccountingOptions & { by?: SpaceGrouping; top?: number } = {},
+): Promise<{ rows: SpaceRow[]; totals: SpaceTotals }> {
+  const { spaces, blobSizes } = await accountStore(options);
+  const rows = spaceRows(spaces, blobSizes, options.by ?? "session");
+  return { rows: options.top === undefined ? rows : rows.slice(0, options.top), totals: spaceTotals(spaces, blobSizes) };
+}
+
+/** The usage report of a store: live sessions' rows and the ledger of deleted ones, grouped. */
+export interface UsageReport {
+  groups: UsageGroup[];
+  total: UsageGroup;
+  /** Usage values that were not numbers (they count 0), with their session, entry and field. */
+  problems: UsageProblem[];
+  /** Damaged lines of the ledger file (left in place). */
+  ledgerProblems: LedgerProblem[];
+  /** Rows left out as copies of a call another session holds (a fork copies its source's entries). */
+  copies: number;
+}
+
+/**
+ * Every ledger row of the store: each live session's (oldest session first), then the deleted
+ * sessions' not also live; a call a fork copied counts once (`copies`: the rows left out for it).
+ */
+export async function storeLedger(
+  options: AccountingOptions = {},
+): Promise<{ rows: LedgerRow[]; copies: number; problems: UsageProblem[]; ledgerProblems: LedgerProblem[] }> {
+  const { accounts } = await accountStore(options);
+  const live: LedgerRow[] = [];
+  const problems: UsageProblem[] = [];
+  // Oldest session first: a call a fork copied is then kept in the session that made it.
+  const created = (a: SessionAccount) =>
+    a.created === null ? Number.POSITIVE_INFINITY : Date.parse(a.created) || Number.POSITIVE_INFINITY;
+  const ordered = [...accounts].sort((a, b) => created(a) - created(b) || ((a.sessionId ?? "") < (b.sessionId ?? "") ? -1 : 1));
+  for (const a of ordered) {
+    for (const row of a.usage) live.push({ ...row, deleted: false, deletedAt: null });
+    problems.push(...a.usageProblems);
+  }
+  const db = databaseOf(options);
+  const ledger =
+    db !== null ? { rows: await readPgLedger((await db.connect()).pool), problems: [] } : readLedgerFile(ledgerPathOf(options));
+  const { rows, copies } = dropCopies(mergeLedger(live, ledger.rows));
+  return { rows, copies, problems, ledgerProblems: ledger.problems };
+}
+
+/** `usage`: tokens and cost by session, model, UTC day or cwd, inside a time window. */
+export async function storeUsage(options: AccountingOptions & UsageWindow & { by?: UsageGrouping } = {}): Promise<UsageReport> {
+  const { rows, copies, problems, ledgerProblems } = await storeLedger(options);
+  const { groups, total } = groupUsage(rows, options.by ?? "session", { since: options.since, until: options.until });
+  return { groups, total, copies, problems, ledgerProblems };
+}
+
+/** What `recordDeletedUsage` did. */
+export interface RecordedUsage {
+  sessionId: string;
+  /** The session's usage rows. */
+  rows: number;
+  /** Of them, written now (the others were recorded before). */
+  recorded: number;
+  problems: UsageProblem[];
+}
+
+/**
+ * Records a session's usage rows in the store's ledger of deleted sessions, so `usage` still
+ * counts them (flagged deleted) once the session is gone. Call it before purging the session;
+ * calling it again (a retry) writes nothing twice. `ref`: the session file (file tree) or id
+ * (database). `SESSION_NOT_FOUND` when there is no such session.
+ */
+export async function recordDeletedUsage(ref: string, options: AccountingOptions = {}): Promise<RecordedUsage> {
+  const now = (options.now ?? (() => new Date()))();
+  const db = databaseOf(options);
+  let account: SessionAccount | null;
+  if (db !== null) {
+    const pool = (await db.connect()).pool;
+    account = await accountPgSession(pool, ref);
+    if (account === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${ref}`);
+    const recorded = await appendPgLedger(pool, account.usage, now);
+    return { sessionId: ref, rows: account.usage.length, recorded, problems: account.usageProblems };
+  }
+  account = accountSessionFile(resolve(ref));
+  if (account === null || account.sessionId === null)
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session file ${ref}`, { path: ref });
+  const rows: UsageRow[] = account.usage;
+  const recorded = appendLedgerFile(ledgerPathOf(options), rows, now.toISOString());
+  return { sessionId: account.sessionId, rows: rows.length, recorded, problems: account.usageProblems };
+}
