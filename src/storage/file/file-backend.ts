@@ -5,7 +5,8 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
-import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
+import { sessionPathFor } from "./file-paths.ts";
+import { openFile, startNewFile } from "./file-start.ts";
 import { forkFileByCopy } from "./fork-copy.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
