@@ -409,6 +409,28 @@ export function cyclesOf(files: string[], edges: Array<[string, string]>): strin
   return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
 }
 
+/** The shortest import path from `start` back to itself through the files of its cycle: [start, …, start]. */
+function shortestCycle(start: string, within: Set<string>, imports: Import[]): string[] {
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const at = queue.shift()!;
+    for (const imp of imports) {
+      if (imp.from !== at || !within.has(imp.target)) continue;
+      if (imp.target === start) {
+        const between: string[] = [];
+        for (let back = at; back !== start; back = cameFrom.get(back)!) between.unshift(back);
+        return [start, ...between, start];
+      }
+      if (!cameFrom.has(imp.target) && imp.target !== start) {
+        cameFrom.set(imp.target, at);
+        queue.push(imp.target);
+      }
+    }
+  }
+  return [start, start];
+}
+
 function cycleRules(files: string[], imports: Import[], allowed: string[][]): Violation[] {
   // Static runtime imports only: a type-only import is erased, and a dynamic import() runs after every
   // module it reaches has been evaluated, so it cannot see a half-initialised module.
@@ -419,12 +441,15 @@ function cycleRules(files: string[], imports: Import[], allowed: string[][]): Vi
   const cycles = cyclesOf(files, edges);
   for (const cycle of cycles) {
     if (allowed.some((a) => same(a, cycle))) continue;
-    const first = runtime.find((i) => i.from === cycle[0] && cycle.includes(i.target))!;
+    const path = shortestCycle(cycle[0]!, new Set(cycle), runtime);
+    const first = runtime.find((i) => i.from === path[0] && i.target === path[1])!;
+    const more = cycle.length > path.length - 1 ? ` (one of ${cycle.length} files importing each other)` : "";
     out.push({
       rule: "cycle",
       file: first.from,
       line: first.line,
-      message: `runtime import cycle: ${cycle.join(" ↔ ")} (an \`import type\` or a lower module shared by both breaks it)`,
+      message:
+        `runtime import cycle: ${path.join(" → ")}${more}; ` + "break it with an `import type`, or move what both need into a lower module",
     });
   }
   for (const a of allowed) {

@@ -105,7 +105,10 @@ describe("the import rules", () => {
         "src/storage/d.ts": 'import type { e } from "./e.ts";\nexport const d = 1;\n',
         "src/storage/e.ts": 'import { d } from "./d.ts";\nexport const e = () => import("./d.ts");\n',
       }),
-    ).toEqual([expect.stringMatching(/^src\/storage\/a\.ts:1: \[cycle\] runtime import cycle: src\/storage\/a\.ts ↔ .*b\.ts ↔ .*c\.ts/)]);
+    ).toEqual([
+      "src/storage/a.ts:1: [cycle] runtime import cycle: src/storage/a.ts → src/storage/b.ts → src/storage/c.ts → src/storage/a.ts; " +
+        "break it with an `import type`, or move what both need into a lower module",
+    ]);
   });
 
   it("tolerate a cycle listed in ALLOWED_CYCLES only while it exists", () => {
