@@ -409,6 +409,8 @@ export function cyclesOf(files: string[], edges: Array<[string, string]>): strin
   return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
 }
 
+const BREAK_CYCLE = "break it with an `import type`, or move what both need into a lower module";
+
 /** The shortest import path from `start` back to itself through the files of its cycle: [start, …, start]. */
 function shortestCycle(start: string, within: Set<string>, imports: Import[]): string[] {
   const cameFrom = new Map<string, string>();
@@ -448,8 +450,7 @@ function cycleRules(files: string[], imports: Import[], allowed: string[][]): Vi
       rule: "cycle",
       file: first.from,
       line: first.line,
-      message:
-        `runtime import cycle: ${path.join(" → ")}${more}; ` + "break it with an `import type`, or move what both need into a lower module",
+      message: `runtime import cycle: ${path.join(" → ")}${more}; ${BREAK_CYCLE}`,
     });
   }
   for (const a of allowed) {
