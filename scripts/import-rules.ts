@@ -150,6 +150,100 @@ export const WRITERS: Writer[] = [
 ];
 
 /**
+ * Every module that writes files with the raw primitives (`io.writeSync`, `io.renameSync`, …, `writeFully`,
+ * `writeTempFile`, `writeFileAtomic` of io.ts, or node:fs's own writers), and what it writes
+ * (docs/architecture.md, "Who writes which file"). A session or quarantine file is written by
+ * src/session/session-file.ts; the rows marked "session file" elsewhere are the exceptions still left.
+ * Only modules of listed layers are held to it (a new folder is not, until it has a row in LAYERS).
+ */
+export const RAW_WRITERS: Record<string, string> = {
+  "src/io.ts": "the seam's own helpers (temp file + rename)",
+  "src/session/session-file.ts": "session files and their quarantine files (append, repair, rewrite, drafts, backups)",
+  "src/session/quarantine-record.ts": "quarantine records, into the file session-file.ts opened",
+  "src/session/session-lock.ts": "the lock declaration <stem>.jsonl.lock.json",
+  "src/session/no-follow.ts": "move journals (<stem>.move.json, .move-in.json) for move-journal.ts",
+  "src/session/session-move.ts": "a move: renames or copies the session file, its quarantine file and artifacts directory",
+  "src/session/artifact-dir-copy.ts": "a fork's or move's copy of an artifacts directory (links or copies)",
+  "src/session/giant-lines.ts": "session file: the rewrite after a giant image line went to the blob store (temp + rename)",
+  "src/blob/blob-store.ts": "blobs <blobsDir>/<sha256>",
+  "src/blob/blob-referrers.ts": "<blobsDir>/.referrers.jsonl",
+  "src/artifacts/artifact-files.ts": "artifact files (exclusive temp, link or rename publish)",
+  "src/artifacts/artifact-writer.ts": "an artifact's content as it streams",
+  "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
+  "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",
+  "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",
+  "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
+  "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
+};
+
+const IO_WRITERS = /\bio\s*\.\s*(writeSync|ftruncateSync|truncateSync|renameSync|linkSync|copyFileSync|appendFileSync|writeFileSync)\s*\(/g;
+const IO_HELPERS = ["writeFully", "writeTempFile", "writeFileAtomic"];
+const FS_WRITERS = [
+  "writeFileSync",
+  "appendFileSync",
+  "writeSync",
+  "ftruncateSync",
+  "truncateSync",
+  "renameSync",
+  "linkSync",
+  "copyFileSync",
+  "createWriteStream",
+  "writeFile",
+  "appendFile",
+  "rename",
+  "copyFile",
+];
+
+/** The raw write primitives a file uses: [line, name] pairs (from its source and its imports). */
+export function rawWritesOf(file: string, source: string, imports: Import[]): Array<[number, string]> {
+  const text = stripComments(source);
+  const found: Array<[number, string]> = [];
+  for (const m of text.matchAll(IO_WRITERS)) found.push([lineAt(text, m.index), `io.${m[1]}`]);
+  for (const imp of imports) {
+    if (imp.from !== file || imp.typeOnly) continue;
+    const names = imp.names === "*" ? ["*"] : imp.names;
+    const fs = imp.specifier === "node:fs" || imp.specifier === "node:fs/promises";
+    if (imp.target === "src/io.ts" || imp.target.startsWith("src/io/")) {
+      for (const n of names) if (IO_HELPERS.includes(n)) found.push([imp.line, n]);
+    } else if (fs && names.includes("*")) {
+      const ns = /import\s+\*\s+as\s+([\w$]+)\s+from\s*["']node:fs(?:\/promises)?["']/.exec(text)?.[1];
+      if (ns === undefined) continue;
+      for (const m of text.matchAll(new RegExp(`\\b${ns}\\s*\\.\\s*(${FS_WRITERS.join("|")})\\s*\\(`, "g")))
+        found.push([lineAt(text, m.index), `${ns}.${m[1]}`]);
+    } else if (fs) {
+      for (const n of names) if (FS_WRITERS.includes(n)) found.push([imp.line, n]);
+    }
+  }
+  return found.sort((a, b) => a[0] - b[0]);
+}
+
+function rawWriterRules(
+  root: string,
+  files: string[],
+  imports: Import[],
+  layers: Layer[],
+  rawWriters: Record<string, string>,
+): Violation[] {
+  const out: Violation[] = [];
+  const listed = new Set(layers.map((l) => l.name));
+  for (const file of files) {
+    if (rawWriters[file] !== undefined || !listed.has(layerOf(file, layers).name)) continue;
+    const writes = rawWritesOf(file, readFileSync(join(root, file), "utf8"), imports);
+    if (writes.length === 0) continue;
+    const [line, name] = writes[0]!;
+    out.push({
+      rule: "writer",
+      file,
+      line,
+      message:
+        `writes files (${name}) but has no row in RAW_WRITERS (scripts/import-rules.ts): add one saying what it writes, ` +
+        `as docs/architecture.md "Who writes which file" does; a session or quarantine file goes through src/session/session-file.ts`,
+    });
+  }
+  return out;
+}
+
+/**
  * Runtime import cycles tolerated for now, each a set of files. A listed cycle that no longer exists is
  * a violation too (remove its row).
  */
@@ -492,6 +586,8 @@ export interface RuleSet {
   layers: Layer[];
   writers: Writer[];
   allowedCycles: string[][];
+  /** @default RAW_WRITERS */
+  rawWriters?: Record<string, string>;
 }
 
 /** Every violation of the rules in the tree at `root`, in file and line order. */
@@ -503,6 +599,7 @@ export function checkImportRules(
   const violations = [
     ...layerRules(imports, rules.layers),
     ...writerRules(imports, rules.writers),
+    ...rawWriterRules(root, files, imports, rules.layers, rules.rawWriters ?? RAW_WRITERS),
     ...cycleRules(files, imports, rules.allowedCycles),
   ];
   return violations.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);

@@ -9,6 +9,7 @@ import {
   formatViolation,
   importsOf,
   LAYERS,
+  RAW_WRITERS,
   stripComments,
   WRITERS,
 } from "../../scripts/import-rules.ts";
@@ -110,6 +111,27 @@ describe("the import rules", () => {
     ).toEqual([
       expect.stringMatching(/^src\/maintenance\/gc\.ts:1: \[writer\] imports SessionFile from src\/session\/session-file\.ts/),
       expect.stringMatching(/^src\/session\/discovery\.ts:1: \[writer\] imports SessionFile, SessionFileDraft/),
+    ]);
+  });
+
+  it("make every module that writes files with the raw primitives say what it writes (RAW_WRITERS)", () => {
+    expect(RAW_WRITERS["src/session/session-file.ts"]).toMatch(/session files and their quarantine files/);
+    expect(
+      violationsIn({
+        "src/io.ts": "export function writeFully() {}\nexport const io = {};\n",
+        "src/session/session-file.ts": 'import { io } from "../io.ts";\nio.renameSync("a", "b");\n',
+        "src/maintenance/rename.ts": 'import { io } from "../io.ts";\n\nexport const f = () => io.renameSync("a", "b");\n',
+        "src/maintenance/helper.ts": 'import { writeFully } from "../io.ts";\n',
+        "src/storage/direct.ts": 'import { readFileSync, writeFileSync } from "node:fs";\n',
+        "src/cli/namespace.ts": 'import * as fs from "node:fs";\nfs.readFileSync("a");\nfs.appendFileSync("a", "b");\n',
+        "src/pi/reads.ts": 'import { io } from "../io.ts";\n// io.writeSync(fd, bytes)\nio.readSync(1, Buffer.alloc(1));\n',
+        "src/search-index/db.ts": 'import { writeFileSync } from "node:fs";\n',
+      }),
+    ).toEqual([
+      expect.stringMatching(/^src\/cli\/namespace\.ts:3: \[writer\] writes files \(fs\.appendFileSync\) but has no row in RAW_WRITERS/),
+      expect.stringMatching(/^src\/maintenance\/helper\.ts:1: \[writer\] writes files \(writeFully\)/),
+      expect.stringMatching(/^src\/maintenance\/rename\.ts:3: \[writer\] writes files \(io\.renameSync\)/),
+      expect.stringMatching(/^src\/storage\/direct\.ts:1: \[writer\] writes files \(writeFileSync\)/),
     ]);
   });
 
