@@ -136,6 +136,7 @@ export const WRITERS: Writer[] = [
       "src/session/session-move.ts", // a move's draft of the renamed file
       "src/session/giant-lines.ts", // the rewrite after a giant image line went to the blob store
       "src/maintenance/migrate-file.ts", // migrate: rewrite as v3, --backup
+      "src/maintenance/inline-images.ts", // inline-images: its rewrite (once it goes through writeSessionFileAtomic)
       "src/pi/session-disk.ts", // the pi adapter's synchronous session
       // Moves to the storage seam (export/import through StorageBackend, issue 23): remove when it has.
       "src/cli/commands/transfer.ts",
@@ -169,6 +170,10 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/blob/blob-referrers.ts": "<blobsDir>/.referrers.jsonl",
   "src/artifacts/artifact-files.ts": "artifact files (exclusive temp, link or rename publish)",
   "src/artifacts/artifact-writer.ts": "an artifact's content as it streams",
+  "src/artifacts/artifact-store.ts": "artifact metadata (temp + rename)",
+  "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
+  "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
+  "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
   "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
   "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",
   "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",
