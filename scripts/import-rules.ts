@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 export interface Layer {
   /** How rules and messages name it. */
   name: string;
-  /** Folders (ending in `/`) or files, relative to the repository root. */
+  /** Folders (ending in `/`), files, or name prefixes (ending in `*`), relative to the repository root. */
   paths: string[];
   /** What it owns, in a few words (the message of a violation quotes it). */
   owns: string;
@@ -66,7 +66,7 @@ export const LAYERS: Layer[] = [
     pure: true,
     builtins: PURE_BUILTINS,
   },
-  { name: "io", paths: ["src/io.ts", "src/io/"], owns: "the one I/O seam", mayImport: ["errors"] },
+  { name: "io", paths: ["src/io.ts", "src/io-*", "src/io/"], owns: "the I/O seam and its file primitives", mayImport: ["errors"] },
   {
     name: "blob",
     paths: ["src/blob/"],
@@ -159,6 +159,7 @@ export const WRITERS: Writer[] = [
  */
 export const RAW_WRITERS: Record<string, string> = {
   "src/io.ts": "the seam's own helpers (temp file + rename)",
+  "src/io-exclusive.ts": "the seam's never-replace creators (exclusive create, link or rename publish)",
   "src/session/session-file.ts": "session files and their quarantine files (append, repair, rewrite, drafts, backups)",
   "src/session/quarantine-record.ts": "quarantine records, into the file session-file.ts opened",
   "src/session/session-lock.ts": "the lock declaration <stem>.jsonl.lock.json",
@@ -179,10 +180,15 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",
   "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
   "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
+  "src/cli/commands/transfer.ts": "import's claim of a new session file's name (exclusive create), until the storage seam imports",
 };
 
 const IO_WRITERS = /\bio\s*\.\s*(writeSync|ftruncateSync|truncateSync|renameSync|linkSync|copyFileSync|appendFileSync|writeFileSync)\s*\(/g;
-const IO_HELPERS = ["writeFully", "writeTempFile", "writeFileAtomic"];
+/** The seam's writing helpers, by module: importing one is writing. */
+const IO_HELPERS: Record<string, string[]> = {
+  "src/io.ts": ["writeFully", "writeTempFile", "writeFileAtomic"],
+  "src/io-exclusive.ts": ["createExclusive", "publishNew", "writeNew", "copyNew"],
+};
 const FS_WRITERS = [
   "writeFileSync",
   "appendFileSync",
@@ -208,8 +214,9 @@ export function rawWritesOf(file: string, source: string, imports: Import[]): Ar
     if (imp.from !== file || imp.typeOnly) continue;
     const names = imp.names === "*" ? ["*"] : imp.names;
     const fs = imp.specifier === "node:fs" || imp.specifier === "node:fs/promises";
-    if (imp.target === "src/io.ts" || imp.target.startsWith("src/io/")) {
-      for (const n of names) if (IO_HELPERS.includes(n)) found.push([imp.line, n]);
+    const helpers = IO_HELPERS[imp.target];
+    if (helpers !== undefined) {
+      for (const n of names) if (helpers.includes(n) || n === "*") found.push([imp.line, n]);
     } else if (fs && names.includes("*")) {
       const ns = /import\s+\*\s+as\s+([\w$]+)\s+from\s*["']node:fs(?:\/promises)?["']/.exec(text)?.[1];
       if (ns === undefined) continue;
@@ -409,7 +416,7 @@ export function layerOf(file: string, layers: Layer[] = LAYERS): Layer {
   let bestLength = -1;
   for (const layer of layers) {
     for (const path of layer.paths) {
-      const matches = path.endsWith("/") ? file.startsWith(path) : file === path;
+      const matches = path.endsWith("/") ? file.startsWith(path) : path.endsWith("*") ? file.startsWith(path.slice(0, -1)) : file === path;
       if (matches && path.length > bestLength) {
         best = layer;
         bestLength = path.length;
