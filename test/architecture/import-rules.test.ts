@@ -126,8 +126,11 @@ describe("the import rules", () => {
         "src/cli/namespace.ts": 'import * as fs from "node:fs";\nfs.readFileSync("a");\nfs.appendFileSync("a", "b");\n',
         "src/pi/reads.ts": 'import { io } from "../io.ts";\n// io.writeSync(fd, bytes)\nio.readSync(1, Buffer.alloc(1));\n',
         "src/search-index/db.ts": 'import { writeFileSync } from "node:fs";\n',
+        "src/io-exclusive.ts": "export function writeNew() {}\n",
+        "src/artifacts/publish.ts": 'import { writeNew } from "../io-exclusive.ts";\n',
       }),
     ).toEqual([
+      expect.stringMatching(/^src\/artifacts\/publish\.ts:1: \[writer\] writes files \(writeNew\)/),
       expect.stringMatching(/^src\/cli\/namespace\.ts:3: \[writer\] writes files \(fs\.appendFileSync\) but has no row in RAW_WRITERS/),
       expect.stringMatching(/^src\/maintenance\/helper\.ts:1: \[writer\] writes files \(writeFully\)/),
       expect.stringMatching(/^src\/maintenance\/rename\.ts:3: \[writer\] writes files \(io\.renameSync\)/),
