@@ -83,7 +83,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "database",
-    paths: ["src/postgres/"],
+    paths: ["src/database/"],
     owns: "the PostgreSQL layer (PgStore): rows, no disk, no sessions",
     mayImport: "*",
     mayNotImport: ["io", "append-handles", "blob", "artifacts", "session", "storage", "maintenance", "pi"],

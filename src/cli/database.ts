@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../errors.ts";
-import { withClient } from "../postgres/transaction.ts";
+import { withClient } from "../database/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
 import { PostgresBackend } from "../storage/postgres/pg-backend.ts";

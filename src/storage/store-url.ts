@@ -1,6 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { PostgresBackend } from "./postgres/pg-backend.ts";
-import type { PgStoreOptions } from "../postgres/index.ts";
+import type { PgStoreOptions } from "../database/index.ts";
 import type { StorageBackend } from "./session-storage.ts";
 
 /** One backend per URL in a process: every manager given the same URL shares its connections. */

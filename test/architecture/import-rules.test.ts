@@ -79,19 +79,19 @@ describe("the import rules", () => {
     ).toEqual([expect.stringMatching(/^src\/index\.ts:1: \[layer\] entry .* may not import cli/)]);
   });
 
-  it("keep the database layer (src/postgres/) below sessions and off the disk, with room for new folders", () => {
+  it("keep the database layer (src/database/) below sessions and off the disk, with room for new folders", () => {
     expect(
       violationsIn({
-        "src/postgres/pg-store.ts":
+        "src/database/pg-store.ts":
           'import { a } from "../accounting/a.ts";\nimport { s } from "../session/paths.ts";\nimport pg from "pg";\n',
-        "src/postgres/gc.ts": 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
+        "src/database/gc.ts": 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
         "src/accounting/a.ts": "export const a = 1;\n",
         "src/session/paths.ts": "export const s = 1;\n",
       }),
     ).toEqual([
-      expect.stringMatching(/^src\/postgres\/gc\.ts:1: \[layer\] database .* may not import node:fs/),
+      expect.stringMatching(/^src\/database\/gc\.ts:1: \[layer\] database .* may not import node:fs/),
       expect.stringMatching(
-        /^src\/postgres\/pg-store\.ts:2: \[layer\] database .* may not import session .*every layer but the top ones, io/,
+        /^src\/database\/pg-store\.ts:2: \[layer\] database .* may not import session .*every layer but the top ones, io/,
       ),
     ]);
   });

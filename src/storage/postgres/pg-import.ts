@@ -1,7 +1,7 @@
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import type { PgImportBatch, PgImportHeader, PgImportResult, PgStore } from "../../postgres/index.ts";
-import { SessionCreatedMeanwhile } from "../../postgres/session-import.ts";
+import type { PgImportBatch, PgImportHeader, PgImportResult, PgStore } from "../../database/index.ts";
+import { SessionCreatedMeanwhile } from "../../database/session-import.ts";
 import type { ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
 import { prepareRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
