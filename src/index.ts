@@ -65,8 +65,8 @@ export type { ImportOutcome, ImportStatus, SessionSnapshot, SnapshotArtifact } f
 export { snapshotOfEntries } from "./storage/session-snapshot.ts";
 export { relateSessions, relateSessionStreams, type SessionRelation } from "./storage/session-relation.ts";
 export { type BackendFactory, registerBackend, type StoreConnectOptions } from "./storage/backend-registry.ts";
-export { PgStore } from "./postgres/index.ts";
-export type { PgStoreOptions } from "./postgres/index.ts";
+export { PgStore } from "./database/index.ts";
+export type { PgStoreOptions } from "./database/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
 export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";

@@ -1,7 +1,7 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord } from "../../format/types.ts";
-import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../postgres/index.ts";
-import { SessionCreatedMeanwhile, type PgImportResult } from "../../postgres/session-import.ts";
+import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../database/index.ts";
+import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { hashesOfLines, importConflict, type ImportOutcome, type SessionSnapshot, type SnapshotArtifact } from "../session-snapshot.ts";
 import { parseHeader, previewOfLine, refsIn } from "./pg-lines.ts";
