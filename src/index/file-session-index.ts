@@ -1,0 +1,279 @@
+import type { Stats } from "node:fs";
+import { resolve } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
+import { io } from "../io.ts";
+import { sessionFilePaths } from "../session/discovery.ts";
+import { isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
+import { parseQuery, toFtsMatch } from "./index-query.ts";
+import { SEARCH_ROLES } from "./entry-text.ts";
+import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
+import {
+  HIGHLIGHT_END,
+  HIGHLIGHT_START,
+  type IndexRefreshReport,
+  type IndexStatus,
+  type ResolvedSessionIndexOptions,
+  type SearchHit,
+  type SearchOptions,
+  type SessionIndex,
+} from "./session-index.ts";
+import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
+
+/** Hits returned when no `limit` is given. @default 20 */
+export const DEFAULT_SEARCH_LIMIT = 20;
+/** Tokens of context a snippet shows around its matches. */
+const SNIPPET_TOKENS = 24;
+/** Internal match markers (control characters no indexed text keeps after `snippetText`). */
+const MARK_START = "\u0001";
+const MARK_END = "\u0002";
+
+function emptyReport(): IndexRefreshReport {
+  return {
+    filesSeen: 0,
+    sessionsAdded: 0,
+    sessionsUpdated: 0,
+    sessionsReindexed: 0,
+    sessionsRemoved: 0,
+    entriesIndexed: 0,
+    bytesRead: 0,
+    headerBytesRead: 0,
+    artifactBytesRead: 0,
+    malformedLines: 0,
+  };
+}
+
+type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
+
+/** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
+export class FileSessionIndex implements SessionIndex {
+  private db: SqliteDatabase;
+  private catchUp: SessionCatchUp;
+  private closed = false;
+
+  private constructor(
+    private readonly options: ResolvedSessionIndexOptions,
+    private readonly open: SqliteOpen,
+  ) {
+    this.db = openIndexDatabase(open, options.indexPath, this.treeKey(), options.onWarning);
+    this.catchUp = new SessionCatchUp(this.db);
+  }
+
+  static async open(options: ResolvedSessionIndexOptions): Promise<FileSessionIndex> {
+    return new FileSessionIndex(options, await loadSqlite());
+  }
+
+  private treeKey(): string {
+    return [this.options.sessionsDir, ...this.options.roots].join("\n");
+  }
+
+  private live(): void {
+    if (this.closed) throw new TranscriptStoreError("INVALID_OPTION", "The index is closed");
+  }
+
+  /** Runs `fn`; a damaged index file found on the way is deleted, created anew and `fn` run again. */
+  private guarded<T>(fn: () => T): T {
+    this.live();
+    try {
+      return fn();
+    } catch (err) {
+      if (!isCorruptionError(err)) throw err;
+      this.options.onWarning({
+        code: "INDEX_REBUILT",
+        message: `The index file was damaged (${(err as Error).message}); it is rebuilt`,
+        path: this.options.indexPath,
+      });
+      try {
+        this.db.close();
+      } catch {
+        // a damaged database may not close cleanly; its files go next
+      }
+      removeIndexFiles(this.options.indexPath);
+      this.db = openIndexDatabase(this.open, this.options.indexPath, this.treeKey(), this.options.onWarning);
+      this.catchUp = new SessionCatchUp(this.db);
+      return fn();
+    }
+  }
+
+  private paths(): string[] {
+    return sessionFilePaths({ sessionsDir: this.options.sessionsDir, roots: this.options.roots, onWarning: this.options.onWarning });
+  }
+
+  private known(): Map<string, KnownRow> {
+    const rows = this.db.prepare("SELECT sid, path, dev, ino, size, mtime_ms, offset FROM sessions").all() as unknown as KnownRow[];
+    return new Map(rows.map((r) => [r.path, r]));
+  }
+
+  async refresh(): Promise<IndexRefreshReport> {
+    return this.guarded(() => this.refreshNow());
+  }
+
+  private refreshNow(): IndexRefreshReport {
+    const report = emptyReport();
+    const known = this.known();
+    const seen = new Set<string>();
+    for (const path of this.paths()) {
+      seen.add(path);
+      report.filesSeen++;
+      const row = known.get(path);
+      if (row !== undefined) {
+        const st = statOf(path);
+        if (st !== null && unchangedFile(row, st)) continue;
+      }
+      const result = this.catchUp.run(path);
+      if (result.outcome === "added") report.sessionsAdded++;
+      else if (result.outcome === "updated") report.sessionsUpdated++;
+      else if (result.outcome === "reindexed") report.sessionsReindexed++;
+      else if (result.outcome === "removed") report.sessionsRemoved++;
+      report.entriesIndexed += result.entries;
+      report.bytesRead += result.bytesRead;
+      report.headerBytesRead += result.headerBytesRead;
+      report.artifactBytesRead += result.artifactBytesRead;
+      report.malformedLines += result.malformedLines;
+    }
+    for (const [path, row] of known) {
+      if (seen.has(path)) continue;
+      this.catchUp.forget(row.sid);
+      report.sessionsRemoved++;
+    }
+    return report;
+  }
+
+  async status(): Promise<IndexStatus> {
+    return this.guarded(() => {
+      const known = this.known();
+      let sessionsBehind = 0;
+      let bytesBehind = 0;
+      const seen = new Set<string>();
+      for (const path of this.paths()) {
+        seen.add(path);
+        const st = statOf(path);
+        if (st === null) continue;
+        const row = known.get(path);
+        if (row !== undefined && unchangedFile(row, st)) continue;
+        sessionsBehind++;
+        const sameFile = row !== undefined && row.dev === st.dev && row.ino === st.ino && st.size >= row.offset;
+        bytesBehind += sameFile ? st.size - row.offset : st.size;
+      }
+      let sessionsGone = 0;
+      for (const path of known.keys()) if (!seen.has(path)) sessionsGone++;
+      const count = (sql: string) => Number(this.db.prepare(sql).get()?.n ?? 0);
+      return {
+        location: this.options.indexPath,
+        fresh: sessionsBehind === 0 && sessionsGone === 0,
+        sessionsIndexed: count("SELECT count(*) AS n FROM sessions WHERE session_id IS NOT NULL"),
+        entriesIndexed: count("SELECT count(*) AS n FROM entries"),
+        sessionsBehind,
+        bytesBehind,
+        sessionsGone,
+      };
+    });
+  }
+
+  async rebuild(): Promise<IndexRefreshReport> {
+    return this.guarded(() => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
+        this.db.exec("COMMIT");
+      } catch (err) {
+        this.db.exec("ROLLBACK");
+        throw err;
+      }
+      return this.refreshNow();
+    });
+  }
+
+  async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const match = toFtsMatch(parseQuery(query));
+    const { where, params, limit } = searchFilters(options);
+    return this.guarded(() => {
+      this.refreshNow();
+      const rows = this.db
+        .prepare(
+          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts,
+             snippet(entries_text, 0, '${MARK_START}', '${MARK_END}', '…', ${SNIPPET_TOKENS}) AS snippet, bm25(entries_text) AS rank
+           FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
+           WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
+           ORDER BY rank LIMIT ?`,
+        )
+        .all(match, ...params, limit);
+      return rows.map((r) => ({
+        sessionId: String(r.session_id),
+        location: String(r.path),
+        entryId: String(r.entry_id),
+        role: String(r.role),
+        timestamp: String(r.ts),
+        snippet: snippetText(String(r.snippet)),
+        score: -Number(r.rank),
+        cwd: String(r.cwd),
+      }));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+function statOf(path: string): Stats | null {
+  try {
+    return io.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Whitespace runs collapsed to one space, the internal markers turned into the public ones. */
+function snippetText(raw: string): string {
+  return raw.replace(/\s+/gu, " ").trim().replaceAll(MARK_START, HIGHLIGHT_START).replaceAll(MARK_END, HIGHLIGHT_END);
+}
+
+function invalidOption(message: string): TranscriptStoreError {
+  return new TranscriptStoreError("INVALID_OPTION", message);
+}
+
+function timeOf(name: string, value: unknown): number {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalidOption(`${name} must be a valid Date`);
+  return value.getTime();
+}
+
+/** The SQL conditions of the search options, validated once. */
+export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
+  if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (options.cwd !== undefined) {
+    if (typeof options.cwd !== "string" || options.cwd === "") throw invalidOption("cwd must be a non-empty string");
+    where.push("s.cwd = ?");
+    params.push(resolve(options.cwd));
+  }
+  if (options.since !== undefined) {
+    where.push("e.ts_ms >= ?");
+    params.push(timeOf("since", options.since));
+  }
+  if (options.until !== undefined) {
+    where.push("e.ts_ms <= ?");
+    params.push(timeOf("until", options.until));
+  }
+  if (options.roles !== undefined) {
+    if (!Array.isArray(options.roles) || options.roles.length === 0 || options.roles.some((r) => !SEARCH_ROLES.includes(r)))
+      throw invalidOption(`roles must be a non-empty array of ${SEARCH_ROLES.join(", ")}`);
+    where.push(`e.role IN (${options.roles.map(() => "?").join(", ")})`);
+    params.push(...options.roles);
+  }
+  if (options.model !== undefined) {
+    if (typeof options.model !== "string" || options.model === "") throw invalidOption("model must be a non-empty string");
+    where.push("instr(lower(e.model), lower(?)) > 0");
+    params.push(options.model);
+  }
+  if (options.session !== undefined) {
+    if (typeof options.session !== "string" || options.session === "") throw invalidOption("session must be a non-empty string");
+    where.push("substr(s.session_id, 1, length(?)) = ?");
+    params.push(options.session, options.session);
+  }
+  const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw invalidOption("limit must be a positive integer");
+  return { where, params, limit };
+}

@@ -1,0 +1,333 @@
+import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
+import { join } from "node:path";
+import { errnoCode } from "../errors.ts";
+import { decodeLine, stripBom } from "../format/decode-line.ts";
+import type { RawRecord } from "../format/types.ts";
+import { deriveId } from "../format/unique-ids.ts";
+import { io } from "../io.ts";
+import { artifactsDirOf } from "../session/paths.ts";
+import { listEntries, readHeadGuarded } from "../artifacts/artifact-files.ts";
+import { entryModel, entryTexts } from "./entry-text.ts";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
+
+/** Bytes read per call while catching up. @default 1 MiB */
+export const CATCH_UP_CHUNK = 1 << 20;
+/** Bytes read from the head of one spilled tool output (artifact) to index it. @default 65536 */
+export const MAX_ARTIFACT_BYTES = 64 * 1024;
+/** A long catch-up commits every this many bytes read (the offset stored with the rows it covers). */
+const COMMIT_EVERY_BYTES = 16 << 20;
+
+/** A session's row in the `sessions` table. */
+export interface SessionRow {
+  sid: number;
+  path: string;
+  session_id: string | null;
+  cwd: string;
+  dev: number;
+  ino: number;
+  size: number;
+  mtime_ms: number;
+  offset: number;
+  header_start: number;
+  header_len: number;
+  header_hash: string;
+  records: number;
+  model: string | null;
+}
+
+/** What catching up one file did. */
+export interface CatchUpResult {
+  outcome: "added" | "updated" | "reindexed" | "unchanged" | "removed";
+  /** Bytes of the session file read past its indexed offset. */
+  bytesRead: number;
+  /** Bytes read to check the header is still the one indexed. */
+  headerBytesRead: number;
+  /** Bytes read from spilled tool outputs (artifacts). */
+  artifactBytesRead: number;
+  entries: number;
+  malformedLines: number;
+}
+
+/** The file is the one indexed (same inode, size and mtime): nothing to read. */
+export function unchangedFile(row: Pick<SessionRow, "dev" | "ino" | "size" | "mtime_ms">, st: Stats): boolean {
+  return row.dev === st.dev && row.ino === st.ino && row.size === st.size && row.mtime_ms === st.mtimeMs;
+}
+
+function hashOf(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex").slice(0, 32);
+}
+
+function readAt(fd: number, length: number, position: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = io.readSync(fd, buf, done, length - done, position + done);
+    if (n <= 0) break;
+    done += n;
+  }
+  return done === length ? buf : buf.subarray(0, done);
+}
+
+/** The statements of one index connection. */
+class Statements {
+  readonly byPath: SqliteStatement;
+  readonly insertSession: SqliteStatement;
+  readonly updateSession: SqliteStatement;
+  readonly deleteText: SqliteStatement;
+  readonly deleteEntries: SqliteStatement;
+  readonly deleteSession: SqliteStatement;
+  readonly insertEntry: SqliteStatement;
+  readonly insertText: SqliteStatement;
+
+  constructor(db: SqliteDatabase) {
+    this.byPath = db.prepare("SELECT * FROM sessions WHERE path = ?");
+    this.insertSession = db.prepare(
+      "INSERT INTO sessions (path, dev, ino, size, mtime_ms, offset) VALUES (?, ?, ?, 0, -1, 0) RETURNING sid",
+    );
+    this.updateSession = db.prepare(
+      `UPDATE sessions SET session_id = ?, cwd = ?, dev = ?, ino = ?, size = ?, mtime_ms = ?, offset = ?, header_start = ?,
+       header_len = ?, header_hash = ?, records = ?, model = ? WHERE sid = ?`,
+    );
+    this.deleteText = db.prepare("DELETE FROM entries_text WHERE rowid IN (SELECT id FROM entries WHERE sid = ?)");
+    this.deleteEntries = db.prepare("DELETE FROM entries WHERE sid = ?");
+    this.deleteSession = db.prepare("DELETE FROM sessions WHERE sid = ?");
+    this.insertEntry = db.prepare("INSERT INTO entries (sid, entry_id, role, ts, ts_ms, model) VALUES (?, ?, ?, ?, ?, ?)");
+    this.insertText = db.prepare("INSERT INTO entries_text (rowid, text) VALUES (?, ?)");
+  }
+}
+
+/**
+ * Brings one session file's rows up to date, reading only the bytes past its indexed offset. Each
+ * file is caught up in its own transaction(s), the offset stored with the rows it covers: a killed
+ * indexer leaves every session at a line boundary it fully indexed. A file whose inode changed,
+ * that shrank below the offset, or whose header line changed was rewritten: its rows are dropped
+ * and it is read from the start. Only complete lines are indexed (a torn or growing last line
+ * waits for its newline).
+ */
+export class SessionCatchUp {
+  private readonly sql: Statements;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.sql = new Statements(db);
+  }
+
+  /** Removes a session's rows (its file is gone). */
+  forget(sid: number): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.dropRows(sid);
+      this.sql.deleteSession.run(sid);
+      this.db.exec("COMMIT");
+    } catch (err) {
+      this.rollback();
+      throw err;
+    }
+  }
+
+  private dropRows(sid: number): void {
+    this.sql.deleteText.run(sid);
+    this.sql.deleteEntries.run(sid);
+  }
+
+  private rollback(): void {
+    try {
+      this.db.exec("ROLLBACK");
+    } catch {
+      // no transaction open
+    }
+  }
+
+  run(path: string): CatchUpResult {
+    const result: CatchUpResult = { outcome: "unchanged", bytesRead: 0, headerBytesRead: 0, artifactBytesRead: 0, entries: 0, malformedLines: 0 };
+    let fd: number;
+    try {
+      fd = io.openSync(path, "r");
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+      const row = this.sql.byPath.get(path) as SessionRow | undefined;
+      if (row !== undefined) {
+        this.forget(row.sid);
+        result.outcome = "removed";
+      }
+      return result;
+    }
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        this.catchUp(fd, path, io.fstatSync(fd), result);
+        this.db.exec("COMMIT");
+      } catch (err) {
+        this.rollback();
+        throw err;
+      }
+    } finally {
+      io.closeSync(fd);
+    }
+    return result;
+  }
+
+  private catchUp(fd: number, path: string, st: Stats, result: CatchUpResult): void {
+    let row = this.sql.byPath.get(path) as SessionRow | undefined;
+    // Looked at again inside the transaction: another process may have caught up meanwhile.
+    if (row !== undefined && unchangedFile(row, st)) return;
+    if (row !== undefined && this.rewritten(fd, row, st, result)) {
+      this.dropRows(row.sid);
+      row = { ...row, session_id: null, cwd: "", offset: 0, header_start: 0, header_len: 0, header_hash: "", records: 0, model: null };
+      result.outcome = "reindexed";
+    } else result.outcome = row === undefined ? "added" : "updated";
+    if (row === undefined) {
+      const sid = Number(this.sql.insertSession.get(path, st.dev, st.ino)!.sid);
+      row = {
+        sid,
+        path,
+        session_id: null,
+        cwd: "",
+        dev: st.dev,
+        ino: st.ino,
+        size: 0,
+        mtime_ms: -1,
+        offset: 0,
+        header_start: 0,
+        header_len: 0,
+        header_hash: "",
+        records: 0,
+        model: null,
+      };
+    }
+    row.dev = st.dev;
+    row.ino = st.ino;
+    // A file found to hold no session (another agent's transcript) is not read again until rewritten.
+    if (!(row.session_id === null && row.header_hash === "none")) this.readLines(fd, path, row, st.size, result);
+    row.size = st.size;
+    row.mtime_ms = st.mtimeMs;
+    this.store(row);
+  }
+
+  private store(row: SessionRow): void {
+    this.sql.updateSession.run(
+      row.session_id,
+      row.cwd,
+      row.dev,
+      row.ino,
+      row.size,
+      row.mtime_ms,
+      row.offset,
+      row.header_start,
+      row.header_len,
+      row.header_hash,
+      row.records,
+      row.model,
+      row.sid,
+    );
+  }
+
+  /** Another inode, a shrink below the offset, or another header line: the file was rewritten. */
+  private rewritten(fd: number, row: SessionRow, st: Stats, result: CatchUpResult): boolean {
+    if (row.dev !== st.dev || row.ino !== st.ino || st.size < row.offset) return true;
+    if (row.header_len === 0) return false;
+    const header = readAt(fd, row.header_len, row.header_start);
+    result.headerBytesRead += header.length;
+    return hashOf(header) !== row.header_hash;
+  }
+
+  private readLines(fd: number, path: string, row: SessionRow, size: number, result: CatchUpResult): void {
+    let position = row.offset;
+    let pending: Buffer | null = null;
+    let sinceCommit = 0;
+    const artifacts = new ArtifactReader(path);
+    while (position < size) {
+      const chunk = readAt(fd, Math.min(CATCH_UP_CHUNK, size - position), position);
+      if (chunk.length === 0) break;
+      result.bytesRead += chunk.length;
+      sinceCommit += chunk.length;
+      position += chunk.length;
+      const bytes: Buffer = pending === null ? chunk : Buffer.concat([pending, chunk]);
+      const base = position - bytes.length;
+      let start = 0;
+      for (let nl = bytes.indexOf(0x0a, start); nl !== -1; nl = bytes.indexOf(0x0a, start)) {
+        this.line(bytes.subarray(start, nl), base + start, row, result, artifacts);
+        start = nl + 1;
+        row.offset = base + start;
+        if (row.session_id === null && row.header_hash === "none") return;
+      }
+      pending = start < bytes.length ? bytes.subarray(start) : null;
+      if (pending !== null && start > 0) pending = Buffer.from(pending);
+      if (sinceCommit >= COMMIT_EVERY_BYTES) {
+        this.store(row);
+        this.db.exec("COMMIT");
+        this.db.exec("BEGIN IMMEDIATE");
+        sinceCommit = 0;
+      }
+    }
+  }
+
+  private line(bytes: Buffer, offset: number, row: SessionRow, result: CatchUpResult, artifacts: ArtifactReader): void {
+    const decoded = decodeLine(offset === 0 ? stripBom(bytes) : bytes);
+    if (decoded.kind === "blank") return;
+    if (decoded.kind === "malformed") {
+      if (row.session_id === null) row.header_hash = "none";
+      else result.malformedLines++;
+      return;
+    }
+    const values = decoded.kind === "record" ? [decoded.value] : decoded.values;
+    for (const record of values) {
+      if (row.session_id === null) {
+        if (record.type === "title" && row.offset === 0) continue;
+        if (record.type !== "session" || typeof record.id !== "string") {
+          row.header_hash = "none";
+          return;
+        }
+        row.session_id = record.id;
+        row.cwd = typeof record.cwd === "string" ? record.cwd : "";
+        row.header_start = offset;
+        row.header_len = bytes.length;
+        row.header_hash = hashOf(bytes);
+        continue;
+      }
+      this.entry(record, row, result, artifacts);
+    }
+  }
+
+  private entry(record: RawRecord, row: SessionRow, result: CatchUpResult, artifacts: ArtifactReader): void {
+    row.records++;
+    const model = entryModel(record);
+    if (model !== null) row.model = model;
+    const texts = entryTexts(record);
+    if (texts.length === 0) return;
+    const entryId = typeof record.id === "string" && record.id.length > 0 ? record.id : deriveId(row.session_id!, row.records, new Set());
+    const ts = typeof record.timestamp === "string" ? record.timestamp : "";
+    const ms = ts === "" ? Number.NaN : Date.parse(ts);
+    for (const text of texts) {
+      let body = text.text;
+      for (const id of text.artifacts) {
+        const content = artifacts.read(id);
+        if (content === null) continue;
+        result.artifactBytesRead += content.bytes;
+        body += `\n${content.text}`;
+      }
+      const id = this.sql.insertEntry.run(row.sid, entryId, text.role, ts, Number.isNaN(ms) ? null : ms, row.model).lastInsertRowid;
+      this.sql.insertText.run(id, body);
+      result.entries++;
+    }
+  }
+}
+
+/** Reads the head of a session's spilled tool outputs (`<id>.<tool>.log` in its artifacts directory), bounded. */
+class ArtifactReader {
+  private names: string[] | null = null;
+
+  constructor(private readonly sessionPath: string) {}
+
+  read(id: string): { text: string; bytes: number } | null {
+    const dir = artifactsDirOf(this.sessionPath);
+    this.names ??= listEntries(dir)
+      .filter((e) => e.isFile() && e.name.endsWith(".log"))
+      .map((e) => e.name);
+    const name = this.names.find((n) => n.startsWith(`${id}.`));
+    if (name === undefined) return null;
+    const head = readHeadGuarded(join(dir, name), MAX_ARTIFACT_BYTES);
+    if (head === null || head === "unsafe") return null;
+    return { text: head.toString("utf8"), bytes: head.length };
+  }
+}
