@@ -89,7 +89,10 @@ export function openIndexDatabase(open: SqliteOpen, path: string, sessionsDir: s
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (err) {
-    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create the index directory: ${(err as Error).message}`, { path, cause: err });
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create the index directory: ${(err as Error).message}`, {
+      path,
+      cause: err,
+    });
   }
   let db: SqliteDatabase | null = null;
   try {

@@ -139,7 +139,14 @@ export class SessionCatchUp {
   }
 
   run(path: string): CatchUpResult {
-    const result: CatchUpResult = { outcome: "unchanged", bytesRead: 0, headerBytesRead: 0, artifactBytesRead: 0, entries: 0, malformedLines: 0 };
+    const result: CatchUpResult = {
+      outcome: "unchanged",
+      bytesRead: 0,
+      headerBytesRead: 0,
+      artifactBytesRead: 0,
+      entries: 0,
+      malformedLines: 0,
+    };
     let fd: number;
     try {
       fd = io.openSync(path, "r");

@@ -138,7 +138,8 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
     .update([sessionsDir, ...roots].join("\0"))
     .digest("hex")
     .slice(0, 16);
-  const indexPath = options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
+  const indexPath =
+    options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
   return { sessionsDir, roots, indexPath, onWarning: options.onWarning ?? (() => {}) };
 }
 

@@ -42,9 +42,13 @@ export function loadSqlite(): Promise<SqliteOpen> {
       return (path: string) => new sqlite.DatabaseSync(path);
     } catch (err) {
       loaded = null;
-      throw new TranscriptStoreError("INDEX_UNAVAILABLE", `This runtime has no node:sqlite (Node 22.19+ has it): ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new TranscriptStoreError(
+        "INDEX_UNAVAILABLE",
+        `This runtime has no node:sqlite (Node 22.19+ has it): ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     } finally {
       process.emitWarning = emitWarning;
     }

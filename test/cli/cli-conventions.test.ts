@@ -11,7 +11,22 @@ const text = async (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   return { code: run.code, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8") };
 };
 
-const COMMANDS = ["migrate", "verify", "gc", "ls", "show", "export", "import", "inline-images", "fork", "mv", "stats", "demo"];
+const COMMANDS = [
+  "migrate",
+  "verify",
+  "gc",
+  "ls",
+  "show",
+  "export",
+  "import",
+  "inline-images",
+  "fork",
+  "mv",
+  "stats",
+  "search",
+  "index",
+  "demo",
+];
 
 async function oneSession(sessionsDir?: string) {
   const root = tempDir();

@@ -117,7 +117,8 @@ describe("SessionIndex under SIGKILL and racing writers", () => {
     const first = await openSessionIndex({ root });
     await first.refresh();
     await first.close();
-    for (const [i, path] of paths.entries()) for (let e = 10; e < 40; e++) append(path, message("user", `late${i} entry${e}`, { id: `s${i}e${e}` }));
+    for (const [i, path] of paths.entries())
+      for (let e = 10; e < 40; e++) append(path, message("user", `late${i} entry${e}`, { id: `s${i}e${e}` }));
     // catch-up reads each grown file's header, then its new bytes: stop after a few sessions
     await killMidRefresh(root, 12);
     const file = join(root, "index", "sessions.sqlite");

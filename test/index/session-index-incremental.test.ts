@@ -20,7 +20,13 @@ async function open(options: SessionIndexOptions) {
 function store() {
   const root = tempDir("ts-index-");
   const sessions = join(root, "sessions");
-  const path = writeSession(sessions, "-tmp-a", "aaaa1111-0000-4000-8000-000000000001", "/work/a", message("user", "first alpha", { id: "u1" }));
+  const path = writeSession(
+    sessions,
+    "-tmp-a",
+    "aaaa1111-0000-4000-8000-000000000001",
+    "/work/a",
+    message("user", "first alpha", { id: "u1" }),
+  );
   return { root, sessions, path };
 }
 
