@@ -107,10 +107,31 @@ export class FileSessionIndex implements SessionIndex {
     return this.guarded(() => this.refreshNow());
   }
 
+  /**
+   * Stats every session file and catches up those changed, in transactions of about
+   * `batchBytes` read each (one commit per file would flush an FTS5 segment per file).
+   */
   private refreshNow(): IndexRefreshReport {
     const report = emptyReport();
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.refreshIn(report);
+      this.db.exec("COMMIT");
+    } catch (err) {
+      try {
+        this.db.exec("ROLLBACK");
+      } catch {
+        // the failure ended the transaction already
+      }
+      throw err;
+    }
+    return report;
+  }
+
+  private refreshIn(report: IndexRefreshReport): void {
     const known = this.known();
     const seen = new Set<string>();
+    let batch = 0;
     for (const path of this.paths()) {
       seen.add(path);
       report.filesSeen++;
@@ -119,7 +140,13 @@ export class FileSessionIndex implements SessionIndex {
         const st = statOf(path);
         if (st !== null && unchangedFile(row, st)) continue;
       }
+      if (batch >= this.options.batchBytes) {
+        this.db.exec("COMMIT");
+        this.db.exec("BEGIN IMMEDIATE");
+        batch = 0;
+      }
       const result = this.catchUp.run(path);
+      batch += result.bytesRead + result.artifactBytesRead + 4096;
       if (result.outcome === "added") report.sessionsAdded++;
       else if (result.outcome === "updated") report.sessionsUpdated++;
       else if (result.outcome === "reindexed") report.sessionsReindexed++;
@@ -135,7 +162,6 @@ export class FileSessionIndex implements SessionIndex {
       this.catchUp.forget(row.sid);
       report.sessionsRemoved++;
     }
-    return report;
   }
 
   async status(): Promise<IndexStatus> {

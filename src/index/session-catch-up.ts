@@ -98,9 +98,9 @@ class Statements {
 }
 
 /**
- * Brings one session file's rows up to date, reading only the bytes past its indexed offset. Each
- * file is caught up in its own transaction(s), the offset stored with the rows it covers: a killed
- * indexer leaves every session at a line boundary it fully indexed. A file whose inode changed,
+ * Brings one session file's rows up to date, reading only the bytes past its indexed offset. The
+ * offset is stored in the transaction that holds the rows it covers: a killed indexer leaves every
+ * session at a line boundary it fully indexed. A file whose inode changed,
  * that shrank below the offset, or whose header line changed was rewritten: its rows are dropped
  * and it is read from the start. Only complete lines are indexed (a torn or growing last line
  * waits for its newline).
@@ -112,17 +112,10 @@ export class SessionCatchUp {
     this.sql = new Statements(db);
   }
 
-  /** Removes a session's rows (its file is gone). */
+  /** Removes a session's rows (its file is gone). Inside the caller's transaction. */
   forget(sid: number): void {
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
-      this.dropRows(sid);
-      this.sql.deleteSession.run(sid);
-      this.db.exec("COMMIT");
-    } catch (err) {
-      this.rollback();
-      throw err;
-    }
+    this.dropRows(sid);
+    this.sql.deleteSession.run(sid);
   }
 
   private dropRows(sid: number): void {
@@ -130,14 +123,10 @@ export class SessionCatchUp {
     this.sql.deleteEntries.run(sid);
   }
 
-  private rollback(): void {
-    try {
-      this.db.exec("ROLLBACK");
-    } catch {
-      // no transaction open
-    }
-  }
-
+  /**
+   * Catches up one file inside the caller's transaction (`BEGIN IMMEDIATE`: the rows read are
+   * looked at again under the write lock). A long file commits on its way, the offset with the rows.
+   */
   run(path: string): CatchUpResult {
     const result: CatchUpResult = {
       outcome: "unchanged",
@@ -160,14 +149,7 @@ export class SessionCatchUp {
       return result;
     }
     try {
-      this.db.exec("BEGIN IMMEDIATE");
-      try {
-        this.catchUp(fd, path, io.fstatSync(fd), result);
-        this.db.exec("COMMIT");
-      } catch (err) {
-        this.rollback();
-        throw err;
-      }
+      this.catchUp(fd, path, io.fstatSync(fd), result);
     } finally {
       io.closeSync(fd);
     }

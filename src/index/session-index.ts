@@ -8,6 +8,9 @@ import { FileSessionIndex } from "./file-session-index.ts";
 
 export type { SearchRole } from "./entry-text.ts";
 
+/** Bytes read per refresh transaction. @default 8 MiB */
+export const DEFAULT_BATCH_BYTES = 8 << 20;
+
 /** Marks the start and end of a matched span in `SearchHit.snippet`. */
 export const HIGHLIGHT_START = "\u00ab";
 export const HIGHLIGHT_END = "\u00bb";
@@ -108,6 +111,8 @@ export interface SessionIndexOptions {
    * (pi's, read in place) <root>/index/tree-<hash of its path>.sqlite: nothing is written into it.
    */
   indexPath?: string;
+  /** Bytes read per refresh transaction: each commit stores offsets with their rows. @default 8 MiB */
+  batchBytes?: number;
   onWarning?: WarningHandler;
 }
 
@@ -115,6 +120,7 @@ export interface ResolvedSessionIndexOptions {
   sessionsDir: string;
   roots: string[];
   indexPath: string;
+  batchBytes: number;
   onWarning: WarningHandler;
 }
 
@@ -130,6 +136,9 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
     throw new TranscriptStoreError("INVALID_OPTION", "roots must be an array of non-empty strings");
   if (options.onWarning !== undefined && typeof options.onWarning !== "function")
     throw new TranscriptStoreError("INVALID_OPTION", "onWarning must be a function");
+  const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
+  if (!Number.isSafeInteger(batchBytes) || batchBytes < 1)
+    throw new TranscriptStoreError("INVALID_OPTION", "batchBytes must be a positive integer");
   const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
   const { sessionsDir } = resolveStoreDirs({ root, sessionsDir: options.sessionsDir });
   const roots = (options.roots ?? []).map((r) => resolve(r));
@@ -140,7 +149,7 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
     .slice(0, 16);
   const indexPath =
     options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
-  return { sessionsDir, roots, indexPath, onWarning: options.onWarning ?? (() => {}) };
+  return { sessionsDir, roots, indexPath, batchBytes, onWarning: options.onWarning ?? (() => {}) };
 }
 
 /**

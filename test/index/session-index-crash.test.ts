@@ -38,9 +38,9 @@ function corpus(root: string, sessions: number, entries: number): string[] {
   return paths;
 }
 
-/** Runs the refreshing child until its `reads`-th read, then SIGKILLs it there. */
-async function killMidRefresh(root: string, reads: number): Promise<void> {
-  const child = spawnTs(CHILD, ["refresh", root, String(reads)]);
+/** Runs the refreshing child (committing every `batchBytes`) until its `reads`-th read, then SIGKILLs it there. */
+async function killMidRefresh(root: string, reads: number, batchBytes: number): Promise<void> {
+  const child = spawnTs(CHILD, ["refresh", root, String(reads), String(batchBytes)]);
   const said = await new Promise<string>((resolve, reject) => {
     onLines(child, (l) => (l === "stopped" || l === "finished") && resolve(l));
     child.on("error", reject);
@@ -99,7 +99,7 @@ describe("SessionIndex under SIGKILL and racing writers", () => {
   it("a SIGKILL during the first build leaves a consistent, partial index that a refresh completes", async () => {
     const root = tempDir("ts-index-");
     corpus(root, 40, 30);
-    await killMidRefresh(root, 25);
+    await killMidRefresh(root, 25, 3000); // a commit every session or two
     const file = join(root, "index", "sessions.sqlite");
     const committed = committedConsistently(file);
     expect(committed).toBeGreaterThan(0);
@@ -120,7 +120,7 @@ describe("SessionIndex under SIGKILL and racing writers", () => {
     for (const [i, path] of paths.entries())
       for (let e = 10; e < 40; e++) append(path, message("user", `late${i} entry${e}`, { id: `s${i}e${e}` }));
     // catch-up reads each grown file's header, then its new bytes: stop after a few sessions
-    await killMidRefresh(root, 12);
+    await killMidRefresh(root, 12, 1);
     const file = join(root, "index", "sessions.sqlite");
     expect(committedConsistently(file)).toBe(20);
     const grown = open(file);

@@ -1,6 +1,6 @@
 /**
  * A real process for the index's crash and race tests.
- * `refresh <root> <reads>`: refreshes the index of <root>, and at its <reads>-th session read says
+ * `refresh <root> <reads> <batchBytes>`: refreshes the index of <root>, and at its <reads>-th read says
  * "stopped" and blocks (the parent SIGKILLs it there, mid-transaction).
  * `append <path> <count>`: appends <count> message lines to a session file, each in two writes
  * (a torn line in between), then says "done".
@@ -10,7 +10,7 @@ import { io } from "../../../src/io.ts";
 import { openSessionIndex } from "../../../src/index/session-index.ts";
 import { message } from "./sessions.ts";
 
-const [mode, target, count] = process.argv.slice(2);
+const [mode, target, count, batchBytes] = process.argv.slice(2);
 
 if (mode === "refresh") {
   let reads = 0;
@@ -22,7 +22,7 @@ if (mode === "refresh") {
     }
     return readSync(...args);
   }) as typeof readSync;
-  const index = await openSessionIndex({ root: target! });
+  const index = await openSessionIndex({ root: target!, batchBytes: Number(batchBytes) });
   await index.refresh();
   await index.close();
   process.stdout.write("finished\n");
