@@ -25,33 +25,34 @@ function isSqliteExperimentalWarning(warning: unknown, rest: unknown[]): boolean
 }
 
 /**
- * Loads `node:sqlite` once, lazily: a runtime without it (Bun, Node before 22.5) imports the library
+ * Loads `node:sqlite` once, lazily: a runtime without it (Node before 22.5) imports the library
  * and uses everything but the index. Its `ExperimentalWarning` is swallowed while the module loads,
  * and only it: every other warning passes through, and the hook is removed right after.
  * A runtime without the module → `INDEX_UNAVAILABLE`.
  */
-export function loadSqlite(): Promise<SqliteOpen> {
-  loaded ??= (async () => {
-    const emitWarning = process.emitWarning;
-    process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
-      if (isSqliteExperimentalWarning(warning, rest)) return;
-      return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
-    } as typeof process.emitWarning;
-    try {
-      const sqlite = (await import("node:sqlite")) as unknown as { DatabaseSync: new (path: string) => SqliteDatabase };
-      return (path: string) => new sqlite.DatabaseSync(path);
-    } catch (err) {
-      loaded = null;
-      throw new TranscriptStoreError(
-        "INDEX_UNAVAILABLE",
-        `This runtime has no node:sqlite (Node 22.19+ has it): ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
-    } finally {
-      process.emitWarning = emitWarning;
-    }
-  })();
+export function loadSqlite(specifier = "node:sqlite"): Promise<SqliteOpen> {
+  if (specifier !== "node:sqlite") return importSqlite(specifier);
+  loaded ??= importSqlite(specifier).catch((err) => {
+    loaded = null;
+    throw err;
+  });
   return loaded;
+}
+
+/** `specifier`: the module to load (another one only in tests, to meet a runtime without it). */
+async function importSqlite(specifier: string): Promise<SqliteOpen> {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    if (isSqliteExperimentalWarning(warning, rest)) return;
+    return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    const sqlite = (await import(specifier)) as { DatabaseSync: new (path: string) => SqliteDatabase };
+    return (path: string) => new sqlite.DatabaseSync(path);
+  } catch (err) {
+    const message = `This runtime has no ${specifier} (Node 22.19+ and Bun have it): ${(err as Error).message}`;
+    throw new TranscriptStoreError("INDEX_UNAVAILABLE", message, { cause: err });
+  } finally {
+    process.emitWarning = emitWarning;
+  }
 }
