@@ -5,6 +5,9 @@ import { io } from "../io.ts";
 import { sessionFilePaths } from "../session/discovery.ts";
 import { isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
 import { parseQuery, toFtsMatch } from "./index-query.ts";
+import type { ArtifactReader } from "./artifact-text.ts";
+import { readHitText } from "./hit-text.ts";
+import { makeSnippet } from "./snippet.ts";
 import { SEARCH_ROLES } from "./entry-text.ts";
 import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
 import {
@@ -21,11 +24,6 @@ import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
 
 /** Hits returned when no `limit` is given. @default 20 */
 export const DEFAULT_SEARCH_LIMIT = 20;
-/** Tokens of context a snippet shows around its matches. */
-const SNIPPET_TOKENS = 24;
-/** Internal match markers (control characters no indexed text keeps after `snippetText`). */
-const MARK_START = "\u0001";
-const MARK_END = "\u0002";
 
 function emptyReport(): IndexRefreshReport {
   return {
@@ -210,29 +208,34 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-    const match = toFtsMatch(parseQuery(query));
+    const terms = parseQuery(query);
     const { where, params, limit } = searchFilters(options);
-    return this.guarded(() => {
+    const rows = this.guarded(() => {
       this.refreshNow();
-      const rows = this.db
+      return this.db
         .prepare(
-          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts,
-             snippet(entries_text, 0, '${MARK_START}', '${MARK_END}', '…', ${SNIPPET_TOKENS}) AS snippet, bm25(entries_text) AS rank
+          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts, e.line_offset, e.line_len, bm25(entries_text) AS rank
            FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
            WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
            ORDER BY rank LIMIT ?`,
         )
-        .all(match, ...params, limit);
-      return rows.map((r) => ({
+        .all(toFtsMatch(terms), ...params, limit);
+    });
+    // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
+    const readers = new Map<string, ArtifactReader>();
+    return rows.map((r) => {
+      const hit = { path: String(r.path), entryId: String(r.entry_id), role: String(r.role) };
+      const text = readHitText({ ...hit, lineOffset: Number(r.line_offset), lineLength: Number(r.line_len) }, readers);
+      return {
         sessionId: String(r.session_id),
-        location: String(r.path),
-        entryId: String(r.entry_id),
-        role: String(r.role),
+        location: hit.path,
+        entryId: hit.entryId,
+        role: hit.role,
         timestamp: String(r.ts),
-        snippet: snippetText(String(r.snippet)),
+        snippet: text === null ? "" : makeSnippet(text, terms, HIGHLIGHT_START, HIGHLIGHT_END),
         score: -Number(r.rank),
         cwd: String(r.cwd),
-      }));
+      };
     });
   }
 
@@ -249,11 +252,6 @@ function statOf(path: string): Stats | null {
   } catch {
     return null;
   }
-}
-
-/** Whitespace runs collapsed to one space, the internal markers turned into the public ones. */
-function snippetText(raw: string): string {
-  return raw.replace(/\s+/gu, " ").trim().replaceAll(MARK_START, HIGHLIGHT_START).replaceAll(MARK_END, HIGHLIGHT_END);
 }
 
 function invalidOption(message: string): TranscriptStoreError {

@@ -4,7 +4,7 @@ import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
 
 /** The index schema's version (`PRAGMA user_version`); another version is dropped and rebuilt. */
-export const INDEX_SCHEMA_VERSION = 1;
+export const INDEX_SCHEMA_VERSION = 2;
 
 /** How long a writer waits for another process's transaction on the index. @default 10000 */
 export const INDEX_BUSY_TIMEOUT_MS = 10_000;
@@ -35,10 +35,14 @@ CREATE TABLE IF NOT EXISTS entries (
   role TEXT NOT NULL,
   ts TEXT NOT NULL,
   ts_ms INTEGER,
-  model TEXT
+  model TEXT,
+  line_offset INTEGER NOT NULL,
+  line_len INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS entries_sid ON entries(sid);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_text USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS entries_text USING fts5(
+  text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
+);
 `;
 
 /** True for SQLite's "database disk image is malformed" (SQLITE_CORRUPT) and "file is not a database" (SQLITE_NOTADB). */

@@ -1,20 +1,16 @@
 import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
-import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
 import { decodeLine, stripBom } from "../format/decode-line.ts";
 import type { RawRecord } from "../format/types.ts";
 import { deriveId } from "../format/unique-ids.ts";
 import { io } from "../io.ts";
-import { artifactsDirOf } from "../session/paths.ts";
-import { listEntries, readHeadGuarded } from "../artifacts/artifact-files.ts";
+import { ArtifactReader } from "./artifact-text.ts";
 import { entryModel, entryTexts } from "./entry-text.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
 
 /** Bytes read per call while catching up. @default 1 MiB */
 export const CATCH_UP_CHUNK = 1 << 20;
-/** Bytes read from the head of one spilled tool output (artifact) to index it. @default 65536 */
-export const MAX_ARTIFACT_BYTES = 64 * 1024;
 /** A long catch-up commits every this many bytes read (the offset stored with the rows it covers). */
 const COMMIT_EVERY_BYTES = 16 << 20;
 
@@ -92,7 +88,9 @@ class Statements {
     this.deleteText = db.prepare("DELETE FROM entries_text WHERE rowid IN (SELECT id FROM entries WHERE sid = ?)");
     this.deleteEntries = db.prepare("DELETE FROM entries WHERE sid = ?");
     this.deleteSession = db.prepare("DELETE FROM sessions WHERE sid = ?");
-    this.insertEntry = db.prepare("INSERT INTO entries (sid, entry_id, role, ts, ts_ms, model) VALUES (?, ?, ?, ?, ?, ?)");
+    this.insertEntry = db.prepare(
+      "INSERT INTO entries (sid, entry_id, role, ts, ts_ms, model, line_offset, line_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
     this.insertText = db.prepare("INSERT INTO entries_text (rowid, text) VALUES (?, ?)");
   }
 }
@@ -274,11 +272,18 @@ export class SessionCatchUp {
         row.header_hash = hashOf(bytes);
         continue;
       }
-      this.entry(record, row, result, artifacts);
+      this.entry(record, row, result, artifacts, offset, bytes.length);
     }
   }
 
-  private entry(record: RawRecord, row: SessionRow, result: CatchUpResult, artifacts: ArtifactReader): void {
+  private entry(
+    record: RawRecord,
+    row: SessionRow,
+    result: CatchUpResult,
+    artifacts: ArtifactReader,
+    offset: number,
+    length: number,
+  ): void {
     row.records++;
     const model = entryModel(record);
     if (model !== null) row.model = model;
@@ -288,35 +293,11 @@ export class SessionCatchUp {
     const ts = typeof record.timestamp === "string" ? record.timestamp : "";
     const ms = ts === "" ? Number.NaN : Date.parse(ts);
     for (const text of texts) {
-      let body = text.text;
-      for (const id of text.artifacts) {
-        const content = artifacts.read(id);
-        if (content === null) continue;
-        result.artifactBytesRead += content.bytes;
-        body += `\n${content.text}`;
-      }
-      const id = this.sql.insertEntry.run(row.sid, entryId, text.role, ts, Number.isNaN(ms) ? null : ms, row.model).lastInsertRowid;
+      const body = artifacts.withArtifacts(text, result);
+      const ts_ms = Number.isNaN(ms) ? null : ms;
+      const id = this.sql.insertEntry.run(row.sid, entryId, text.role, ts, ts_ms, row.model, offset, length).lastInsertRowid;
       this.sql.insertText.run(id, body);
       result.entries++;
     }
-  }
-}
-
-/** Reads the head of a session's spilled tool outputs (`<id>.<tool>.log` in its artifacts directory), bounded. */
-class ArtifactReader {
-  private names: string[] | null = null;
-
-  constructor(private readonly sessionPath: string) {}
-
-  read(id: string): { text: string; bytes: number } | null {
-    const dir = artifactsDirOf(this.sessionPath);
-    this.names ??= listEntries(dir)
-      .filter((e) => e.isFile() && e.name.endsWith(".log"))
-      .map((e) => e.name);
-    const name = this.names.find((n) => n.startsWith(`${id}.`));
-    if (name === undefined) return null;
-    const head = readHeadGuarded(join(dir, name), MAX_ARTIFACT_BYTES);
-    if (head === null || head === "unsafe") return null;
-    return { text: head.toString("utf8"), bytes: head.length };
   }
 }

@@ -52,16 +52,18 @@ async function killMidRefresh(root: string, reads: number, batchBytes: number): 
   expect(await exited).toBe("SIGKILL");
 }
 
-/** Every indexed row, ordered: (session id, entry id, role, text). */
+/** Every indexed row, ordered: (session id, entry id, role, line); the FTS5 index checked in step with them. */
 function dump(file: string): string[] {
   const db = open(file);
   try {
     expect(db.prepare("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
-    db.exec("INSERT INTO entries_text(entries_text) VALUES ('integrity-check')"); // throws on an FTS5 table out of step
+    db.exec("INSERT INTO entries_text(entries_text) VALUES ('integrity-check')"); // throws on an FTS5 index out of step
+    const texts = Number(db.prepare("SELECT count(*) AS n FROM entries_text_docsize").get()!.n);
+    expect(texts).toBe(Number(db.prepare("SELECT count(*) AS n FROM entries").get()!.n));
     return db
       .prepare(
-        `SELECT s.session_id || ' ' || e.entry_id || ' ' || e.role || ' ' || t.text AS row FROM entries e
-         JOIN sessions s ON s.sid = e.sid JOIN entries_text t ON t.rowid = e.id ORDER BY row`,
+        `SELECT s.session_id || ' ' || e.entry_id || ' ' || e.role || ' ' || e.line_offset || ' ' || e.line_len AS row FROM entries e
+         JOIN sessions s ON s.sid = e.sid ORDER BY row`,
       )
       .all()
       .map((r) => String(r.row));
