@@ -75,5 +75,13 @@ export type { GcOptions, GcReport } from "./maintenance/gc.ts";
 export { main } from "./cli/load-main.ts";
 export type { CliIo } from "./cli/context.ts";
 export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./index/session-index.ts";
-export type { SessionIndex, SessionIndexOptions, SearchOptions, SearchHit, IndexStatus, IndexRefreshReport, SearchRole } from "./index/session-index.ts";
+export type {
+  SessionIndex,
+  SessionIndexOptions,
+  SearchOptions,
+  SearchHit,
+  IndexStatus,
+  IndexRefreshReport,
+  SearchRole,
+} from "./index/session-index.ts";
 export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";

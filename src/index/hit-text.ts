@@ -41,8 +41,8 @@ export function readHitText(hit: HitLine, readers: Map<string, ArtifactReader>):
     if (typeof record.id === "string" && record.id.length > 0 && record.id !== hit.entryId) continue;
     const text = entryTexts(record).find((t) => t.role === hit.role);
     if (text === undefined) continue;
-    let reader = readers.get(hit.path);
-    if (reader === undefined) readers.set(hit.path, (reader = new ArtifactReader(hit.path)));
+    const reader = readers.get(hit.path) ?? new ArtifactReader(hit.path);
+    readers.set(hit.path, reader);
     return reader.withArtifacts(text, { artifactBytesRead: 0 });
   }
   return null;
