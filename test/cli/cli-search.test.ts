@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, cliProcess } from "../support/cli.ts";
@@ -61,6 +62,19 @@ describe("transcript-store search / index", () => {
     expect(bad.code).toBe(1);
     expect(bad.records.at(-1)).toMatchObject({ type: "error", code: "INVALID_QUERY" });
     expect((await cli(["--root", root, "search"])).code).toBe(2);
+    // a database store's index is not served by this command yet: said, not guessed
+    const pg = await cli(["--root", root, "--store", "postgres://127.0.0.1:1/none", "search", "rotate"]);
+    expect(pg.code).toBe(2);
+    expect(pg.stderr).toContain("database store");
+  });
+
+  it("--index names the index file (for a tree that must stay untouched)", async () => {
+    const { root } = store();
+    const file = join(tempDir("ts-cli-index-"), "elsewhere.sqlite");
+    const out = await cli(["--root", root, "search", "rotate", "--index", file, "--json"]);
+    expect(out.records).toHaveLength(2);
+    expect(existsSync(file)).toBe(true);
+    expect(existsSync(join(root, "index"))).toBe(false);
   });
 
   it("index --status tells how far behind the index is; index catches up; --rebuild starts over", async () => {

@@ -157,4 +157,20 @@ describe("SessionIndex under SIGKILL and racing writers", () => {
     expect(refreshes).toBeGreaterThan(0);
     expect(dump(join(root, "index", "sessions.sqlite"))).toEqual(await cleanDump(root));
   });
+
+  it("two processes refreshing one index at once index every line once", async () => {
+    const root = tempDir("ts-index-");
+    corpus(root, 30, 20);
+    const run = () => {
+      const child = spawnTs(CHILD, ["refresh", root, "0", "4000"]);
+      return new Promise<string>((resolve) => {
+        onLines(child, (l) => l === "finished" && resolve(l));
+        child.on("exit", (code) => resolve(`exit ${code}`));
+      });
+    };
+    expect(await Promise.all([run(), run()])).toEqual(["finished", "finished"]);
+    const file = join(root, "index", "sessions.sqlite");
+    expect(committedConsistently(file)).toBe(30);
+    expect(dump(file)).toEqual(await cleanDump(root));
+  });
 });
