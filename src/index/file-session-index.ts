@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { sessionFilePaths } from "../session/discovery.ts";
-import { isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
+import { codedIndexError, isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
 import { parseQuery, toFtsMatch } from "./index-query.ts";
 import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
@@ -52,12 +52,16 @@ export class FileSessionIndex implements SessionIndex {
     private readonly options: ResolvedSessionIndexOptions,
     private readonly open: SqliteOpen,
   ) {
-    this.db = openIndexDatabase(open, options.indexPath, this.treeKey(), options.onWarning);
+    this.db = this.openDatabase();
     this.catchUp = new SessionCatchUp(this.db);
   }
 
   static async open(options: ResolvedSessionIndexOptions): Promise<FileSessionIndex> {
     return new FileSessionIndex(options, await loadSqlite());
+  }
+
+  private openDatabase(): SqliteDatabase {
+    return openIndexDatabase(this.open, this.options.indexPath, this.treeKey(), this.options.onWarning, this.options.busyTimeoutMs);
   }
 
   private treeKey(): string {
@@ -74,7 +78,7 @@ export class FileSessionIndex implements SessionIndex {
     try {
       return fn();
     } catch (err) {
-      if (!isCorruptionError(err)) throw err;
+      if (!isCorruptionError(err)) throw codedIndexError(err, this.options.indexPath);
       this.options.onWarning({
         code: "INDEX_REBUILT",
         message: `The index file was damaged (${(err as Error).message}); it is rebuilt`,
@@ -86,9 +90,13 @@ export class FileSessionIndex implements SessionIndex {
         // a damaged database may not close cleanly; its files go next
       }
       removeIndexFiles(this.options.indexPath);
-      this.db = openIndexDatabase(this.open, this.options.indexPath, this.treeKey(), this.options.onWarning);
+      this.db = this.openDatabase();
       this.catchUp = new SessionCatchUp(this.db);
-      return fn();
+      try {
+        return fn();
+      } catch (again) {
+        throw codedIndexError(again, this.options.indexPath);
+      }
     }
   }
 

@@ -6,7 +6,7 @@ import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
 /** The index schema's version (`PRAGMA user_version`); another version is dropped and rebuilt. */
 export const INDEX_SCHEMA_VERSION = 2;
 
-/** How long a writer waits for another process's transaction on the index. @default 10000 */
+/** How long a refresh waits for another process's transaction on the index (then `STORE_BUSY`). @default 10000 */
 export const INDEX_BUSY_TIMEOUT_MS = 10_000;
 
 const SCHEMA = `
@@ -45,6 +45,29 @@ CREATE VIRTUAL TABLE IF NOT EXISTS entries_text USING fts5(
 );
 `;
 
+/** SQLite's primary result code of a failed call, if it is one. */
+function sqliteCode(err: unknown): number | null {
+  const errcode = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === "number" ? errcode & 0xff : null;
+}
+
+/** True for SQLITE_BUSY / SQLITE_LOCKED: another process held the index past the busy timeout. */
+export function isBusyError(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === 5 || code === 6;
+}
+
+/**
+ * The coded error for an SQLite failure that is no damage: busy past the timeout → `STORE_BUSY`;
+ * anything else (disk full, I/O error, no permission) → `PERSISTENCE_FAILED`. Other errors as they are.
+ */
+export function codedIndexError(err: unknown, path: string): unknown {
+  if (err instanceof TranscriptStoreError || sqliteCode(err) === null) return err;
+  const message = (err as Error).message;
+  if (isBusyError(err)) return new TranscriptStoreError("STORE_BUSY", `Another process holds the index: ${message}`, { path, cause: err });
+  return new TranscriptStoreError("PERSISTENCE_FAILED", `The index failed: ${message}`, { path, cause: err });
+}
+
 /** True for SQLite's "database disk image is malformed" (SQLITE_CORRUPT) and "file is not a database" (SQLITE_NOTADB). */
 export function isCorruptionError(err: unknown): boolean {
   const errcode = (err as { errcode?: unknown } | null)?.errcode;
@@ -57,8 +80,8 @@ export function removeIndexFiles(path: string): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(path + suffix, { force: true });
 }
 
-function configure(db: SqliteDatabase, sessionsDir: string): "fresh" | "kept" | "reset" {
-  db.exec(`PRAGMA busy_timeout = ${INDEX_BUSY_TIMEOUT_MS}`);
+function configure(db: SqliteDatabase, sessionsDir: string, busyTimeoutMs: number): "fresh" | "kept" | "reset" {
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
@@ -89,7 +112,13 @@ function configure(db: SqliteDatabase, sessionsDir: string): "fresh" | "kept" | 
  * derived, the sessions are the truth. An index of another schema version or another tree starts
  * over too.
  */
-export function openIndexDatabase(open: SqliteOpen, path: string, sessionsDir: string, onWarning: WarningHandler): SqliteDatabase {
+export function openIndexDatabase(
+  open: SqliteOpen,
+  path: string,
+  sessionsDir: string,
+  onWarning: WarningHandler,
+  busyTimeoutMs: number = INDEX_BUSY_TIMEOUT_MS,
+): SqliteDatabase {
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (err) {
@@ -101,7 +130,7 @@ export function openIndexDatabase(open: SqliteOpen, path: string, sessionsDir: s
   let db: SqliteDatabase | null = null;
   try {
     db = open(path);
-    const state = configure(db, sessionsDir);
+    const state = configure(db, sessionsDir, busyTimeoutMs);
     if (state === "reset") onWarning({ code: "INDEX_REBUILT", message: "The index was of another version or tree; it is rebuilt", path });
     return db;
   } catch (err) {
@@ -110,11 +139,11 @@ export function openIndexDatabase(open: SqliteOpen, path: string, sessionsDir: s
     } catch {
       // closing a damaged database may fail too; its files are removed next
     }
-    if (!isCorruptionError(err)) throw err;
+    if (!isCorruptionError(err)) throw codedIndexError(err, path);
     onWarning({ code: "INDEX_REBUILT", message: `The index file was damaged (${(err as Error).message}); it is rebuilt`, path });
     removeIndexFiles(path);
     db = open(path);
-    configure(db, sessionsDir);
+    configure(db, sessionsDir, busyTimeoutMs);
     return db;
   }
 }

@@ -5,6 +5,7 @@ import { defaultRoot, resolveStoreDirs } from "../session/paths.ts";
 import type { StorageBackend } from "../storage/session-storage.ts";
 import type { SearchRole } from "./entry-text.ts";
 import { FileSessionIndex } from "./file-session-index.ts";
+import { INDEX_BUSY_TIMEOUT_MS } from "./index-db.ts";
 
 export type { SearchRole } from "./entry-text.ts";
 
@@ -113,6 +114,8 @@ export interface SessionIndexOptions {
   indexPath?: string;
   /** Bytes read per refresh transaction: each commit stores offsets with their rows. @default 8 MiB */
   batchBytes?: number;
+  /** How long a refresh waits while another process writes the index, then `STORE_BUSY`. @default 10000 */
+  busyTimeoutMs?: number;
   onWarning?: WarningHandler;
 }
 
@@ -121,6 +124,7 @@ export interface ResolvedSessionIndexOptions {
   roots: string[];
   indexPath: string;
   batchBytes: number;
+  busyTimeoutMs: number;
   onWarning: WarningHandler;
 }
 
@@ -139,6 +143,9 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES;
   if (!Number.isSafeInteger(batchBytes) || batchBytes < 1)
     throw new TranscriptStoreError("INVALID_OPTION", "batchBytes must be a positive integer");
+  const busyTimeoutMs = options.busyTimeoutMs ?? INDEX_BUSY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
+    throw new TranscriptStoreError("INVALID_OPTION", "busyTimeoutMs must be a non-negative integer");
   const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
   const { sessionsDir } = resolveStoreDirs({ root, sessionsDir: options.sessionsDir });
   const roots = (options.roots ?? []).map((r) => resolve(r));
@@ -149,7 +156,7 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
     .slice(0, 16);
   const indexPath =
     options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
-  return { sessionsDir, roots, indexPath, batchBytes, onWarning: options.onWarning ?? (() => {}) };
+  return { sessionsDir, roots, indexPath, batchBytes, busyTimeoutMs, onWarning: options.onWarning ?? (() => {}) };
 }
 
 /**

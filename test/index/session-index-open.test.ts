@@ -46,4 +46,25 @@ describe("openSessionIndex", () => {
     expect(warnings.map((w) => w.code)).toEqual(["INDEX_REBUILT"]);
     expect((await second.search("word")).map((h) => h.entryId)).toEqual(["b1"]);
   });
+
+  it("another process writing the index past busyTimeoutMs makes a refresh fail with STORE_BUSY, then work", async () => {
+    const root = tempDir("ts-index-");
+    writeSession(
+      join(root, "sessions"),
+      "-tmp-a",
+      "aaaa1111-0000-4000-8000-000000000001",
+      "/a",
+      message("user", "busy word", { id: "a1" }),
+    );
+    const index = await openSessionIndex({ root, busyTimeoutMs: 50 });
+    opened.push(index);
+    const other = (await loadSqlite())(join(root, "index", "sessions.sqlite"));
+    other.exec("BEGIN IMMEDIATE");
+    await expectCode(index.refresh(), "STORE_BUSY");
+    await expectCode(index.search("busy"), "STORE_BUSY");
+    other.exec("ROLLBACK");
+    other.close();
+    expect((await index.search("busy")).map((h) => h.entryId)).toEqual(["a1"]);
+    await expectCode(openSessionIndex({ busyTimeoutMs: -1 }), "INVALID_OPTION");
+  });
 });
