@@ -7,7 +7,10 @@ import { describeBackends } from "./backends.ts";
 /** A clock the sessions are written under: each call a second later, from `start`. */
 function clock(start: string): () => Date {
   let t = Date.parse(start);
-  return () => new Date((t += 1000));
+  return () => {
+    t += 1000;
+    return new Date(t);
+  };
 }
 
 /** Two sessions written through the SessionManager (either backend); the entry ids each append returned. */
