@@ -37,6 +37,7 @@ function emptyReport(): IndexRefreshReport {
     headerBytesRead: 0,
     artifactBytesRead: 0,
     malformedLines: 0,
+    largeLinesSkipped: 0,
   };
 }
 
@@ -162,6 +163,7 @@ export class FileSessionIndex implements SessionIndex {
       report.headerBytesRead += result.headerBytesRead;
       report.artifactBytesRead += result.artifactBytesRead;
       report.malformedLines += result.malformedLines;
+      report.largeLinesSkipped += result.largeLinesSkipped;
     }
     for (const [path, row] of known) {
       if (seen.has(path)) continue;

@@ -11,6 +11,11 @@ import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
 
 /** Bytes read per call while catching up. @default 1 MiB */
 export const CATCH_UP_CHUNK = 1 << 20;
+/**
+ * Longest line indexed: longer ones are inlined images or base64 payloads, never text worth 16 MiB.
+ * They are read past, never held whole. @default 16 MiB
+ */
+export const MAX_INDEXED_LINE_BYTES = 16 << 20;
 /** A long catch-up commits every this many bytes read (the offset stored with the rows it covers). */
 const COMMIT_EVERY_BYTES = 16 << 20;
 
@@ -43,6 +48,8 @@ export interface CatchUpResult {
   artifactBytesRead: number;
   entries: number;
   malformedLines: number;
+  /** Lines past `MAX_INDEXED_LINE_BYTES`, skipped. */
+  largeLinesSkipped: number;
 }
 
 /** The file is the one indexed (same inode, size and mtime): nothing to read. */
@@ -133,6 +140,7 @@ export class SessionCatchUp {
       artifactBytesRead: 0,
       entries: 0,
       malformedLines: 0,
+      largeLinesSkipped: 0,
     };
     let fd: number;
     try {
@@ -220,7 +228,10 @@ export class SessionCatchUp {
 
   private readLines(fd: number, path: string, row: SessionRow, size: number, result: CatchUpResult): void {
     let position = row.offset;
-    let pending: Buffer | null = null;
+    // The open (unterminated) line: its pieces, joined once its newline arrives (never re-copied per chunk).
+    let open: Buffer[] = [];
+    let openLength = 0;
+    let skipping = false;
     let sinceCommit = 0;
     const artifacts = new ArtifactReader(path);
     while (position < size) {
@@ -228,18 +239,31 @@ export class SessionCatchUp {
       if (chunk.length === 0) break;
       result.bytesRead += chunk.length;
       sinceCommit += chunk.length;
+      const chunkStart = position;
       position += chunk.length;
-      const bytes: Buffer = pending === null ? chunk : Buffer.concat([pending, chunk]);
-      const base = position - bytes.length;
       let start = 0;
-      for (let nl = bytes.indexOf(0x0a, start); nl !== -1; nl = bytes.indexOf(0x0a, start)) {
-        this.line(bytes.subarray(start, nl), base + start, row, result, artifacts);
+      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        const piece = chunk.subarray(start, nl);
+        if (skipping || openLength + piece.length > MAX_INDEXED_LINE_BYTES) this.skipLine(row, result);
+        else this.line(openLength === 0 ? piece : Buffer.concat([...open, piece]), row.offset, row, result, artifacts);
+        open = [];
+        openLength = 0;
+        skipping = false;
         start = nl + 1;
-        row.offset = base + start;
+        row.offset = chunkStart + start;
         if (row.session_id === null && row.header_hash === "none") return;
       }
-      pending = start < bytes.length ? bytes.subarray(start) : null;
-      if (pending !== null && start > 0) pending = Buffer.from(pending);
+      if (start < chunk.length && !skipping) {
+        const rest = chunk.subarray(start);
+        if (openLength + rest.length > MAX_INDEXED_LINE_BYTES) {
+          skipping = true; // past the bound: the rest of the line is read, never held
+          open = [];
+          openLength = 0;
+        } else {
+          open.push(rest);
+          openLength += rest.length;
+        }
+      }
       if (sinceCommit >= COMMIT_EVERY_BYTES) {
         this.store(row);
         this.db.exec("COMMIT");
@@ -247,6 +271,12 @@ export class SessionCatchUp {
         sinceCommit = 0;
       }
     }
+  }
+
+  /** A line past `MAX_INDEXED_LINE_BYTES`: counted, not indexed; before any header, the file is no session. */
+  private skipLine(row: SessionRow, result: CatchUpResult): void {
+    result.largeLinesSkipped++;
+    if (row.session_id === null) row.header_hash = "none";
   }
 
   private line(bytes: Buffer, offset: number, row: SessionRow, result: CatchUpResult, artifacts: ArtifactReader): void {

@@ -35,6 +35,8 @@ export interface IndexRefreshReport {
   artifactBytesRead: number;
   /** Lines that are no JSON record (reported by `verify`; skipped here). */
   malformedLines: number;
+  /** Lines too long to index (past 16 MiB: inlined images, payloads), read past. */
+  largeLinesSkipped: number;
 }
 
 /** How far the index is behind the sessions (found by stat alone). */

@@ -180,3 +180,25 @@ describe("SessionIndex catch-up", () => {
 function readdirNames(dir: string): string[] {
   return readdirSync(dir);
 }
+
+describe("SessionIndex and giant lines", () => {
+  it("skips a line past MAX_INDEXED_LINE_BYTES (an inlined image) without holding it, and indexes the lines around it", async () => {
+    const { root, path } = store();
+    const giant = `${JSON.stringify({
+      type: "message",
+      id: "img",
+      parentId: null,
+      timestamp: "2026-01-01T00:00:02.000Z",
+      message: { role: "user", content: [{ type: "image", data: "A".repeat(17 << 20), mimeType: "image/png" }] },
+    })}\n`;
+    // a 3 MiB line spans chunk reads and is indexed (its text cut at MAX_INDEXED_CHARS)
+    const long = message("toolResult", `needle-start ${"y".repeat(3 << 20)}`, { id: "t1" });
+    append(path, long + giant + message("user", "after the giant omega", { id: "u2" }));
+    const index = await open({ root });
+    const report = await index.refresh();
+    expect(report).toMatchObject({ entriesIndexed: 3, largeLinesSkipped: 1, bytesRead: statSync(path).size });
+    expect(await ids(index, "needle")).toEqual(["t1"]);
+    expect(await ids(index, "alpha")).toEqual(["u1"]);
+    expect(await ids(index, "omega")).toEqual(["u2"]);
+  });
+});
