@@ -220,16 +220,24 @@ export class FileSessionIndex implements SessionIndex {
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const terms = parseQuery(query);
     const { where, params, limit } = searchFilters(options);
+    const match = toFtsMatch(terms);
     const rows = this.guarded(() => {
       this.refreshNow();
+      // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
+      // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
+      // doclist newest first and stops at the limit; only the hits returned are scored).
+      const many = this.db
+        .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM entries_text WHERE entries_text MATCH ? LIMIT ?)")
+        .get(match, this.options.maxRankedMatches + 1);
+      const byRecency = Number(many?.n ?? 0) > this.options.maxRankedMatches;
       return this.db
         .prepare(
           `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts, e.line_offset, e.line_len, bm25(entries_text) AS rank
            FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
            WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
-           ORDER BY rank LIMIT ?`,
+           ORDER BY ${byRecency ? "entries_text.rowid DESC" : "rank"} LIMIT ?`,
         )
-        .all(toFtsMatch(terms), ...params, limit);
+        .all(match, ...params, limit);
     });
     // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
     const readers = new Map<string, ArtifactReader>();

@@ -12,6 +12,9 @@ export type { SearchRole } from "./entry-text.ts";
 /** Bytes read per refresh transaction. @default 8 MiB */
 export const DEFAULT_BATCH_BYTES = 8 << 20;
 
+/** Matches ranked by BM25 before a search lists the newest first instead. @default 5000 */
+export const DEFAULT_MAX_RANKED_MATCHES = 5000;
+
 /** Marks the start and end of a matched span in `SearchHit.snippet`. */
 export const HIGHLIGHT_START = "\u00ab";
 export const HIGHLIGHT_END = "\u00bb";
@@ -118,6 +121,8 @@ export interface SessionIndexOptions {
   batchBytes?: number;
   /** How long a refresh waits while another process writes the index, then `STORE_BUSY`. @default 10000 */
   busyTimeoutMs?: number;
+  /** Matches ranked by relevance (BM25); a query matching more lists the newest first. @default 5000 */
+  maxRankedMatches?: number;
   onWarning?: WarningHandler;
 }
 
@@ -127,6 +132,7 @@ export interface ResolvedSessionIndexOptions {
   indexPath: string;
   batchBytes: number;
   busyTimeoutMs: number;
+  maxRankedMatches: number;
   onWarning: WarningHandler;
 }
 
@@ -148,6 +154,9 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
   const busyTimeoutMs = options.busyTimeoutMs ?? INDEX_BUSY_TIMEOUT_MS;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
     throw new TranscriptStoreError("INVALID_OPTION", "busyTimeoutMs must be a non-negative integer");
+  const maxRankedMatches = options.maxRankedMatches ?? DEFAULT_MAX_RANKED_MATCHES;
+  if (!Number.isSafeInteger(maxRankedMatches) || maxRankedMatches < 0)
+    throw new TranscriptStoreError("INVALID_OPTION", "maxRankedMatches must be a non-negative integer");
   const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
   const { sessionsDir } = resolveStoreDirs({ root, sessionsDir: options.sessionsDir });
   const roots = (options.roots ?? []).map((r) => resolve(r));
@@ -158,7 +167,8 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
     .slice(0, 16);
   const indexPath =
     options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
-  return { sessionsDir, roots, indexPath, batchBytes, busyTimeoutMs, onWarning: options.onWarning ?? (() => {}) };
+  const onWarning = options.onWarning ?? (() => {});
+  return { sessionsDir, roots, indexPath, batchBytes, busyTimeoutMs, maxRankedMatches, onWarning };
 }
 
 /**

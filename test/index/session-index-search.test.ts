@@ -108,4 +108,22 @@ describe("SessionIndex search", () => {
     await expectCode(index.search("parser", { since: new Date("nope") }), "INVALID_OPTION");
     await expectCode(index.search("parser", { limit: 0 }), "INVALID_OPTION");
   });
+
+  it("ranks by relevance up to maxRankedMatches, past it lists the newest matches first (filters still applied)", async () => {
+    const root = tempDir("ts-index-");
+    let body = "";
+    for (let i = 0; i < 12; i++)
+      body += message(i % 2 ? "user" : "assistant", `common word number ${i}`, { id: `m${i.toString().padStart(2, "0")}` });
+    writeSession(join(root, "sessions"), "-tmp-a", "aaaa1111-0000-4000-8000-000000000001", "/w", body);
+    const ranked = await openSessionIndex({ root, maxRankedMatches: 100 });
+    opened.push(ranked);
+    expect((await ranked.search("common", { limit: 20 })).map((h) => h.entryId).sort()).toHaveLength(12);
+    await ranked.close();
+    const recent = await openSessionIndex({ root, maxRankedMatches: 5 });
+    opened.push(recent);
+    expect((await recent.search("common", { limit: 3 })).map((h) => h.entryId)).toEqual(["m11", "m10", "m09"]);
+    expect((await recent.search("common", { limit: 3, roles: ["user"] })).map((h) => h.entryId)).toEqual(["m11", "m09", "m07"]);
+    for (const hit of await recent.search("common", { limit: 3 })) expect(hit.score).toBeGreaterThan(0);
+    await expectCode(openSessionIndex({ root, maxRankedMatches: -1 }), "INVALID_OPTION");
+  });
 });
