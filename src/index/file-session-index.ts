@@ -45,8 +45,8 @@ type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtim
 
 /** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
 export class FileSessionIndex implements SessionIndex {
-  private db: SqliteDatabase;
-  private catchUp: SessionCatchUp;
+  private db!: SqliteDatabase;
+  private catchUp!: SessionCatchUp;
   private closed = false;
 
   private constructor(
@@ -54,7 +54,16 @@ export class FileSessionIndex implements SessionIndex {
     private readonly open: SqliteOpen,
   ) {
     this.db = this.openDatabase();
-    this.catchUp = new SessionCatchUp(this.db);
+    try {
+      // Preparing the statements reads the tables' schema (FTS5's too): damage can show here first.
+      this.catchUp = new SessionCatchUp(this.db);
+    } catch (err) {
+      if (!isCorruptionError(err)) {
+        this.db.close();
+        throw codedIndexError(err, this.options.indexPath);
+      }
+      this.startOver(err);
+    }
   }
 
   static async open(options: ResolvedSessionIndexOptions): Promise<FileSessionIndex> {
@@ -80,25 +89,30 @@ export class FileSessionIndex implements SessionIndex {
       return fn();
     } catch (err) {
       if (!isCorruptionError(err)) throw codedIndexError(err, this.options.indexPath);
-      this.options.onWarning({
-        code: "INDEX_REBUILT",
-        message: `The index file was damaged (${(err as Error).message}); it is rebuilt`,
-        path: this.options.indexPath,
-      });
-      try {
-        this.db.close();
-      } catch {
-        // a damaged database may not close cleanly; its files go next
-      }
-      removeIndexFiles(this.options.indexPath);
-      this.db = this.openDatabase();
-      this.catchUp = new SessionCatchUp(this.db);
+      this.startOver(err);
       try {
         return fn();
       } catch (again) {
         throw codedIndexError(again, this.options.indexPath);
       }
     }
+  }
+
+  /** The index file is damaged: it is deleted with its WAL, created anew and said so (`INDEX_REBUILT`). */
+  private startOver(err: unknown): void {
+    this.options.onWarning({
+      code: "INDEX_REBUILT",
+      message: `The index file was damaged (${(err as Error).message}); it is rebuilt`,
+      path: this.options.indexPath,
+    });
+    try {
+      this.db.close();
+    } catch {
+      // a damaged database may not close cleanly; its files go next
+    }
+    removeIndexFiles(this.options.indexPath);
+    this.db = this.openDatabase();
+    this.catchUp = new SessionCatchUp(this.db);
   }
 
   private paths(): string[] {

@@ -1,4 +1,16 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -154,6 +166,28 @@ describe("SessionIndex catch-up", () => {
     const third = await open({ root, onWarning });
     expect(warnings.map((w) => w.code)).toEqual(["INDEX_REBUILT"]);
     expect(await ids(third, "alpha")).toEqual(["u1"]);
+  });
+
+  it("rebuilds an index whose pages past the first ones are damaged (met when its statements are prepared)", async () => {
+    const { root, sessions } = store();
+    let body = "";
+    for (let i = 0; i < 400; i++) body += message("user", `filler text number${i} with words ${"z".repeat(200)}`, { id: `f${i}` });
+    writeSession(sessions, "-tmp-b", "bbbb2222-0000-4000-8000-000000000002", "/work/b", body);
+    const first = await open({ root });
+    await first.refresh();
+    await first.close();
+    const file = join(root, "index", "sessions.sqlite");
+    const size = statSync(file).size;
+    expect(size).toBeGreaterThan(64 * 1024);
+    // the first 8 pages stay (the schema and meta read on open), the rest is overwritten
+    const fd = openSync(file, "r+");
+    writeSync(fd, Buffer.alloc(size - 32768, 0xff), 0, size - 32768, 32768);
+    closeSync(fd);
+    const warnings: StoreWarning[] = [];
+    const index = await open({ root, onWarning: (w) => warnings.push(w) });
+    expect(await ids(index, "alpha")).toEqual(["u1"]);
+    expect((await index.search("number399")).map((h) => h.entryId)).toEqual(["f399"]);
+    expect(warnings.map((w) => w.code)).toEqual(["INDEX_REBUILT"]);
   });
 
   it("rebuild() drops everything and indexes every session again", async () => {
