@@ -11,11 +11,11 @@ export const MAX_INDEXED_CHARS = 64 * 1024;
 export interface EntryText {
   role: SearchRole;
   text: string;
-  /** Artifact ids (`artifact://<n>`) the text points to: their content is indexed too (bounded). */
+  /** Spilled outputs the text points to (`artifact://<n>`, `agent://<id>`): their content is indexed too (bounded). */
   artifacts: string[];
 }
 
-const ARTIFACT_URL = /artifact:\/\/(\d{1,15})/g;
+const OUTPUT_URL = /(?:artifact:\/\/\d{1,15}|agent:\/\/[A-Za-z0-9_.-]{1,200})/g;
 
 /** Appends `part` to `parts` while the total stays within the bound. */
 function push(parts: string[], part: string, used: { chars: number }): void {
@@ -59,7 +59,7 @@ function stringifyBounded(value: unknown): string {
 function entryText(role: SearchRole, parts: string[]): EntryText | null {
   const text = parts.join("\n");
   if (text.trim().length === 0) return null;
-  const artifacts = role === "toolResult" ? [...new Set(Array.from(text.matchAll(ARTIFACT_URL), (m) => m[1]!))] : [];
+  const artifacts = role === "toolResult" ? [...new Set(Array.from(text.matchAll(OUTPUT_URL), (m) => m[0]))] : [];
   return { role, text, artifacts };
 }
 

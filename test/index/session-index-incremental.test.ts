@@ -128,7 +128,7 @@ describe("SessionIndex catch-up", () => {
     expect(await index.refresh()).toMatchObject({ sessionsUpdated: 1, bytesRead: 0, entriesIndexed: 0 });
   });
 
-  it("indexes a spilled tool output's artifact (its head, bounded)", async () => {
+  it("indexes a spilled tool output's artifact and a subagent's output (their heads, bounded)", async () => {
     const { root, sessions } = store();
     const path = writeSession(
       sessions,
@@ -140,11 +140,15 @@ describe("SessionIndex catch-up", () => {
     const dir = path.slice(0, -".jsonl".length);
     mkdirSync(dir);
     writeFileSync(join(dir, "7.bash.log"), `needle-in-artifact ${"x ".repeat(40_000)} beyond-the-bound`);
+    append(path, message("toolResult", "subagent wrote agent://review.1 and artifact://007", { id: "t2" }));
+    writeFileSync(join(dir, "review.1.md"), "the subagent found a quokka");
     const index = await open({ root });
     const report = await index.refresh();
-    expect(report.artifactBytesRead).toBe(64 * 1024);
-    expect(await ids(index, "needle")).toEqual(["t1"]);
+    expect(report.artifactBytesRead).toBe(2 * 64 * 1024 + Buffer.byteLength("the subagent found a quokka"));
+    expect(await ids(index, "needle")).toEqual(["t1", "t2"]);
     expect(await ids(index, "beyond")).toEqual([]);
+    expect(await ids(index, "quokka")).toEqual(["t2"]);
+    expect((await index.search("quokka"))[0]!.snippet).toContain("«quokka»");
   });
 
   it("rebuilds a deleted or damaged index file, with an INDEX_REBUILT warning for the damage", async () => {
