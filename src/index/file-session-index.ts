@@ -1,5 +1,4 @@
 import type { Stats } from "node:fs";
-import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { sessionFilePaths } from "../session/discovery.ts";
@@ -8,7 +7,7 @@ import { parseQuery, toFtsMatch } from "./index-query.ts";
 import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
 import { makeSnippet } from "./snippet.ts";
-import { SEARCH_ROLES } from "./entry-text.ts";
+import { searchFilters } from "./search-filters.ts";
 import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
 import {
   HIGHLIGHT_END,
@@ -21,9 +20,6 @@ import {
   type SessionIndex,
 } from "./session-index.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
-
-/** Hits returned when no `limit` is given. @default 20 */
-export const DEFAULT_SEARCH_LIMIT = 20;
 
 function emptyReport(): IndexRefreshReport {
   return {
@@ -284,52 +280,4 @@ function statOf(path: string): Stats | null {
   } catch {
     return null;
   }
-}
-
-function invalidOption(message: string): TranscriptStoreError {
-  return new TranscriptStoreError("INVALID_OPTION", message);
-}
-
-function timeOf(name: string, value: unknown): number {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalidOption(`${name} must be a valid Date`);
-  return value.getTime();
-}
-
-/** The SQL conditions of the search options, validated once. */
-export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
-  if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (options.cwd !== undefined) {
-    if (typeof options.cwd !== "string" || options.cwd === "") throw invalidOption("cwd must be a non-empty string");
-    where.push("s.cwd = ?");
-    params.push(resolve(options.cwd));
-  }
-  if (options.since !== undefined) {
-    where.push("e.ts_ms >= ?");
-    params.push(timeOf("since", options.since));
-  }
-  if (options.until !== undefined) {
-    where.push("e.ts_ms <= ?");
-    params.push(timeOf("until", options.until));
-  }
-  if (options.roles !== undefined) {
-    if (!Array.isArray(options.roles) || options.roles.length === 0 || options.roles.some((r) => !SEARCH_ROLES.includes(r)))
-      throw invalidOption(`roles must be a non-empty array of ${SEARCH_ROLES.join(", ")}`);
-    where.push(`e.role IN (${options.roles.map(() => "?").join(", ")})`);
-    params.push(...options.roles);
-  }
-  if (options.model !== undefined) {
-    if (typeof options.model !== "string" || options.model === "") throw invalidOption("model must be a non-empty string");
-    where.push("instr(lower(e.model), lower(?)) > 0");
-    params.push(options.model);
-  }
-  if (options.session !== undefined) {
-    if (typeof options.session !== "string" || options.session === "") throw invalidOption("session must be a non-empty string");
-    where.push("substr(s.session_id, 1, length(?)) = ?");
-    params.push(options.session, options.session);
-  }
-  const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw invalidOption("limit must be a positive integer");
-  return { where, params, limit };
 }

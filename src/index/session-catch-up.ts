@@ -7,7 +7,10 @@ import { deriveId } from "../format/unique-ids.ts";
 import { io } from "../io.ts";
 import { ArtifactReader } from "./artifact-text.ts";
 import { entryModel, entryTexts } from "./entry-text.ts";
-import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
+import type { SqliteDatabase } from "./sqlite.ts";
+import { IndexStatements, type SessionRow } from "./index-statements.ts";
+
+export type { SessionRow } from "./index-statements.ts";
 
 /** Bytes read per call while catching up. @default 1 MiB */
 export const CATCH_UP_CHUNK = 1 << 20;
@@ -18,24 +21,6 @@ export const CATCH_UP_CHUNK = 1 << 20;
 export const MAX_INDEXED_LINE_BYTES = 16 << 20;
 /** A long catch-up commits every this many bytes read (the offset stored with the rows it covers). */
 const COMMIT_EVERY_BYTES = 16 << 20;
-
-/** A session's row in the `sessions` table. */
-export interface SessionRow {
-  sid: number;
-  path: string;
-  session_id: string | null;
-  cwd: string;
-  dev: number;
-  ino: number;
-  size: number;
-  mtime_ms: number;
-  offset: number;
-  header_start: number;
-  header_len: number;
-  header_hash: string;
-  records: number;
-  model: string | null;
-}
 
 /** What catching up one file did. */
 export interface CatchUpResult {
@@ -72,36 +57,6 @@ function readAt(fd: number, length: number, position: number): Buffer {
   return done === length ? buf : buf.subarray(0, done);
 }
 
-/** The statements of one index connection. */
-class Statements {
-  readonly byPath: SqliteStatement;
-  readonly insertSession: SqliteStatement;
-  readonly updateSession: SqliteStatement;
-  readonly deleteText: SqliteStatement;
-  readonly deleteEntries: SqliteStatement;
-  readonly deleteSession: SqliteStatement;
-  readonly insertEntry: SqliteStatement;
-  readonly insertText: SqliteStatement;
-
-  constructor(db: SqliteDatabase) {
-    this.byPath = db.prepare("SELECT * FROM sessions WHERE path = ?");
-    this.insertSession = db.prepare(
-      "INSERT INTO sessions (path, dev, ino, size, mtime_ms, offset) VALUES (?, ?, ?, 0, -1, 0) RETURNING sid",
-    );
-    this.updateSession = db.prepare(
-      `UPDATE sessions SET session_id = ?, cwd = ?, dev = ?, ino = ?, size = ?, mtime_ms = ?, offset = ?, header_start = ?,
-       header_len = ?, header_hash = ?, records = ?, model = ? WHERE sid = ?`,
-    );
-    this.deleteText = db.prepare("DELETE FROM entries_text WHERE rowid IN (SELECT id FROM entries WHERE sid = ?)");
-    this.deleteEntries = db.prepare("DELETE FROM entries WHERE sid = ?");
-    this.deleteSession = db.prepare("DELETE FROM sessions WHERE sid = ?");
-    this.insertEntry = db.prepare(
-      "INSERT INTO entries (sid, entry_id, role, ts, ts_ms, model, line_offset, line_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    this.insertText = db.prepare("INSERT INTO entries_text (rowid, text) VALUES (?, ?)");
-  }
-}
-
 /**
  * Brings one session file's rows up to date, reading only the bytes past its indexed offset. The
  * offset is stored in the transaction that holds the rows it covers: a killed indexer leaves every
@@ -111,10 +66,10 @@ class Statements {
  * waits for its newline).
  */
 export class SessionCatchUp {
-  private readonly sql: Statements;
+  private readonly sql: IndexStatements;
 
   constructor(private readonly db: SqliteDatabase) {
-    this.sql = new Statements(db);
+    this.sql = new IndexStatements(db);
   }
 
   /** Removes a session's rows (its file is gone). Inside the caller's transaction. */
