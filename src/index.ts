@@ -95,3 +95,14 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
+export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./index/session-index.ts";
+export type {
+  SessionIndex,
+  SessionIndexOptions,
+  SearchOptions,
+  SearchHit,
+  IndexStatus,
+  IndexRefreshReport,
+  SearchRole,
+} from "./index/session-index.ts";
+export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";
