@@ -154,6 +154,41 @@ describeBackends("transfer through the storage seam", (backend: BackendUnderTest
     expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "appended" });
   });
 
+  it("a snapshot referencing a blob its source lacks is BLOB_MISSING, nothing written", async () => {
+    const options = await backend.options();
+    const { backend: b, resolved } = seam(options);
+    const hash = "ab".repeat(32);
+    const header = {
+      type: "session",
+      version: 3,
+      id: "0199cccc-0000-7000-8000-000000000001",
+      timestamp: "2026-01-01T00:00:00.000Z",
+      cwd: "/w",
+    };
+    const line = JSON.stringify({
+      type: "message",
+      id: "e1",
+      parentId: null,
+      timestamp: "t",
+      message: { role: "user", content: [{ type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }] },
+    });
+    const snapshot: SessionSnapshot = {
+      header: header as SessionSnapshot["header"],
+      headerLine: JSON.stringify(header),
+      lines: async function* () {
+        yield line;
+      },
+      quarantine: async function* () {},
+      artifacts: async function* () {},
+      blobHashes: async function* () {
+        yield hash;
+      },
+      blob: async () => null,
+    };
+    await expect(b.importSnapshot(snapshot, resolved)).rejects.toMatchObject({ code: "BLOB_MISSING" });
+    expect(await b.has(header.id, resolved)).toBe(false);
+  });
+
   it("locate is the exact id: a prefix or an unknown id is null", async () => {
     const options = await backend.options();
     const id = await seed(options);
@@ -181,6 +216,27 @@ const pgStore = async (): Promise<SessionManagerOptions> => {
 
 describe.skipIf(pgCluster() === null)("transfer across backends: file → postgres", () => transferBehaviours(fileStore, pgStore));
 describe.skipIf(pgCluster() === null)("transfer across backends: postgres → file", () => transferBehaviours(pgStore, fileStore));
+
+describe("an artifact name from a snapshot stays inside the session", () => {
+  it.each(["../outside", "a/../../outside", "/abs", "a//b"])(
+    "%s is INVALID_OPTION on the file tree, no session and nothing outside",
+    async (name) => {
+      const [a, b] = [await fileStore(), await fileStore()];
+      const id = await seed(a);
+      const snapshot = await exportOf(a, id);
+      const bad: SessionSnapshot = {
+        ...snapshot,
+        artifacts: async function* () {
+          yield { name, bytes: Buffer.from("x") };
+        },
+      };
+      await expect(importInto(b, bad)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(false);
+      const { readdirSync } = await import("node:fs");
+      expect(readdirSync(b.root!).sort()).toEqual(["blobs", "sessions"]);
+    },
+  );
+});
 
 describe("quarantine moves with a session", () => {
   /** A file session whose torn last line went to quarantine on open. */

@@ -182,7 +182,7 @@ function claimNewFile(path: string): boolean {
   }
 }
 
-/** Stores the blobs the snapshot's lines reference that the blob store lacks; true when it references any. */
+/** Stores the blobs the snapshot's lines reference that the blob store lacks (`BLOB_MISSING` when the source lacks one too); true when it references any. */
 async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<boolean> {
   const store = new BlobStore(options.blobsDir, { fsync: options.fsync });
   let any = false;
@@ -190,10 +190,8 @@ async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionMan
     any = true;
     if (await store.has(hash)) continue;
     const bytes = await snapshot.blob(hash);
-    if (bytes === null) {
-      options.onWarning({ code: "BLOB_MISSING", message: `blob ${hash} is referenced by the imported session but its source lacks it` });
-      continue;
-    }
+    // as a database refuses it: a session is never taken in with a ref to nothing
+    if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
     store.putHashedSync(hash, bytes);
   }
   return any;
