@@ -182,7 +182,10 @@ function claimNewFile(path: string): boolean {
   }
 }
 
-/** Stores the blobs the snapshot's lines reference that the blob store lacks (`BLOB_MISSING` when the source lacks one too); true when it references any. */
+/**
+ * Stores the blobs the snapshot's lines reference that the blob store lacks (`BLOB_MISSING` when
+ * the source lacks one too); true when it references any.
+ */
 async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<boolean> {
   const store = new BlobStore(options.blobsDir, { fsync: options.fsync });
   let any = false;
