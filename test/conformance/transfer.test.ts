@@ -92,6 +92,10 @@ function transferBehaviours(from: () => Promise<SessionManagerOptions>, to: () =
       await SessionManager.open(done.location.includes("#") ? id : done.location, { ...b, readOnly: true }),
     ];
     expect(mb.getEntries().map((e) => mb.rehydrate(e))).toEqual(ma.getEntries().map((e) => ma.rehydrate(e)));
+    const listed = (m: SessionManager) =>
+      m.artifacts!.list().map((r) => ({ id: r.id, toolType: r.toolType, text: m.artifacts!.getText(r.id) }));
+    expect(listed(mb)).toEqual(listed(ma));
+    expect(listed(ma)).toEqual([expect.objectContaining({ toolType: "bash", text: "artifact body" })]);
     await ma.close();
     await mb.close();
   });
