@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 describe.skipIf(!pgCluster())("export from a database carries its damaged rows, as from a file", () => {
-  it("a row that is not a JSON entry goes out as a raw record (stderr counts it) and an import into a file tree quarantines it", async () => {
+  it("a row that is not a JSON entry goes out as a raw record (counted on stderr); an import into a file tree quarantines it", async () => {
     const url = await freshDatabase();
     const store = PostgresBackend.of(url);
     opened.push(store);

@@ -141,8 +141,7 @@ export async function importPg(
           : relation;
       if (relation === "diverged" && linesOnly !== "sourceAhead") throw importConflict(id, location);
       // Not diverged: the import runs under the lease (comparing again in its transaction, recording the header it brought).
-      const result = await reimport(store, source, id, options);
-      await carryArtifacts(store, snapshot);
+      const result = await reimport(store, source, id, options, (token) => carryArtifacts(store, snapshot, token));
       return outcome(result.inserted > 0 ? "appended" : "unchanged", relation, result);
     }
   }, noStop);
@@ -155,20 +154,28 @@ async function* withHeader(header: string, lines: Iterable<string> | AsyncIterab
   yield* lines;
 }
 
-/** Puts the artifacts the database session lacks (an artifact it has is never replaced). */
-async function carryArtifacts(store: PgStore, snapshot: SessionSnapshot): Promise<void> {
+/** Puts the artifacts the database session lacks (an artifact it has is never replaced); fenced by the lease `token` when given. */
+async function carryArtifacts(store: PgStore, snapshot: SessionSnapshot, token?: number): Promise<void> {
   const { id } = snapshot.header;
   const have = new Set((await store.artifacts.list(id)).map((a) => a.id));
   for await (const artifact of snapshot.artifacts()) {
-    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.bytes);
+    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.bytes, {}, token);
   }
 }
 
-/** A re-import under the session's lease (SESSION_LOCKED while someone has it open); the lease is given back after. */
-async function reimport(store: PgStore, source: PgImportSource, id: string, options: PgTransferOptions): Promise<PgImportResult> {
+/** A re-import under the session's lease (SESSION_LOCKED while someone has it open), then `after` under it; the lease is given back. */
+async function reimport(
+  store: PgStore,
+  source: PgImportSource,
+  id: string,
+  options: PgTransferOptions,
+  after: (token: number) => Promise<void>,
+): Promise<PgImportResult> {
   const token = await acquire(store, id, options);
   try {
-    return await store.importSession(source, token);
+    const result = await store.importSession(source, token);
+    await after(token);
+    return result;
   } finally {
     await store.leases.release(id, token).catch(() => false);
   }
