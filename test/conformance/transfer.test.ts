@@ -4,7 +4,7 @@ import { PostgresBackend, SessionManager, type SessionManagerOptions } from "../
 import { quarantinePathOf } from "../../src/session/paths.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { backendOf } from "../../src/storage/backends.ts";
-import type { SessionSnapshot } from "../../src/storage/session-snapshot.ts";
+import { type SessionSnapshot, snapshotOfEntries } from "../../src/storage/session-snapshot.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -191,6 +191,18 @@ describeBackends("transfer through the storage seam", (backend: BackendUnderTest
     };
     await expect(b.importSnapshot(snapshot, resolved)).rejects.toMatchObject({ code: "BLOB_MISSING" });
     expect(await b.has(header.id, resolved)).toBe(false);
+  });
+
+  it("a session whose id is not file-safe is found by its id: a re-import is unchanged, not a second copy", async () => {
+    const options = await backend.options();
+    const { backend: b, resolved } = seam(options);
+    const header = { type: "session", version: 3, id: "odd.id+with/chars", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" } as const;
+    const entry = { type: "message", id: "e1", parentId: null, timestamp: "t", message: { role: "user", content: "hi" } };
+    const snapshot = () => snapshotOfEntries(header, [entry], resolved.prepare);
+    expect(await b.importSnapshot(snapshot(), resolved)).toMatchObject({ status: "created" });
+    expect(await b.has(header.id, resolved)).toBe(true);
+    expect(await b.importSnapshot(snapshot(), resolved)).toMatchObject({ status: "unchanged", relation: "same" });
+    expect((await b.list(null, resolved)).map((s) => s.id)).toEqual([header.id]);
   });
 
   it("locate is the exact id: a prefix or an unknown id is null", async () => {

@@ -21,7 +21,8 @@ export function fileSafeId(id: string): string {
 
 /** The session file holding session `id` (its name ends in `_<id>.jsonl` and its header says so), or null. */
 export function locateFile(id: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir">): string | null {
-  const suffix = `_${fileSafeId(id)}.jsonl`;
+  // a session created here is named by its id as it is; an imported one by its file-safe form
+  const suffixes = [`_${id}.jsonl`, `_${fileSafeId(id)}.jsonl`];
   let buckets: string[];
   try {
     buckets = io.readdirSync(options.sessionsDir);
@@ -39,7 +40,7 @@ export function locateFile(id: string, options: Pick<ResolvedSessionManagerOptio
       throw err;
     }
     for (const name of names.sort()) {
-      if (!name.endsWith(suffix) || isAuxiliarySessionName(name)) continue;
+      if (!suffixes.some((suffix) => name.endsWith(suffix)) || isAuxiliarySessionName(name)) continue;
       const path = join(dir, name);
       if (!io.statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
       if (readSessionHeader(path)?.id === id) return path;
