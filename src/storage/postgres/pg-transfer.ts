@@ -98,12 +98,12 @@ export async function importPg(
       `${damaged} damaged record(s): a database store has no quarantine; import into a file store instead`,
     );
   }
-  const lines: string[] = [];
-  for await (const line of snapshot.lines()) lines.push(line);
+  let count = 0;
+  for await (const _ of snapshot.lines()) count++;
   const location = `${name}#${id}`;
   const source: PgImportSource = {
     header: snapshot.headerLine,
-    batches: () => batchesOf(lines),
+    batches: () => batchesOf(snapshot.lines()),
     // asked in the transaction, once the blobs the database holds are locked against a gc
     bytesOf: (hash) => snapshot.blob(hash),
     idleMs: options.ttlMs,
@@ -114,7 +114,7 @@ export async function importPg(
     location,
     relation,
     header: result?.header ?? (relation === "storeAhead" ? "kept" : "same"),
-    lines: lines.length,
+    lines: count,
   });
   return reconnecting(async () => {
     for (;;) {
@@ -131,13 +131,13 @@ export async function importPg(
         }
       }
       const relation = await relateSessionStreams(
-        withHeader(snapshot.headerLine, lines),
+        withHeader(snapshot.headerLine, snapshot.lines()),
         withHeader(existing.header, storedLines(store, id)),
       );
       // Headers that differ over agreeing lines: the database's header rule decides (the lines are appended when the source has more).
       const linesOnly =
         existing.header !== snapshot.headerLine
-          ? await relateSessionStreams(withHeader("", lines), withHeader("", storedLines(store, id)))
+          ? await relateSessionStreams(withHeader("", snapshot.lines()), withHeader("", storedLines(store, id)))
           : relation;
       if (relation === "diverged" && linesOnly !== "sourceAhead") throw importConflict(id, location);
       // Not diverged: the import runs under the lease (comparing again in its transaction, recording the header it brought).
@@ -193,6 +193,15 @@ async function acquire(store: PgStore, id: string, options: PgTransferOptions): 
   }
 }
 
-function* batchesOf(lines: readonly string[]): Iterable<PgImportBatch> {
-  for (let start = 0; start < lines.length; start += BATCH) yield { lines: lines.slice(start, start + BATCH).map(rowOf), blobs: [] };
+/** The snapshot's lines as rows, a batch at a time: only one batch is held while the transaction writes. */
+async function* batchesOf(lines: AsyncIterable<string>): AsyncIterable<PgImportBatch> {
+  let batch: string[] = [];
+  for await (const line of lines) {
+    batch.push(line);
+    if (batch.length === BATCH) {
+      yield { lines: batch.map(rowOf), blobs: [] };
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield { lines: batch.map(rowOf), blobs: [] };
 }
