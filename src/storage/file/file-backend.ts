@@ -8,7 +8,8 @@ import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } fro
 import { sessionPathFor } from "./file-paths.ts";
 import { openFile, startNewFile } from "./file-start.ts";
 import { forkFileByCopy } from "./fork-copy.ts";
-import { exportFile, importFile, locateFile } from "./file-transfer.ts";
+import { exportFile, locateFile } from "./file-export.ts";
+import { importFile } from "./file-import.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
