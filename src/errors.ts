@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   "IMPORT_CONFLICT",
   "NO_INPUT",
   "SCHEMA_MISMATCH",
+  "INVALID_CONFIG",
+  "SESSION_PINNED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

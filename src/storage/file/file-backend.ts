@@ -7,6 +7,8 @@ import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
 import { forkFileByCopy } from "./fork-copy.ts";
+import { FileLifecycle } from "../../lifecycle/file-lifecycle.ts";
+import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
@@ -32,6 +34,10 @@ export const fileBackend: StorageBackend = {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
     return resolveSession(arg, cwd, discovery);
+  },
+
+  lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
+    return new FileLifecycle(options);
   },
 
   async gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
