@@ -1,0 +1,33 @@
+// Child for the lifecycle crash and race tests.
+//   rm|restore <root> <sessionId> <n>: runs the operation and SIGKILLs itself right after its n-th rename.
+//   writer <root> <cwd>: creates a session, prints `ready <id> <path>`, then appends forever,
+//     printing `acked <n>` after each acknowledged append, until killed.
+import { io } from "../../../src/io.ts";
+import { Lifecycle } from "../../../src/lifecycle/lifecycle.ts";
+import { SessionManager } from "../../../src/session/session-manager.ts";
+
+const [op, root, arg, n] = process.argv.slice(2) as [string, string, string, string | undefined];
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+if (op === "rm" || op === "restore") {
+  let renames = 0;
+  const rename = io.renameSync;
+  io.renameSync = (from, to) => {
+    rename(from, to);
+    if (++renames === Number(n)) process.kill(process.pid, "SIGKILL");
+  };
+  const life = Lifecycle.open({ root });
+  if (op === "rm") await life.rm(arg);
+  else await life.restore(arg);
+  say(`done ${renames}`);
+} else if (op === "writer") {
+  const m = await SessionManager.create(arg, { root, fsync: true });
+  m.appendMessage({ role: "user", content: "start", timestamp: 0 } as never);
+  await m.flush();
+  say(`ready ${m.sessionId} ${m.location}`);
+  for (let i = 1; ; i++) {
+    m.appendMessage({ role: "user", content: `line ${i}`, timestamp: i } as never);
+    say(`acked ${i}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
