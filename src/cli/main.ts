@@ -13,6 +13,17 @@ import {
 } from "./context.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
+import {
+  archiveCommand,
+  pinCommand,
+  pruneCommand,
+  purgeCommand,
+  restoreCommand,
+  rmCommand,
+  trashCommand,
+  unarchiveCommand,
+  unpinCommand,
+} from "./commands/lifecycle.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
@@ -36,6 +47,15 @@ const COMMANDS: Command[] = [
   forkCommand,
   mvCommand,
   statsCommand,
+  pinCommand,
+  unpinCommand,
+  archiveCommand,
+  unarchiveCommand,
+  rmCommand,
+  trashCommand,
+  restoreCommand,
+  purgeCommand,
+  pruneCommand,
   demoCommand,
 ];
 

@@ -4,7 +4,15 @@ import { defaultRoot } from "../session/paths.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
 import { isLeftoverLock } from "../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
-import { bytesUnder, type FileTrashOptions, listTrashEntries, purgeTrashEntry, restoreTrashEntry, sessionParts, trashSessionFile } from "./file-trash.ts";
+import {
+  bytesUnder,
+  type FileTrashOptions,
+  listTrashEntries,
+  purgeTrashEntry,
+  restoreTrashEntry,
+  sessionParts,
+  trashSessionFile,
+} from "./file-trash.ts";
 import type { LifecycleDriver, TrashEntry } from "./lifecycle-driver.ts";
 import { appendLifecycleRecord, foldFlags, lifecycleLogPath, readLifecycleLog, type SessionFlags } from "./lifecycle-log.ts";
 import { dirname, join } from "node:path";

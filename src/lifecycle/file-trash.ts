@@ -266,7 +266,11 @@ async function undoTrashing(dir: string, journal: TrashJournal, options: FileTra
     for (const name of journal.parts) {
       if (!exists(join(dir, name))) continue;
       if (exists(join(source, name))) {
-        options.onWarning?.({ code: "MOVE_FAILED", message: `Both ${join(source, name)} and its trashed copy exist: kept both`, path: dir });
+        options.onWarning?.({
+          code: "MOVE_FAILED",
+          message: `Both ${join(source, name)} and its trashed copy exist: kept both`,
+          path: dir,
+        });
         return;
       }
       io.renameSync(join(dir, name), join(source, name));

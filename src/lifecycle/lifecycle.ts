@@ -2,7 +2,11 @@ import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
-import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
+import {
+  resolveSessionManagerOptions,
+  type ResolvedSessionManagerOptions,
+  type SessionManagerOptions,
+} from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import type { StorageBackend, StorageKind } from "../storage/session-storage.ts";
 import type { LifecycleDriver, TrashEntry } from "./lifecycle-driver.ts";
@@ -24,6 +28,8 @@ export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOption
   onBeforePurge?: (info: PurgeInfo) => void | Promise<void>;
   /** The retention config to use instead of the store's file (validated the same way). */
   retention?: Omit<RetentionConfig, "source">;
+  /** Where `TRANSCRIPT_STORE_RETENTION` is read. @default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface PurgeOptions {
@@ -73,7 +79,7 @@ export class Lifecycle {
   /** The store's retention config (`retention` given, else its file, else the defaults). */
   config(): RetentionConfig {
     if (this.given.retention !== undefined) return { ...this.given.retention, source: null };
-    return loadRetentionConfig(storeRootOf(this.options));
+    return loadRetentionConfig(storeRootOf(this.options), this.given.env ?? process.env);
   }
 
   private now(): Date {

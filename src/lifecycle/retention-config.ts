@@ -66,7 +66,8 @@ export function loadRetentionConfig(root: string, env: NodeJS.ProcessEnv = proce
     text = io.readFileSync(path, "utf8") as string;
   } catch (err) {
     // The env var names a file on purpose: its absence is an error, the default file's is not.
-    if (errnoCode(err) === "ENOENT" && env[RETENTION_ENV] === undefined) return { trash: { retainDays: DEFAULT_TRASH_RETAIN_DAYS }, prune: {}, source: null };
+    if (errnoCode(err) === "ENOENT" && env[RETENTION_ENV] === undefined)
+      return { trash: { retainDays: DEFAULT_TRASH_RETAIN_DAYS }, prune: {}, source: null };
     throw invalid(path, `cannot read the retention config: ${(err as Error).message}`);
   }
   let value: unknown;
@@ -82,7 +83,8 @@ export function loadRetentionConfig(root: string, env: NodeJS.ProcessEnv = proce
 export function validateRetentionConfig(value: unknown, where = "retention config"): Omit<RetentionConfig, "source"> {
   const obj = (v: unknown, name: string, keys: string[]): Record<string, unknown> => {
     if (typeof v !== "object" || v === null || Array.isArray(v)) throw invalid(where, `${name} must be an object`);
-    for (const key of Object.keys(v)) if (!keys.includes(key)) throw invalid(where, `unknown key ${name}.${key} (known: ${keys.join(", ")})`);
+    for (const key of Object.keys(v))
+      if (!keys.includes(key)) throw invalid(where, `unknown key ${name}.${key} (known: ${keys.join(", ")})`);
     return v as Record<string, unknown>;
   };
   const top = obj(value, "config", ["trash", "prune"]);

@@ -119,10 +119,12 @@ describe("Lifecycle on the file tree", () => {
     await life.unarchive(recent.sessionId);
     expect((await SessionManager.list("/w", { root })).map((s) => s.id)).toEqual([recent.sessionId, old.sessionId]);
     // the state is the store's own file, not an index
-    expect(readFileSync(join(root, "lifecycle.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).op)).toEqual([
-      "archive",
-      "unarchive",
-    ]);
+    expect(
+      readFileSync(join(root, "lifecycle.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).op),
+    ).toEqual(["archive", "unarchive"]);
   });
 
   it("pin protects from prune and rm; prune --dry-run lists exactly what goes and touches nothing", async () => {

@@ -14,7 +14,10 @@ describe("retention config", () => {
 
   it("reads <root>/config.json, and the env var names another file", () => {
     const root = tempDir();
-    writeFileSync(join(root, "config.json"), JSON.stringify({ trash: { retainDays: 7 }, prune: { olderThan: "30d", maxTotal: "10G", keepLast: 3 } }));
+    writeFileSync(
+      join(root, "config.json"),
+      JSON.stringify({ trash: { retainDays: 7 }, prune: { olderThan: "30d", maxTotal: "10G", keepLast: 3 } }),
+    );
     expect(loadRetentionConfig(root, {})).toEqual({
       trash: { retainDays: 7 },
       prune: { olderThanMs: 30 * 86_400_000, maxTotalBytes: 10 * 1024 ** 3, keepLast: 3 },
