@@ -5,10 +5,13 @@ import { withTransaction } from "./transaction.ts";
 /**
  * The lifecycle of sessions in the database (`session_lifecycle`, schema step 7). A trashed session
  * keeps its rows: its blob refs keep its blobs from gc until it is purged. Its lease is taken by
- * the trash (`TRASH_HOLDER`, never expiring, the fencing token bumped), so no writer can append to
+ * the trash (`TRASH_HOLDER`, never expiring, never expiring in practice, the fencing token bumped), so no writer can append to
  * it and a paused writer's late append is refused by the fence; `restore` releases it.
  */
 export const TRASH_HOLDER = "transcript-store:trash";
+
+/** When the trash's lease ends: never in practice (a finite time: the driver reads 'infinity' as a number, not a Date). */
+export const TRASH_LEASE_END = "9999-12-31T00:00:00Z";
 
 /** One row of the lifecycle table with the session's size. */
 export interface PgLifecycleRow {
@@ -94,9 +97,10 @@ export async function trashSessionRow(pool: Pool, sessionId: string): Promise<Pg
     const row = rows[0];
     if (row === undefined || row.trashed) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${sessionId} outside the trash`);
     if (row.live) throw new TranscriptStoreError("SESSION_LOCKED", `Session ${sessionId} has a live writer (lease held by ${row.holder})`);
-    await client.query(`UPDATE sessions SET lease_holder = $2, lease_token = lease_token + 1, lease_expires = 'infinity' WHERE id = $1`, [
+    await client.query(`UPDATE sessions SET lease_holder = $2, lease_token = lease_token + 1, lease_expires = $3::timestamptz WHERE id = $1`, [
       sessionId,
       TRASH_HOLDER,
+      TRASH_LEASE_END,
     ]);
     const { rows: out } = await client.query(
       `INSERT INTO session_lifecycle AS l (session_id, trashed_at) VALUES ($1, now())
