@@ -75,7 +75,8 @@ export async function setLifecycleFlag(pool: Pool, sessionId: string, flag: "pin
 export async function sessionState(pool: Pool, sessionId: string): Promise<{ bytes: number; live: boolean } | null> {
   return withTransaction(pool, "Reading a session's state", async (client) => {
     const { rows } = await client.query<{ bytes: number; live: boolean }>(
-      `SELECT ${SIZE} AS bytes, (s.lease_holder IS NOT NULL AND s.lease_expires > clock_timestamp()) AS live FROM sessions s WHERE s.id = $1`,
+      `SELECT ${SIZE} AS bytes, (s.lease_holder IS NOT NULL AND s.lease_expires > clock_timestamp()) AS live
+         FROM sessions s WHERE s.id = $1`,
       [sessionId],
     );
     return rows[0] ?? null;
@@ -97,11 +98,10 @@ export async function trashSessionRow(pool: Pool, sessionId: string): Promise<Pg
     const row = rows[0];
     if (row === undefined || row.trashed) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${sessionId} outside the trash`);
     if (row.live) throw new TranscriptStoreError("SESSION_LOCKED", `Session ${sessionId} has a live writer (lease held by ${row.holder})`);
-    await client.query(`UPDATE sessions SET lease_holder = $2, lease_token = lease_token + 1, lease_expires = $3::timestamptz WHERE id = $1`, [
-      sessionId,
-      TRASH_HOLDER,
-      TRASH_LEASE_END,
-    ]);
+    await client.query(
+      `UPDATE sessions SET lease_holder = $2, lease_token = lease_token + 1, lease_expires = $3::timestamptz WHERE id = $1`,
+      [sessionId, TRASH_HOLDER, TRASH_LEASE_END],
+    );
     const { rows: out } = await client.query(
       `INSERT INTO session_lifecycle AS l (session_id, trashed_at) VALUES ($1, now())
        ON CONFLICT (session_id) DO UPDATE SET trashed_at = now(), changed = now()

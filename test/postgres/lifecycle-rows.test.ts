@@ -18,9 +18,10 @@ describe.skipIf(!pgCluster())("PostgreSQL lifecycle rows", () => {
       await db.query("UPDATE sessions SET lease_expires = clock_timestamp() - interval '1 second' WHERE id = $1", [writer.sessionId]);
       const life = Lifecycle.open({ store });
       await life.rm(writer.sessionId);
-      const lease = await db.query("SELECT lease_holder, lease_expires = '9999-12-31T00:00:00Z'::timestamptz AS forever FROM sessions WHERE id = $1", [
-        writer.sessionId,
-      ]);
+      const lease = await db.query(
+        "SELECT lease_holder, lease_expires = '9999-12-31T00:00:00Z'::timestamptz AS forever FROM sessions WHERE id = $1",
+        [writer.sessionId],
+      );
       expect(lease.rows[0]).toEqual({ lease_holder: TRASH_HOLDER, forever: true });
       const count = async () =>
         Number((await db.query("SELECT count(*) FROM entries WHERE session_id = $1", [writer.sessionId])).rows[0].count);

@@ -215,7 +215,8 @@ export const pruneCommand: Command = {
         skipped: report.skipped.length,
       },
       `${verb} ${report.remove.length} session(s), ${formatBytes(report.bytes)} ` +
-        `(${formatBytes(report.totalBefore)} → ${formatBytes(report.totalAfter)}; freed on disk once purged), kept ${report.skipped.length}`,
+        `(${formatBytes(report.totalBefore)} → ${formatBytes(report.totalAfter)}; freed on disk once purged), ` +
+        `kept ${report.skipped.length}`,
     );
     return 0;
   },
