@@ -131,3 +131,10 @@ export function foldFlags(records: readonly LifecycleRecord[]): Map<string, Sess
   for (const [id, f] of flags) if (!f.pinned && !f.archived) flags.delete(id);
   return flags;
 }
+
+/** Ids of the sessions archived in the store at `root` (what resume pickers leave out). */
+export function archivedIds(root: string, onWarning?: WarningHandler): Set<string> {
+  const out = new Set<string>();
+  for (const [id, f] of foldFlags(readLifecycleLog(root, onWarning))) if (f.archived) out.add(id);
+  return out;
+}
