@@ -85,4 +85,15 @@ describe("a crash (SIGKILL) in the middle of rm or restore loses nothing", () =>
     expect(outcomes[0]).toBe("trash");
     expect(outcomes.length).toBeGreaterThanOrEqual(2);
   });
+
+  it("purge killed once its journal says purging: the next lifecycle command finishes it", { timeout: 60_000 }, async () => {
+    const { root, id } = await fixture();
+    await Lifecycle.open({ root }).rm(id);
+    const [entry] = readdirSync(join(root, "trash"));
+    const run = await runTs(CHILD, ["purge", root, id, "1"]);
+    expect(run.code).toBe(null);
+    expect(JSON.parse(readFileSync(join(root, "trash", entry!, "trash.json"), "utf8")).state).toBe("purging");
+    expect(await Lifecycle.open({ root }).listTrash()).toEqual([]);
+    expect(readdirSync(join(root, "trash"))).toEqual([]);
+  });
 });

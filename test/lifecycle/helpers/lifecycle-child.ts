@@ -1,5 +1,5 @@
 // Child for the lifecycle crash and race tests.
-//   rm|restore <root> <sessionId> <n>: runs the operation and SIGKILLs itself right after its n-th rename.
+//   rm|restore|purge <root> <sessionId> <n>: runs the operation and SIGKILLs itself right after its n-th rename.
 //   writer <root> <cwd>: creates a session, prints `ready <id> <path>`, then appends forever,
 //     printing `acked <n>` after each acknowledged append, until killed.
 import { io } from "../../../src/io.ts";
@@ -9,7 +9,7 @@ import { SessionManager } from "../../../src/session/session-manager.ts";
 const [op, root, arg, n] = process.argv.slice(2) as [string, string, string, string | undefined];
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-if (op === "rm" || op === "restore") {
+if (op === "rm" || op === "restore" || op === "purge") {
   let renames = 0;
   const rename = io.renameSync;
   io.renameSync = (from, to) => {
@@ -18,7 +18,8 @@ if (op === "rm" || op === "restore") {
   };
   const life = Lifecycle.open({ root });
   if (op === "rm") await life.rm(arg);
-  else await life.restore(arg);
+  else if (op === "restore") await life.restore(arg);
+  else await life.purge({ refs: [arg] });
   say(`done ${renames}`);
 } else if (op === "writer") {
   const m = await SessionManager.create(arg, { root, fsync: true });
