@@ -1,7 +1,7 @@
 // Child for the lifecycle crash and race tests.
 //   rm|restore|purge <root> <sessionId> <n>: runs the operation and SIGKILLs itself right after its n-th rename.
-//   writer <root> <cwd> [store-url]: creates a session (in the database when a URL is given), prints `ready <id> <path>`, then appends forever,
-//     printing `acked <n>` after each acknowledged append, until killed.
+//   writer <root> <cwd> [store-url]: creates a session (in the database when a URL is given), prints
+//     `ready <id> <path>`, then appends forever, printing `acked <n>` after each acknowledged append, until killed.
 import { io } from "../../../src/io.ts";
 import { Lifecycle } from "../../../src/lifecycle/lifecycle.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
