@@ -40,6 +40,13 @@ describe("lifecycle commands", () => {
       ["trashed", ids[1]],
     ]);
     expect(existsSync(paths[1]!)).toBe(false);
+    // as text: the failure on stderr with its code, the removal on stdout, nothing else
+    await cli(["restore", ids[1]!, "--root", root], opts);
+    const text = await cli(["rm", ids[0]!, ids[1]!, "--root", root], opts);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain("SESSION_PINNED");
+    expect(text.stdout.split("\n").filter((l) => l.trim() === "")).toEqual([""]);
+    expect(text.stdout.startsWith(`trashed ${ids[1]}`)).toBe(true);
     const trash = await cli(["trash", "--root", root, "--json"], opts);
     expect(trash.records.map((r) => r.id)).toEqual([ids[1]]);
     const restored = await cli(["restore", ids[1]!, "--root", root, "--json"], opts);

@@ -28,7 +28,7 @@ async function forEachArg(ctx: CommandContext, one: (arg: string) => Promise<voi
       if (!(err instanceof TranscriptStoreError)) throw err;
       failed++;
       ctx.io.stderr(terminalText`transcript-store: ${err.code}: ${err.message}\n`);
-      ctx.emit({ type: "failed", arg, code: err.code, message: err.message }, "");
+      if (ctx.json) ctx.emit({ type: "failed", arg, code: err.code, message: err.message }, "");
     }
   }
   return failed > 0 ? 1 : 0;
