@@ -26,6 +26,8 @@ export interface LifecycleDriver {
   bytesOf(session: SessionInfo): Promise<number>;
   /** A writer holds the session's lock or lease right now (judged without taking it). */
   isLive(session: SessionInfo): Promise<boolean>;
+  /** `bytesOf` and `isLive` of many sessions at once, by session id (a database answers in one query). Optional. */
+  states?(sessions: readonly SessionInfo[]): Promise<Map<string, { bytes: number; live: boolean }>>;
   /** Moves the session (and its artifacts) to the trash. `SESSION_LOCKED` when a writer holds it. */
   trash(session: SessionInfo, at: Date): Promise<TrashEntry>;
   /** Every entry of the trash (interrupted moves finished or undone first). */

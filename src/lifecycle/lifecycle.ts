@@ -194,18 +194,19 @@ export class Lifecycle {
     const rules = policy ?? this.config().prune;
     const flags = await this.driver.flags();
     const sessions = await this.backend.list(null, { ...this.options, roots: this.given.roots });
+    const listed = sessions.filter((info) => flags.get(info.id)?.trashed !== true);
+    const states = (await this.driver.states?.(listed)) ?? null;
     const candidates: PruneCandidate[] = [];
-    for (const info of sessions) {
-      const f = flags.get(info.id);
-      if (f?.trashed) continue;
+    for (const info of listed) {
+      const state = states?.get(info.id) ?? { bytes: await this.driver.bytesOf(info), live: await this.driver.isLive(info) };
       candidates.push({
         id: info.id,
         path: info.path,
         cwd: info.cwd,
         modified: info.modified,
-        bytes: await this.driver.bytesOf(info),
-        pinned: f?.pinned === true,
-        live: await this.driver.isLive(info),
+        bytes: state.bytes,
+        pinned: flags.get(info.id)?.pinned === true,
+        live: state.live,
       });
     }
     const plan = planPrune(candidates, rules, this.now());

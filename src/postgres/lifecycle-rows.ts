@@ -83,6 +83,18 @@ export async function sessionState(pool: Pool, sessionId: string): Promise<{ byt
   });
 }
 
+/** `sessionState` of many sessions in one query, by id (absent ids are left out). */
+export async function sessionStates(pool: Pool, sessionIds: readonly string[]): Promise<Map<string, { bytes: number; live: boolean }>> {
+  return withTransaction(pool, "Reading sessions' state", async (client) => {
+    const { rows } = await client.query<{ id: string; bytes: number; live: boolean }>(
+      `SELECT s.id, ${SIZE} AS bytes, (s.lease_holder IS NOT NULL AND s.lease_expires > clock_timestamp()) AS live
+         FROM sessions s WHERE s.id = ANY($1::text[])`,
+      [sessionIds],
+    );
+    return new Map(rows.map((r) => [r.id, { bytes: r.bytes, live: r.live }]));
+  });
+}
+
 /**
  * Moves a session to the trash in one transaction: refused with `SESSION_LOCKED` while a writer's
  * lease is live, `SESSION_NOT_FOUND` when absent or already trashed. Returns its row.

@@ -5,6 +5,7 @@ import {
   purgeSessionRow,
   restoreSessionRow,
   sessionState,
+  sessionStates,
   setLifecycleFlag,
   trashSessionRow,
   type PgLifecycleRow,
@@ -57,6 +58,13 @@ export class PgLifecycle implements LifecycleDriver {
 
   async isLive(session: SessionInfo): Promise<boolean> {
     return (await sessionState(await this.pool(), session.id))?.live === true;
+  }
+
+  async states(sessions: readonly SessionInfo[]): Promise<Map<string, { bytes: number; live: boolean }>> {
+    return sessionStates(
+      await this.pool(),
+      sessions.map((s) => s.id),
+    );
   }
 
   async trash(session: SessionInfo): Promise<TrashEntry> {
