@@ -1,4 +1,4 @@
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { registerReferrer } from "../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { ensureDir, fsyncDir, io, writeFileAtomic } from "../io.ts";
@@ -43,11 +43,17 @@ function writeJournal(dir: string, journal: TrashJournal): void {
 function readJournal(dir: string): TrashJournal | null {
   try {
     const value = JSON.parse(io.readFileSync(join(dir, JOURNAL), "utf8") as string) as TrashJournal;
-    if (value?.version !== 1 || !Array.isArray(value.parts) || typeof value.from !== "string") return null;
+    if (value?.version !== 1 || !Array.isArray(value.parts) || typeof value.from !== "string" || !isAbsolute(value.from)) return null;
+    // Parts are plain names beside the session file: a hand-edited journal must not move anything elsewhere.
+    if (value.parts.length === 0 || !value.parts.every(isPlainName) || value.parts.at(-1) !== basename(value.from)) return null;
     return value;
   } catch {
     return null;
   }
+}
+
+function isPlainName(name: unknown): boolean {
+  return typeof name === "string" && name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
 }
 
 function exists(path: string): boolean {
@@ -189,7 +195,17 @@ export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions):
       });
   ensureDir(source, true);
   writeJournal(dir, { ...journal, state: "restoring" });
-  for (const name of journal.parts) io.renameSync(join(dir, name), join(source, name));
+  const moved: string[] = [];
+  try {
+    for (const name of journal.parts) {
+      io.renameSync(join(dir, name), join(source, name));
+      moved.push(name);
+    }
+  } catch (err) {
+    for (const name of moved.reverse()) io.renameSync(join(source, name), join(dir, name));
+    writeJournal(dir, journal);
+    throw moveFailed(`Cannot restore ${entry.trashId} to ${journal.from}`, err, journal.from);
+  }
   fsyncDir(source);
   removeEntryDir(dir);
   return journal.from;
@@ -206,8 +222,16 @@ export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions): v
 }
 
 function finishPurge(dir: string, journal: TrashJournal): void {
-  for (const name of [...journal.parts].reverse()) io.rmSync(join(dir, name), { recursive: true, force: true });
-  removeEntryDir(dir);
+  try {
+    for (const name of [...journal.parts].reverse()) io.rmSync(join(dir, name), { recursive: true, force: true });
+    removeEntryDir(dir);
+  } catch (err) {
+    // The journal still says purging: the next lifecycle command finishes it.
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot delete the trash entry ${dir}: ${(err as Error).message}`, {
+      path: dir,
+      cause: err,
+    });
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
 import { trashDirOf } from "../../src/lifecycle/file-trash.ts";
@@ -192,5 +192,23 @@ describe("Lifecycle on the file tree", () => {
     await expectCode(life.restore(m.sessionId), "MOVE_FAILED");
     expect(readFileSync(m.location!, "utf8")).toBe("someone else\n");
     expect((await life.listTrash()).length).toBe(1);
+  });
+});
+
+describe("the file trash refuses what it did not write", () => {
+  it("a trash.json naming parts outside its entry is left alone (reported), never restored", async () => {
+    const root = tempDir();
+    const m = await session(root, "/h", "x");
+    await m.close();
+    const warnings: string[] = [];
+    const life = Lifecycle.open({ root, onWarning: (w) => void warnings.push(w.code) });
+    const entry = await life.rm(m.sessionId);
+    const journalPath = join(trashDirOf(root), entry.trashId, "trash.json");
+    const journal = JSON.parse(readFileSync(journalPath, "utf8"));
+    writeFileSync(journalPath, JSON.stringify({ ...journal, parts: ["../../escape", ...journal.parts] }));
+    expect(await life.listTrash()).toEqual([]);
+    expect(warnings).toEqual(["MOVE_FAILED"]);
+    await expectCode(life.restore(m.sessionId), "SESSION_NOT_FOUND");
+    expect(existsSync(join(trashDirOf(root), entry.trashId, basename(m.location!)))).toBe(true);
   });
 });
