@@ -36,8 +36,12 @@ export function trashDirOf(root: string): string {
   return join(root, "trash");
 }
 
-function writeJournal(dir: string, journal: TrashJournal): void {
-  writeFileAtomic(join(dir, JOURNAL), (emit) => emit(Buffer.from(`${JSON.stringify(journal)}\n`)), { fsync: true });
+/**
+ * Writes an entry's journal. `fsync: false` only where losing the write is harmless: a "trashed"
+ * that reverts to "trashing" is committed again by recovery (the session file is in the trash).
+ */
+function writeJournal(dir: string, journal: TrashJournal, fsync = true): void {
+  writeFileAtomic(join(dir, JOURNAL), (emit) => emit(Buffer.from(`${JSON.stringify(journal)}\n`)), { fsync });
 }
 
 function readJournal(dir: string): TrashJournal | null {
@@ -132,7 +136,7 @@ export async function trashSessionFile(
     }
     fsyncDir(source);
     fsyncDir(dir);
-    writeJournal(dir, { ...journal, state: "trashed" });
+    writeJournal(dir, { ...journal, state: "trashed" }, false);
     return entryOf(trashId, journal);
   } finally {
     await lock.release();
