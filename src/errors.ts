@@ -22,6 +22,8 @@ export const ERROR_CODES = [
   "NO_INPUT",
   "SCHEMA_MISMATCH",
   "INDEX_UNAVAILABLE",
+  "INVALID_CONFIG",
+  "SESSION_PINNED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

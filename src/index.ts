@@ -106,3 +106,18 @@ export type {
   SearchRole,
 } from "./index/session-index.ts";
 export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";
+export { Lifecycle } from "./lifecycle/lifecycle.ts";
+export type { LifecycleOptions, PurgeInfo, PurgeOptions, PurgeReport, PruneReport } from "./lifecycle/lifecycle.ts";
+export type { LifecycleDriver, TrashEntry } from "./lifecycle/lifecycle-driver.ts";
+export type { SessionFlags } from "./lifecycle/lifecycle-log.ts";
+export type { LifecycleListOptions } from "./lifecycle/listing-flags.ts";
+export type { PruneCandidate, PrunePlan } from "./lifecycle/prune-plan.ts";
+export {
+  DEFAULT_TRASH_RETAIN_DAYS,
+  RETENTION_ENV,
+  loadRetentionConfig,
+  validateRetentionConfig,
+  parseAge,
+  parseSize,
+} from "./lifecycle/retention-config.ts";
+export type { PrunePolicy, RetentionConfig } from "./lifecycle/retention-config.ts";

@@ -15,6 +15,17 @@ import {
 import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
+import {
+  archiveCommand,
+  pinCommand,
+  pruneCommand,
+  purgeCommand,
+  restoreCommand,
+  rmCommand,
+  trashCommand,
+  unarchiveCommand,
+  unpinCommand,
+} from "./commands/lifecycle.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
@@ -43,6 +54,15 @@ const COMMANDS: Command[] = [
   usageCommand,
   searchCommand,
   indexCommand,
+  pinCommand,
+  unpinCommand,
+  archiveCommand,
+  unarchiveCommand,
+  rmCommand,
+  trashCommand,
+  restoreCommand,
+  purgeCommand,
+  pruneCommand,
   demoCommand,
 ];
 
