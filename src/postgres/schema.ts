@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
+import { SEARCH_TABLES } from "./search-tables.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /**
@@ -100,13 +101,21 @@ const MIGRATIONS: readonly string[] = [
   // line per session through this partial index (no column to keep: every write path and every
   // existing row lists it, whatever wrote the entries).
   "CREATE INDEX entries_session_info ON entries (session_id, seq DESC) WHERE kind = 'session_info';",
+  // Step 7 (issue 24): the search index. A session's `generation` is new with each row of `sessions`
+  // and each rewrite (rows no longer an extension of those indexed); the index tables (search-tables.ts)
+  // are derived from `entries` and filled on read, never by a write.
+  `
+  CREATE SEQUENCE session_generations;
+  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT nextval('session_generations');
+  ${SEARCH_TABLES}
+  `,
 ];
 
 /** The schema version this library writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Advisory lock key ("tsschema" in ASCII) that serializes migrations across processes. */
-const MIGRATION_LOCK = "8391177401511800161";
+export const MIGRATION_LOCK = "8391177401511800161";
 
 /** The schema version recorded in the database (0 when it has none yet). */
 export async function schemaVersion(client: PoolClient): Promise<number> {

@@ -6,6 +6,7 @@ import type { SessionInfo } from "../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
+import type { SessionIndex } from "../index/session-index.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -105,6 +106,8 @@ export interface StorageBackend {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */
   gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport>;
+  /** The store's search index (derived, rebuildable; issue 24), when the backend keeps one itself. Optional. */
+  index?(options: ResolvedSessionManagerOptions): Promise<SessionIndex>;
 }
 
 export interface StoreGcOptions {

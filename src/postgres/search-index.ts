@@ -1,0 +1,295 @@
+import type { Pool, PoolClient } from "./pg-client.ts";
+import { TranscriptStoreError } from "../errors.ts";
+import type { IndexRefreshReport, IndexStatus } from "../index/session-index.ts";
+import { sqlState } from "./pg-errors.ts";
+import { MIGRATION_LOCK, schemaVersion } from "./schema.ts";
+import { SEARCH_SCHEMA_VERSION, SEARCH_TABLES } from "./search-tables.ts";
+import { searchTextsOf } from "./search-text.ts";
+import { withClient, withTransaction } from "./transaction.ts";
+
+/*
+ * The search index is filled on read, never by a write: `refreshSearchIndex` reads the entry rows
+ * past each session's high-water mark (search_sessions) and inserts their text (search_entries),
+ * a batch per REPEATABLE READ transaction (one snapshot: the session's generation, its last seq and
+ * its rows agree), the mark moving in the same transaction as the rows. Appends take no lock the
+ * index holds and touch none of its tables; a refresh killed at any point leaves the marks true.
+ */
+
+/** Advisory lock key ("tsindex" + 1) held for the length of a refresh: one refresher at a time per database. */
+const INDEX_LOCK = "8391177401511800162";
+
+/** Sessions whose state one batch reads. */
+const SESSIONS_PER_BATCH = 200;
+/** Entry rows (and their bytes) one batch reads at most (a larger single row is read alone). */
+const ROWS_PER_BATCH = 1000;
+const BYTES_PER_BATCH = 16 * 1024 * 1024;
+/** Characters of text per insert statement (one `text[]` parameter). */
+const CHARS_PER_INSERT = 4 * 1024 * 1024;
+
+/** What a database error says about the index: a refusal to write (a read-only role, a standby) is INDEX_UNAVAILABLE. */
+function unavailableIfRefused(err: unknown, doing: string): never {
+  const state = sqlState(err instanceof TranscriptStoreError ? err.cause : err);
+  if (state === "42501" || state === "25006") {
+    throw new TranscriptStoreError("INDEX_UNAVAILABLE", `${doing}: this connection may not write the search index (${String(err)})`, {
+      cause: err,
+    });
+  }
+  throw err;
+}
+
+/** Which of the index's tables exist. */
+async function tablesPresent(client: PoolClient): Promise<{ sessions: boolean; entries: boolean; gin: boolean }> {
+  const { rows } = await client.query<{ sessions: boolean; entries: boolean; gin: boolean }>(
+    `SELECT to_regclass('search_sessions') IS NOT NULL AS sessions, to_regclass('search_entries') IS NOT NULL AS entries,
+            to_regclass('search_entries_doc') IS NOT NULL AS gin`,
+  );
+  return rows[0]!;
+}
+
+/**
+ * Makes sure the index's tables exist: when one was dropped, both are created anew (empty: the next
+ * refresh fills them); a dropped GIN index is recreated. `readOnly` (a `migrate: "check"` store)
+ * runs no DDL: missing tables are INDEX_UNAVAILABLE. So is a schema older than step 7.
+ */
+export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise<void> {
+  const doing = "Opening the search index";
+  const state = await withClient(pool, doing, async (client) => ({ version: await schemaVersion(client), ...(await tablesPresent(client)) }));
+  if (state.version < SEARCH_SCHEMA_VERSION) {
+    throw new TranscriptStoreError(
+      "INDEX_UNAVAILABLE",
+      `The database has schema version ${state.version}; the search index needs ${SEARCH_SCHEMA_VERSION} (a writing command migrates it)`,
+    );
+  }
+  if (state.sessions && state.entries && state.gin) return;
+  if (readOnly) {
+    throw new TranscriptStoreError(
+      "INDEX_UNAVAILABLE",
+      "The search index tables are missing and a read-only connection does not create them (a writing command such as `index --rebuild` does)",
+    );
+  }
+  await createSearchTables(pool, false).catch((err) => unavailableIfRefused(err, doing));
+}
+
+/** (Re)creates the tables under the migration lock; `fresh` drops them first (a rebuild), else only a half-dropped pair is dropped. */
+async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
+  await withTransaction(pool, "Creating the search index tables", async (client) => {
+    await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    const now = await tablesPresent(client);
+    if (fresh || !now.sessions || !now.entries) await client.query("DROP TABLE IF EXISTS search_entries, search_sessions");
+    await client.query(SEARCH_TABLES);
+  });
+}
+
+/** Drops and recreates the index tables, then fills them from every row (INDEX_UNAVAILABLE when `readOnly`). */
+export async function rebuildSearchIndex(pool: Pool, readOnly: boolean): Promise<IndexRefreshReport> {
+  await ensureSearchTables(pool, readOnly);
+  if (readOnly) throw new TranscriptStoreError("INDEX_UNAVAILABLE", "A read-only connection does not rebuild the search index");
+  await createSearchTables(pool, true).catch((err) => unavailableIfRefused(err, "Rebuilding the search index"));
+  return refreshSearchIndex(pool);
+}
+
+/** A session's state in one batch's snapshot. */
+interface SessionState {
+  id: string;
+  generation: string;
+  lastSeq: number;
+  /** Null: not indexed yet. */
+  indexedGeneration: string | null;
+  indexedSeq: number;
+  indexedBytes: number;
+}
+
+/** One row to insert into search_entries. */
+interface IndexRow {
+  sessionId: string;
+  seq: number;
+  role: string;
+  entryId: string | null;
+  at: string | null;
+  timestamp: string | null;
+  model: string | null;
+  body: string;
+}
+
+async function insertRows(client: PoolClient, rows: readonly IndexRow[]): Promise<void> {
+  let start = 0;
+  while (start < rows.length) {
+    let end = start;
+    let chars = 0;
+    while (end < rows.length && (end === start || chars + rows[end]!.body.length <= CHARS_PER_INSERT)) chars += rows[end++]!.body.length;
+    const part = rows.slice(start, end);
+    await client.query(
+      `INSERT INTO search_entries (session_id, seq, role, entry_id, at, timestamp, model, body)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])`,
+      [
+        part.map((r) => r.sessionId),
+        part.map((r) => r.seq),
+        part.map((r) => r.role),
+        part.map((r) => r.entryId),
+        part.map((r) => r.at),
+        part.map((r) => r.timestamp),
+        part.map((r) => r.model),
+        part.map((r) => r.body),
+      ],
+    );
+    start = end;
+  }
+}
+
+/**
+ * One batch over `ids`, in one REPEATABLE READ transaction: resets sessions rewritten (or new),
+ * reads the next entry rows past their marks (bounded), inserts their text, moves the marks.
+ * Returns what it read and whether work remains among `ids`.
+ */
+async function refreshBatch(
+  client: PoolClient,
+  ids: readonly string[],
+  touched: Set<string>,
+): Promise<{ entries: number; bytes: number; more: boolean }> {
+  const { rows: states } = await client.query<SessionState>(
+    `SELECT s.id, s.generation::text AS generation, s.last_seq::float8 AS "lastSeq", i.generation::text AS "indexedGeneration",
+            COALESCE(i.indexed_seq, 0)::float8 AS "indexedSeq", COALESCE(i.indexed_bytes, 0)::float8 AS "indexedBytes"
+       FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+      WHERE s.id = ANY($1::text[])`,
+    [ids],
+  );
+  const reset = states.filter((s) => s.indexedGeneration !== s.generation || s.indexedSeq > s.lastSeq);
+  if (reset.length > 0) {
+    await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [reset.map((s) => s.id)]);
+    for (const s of reset) {
+      s.indexedSeq = 0;
+      s.indexedBytes = 0;
+    }
+  }
+  const behind = states.filter((s) => s.indexedSeq < s.lastSeq);
+  const changed = new Map<string, SessionState>(reset.map((s) => [s.id, s]));
+  let entries = 0;
+  let bytes = 0;
+  let more = false;
+  if (behind.length > 0) {
+    const range = [behind.map((s) => s.id), behind.map((s) => s.indexedSeq), behind.map((s) => s.lastSeq)];
+    const { rows: sizes } = await client.query<{ id: string; seq: number; bytes: number }>(
+      `SELECT e.session_id AS id, e.seq::float8 AS seq, (octet_length(e.line) + 1)::float8 AS bytes
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS w (id, after, upto)
+         JOIN entries e ON e.session_id = w.id AND e.seq > w.after AND e.seq <= w.upto
+        ORDER BY e.session_id, e.seq LIMIT ${ROWS_PER_BATCH + 1}`,
+      range,
+    );
+    let take = 0;
+    while (take < Math.min(sizes.length, ROWS_PER_BATCH) && (take === 0 || bytes + sizes[take]!.bytes <= BYTES_PER_BATCH)) {
+      bytes += sizes[take++]!.bytes;
+    }
+    more = take < sizes.length;
+    const through = new Map<string, number>();
+    for (const row of sizes.slice(0, take)) through.set(row.id, row.seq);
+    const reading = behind.filter((s) => through.has(s.id));
+    const { rows: lines } = await client.query<{ id: string; seq: number; entryId: string | null; line: string }>(
+      `SELECT e.session_id AS id, e.seq::float8 AS seq, e.entry_id AS "entryId", e.line
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS w (id, after, upto)
+         JOIN entries e ON e.session_id = w.id AND e.seq > w.after AND e.seq <= w.upto
+        ORDER BY e.session_id, e.seq`,
+      [reading.map((s) => s.id), reading.map((s) => s.indexedSeq), reading.map((s) => through.get(s.id)!)],
+    );
+    const rows: IndexRow[] = [];
+    const byId = new Map(reading.map((s) => [s.id, s]));
+    for (const { id, seq, entryId, line } of lines) {
+      for (const t of searchTextsOf(line)) {
+        rows.push({ sessionId: id, seq, role: t.role, entryId, at: t.at?.toISOString() ?? null, timestamp: t.timestamp, model: t.model, body: t.text });
+      }
+      const state = byId.get(id)!;
+      state.indexedSeq = seq;
+      state.indexedBytes += Buffer.byteLength(line) + 1;
+      changed.set(id, state);
+    }
+    entries = lines.length;
+    // a session with fewer rows than its last seq says (never written so) is marked at its last seq
+    for (const s of behind) if (!more && s.indexedSeq < s.lastSeq && !through.has(s.id)) changed.set(s.id, { ...s, indexedSeq: s.lastSeq });
+    await insertRows(client, rows);
+  }
+  if (changed.size > 0) {
+    const list = [...changed.values()];
+    await client.query(
+      `INSERT INTO search_sessions (session_id, generation, indexed_seq, indexed_bytes)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+       ON CONFLICT (session_id) DO UPDATE
+         SET generation = excluded.generation, indexed_seq = excluded.indexed_seq, indexed_bytes = excluded.indexed_bytes`,
+      [list.map((s) => s.id), list.map((s) => s.generation), list.map((s) => s.indexedSeq), list.map((s) => s.indexedBytes)],
+    );
+    for (const s of list) touched.add(s.id);
+  }
+  return { entries, bytes, more };
+}
+
+/** Runs `fn` in a REPEATABLE READ transaction on `client` (rolled back when it throws). */
+async function inSnapshot<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  try {
+    const result = await fn();
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Brings the index up to date with the rows committed when it starts: removes sessions gone,
+ * re-indexes sessions rewritten, reads only the rows past each mark. One refresher at a time
+ * (others wait, then find the work done); appends never wait for it.
+ */
+export async function refreshSearchIndex(pool: Pool): Promise<IndexRefreshReport> {
+  const doing = "Refreshing the search index";
+  return withClient(pool, doing, async (client) => {
+    await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+    const report: IndexRefreshReport = { sessionsIndexed: 0, entriesIndexed: 0, bytesRead: 0, removed: 0 };
+    const touched = new Set<string>();
+    report.removed = await inSnapshot(client, async () => {
+      const gone = await client.query<{ session_id: string }>(
+        "DELETE FROM search_sessions i WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.session_id) RETURNING session_id",
+      );
+      if (gone.rows.length === 0) return 0;
+      await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [gone.rows.map((r) => r.session_id)]);
+      return gone.rows.length;
+    });
+    const { rows } = await client.query<{ id: string }>(
+      `SELECT s.id FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+        WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq ORDER BY s.id`,
+    );
+    for (let i = 0; i < rows.length; i += SESSIONS_PER_BATCH) {
+      const ids = rows.slice(i, i + SESSIONS_PER_BATCH).map((r) => r.id);
+      for (;;) {
+        const step = await inSnapshot(client, () => refreshBatch(client, ids, touched));
+        report.entriesIndexed += step.entries;
+        report.bytesRead += step.bytes;
+        if (!step.more) break;
+      }
+    }
+    report.sessionsIndexed = touched.size;
+    await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
+    return report;
+  }).catch((err) => unavailableIfRefused(err, doing));
+}
+
+/** How far the index is behind, read without writing (a missing index: every session is behind). */
+export async function searchIndexStatus(pool: Pool): Promise<IndexStatus> {
+  return withClient(pool, "Reading the search index status", async (client) => {
+    const present = await tablesPresent(client);
+    if (!present.sessions || !present.entries) {
+      const { rows } = await client.query<{ n: number; bytes: number }>(
+        "SELECT count(*)::float8 AS n, COALESCE(sum(body_bytes), 0)::float8 AS bytes FROM sessions",
+      );
+      return { fresh: rows[0]!.n === 0 && present.sessions === present.entries, sessionsBehind: rows[0]!.n, bytesBehind: rows[0]!.bytes };
+    }
+    const { rows } = await client.query<{ n: number; bytes: number; gone: number }>(
+      `SELECT count(*)::float8 AS n,
+              COALESCE(sum(s.body_bytes - CASE WHEN i.generation = s.generation AND i.indexed_seq <= s.last_seq
+                                               THEN i.indexed_bytes ELSE 0 END), 0)::float8 AS bytes,
+              (SELECT count(*) FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id))::float8 AS gone
+         FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+        WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq`,
+    );
+    const { n, bytes, gone } = rows[0]!;
+    return { fresh: n + gone === 0 && present.gin, sessionsBehind: n + gone, bytesBehind: bytes };
+  });
+}

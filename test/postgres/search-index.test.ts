@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { PgLine, PgStore } from "../../src/postgres/index.ts";
+import { PgSessionIndex } from "../../src/storage/postgres/pg-index.ts";
+import { freshStore, headerLine, rawPool } from "../support/pg-sessions.ts";
+import { pgCluster } from "../support/postgres.ts";
+
+let n = 0;
+/** A message line: `role` with `text` (an assistant's may carry thinking and a model). */
+function message(role: string, text: string, extra: { thinking?: string; model?: string; timestamp?: string } = {}): PgLine {
+  const entryId = (++n).toString(16).padStart(8, "0");
+  const content: unknown[] = [{ type: "text", text }];
+  if (extra.thinking !== undefined) content.unshift({ type: "thinking", thinking: extra.thinking });
+  const msg: Record<string, unknown> = { role, content };
+  if (extra.model !== undefined) msg.model = extra.model;
+  const timestamp = extra.timestamp ?? "2026-11-20T10:00:00.000Z";
+  const line = JSON.stringify({ type: "message", id: entryId, parentId: null, timestamp, message: msg });
+  return { line, entryId, kind: "message" };
+}
+
+/** A session with `lines` appended (its lease kept for further appends). */
+async function session(store: PgStore, lines: PgLine[], cwd = "/home/demo/project") {
+  const id = randomUUID();
+  const { token } = await store.createSession(headerLine(id, cwd), { lease: { holder: "t", ttlMs: 600_000 } });
+  let next = 1;
+  const append = async (more: PgLine[]) => {
+    await store.appendBatch(id, token!, next, more);
+    next += more.length;
+  };
+  if (lines.length > 0) await append(lines);
+  return { id, token: token!, append };
+}
+
+async function openIndex(store: PgStore, readOnly = false) {
+  return PgSessionIndex.open(store.pool, { readOnly, name: "pg" });
+}
+
+const bytesOf = (lines: PgLine[]) => lines.reduce((sum, l) => sum + Buffer.byteLength(l.line) + 1, 0);
+
+describe.skipIf(!pgCluster())("PostgreSQL search index", () => {
+  it("finds words, phrases and prefixes, every term required, ranked, with the hit's facts and a highlighted snippet", async () => {
+    const { store } = await freshStore();
+    const a = await session(store, [
+      message("user", "Please refactor the transcript parser"),
+      message("assistant", "The parser is refactored; the transcript parser now streams", { model: "m1" }),
+    ]);
+    const b = await session(store, [message("user", "parser of transcripts elsewhere")], "/other");
+    const index = await openIndex(store);
+    const hits = await index.search("parser transcript");
+    expect(hits.map((h) => [h.sessionId, h.role])).toEqual([
+      [a.id, "assistant"],
+      [a.id, "user"],
+    ]);
+    expect(hits[0]).toMatchObject({ entryId: "00000002", timestamp: "2026-11-20T10:00:00.000Z", cwd: "/home/demo/project", location: `pg#${a.id}` });
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    expect(hits[0]!.snippet).toContain("«parser»");
+    expect((await index.search('"transcript parser"')).map((h) => h.entryId).sort()).toEqual(["00000001", "00000002"]);
+    expect(await index.search('"parser transcript"')).toEqual([]);
+    expect((await index.search("transcr*")).map((h) => h.sessionId).sort()).toEqual([a.id, a.id, b.id].sort());
+    expect((await index.search("TRANSCRIPTS")).map((h) => h.sessionId)).toEqual([b.id]);
+    expect(await index.search("transcr")).toEqual([]);
+  });
+
+  it("filters by cwd, time, role, model, session and limit", async () => {
+    const { store } = await freshStore();
+    const a = await session(store, [
+      message("user", "alpha early", { timestamp: "2026-01-01T00:00:00.000Z" }),
+      message("assistant", "alpha answer", { thinking: "alpha pondering", model: "big", timestamp: "2026-02-01T00:00:00.000Z" }),
+      message("toolResult", "alpha output", { timestamp: "2026-03-01T00:00:00.000Z" }),
+    ]);
+    const b = await session(store, [message("assistant", "alpha other", { model: "small", timestamp: "2026-04-01T00:00:00.000Z" })], "/b");
+    const index = await openIndex(store);
+    const roles = async (options: Parameters<typeof index.search>[1]) => (await index.search("alpha", options)).map((h) => h.role).sort();
+    expect(await roles({})).toEqual(["assistant", "assistant", "thinking", "toolResult", "user"]);
+    expect((await index.search("alpha", { cwd: "/b" })).map((h) => h.sessionId)).toEqual([b.id]);
+    expect(await roles({ session: a.id })).toEqual(["assistant", "thinking", "toolResult", "user"]);
+    expect(await roles({ roles: ["thinking", "user"] })).toEqual(["thinking", "user"]);
+    expect(await roles({ model: "big" })).toEqual(["assistant", "thinking"]);
+    expect(await roles({ since: new Date("2026-02-01T00:00:00Z"), until: new Date("2026-03-01T00:00:00Z") })).toEqual([
+      "assistant",
+      "thinking",
+      "toolResult",
+    ]);
+    expect(await index.search("alpha", { limit: 2 })).toHaveLength(2);
+    expect(await index.search("pondering", { roles: ["assistant"] })).toEqual([]);
+    for (const bad of [{ limit: 0 }, { limit: 1.5 }, { roles: ["system"] }, { since: new Date("x") }, { cwd: "" }] as object[]) {
+      await expect(index.search("alpha", bad)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    }
+  });
+});
