@@ -53,7 +53,10 @@ async function tablesPresent(client: PoolClient): Promise<{ sessions: boolean; e
  */
 export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise<void> {
   const doing = "Opening the search index";
-  const state = await withClient(pool, doing, async (client) => ({ version: await schemaVersion(client), ...(await tablesPresent(client)) }));
+  const state = await withClient(pool, doing, async (client) => ({
+    version: await schemaVersion(client),
+    ...(await tablesPresent(client)),
+  }));
   if (state.version < SEARCH_SCHEMA_VERSION) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
@@ -64,7 +67,7 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
   if (readOnly) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
-      "The search index tables are missing and a read-only connection does not create them (a writing command such as `index --rebuild` does)",
+      "The search index tables are missing and a read-only connection does not create them (a writing connection does)",
     );
   }
   await createSearchTables(pool, false).catch((err) => unavailableIfRefused(err, doing));
@@ -194,7 +197,16 @@ async function refreshBatch(
     const byId = new Map(reading.map((s) => [s.id, s]));
     for (const { id, seq, entryId, line } of lines) {
       for (const t of searchTextsOf(line)) {
-        rows.push({ sessionId: id, seq, role: t.role, entryId, at: t.at?.toISOString() ?? null, timestamp: t.timestamp, model: t.model, body: t.text });
+        rows.push({
+          sessionId: id,
+          seq,
+          role: t.role,
+          entryId,
+          at: t.at?.toISOString() ?? null,
+          timestamp: t.timestamp,
+          model: t.model,
+          body: t.text,
+        });
       }
       const state = byId.get(id)!;
       state.indexedSeq = seq;
@@ -266,6 +278,10 @@ export async function refreshSearchIndex(pool: Pool): Promise<IndexRefreshReport
       }
     }
     report.sessionsIndexed = touched.size;
+    // Rows wait in the GIN index's pending list until a vacuum; a search then scans that list, and the
+    // planner, counting it, may prefer a sequential scan. Moved into the index now, best effort (the
+    // function needs the index's owner; a role that is not waits for autovacuum).
+    if (report.entriesIndexed > 0) await client.query("SELECT gin_clean_pending_list('search_entries_doc'::regclass)").catch(() => {});
     await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
     return report;
   }).catch((err) => unavailableIfRefused(err, doing));

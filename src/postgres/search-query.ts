@@ -28,7 +28,8 @@ export interface QueryTerm {
  */
 export function parseQuery(query: unknown): QueryTerm[] {
   if (typeof query !== "string") throw new TranscriptStoreError("INVALID_QUERY", "A search query is a string");
-  if (query.length > MAX_QUERY_CHARS) throw new TranscriptStoreError("INVALID_QUERY", `A search query holds at most ${MAX_QUERY_CHARS} characters`);
+  if (query.length > MAX_QUERY_CHARS)
+    throw new TranscriptStoreError("INVALID_QUERY", `A search query holds at most ${MAX_QUERY_CHARS} characters`);
   if (query.includes("\u0000")) throw new TranscriptStoreError("INVALID_QUERY", "A search query cannot hold a NUL character");
   const terms: QueryTerm[] = [];
   let i = 0;
@@ -103,30 +104,40 @@ export interface PgSearchRow {
 const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "`;
 
 /**
- * Hits of `tsquery` (compileQuery's) ranked by ts_rank (normalized by length), then newest first;
- * filters applied in the same statement; snippets (ts_headline) only for the hits returned.
+ * The search statement: hits of `$1` (compileQuery's tsquery) ranked by ts_rank (normalized by
+ * length), then newest first; the filters in the same statement ($2 … $7, null: none); snippets
+ * (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
  */
+export const SEARCH_SQL = `
+  SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
+         ts_headline('simple', e.body, $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd
+    FROM (SELECT e.session_id, e.seq, e.role, e.at, ts_rank(e.doc, $1::tsquery, 1) AS score
+            FROM search_entries e JOIN sessions s ON s.id = e.session_id
+           WHERE e.doc @@ $1::tsquery
+             AND ($2::text IS NULL OR s.cwd = $2) AND ($3::timestamptz IS NULL OR e.at >= $3)
+             AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
+             AND ($6::text IS NULL OR e.model = $6) AND ($7::text IS NULL OR e.session_id = $7)
+           ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
+           LIMIT $8) r
+    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
+    JOIN sessions s ON s.id = r.session_id
+   ORDER BY r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role`;
+
+/** The parameters of SEARCH_SQL. */
+export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
+  return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
+}
+
+/** The hits of `tsquery` under the filters `f`, snippets cut to MAX_SNIPPET_CHARS. */
 export async function searchEntries(pool: Pool, tsquery: string, f: PgSearchFilters): Promise<PgSearchRow[]> {
   const { rows } = await withClient(pool, "Searching the index", (client) =>
-    client.query<PgSearchRow>(
-      `SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
-              ts_headline('simple', e.body, $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd
-         FROM (SELECT e.session_id, e.seq, e.role, e.at, ts_rank(e.doc, $1::tsquery, 1) AS score
-                 FROM search_entries e JOIN sessions s ON s.id = e.session_id
-                WHERE e.doc @@ $1::tsquery
-                  AND ($2::text IS NULL OR s.cwd = $2) AND ($3::timestamptz IS NULL OR e.at >= $3)
-                  AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
-                  AND ($6::text IS NULL OR e.model = $6) AND ($7::text IS NULL OR e.session_id = $7)
-                ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
-                LIMIT $8) r
-         JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
-         JOIN sessions s ON s.id = r.session_id
-        ORDER BY r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role`,
-      [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE],
-    ),
+    client.query<PgSearchRow>(SEARCH_SQL, searchParams(tsquery, f)),
   );
   for (const row of rows) {
-    if (row.snippet.length > MAX_SNIPPET_CHARS) row.snippet = `${row.snippet.slice(0, MAX_SNIPPET_CHARS)}…`;
+    if (row.snippet.length > MAX_SNIPPET_CHARS) {
+      const end = /[\ud800-\udbff]/.test(row.snippet[MAX_SNIPPET_CHARS - 1]!) ? MAX_SNIPPET_CHARS - 1 : MAX_SNIPPET_CHARS;
+      row.snippet = `${row.snippet.slice(0, end)}…`;
+    }
   }
   return rows;
 }

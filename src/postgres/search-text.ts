@@ -37,7 +37,10 @@ function add(parts: Map<SearchRole, string[]>, role: SearchRole, text: unknown):
 
 /** The text a message's `content` holds (a string, or text/thinking/toolCall blocks; images hold none). */
 function addContent(parts: Map<SearchRole, string[]>, role: SearchRole, content: unknown): void {
-  if (typeof content === "string") return add(parts, role, content);
+  if (typeof content === "string") {
+    add(parts, role, content);
+    return;
+  }
   if (!Array.isArray(content)) return;
   for (const block of content) {
     if (!isObject(block)) continue;
@@ -69,7 +72,8 @@ export function searchTextsOf(line: string): SearchText[] {
   if (message.role === "user") addContent(parts, "user", message.content);
   else if (message.role === "assistant") addContent(parts, "assistant", message.content);
   else if (message.role === "toolResult") addContent(parts, "toolResult", message.content);
-  else if (message.role === "bashExecution") add(parts, "toolResult", [message.command, message.output].filter((s) => typeof s === "string").join("\n"));
+  else if (message.role === "bashExecution")
+    add(parts, "toolResult", [message.command, message.output].filter((s) => typeof s === "string").join("\n"));
   if (parts.size === 0) return [];
   const model = message.role === "assistant" && typeof message.model === "string" ? columnText(message.model) : null;
   const timestamp = typeof entry.timestamp === "string" ? columnText(entry.timestamp) : null;

@@ -1,41 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { PgLine, PgStore } from "../../src/postgres/index.ts";
-import { PgSessionIndex } from "../../src/storage/postgres/pg-index.ts";
-import { freshStore, headerLine, rawPool } from "../support/pg-sessions.ts";
+import { message, openIndex, session } from "../support/pg-search.ts";
+import { freshStore } from "../support/pg-sessions.ts";
 import { pgCluster } from "../support/postgres.ts";
-
-let n = 0;
-/** A message line: `role` with `text` (an assistant's may carry thinking and a model). */
-function message(role: string, text: string, extra: { thinking?: string; model?: string; timestamp?: string } = {}): PgLine {
-  const entryId = (++n).toString(16).padStart(8, "0");
-  const content: unknown[] = [{ type: "text", text }];
-  if (extra.thinking !== undefined) content.unshift({ type: "thinking", thinking: extra.thinking });
-  const msg: Record<string, unknown> = { role, content };
-  if (extra.model !== undefined) msg.model = extra.model;
-  const timestamp = extra.timestamp ?? "2026-11-20T10:00:00.000Z";
-  const line = JSON.stringify({ type: "message", id: entryId, parentId: null, timestamp, message: msg });
-  return { line, entryId, kind: "message" };
-}
-
-/** A session with `lines` appended (its lease kept for further appends). */
-async function session(store: PgStore, lines: PgLine[], cwd = "/home/demo/project") {
-  const id = randomUUID();
-  const { token } = await store.createSession(headerLine(id, cwd), { lease: { holder: "t", ttlMs: 600_000 } });
-  let next = 1;
-  const append = async (more: PgLine[]) => {
-    await store.appendBatch(id, token!, next, more);
-    next += more.length;
-  };
-  if (lines.length > 0) await append(lines);
-  return { id, token: token!, append };
-}
-
-async function openIndex(store: PgStore, readOnly = false) {
-  return PgSessionIndex.open(store.pool, { readOnly, name: "pg" });
-}
-
-const bytesOf = (lines: PgLine[]) => lines.reduce((sum, l) => sum + Buffer.byteLength(l.line) + 1, 0);
 
 describe.skipIf(!pgCluster())("PostgreSQL search index", () => {
   it("finds words, phrases and prefixes, every term required, ranked, with the hit's facts and a highlighted snippet", async () => {
@@ -51,7 +17,12 @@ describe.skipIf(!pgCluster())("PostgreSQL search index", () => {
       [a.id, "assistant"],
       [a.id, "user"],
     ]);
-    expect(hits[0]).toMatchObject({ entryId: "00000002", timestamp: "2026-11-20T10:00:00.000Z", cwd: "/home/demo/project", location: `pg#${a.id}` });
+    expect(hits[0]).toMatchObject({
+      entryId: "00000002",
+      timestamp: "2026-11-20T10:00:00.000Z",
+      cwd: "/home/demo/project",
+      location: `pg#${a.id}`,
+    });
     expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
     expect(hits[0]!.snippet).toContain("«parser»");
     expect((await index.search('"transcript parser"')).map((h) => h.entryId).sort()).toEqual(["00000001", "00000002"]);

@@ -35,11 +35,14 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
     if (options[name] !== undefined && !isDate(options[name])) throw bad(`${name} must be a valid Date`);
   }
   if (options.roles !== undefined) {
-    if (!Array.isArray(options.roles) || options.roles.length === 0) throw bad(`roles must be a non-empty array of ${SEARCHABLE_ROLES.join(", ")}`);
-    for (const role of options.roles) if (!SEARCHABLE_ROLES.includes(role)) throw bad(`roles: ${JSON.stringify(role)} is not one of ${SEARCHABLE_ROLES.join(", ")}`);
+    if (!Array.isArray(options.roles) || options.roles.length === 0)
+      throw bad(`roles must be a non-empty array of ${SEARCHABLE_ROLES.join(", ")}`);
+    for (const role of options.roles)
+      if (!SEARCHABLE_ROLES.includes(role)) throw bad(`roles: ${JSON.stringify(role)} is not one of ${SEARCHABLE_ROLES.join(", ")}`);
   }
   const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw bad(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
+    throw bad(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   const cwd = text("cwd", options.cwd);
   return {
     cwd: cwd === null ? null : resolve(cwd),

@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import { isStoreError } from "../../src/errors.ts";
+import { compileQuery, MAX_QUERY_CHARS, parseQuery, SEARCH_SQL, searchParams } from "../../src/postgres/search-query.ts";
+import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
+import { PostgresBackend } from "../../src/storage/postgres/pg-backend.ts";
+import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
+import { message, openIndex, session } from "../support/pg-search.ts";
+import { freshStore, rawPool } from "../support/pg-sessions.ts";
+import { pgCluster } from "../support/postgres.ts";
+
+/** Strings that are syntax somewhere: tsquery operators, SQL quoting, escapes, LIKE and regex characters. */
+const HOSTILE = [
+  "it's",
+  "O'Brien''s",
+  "back\\slash",
+  "trailing\\",
+  "a & b",
+  "a | b",
+  "!negated",
+  "a <-> b",
+  "a <2> b",
+  "lex:*",
+  "lex:AB",
+  "(group)",
+  "'); DROP TABLE entries; --",
+  "$1 $$dollar$$",
+  "50% _under_",
+  "[a-z]+.*",
+  "émigré café",
+  "emoji 🚀 rocket",
+  "tab\there",
+  "\ud800lone",
+];
+
+describe("search query syntax (pure)", () => {
+  it("splits words, phrases and prefixes; everything else is text", () => {
+    expect(parseQuery(' alpha  "beta gamma" delt* "x*" ')).toEqual([
+      { kind: "word", text: "alpha" },
+      { kind: "phrase", text: "beta gamma" },
+      { kind: "prefix", text: "delt" },
+      { kind: "phrase", text: "x*" },
+    ]);
+    expect(parseQuery("a&b|!c")).toEqual([{ kind: "word", text: "a&b|!c" }]);
+  });
+
+  it("refuses what cannot be a query with INVALID_QUERY", () => {
+    for (const bad of ["", "   ", "*", '""', '"unclosed', "nul\u0000byte", "x".repeat(MAX_QUERY_CHARS + 1), 42]) {
+      let code: string | undefined;
+      try {
+        parseQuery(bad);
+      } catch (err) {
+        code = isStoreError(err) ? err.code : "other";
+      }
+      expect(code, JSON.stringify(bad)).toBe("INVALID_QUERY");
+    }
+  });
+});
+
+describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => {
+  it("a hostile string finds the entry holding it, as text; one with no word is INVALID_QUERY; nothing else changes", async () => {
+    const { store, url } = await freshStore();
+    const lines = HOSTILE.map((h, i) => message("user", `entry${i} says ${h} end`));
+    const s = await session(store, lines);
+    const index = await openIndex(store);
+    await index.refresh();
+    for (const [i, h] of HOSTILE.entries()) {
+      const hits = await index.search(h, { limit: 100 });
+      expect(
+        hits.map((hit) => hit.entryId),
+        JSON.stringify(h),
+      ).toContain(lines[i]!.entryId);
+      const quoted = await index.search(`"${h.replaceAll('"', "")}"`, { limit: 100 });
+      expect(
+        quoted.map((hit) => hit.entryId),
+        JSON.stringify(h),
+      ).toContain(lines[i]!.entryId);
+    }
+    for (const bad of ["!!!", "& | !", "<->", "'", "\\", "\\'", ":*", "()", '"&"', "*** ***"]) {
+      await expect(index.search(bad), JSON.stringify(bad)).rejects.toMatchObject({ code: "INVALID_QUERY" });
+    }
+    const db = rawPool(url);
+    expect((await db.query("SELECT count(*)::int AS n FROM entries WHERE session_id = $1", [s.id])).rows).toEqual([{ n: HOSTILE.length }]);
+  });
+
+  it("a prefix of a hostile word is still a prefix, never tsquery syntax", async () => {
+    const { store } = await freshStore();
+    const lines = [message("user", "don't stop"), message("user", "backslash\\path"), message("user", "plain words")];
+    await session(store, lines);
+    const index = await openIndex(store);
+    expect((await index.search("don'*")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]);
+    expect((await index.search("backsl*")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]);
+    expect((await index.search("pla* wor*")).map((h) => h.entryId)).toEqual([lines[2]!.entryId]);
+    // ":*" is not tsquery syntax here: ":" is punctuation, the trailing "*" makes "words" a prefix
+    expect((await index.search("words:*")).map((h) => h.entryId)).toEqual([lines[2]!.entryId]);
+    expect(await index.search("words:A")).toEqual([]); // not a weight: the word "a" is required too
+  });
+
+  it("the search statement uses the GIN index (plan of SEARCH_SQL on 3,000 entries, statistics fresh)", async () => {
+    const { store, url } = await freshStore();
+    const s = await session(store, []);
+    for (let batch = 0; batch < 6; batch++) {
+      await s.append(Array.from({ length: 500 }, (_, i) => message("user", `filler text number ${batch * 500 + i} about ordinary things`)));
+    }
+    await s.append([message("user", "needle in a haystack")]);
+    const index = await openIndex(store);
+    await index.refresh();
+    const db = rawPool(url);
+    await db.query("ANALYZE search_entries");
+    const tsquery = await compileQuery(store.pool, parseQuery("needle hay*"));
+    const plan = await db.query(`EXPLAIN ${SEARCH_SQL}`, searchParams(tsquery, resolveSearchOptions({})));
+    expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("Bitmap Index Scan on search_entries_doc");
+    expect((await index.search("needle hay*")).map((h) => h.snippet)).toEqual(["«needle» in a «haystack»"]);
+  });
+
+  it("is opened through the backend (StorageBackend.index) and names hits by the backend", async () => {
+    const { store, url } = await freshStore();
+    const s = await session(store, [message("user", "through the backend")]);
+    const backend = PostgresBackend.of(url);
+    try {
+      const index = await backend.index(resolveSessionManagerOptions({}));
+      const hits = await index.search("backend");
+      expect(hits.map((h) => [h.sessionId, h.location])).toEqual([[s.id, `${backend.name}#${s.id}`]]);
+      await index.close();
+      await expect(index.search("backend")).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
+    } finally {
+      await backend.close();
+    }
+  });
+});
