@@ -253,8 +253,10 @@ async function inSnapshot<T>(client: PoolClient, fn: () => Promise<T>): Promise<
 export async function refreshSearchIndex(pool: Pool): Promise<IndexRefreshReport> {
   const doing = "Refreshing the search index";
   return withClient(pool, doing, async (client) => {
-    await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
     const report: IndexRefreshReport = { sessionsIndexed: 0, entriesIndexed: 0, bytesRead: 0, removed: 0 };
+    // nothing to do: no lock taken, nothing written (a role that may only read searches a fresh index)
+    if (await isFresh(client)) return report;
+    await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
     const touched = new Set<string>();
     report.removed = await inSnapshot(client, async () => {
       const gone = await client.query<{ session_id: string }>(
@@ -285,6 +287,16 @@ export async function refreshSearchIndex(pool: Pool): Promise<IndexRefreshReport
     await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
     return report;
   }).catch((err) => unavailableIfRefused(err, doing));
+}
+
+/** True when no session is behind its mark and none removed is still indexed (one statement, no lock). */
+async function isFresh(client: PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ behind: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+                     WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)
+         OR EXISTS (SELECT 1 FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)) AS behind`,
+  );
+  return !rows[0]!.behind;
 }
 
 /** How far the index is behind, read without writing (a missing index: every session is behind). */

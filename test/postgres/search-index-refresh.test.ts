@@ -99,8 +99,9 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
     expect(await ro.status()).toEqual({ fresh: false, sessionsBehind: 1, bytesBehind: expect.any(Number) });
     await (await openIndex(store)).refresh();
     const standby = track(await PgStore.connect(`${url}?options=-c%20default_transaction_read_only%3Don`, { migrate: "check" }));
-    await session(store, [message("user", "newer text")]);
     const sb = await openIndex(standby, true);
+    expect(await sb.search("readable")).toHaveLength(1); // a fresh index is searched without writing
+    await session(store, [message("user", "newer text")]);
     await expect(sb.search("text")).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
     expect(await sb.status()).toMatchObject({ fresh: false, sessionsBehind: 1 });
   });
