@@ -15,8 +15,8 @@ import { withClient, withTransaction } from "./transaction.ts";
  * index holds and touch none of its tables; a refresh killed at any point leaves the marks true.
  */
 
-/** Advisory lock key ("tsindex" + 1) held for the length of a refresh: one refresher at a time per database. */
-const INDEX_LOCK = "8391177401511800162";
+/** Advisory lock key ("tsschema" + 1) held for the length of a refresh: one refresher at a time per database. */
+export const INDEX_LOCK = "8391177401511800162";
 
 /** Sessions whose state one batch reads. */
 const SESSIONS_PER_BATCH = 200;
@@ -87,8 +87,7 @@ async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
 export async function rebuildSearchIndex(pool: Pool, readOnly: boolean): Promise<IndexRefreshReport> {
   await ensureSearchTables(pool, readOnly);
   if (readOnly) throw new TranscriptStoreError("INDEX_UNAVAILABLE", "A read-only connection does not rebuild the search index");
-  await createSearchTables(pool, true).catch((err) => unavailableIfRefused(err, "Rebuilding the search index"));
-  return refreshSearchIndex(pool);
+  return refreshSearchIndex(pool, true);
 }
 
 /** A session's state in one batch's snapshot. */
@@ -246,17 +245,19 @@ async function inSnapshot<T>(client: PoolClient, fn: () => Promise<T>): Promise<
 }
 
 /**
- * Brings the index up to date with the rows committed when it starts: removes sessions gone,
- * re-indexes sessions rewritten, reads only the rows past each mark. One refresher at a time
- * (others wait, then find the work done); appends never wait for it.
+ * Brings the index up to date with the rows committed when it starts (`rebuild`: from empty
+ * tables): removes sessions gone, re-indexes sessions rewritten, reads only the rows past each
+ * mark. One refresher at a time (others wait, then find the work done); appends never wait for it.
  */
-export async function refreshSearchIndex(pool: Pool): Promise<IndexRefreshReport> {
-  const doing = "Refreshing the search index";
+export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<IndexRefreshReport> {
+  const doing = rebuild ? "Rebuilding the search index" : "Refreshing the search index";
   return withClient(pool, doing, async (client) => {
     const report: IndexRefreshReport = { sessionsIndexed: 0, entriesIndexed: 0, bytesRead: 0, removed: 0 };
     // nothing to do: no lock taken, nothing written (a role that may only read searches a fresh index)
-    if (await isFresh(client)) return report;
+    if (!rebuild && (await isFresh(client))) return report;
     await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+    // a rebuild drops the tables under the refresh lock: never under a refresher's batches
+    if (rebuild) await createSearchTables(pool, true);
     const touched = new Set<string>();
     report.removed = await inSnapshot(client, async () => {
       const gone = await client.query<{ session_id: string }>(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PgStore } from "../../src/postgres/index.ts";
+import { INDEX_LOCK } from "../../src/postgres/search-index.ts";
 import { bytesOf, message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, headerLine, rawPool, track } from "../support/pg-sessions.ts";
 import { pgCluster } from "../support/postgres.ts";
@@ -82,6 +83,33 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
     expect(await index.search("durable")).toEqual([]);
     expect(await index.rebuild()).toMatchObject({ sessionsIndexed: 1, entriesIndexed: 2, removed: 0 });
     expect(await index.search("durable")).toHaveLength(2);
+  });
+
+  it("a rebuild waits for a refresher's lock before dropping anything", async () => {
+    const { store, url } = await freshStore();
+    const db = rawPool(url);
+    await session(store, [message("user", "steady words")]);
+    const index = await openIndex(store);
+    await index.refresh();
+    const oid = async () => (await db.query("SELECT 'search_entries'::regclass::oid::int AS oid")).rows[0].oid;
+    const before = await oid();
+    const refresher = await db.connect(); // stands for a refresher in another process, mid-refresh
+    try {
+      await refresher.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+      const rebuilding = index.rebuild();
+      for (;;) {
+        const waiting = await db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        if (waiting.rows[0].n > 0) break;
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(await oid()).toBe(before); // the tables the refresher writes are still there
+      await refresher.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
+      expect(await rebuilding).toMatchObject({ sessionsIndexed: 1, entriesIndexed: 1 });
+    } finally {
+      refresher.release();
+    }
+    expect(await oid()).not.toBe(before);
+    expect(await index.search("steady")).toHaveLength(1);
   });
 
   it("on a read-only store (migrate: check) runs no DDL: missing tables are INDEX_UNAVAILABLE, and a refused write too", async () => {
