@@ -70,7 +70,12 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
       "The search index tables are missing and a read-only connection does not create them (a writing connection does)",
     );
   }
-  await createSearchTables(pool, false).catch((err) => unavailableIfRefused(err, doing));
+  // under the refresh lock, as a rebuild: a refresher elsewhere finishes before a half-dropped pair is dropped
+  await withClient(pool, doing, async (client) => {
+    await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+    await createSearchTables(pool, false);
+    await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
+  }).catch((err) => unavailableIfRefused(err, doing));
 }
 
 /** (Re)creates the tables under the migration lock; `fresh` drops them first (a rebuild), else only a half-dropped pair is dropped. */

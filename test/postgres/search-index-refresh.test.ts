@@ -85,32 +85,35 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
     expect(await index.search("durable")).toHaveLength(2);
   });
 
-  it("a rebuild waits for a refresher's lock before dropping anything", async () => {
-    const { store, url } = await freshStore();
-    const db = rawPool(url);
-    await session(store, [message("user", "steady words")]);
-    const index = await openIndex(store);
-    await index.refresh();
-    const oid = async () => (await db.query("SELECT 'search_entries'::regclass::oid::int AS oid")).rows[0].oid;
-    const before = await oid();
-    const refresher = await db.connect(); // stands for a refresher in another process, mid-refresh
-    try {
-      await refresher.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
-      const rebuilding = index.rebuild();
-      for (;;) {
-        const waiting = await db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
-        if (waiting.rows[0].n > 0) break;
-        await new Promise((r) => setImmediate(r));
+  for (const action of ["rebuild", "recreate"] as const) {
+    it(`a ${action} waits for a refresher's lock before dropping anything`, async () => {
+      const { store, url } = await freshStore();
+      const db = rawPool(url);
+      await session(store, [message("user", "steady words")]);
+      const index = await openIndex(store);
+      await index.refresh();
+      const oid = async () => (await db.query("SELECT 'search_entries'::regclass::oid::int AS oid")).rows[0].oid;
+      const before = await oid();
+      if (action === "recreate") await db.query("DROP TABLE search_sessions"); // half the pair: both are made anew
+      const refresher = await db.connect(); // stands for a refresher in another process, mid-refresh
+      try {
+        await refresher.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+        const running = action === "rebuild" ? index.rebuild() : index.refresh();
+        for (;;) {
+          const waiting = await db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+          if (waiting.rows[0].n > 0) break;
+          await new Promise((r) => setImmediate(r));
+        }
+        expect(await oid()).toBe(before); // the table the refresher writes is still there
+        await refresher.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
+        expect(await running).toMatchObject({ sessionsIndexed: 1, entriesIndexed: 1 });
+      } finally {
+        refresher.release();
       }
-      expect(await oid()).toBe(before); // the tables the refresher writes are still there
-      await refresher.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
-      expect(await rebuilding).toMatchObject({ sessionsIndexed: 1, entriesIndexed: 1 });
-    } finally {
-      refresher.release();
-    }
-    expect(await oid()).not.toBe(before);
-    expect(await index.search("steady")).toHaveLength(1);
-  });
+      expect(await oid()).not.toBe(before);
+      expect(await index.search("steady")).toHaveLength(1);
+    });
+  }
 
   it("on a read-only store (migrate: check) runs no DDL: missing tables are INDEX_UNAVAILABLE, and a refused write too", async () => {
     const { store, url } = await freshStore();
