@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isStoreError } from "../../src/errors.ts";
 import { compileQuery, MAX_QUERY_CHARS, parseQuery, SEARCH_SQL, searchParams } from "../../src/postgres/search-query.ts";
+import { MAX_SEARCH_TEXT_CHARS } from "../../src/postgres/search-text.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { PostgresBackend } from "../../src/storage/postgres/pg-backend.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
@@ -80,6 +81,18 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => 
     }
     const db = rawPool(url);
     expect((await db.query("SELECT count(*)::int AS n FROM entries WHERE session_id = $1", [s.id])).rows).toEqual([{ n: HOSTILE.length }]);
+  });
+
+  it("indexes text holding NUL and lone surrogates (as U+FFFD), and the first MAX_SEARCH_TEXT_CHARS of a huge one", async () => {
+    const { store } = await freshStore();
+    const huge = `head ${"filler ".repeat(MAX_SEARCH_TEXT_CHARS / 7 + 10)} beyondthecut`;
+    const lines = [message("user", "nul\u0000inside lone\ud800surrogate"), message("toolResult", huge)];
+    await session(store, lines);
+    const index = await openIndex(store);
+    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2 });
+    expect((await index.search("inside surrogate")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]);
+    expect((await index.search("head")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]);
+    expect(await index.search("beyondthecut")).toEqual([]);
   });
 
   it("a prefix of a hostile word is still a prefix, never tsquery syntax", async () => {
