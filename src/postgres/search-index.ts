@@ -4,7 +4,7 @@ import type { IndexRefreshReport, IndexStatus } from "../index/session-index.ts"
 import { sqlState } from "./pg-errors.ts";
 import { MIGRATION_LOCK, schemaVersion } from "./schema.ts";
 import { SEARCH_SCHEMA_VERSION, SEARCH_TABLES } from "./search-tables.ts";
-import { searchTextsOf } from "./search-text.ts";
+import { searchEntryOf } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /*
@@ -104,6 +104,8 @@ interface SessionState {
   indexedGeneration: string | null;
   indexedSeq: number;
   indexedBytes: number;
+  /** The model in effect after the indexed rows. */
+  model: string | null;
 }
 
 /** One row to insert into search_entries. */
@@ -155,7 +157,8 @@ async function refreshBatch(
 ): Promise<{ entries: number; bytes: number; more: boolean }> {
   const { rows: states } = await client.query<SessionState>(
     `SELECT s.id, s.generation::text AS generation, s.last_seq::float8 AS "lastSeq", i.generation::text AS "indexedGeneration",
-            COALESCE(i.indexed_seq, 0)::float8 AS "indexedSeq", COALESCE(i.indexed_bytes, 0)::float8 AS "indexedBytes"
+            COALESCE(i.indexed_seq, 0)::float8 AS "indexedSeq", COALESCE(i.indexed_bytes, 0)::float8 AS "indexedBytes",
+            i.model
        FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
       WHERE s.id = ANY($1::text[])`,
     [ids],
@@ -166,6 +169,7 @@ async function refreshBatch(
     for (const s of reset) {
       s.indexedSeq = 0;
       s.indexedBytes = 0;
+      s.model = null;
     }
   }
   const behind = states.filter((s) => s.indexedSeq < s.lastSeq);
@@ -200,7 +204,10 @@ async function refreshBatch(
     const rows: IndexRow[] = [];
     const byId = new Map(reading.map((s) => [s.id, s]));
     for (const { id, seq, entryId, line } of lines) {
-      for (const t of searchTextsOf(line)) {
+      const state = byId.get(id)!;
+      const entry = searchEntryOf(line, state.model);
+      if (entry.model !== null) state.model = entry.model;
+      for (const t of entry.texts) {
         rows.push({
           sessionId: id,
           seq,
@@ -212,7 +219,6 @@ async function refreshBatch(
           body: t.text,
         });
       }
-      const state = byId.get(id)!;
       state.indexedSeq = seq;
       state.indexedBytes += Buffer.byteLength(line) + 1;
       changed.set(id, state);
@@ -225,11 +231,18 @@ async function refreshBatch(
   if (changed.size > 0) {
     const list = [...changed.values()];
     await client.query(
-      `INSERT INTO search_sessions (session_id, generation, indexed_seq, indexed_bytes)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+      `INSERT INTO search_sessions (session_id, generation, indexed_seq, indexed_bytes, model)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[])
        ON CONFLICT (session_id) DO UPDATE
-         SET generation = excluded.generation, indexed_seq = excluded.indexed_seq, indexed_bytes = excluded.indexed_bytes`,
-      [list.map((s) => s.id), list.map((s) => s.generation), list.map((s) => s.indexedSeq), list.map((s) => s.indexedBytes)],
+         SET generation = excluded.generation, indexed_seq = excluded.indexed_seq, indexed_bytes = excluded.indexed_bytes,
+             model = excluded.model`,
+      [
+        list.map((s) => s.id),
+        list.map((s) => s.generation),
+        list.map((s) => s.indexedSeq),
+        list.map((s) => s.indexedBytes),
+        list.map((s) => s.model),
+      ],
     );
     for (const s of list) touched.add(s.id);
   }

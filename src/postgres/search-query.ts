@@ -105,8 +105,9 @@ const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=3
 
 /**
  * The search statement: hits of `$1` (compileQuery's tsquery) ranked by ts_rank (normalized by
- * length), then newest first; the filters in the same statement ($2 … $7, null: none); snippets
- * (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
+ * length), then newest first; the filters in the same statement ($2 … $7, null: none; the model
+ * is matched as a substring in any case, the session as an id or id prefix, as the file tree's
+ * index does); snippets (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
  */
 export const SEARCH_SQL = `
   SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
@@ -116,7 +117,8 @@ export const SEARCH_SQL = `
            WHERE e.doc @@ $1::tsquery
              AND ($2::text IS NULL OR s.cwd = $2) AND ($3::timestamptz IS NULL OR e.at >= $3)
              AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
-             AND ($6::text IS NULL OR e.model = $6) AND ($7::text IS NULL OR e.session_id = $7)
+             AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
+             AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
            ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
            LIMIT $8) r
     JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
@@ -128,12 +130,13 @@ export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
   return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
 }
 
-/** The hits of `tsquery` under the filters `f`, snippets cut to MAX_SNIPPET_CHARS. */
+/** The hits of `tsquery` under the filters `f`, snippets with whitespace collapsed and cut to MAX_SNIPPET_CHARS. */
 export async function searchEntries(pool: Pool, tsquery: string, f: PgSearchFilters): Promise<PgSearchRow[]> {
   const { rows } = await withClient(pool, "Searching the index", (client) =>
     client.query<PgSearchRow>(SEARCH_SQL, searchParams(tsquery, f)),
   );
   for (const row of rows) {
+    row.snippet = row.snippet.replace(/\s+/g, " ").trim();
     if (row.snippet.length > MAX_SNIPPET_CHARS) {
       const end = /[\ud800-\udbff]/.test(row.snippet[MAX_SNIPPET_CHARS - 1]!) ? MAX_SNIPPET_CHARS - 1 : MAX_SNIPPET_CHARS;
       row.snippet = `${row.snippet.slice(0, end)}…`;

@@ -5,8 +5,9 @@
  * is a new step.
  *
  * `search_sessions` holds one row per indexed session: its `generation` when indexed (a rewrite
- * gives the session a new one) and the high-water mark (`indexed_seq`, `indexed_bytes`: the entry
- * rows read so far and their bytes, counted as `sessions.body_bytes` counts them).
+ * gives the session a new one), the high-water mark (`indexed_seq`, `indexed_bytes`: the entry
+ * rows read so far and their bytes, counted as `sessions.body_bytes` counts them) and the model in
+ * effect after them (the next rows' `model` continues from it).
  * `search_entries` holds the searchable text of an entry, one row per role it holds text for
  * (an assistant message's text and its thinking are two rows), with a `simple` tsvector under GIN.
  * Neither references `sessions`: a delete or an append never touches them (a refresh removes the
@@ -17,7 +18,8 @@ export const SEARCH_TABLES = `
     session_id    text PRIMARY KEY,
     generation    bigint NOT NULL,
     indexed_seq   bigint NOT NULL DEFAULT 0,
-    indexed_bytes bigint NOT NULL DEFAULT 0
+    indexed_bytes bigint NOT NULL DEFAULT 0,
+    model         text
   );
   CREATE TABLE IF NOT EXISTS search_entries (
     session_id text NOT NULL,

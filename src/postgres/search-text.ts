@@ -17,7 +17,7 @@ export interface SearchText {
   role: SearchRole;
   /** At most MAX_SEARCH_TEXT_CHARS, storable as `text` (no NUL, no lone surrogate). */
   text: string;
-  /** The assistant message's model (assistant and thinking rows), else null. */
+  /** The session's model in effect at this entry (the last one named up to it), else null. */
   model: string | null;
   /** The entry's `timestamp` as written, and as a time when it parses as one. */
   timestamp: string | null;
@@ -53,20 +53,48 @@ function addContent(parts: Map<SearchRole, string[]>, role: SearchRole, content:
   }
 }
 
+/** What one stored line gives the index: its texts, and the model it names (null: none). */
+export interface SearchEntry {
+  texts: SearchText[];
+  /**
+   * The model this entry names: an assistant message's `model`, a `model_change`'s `modelId` (or
+   * `model`, `model.id`). The index gives every entry the session's model in effect (the last one
+   * named up to it), as the file tree's index does.
+   */
+  model: string | null;
+}
+
+/** The model an entry names (see SearchEntry.model). */
+function modelNamed(entry: Json): string | null {
+  if (entry.type === "message" && isObject(entry.message) && entry.message.role === "assistant") {
+    return typeof entry.message.model === "string" ? entry.message.model : null;
+  }
+  if (entry.type === "model_change") {
+    if (typeof entry.modelId === "string") return entry.modelId;
+    if (typeof entry.model === "string") return entry.model;
+    if (isObject(entry.model) && typeof entry.model.id === "string") return entry.model.id;
+  }
+  return null;
+}
+
 /**
  * What one stored line contributes to the search index: one text per role of a `message` entry
  * (user, assistant with its tool calls, toolResult, and the assistant's thinking; pi's `!` shell
- * runs, role `bashExecution`, count as tool results). Every other entry, and a line that is not
- * JSON (kept in `entries` as it is), contributes nothing. Pure.
+ * runs, role `bashExecution`, count as tool results), and the model it names. Every other entry,
+ * and a line that is not JSON (kept in `entries` as it is), has no text. Each text's `model` is the
+ * one `current` (the session's model in effect before this line) becomes. Pure.
  */
-export function searchTextsOf(line: string): SearchText[] {
+export function searchEntryOf(line: string, current: string | null = null): SearchEntry {
   let entry: unknown;
   try {
     entry = JSON.parse(line);
   } catch {
-    return [];
+    return { texts: [], model: null };
   }
-  if (!isObject(entry) || entry.type !== "message" || !isObject(entry.message)) return [];
+  if (!isObject(entry)) return { texts: [], model: null };
+  const named = modelNamed(entry);
+  const model = named === null ? current : columnText(named);
+  if (entry.type !== "message" || !isObject(entry.message)) return { texts: [], model: named === null ? null : model };
   const message = entry.message;
   const parts = new Map<SearchRole, string[]>();
   if (message.role === "user") addContent(parts, "user", message.content);
@@ -74,20 +102,22 @@ export function searchTextsOf(line: string): SearchText[] {
   else if (message.role === "toolResult") addContent(parts, "toolResult", message.content);
   else if (message.role === "bashExecution")
     add(parts, "toolResult", [message.command, message.output].filter((s) => typeof s === "string").join("\n"));
-  if (parts.size === 0) return [];
-  const model = message.role === "assistant" && typeof message.model === "string" ? columnText(message.model) : null;
   const timestamp = typeof entry.timestamp === "string" ? columnText(entry.timestamp) : null;
   const ms = timestamp === null ? Number.NaN : Date.parse(timestamp);
   // a time PostgreSQL and every reader hold: years 1 to 9999
   const at = Number.isFinite(ms) && new Date(ms).getUTCFullYear() >= 1 && new Date(ms).getUTCFullYear() <= 9999 ? new Date(ms) : null;
-  const out: SearchText[] = [];
+  const texts: SearchText[] = [];
   for (const role of SEARCH_ROLES) {
-    const list = parts.get(role);
-    if (list === undefined) continue;
-    const joined = list.join("\n");
-    out.push({ role, text: columnText(cut(joined)), model: role === "assistant" || role === "thinking" ? model : null, timestamp, at });
+    const joined = parts.get(role)?.join("\n");
+    if (joined === undefined || joined.trim().length === 0) continue;
+    texts.push({ role, text: columnText(cut(joined)), model, timestamp, at });
   }
-  return out;
+  return { texts, model: named === null ? null : model };
+}
+
+/** The texts of `line` alone (no model in effect before it). */
+export function searchTextsOf(line: string): SearchText[] {
+  return searchEntryOf(line).texts;
 }
 
 /** `text` cut to MAX_SEARCH_TEXT_CHARS, never inside a surrogate pair. */

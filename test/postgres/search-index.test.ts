@@ -46,13 +46,27 @@ describe.skipIf(!pgCluster())("PostgreSQL search index", () => {
     expect((await index.search("alpha", { cwd: "/b" })).map((h) => h.sessionId)).toEqual([b.id]);
     expect(await roles({ session: a.id })).toEqual(["assistant", "thinking", "toolResult", "user"]);
     expect(await roles({ roles: ["thinking", "user"] })).toEqual(["thinking", "user"]);
-    expect(await roles({ model: "big" })).toEqual(["assistant", "thinking"]);
+    // the model in effect: named by an assistant message (or a model change), carried to the entries after it
+    expect(await roles({ model: "big" })).toEqual(["assistant", "thinking", "toolResult"]);
+    expect(await roles({ model: "BI" })).toEqual(["assistant", "thinking", "toolResult"]); // a substring, any case
+    expect(await roles({ session: a.id.slice(0, 8) })).toEqual(["assistant", "thinking", "toolResult", "user"]); // an id prefix
     expect(await roles({ since: new Date("2026-02-01T00:00:00Z"), until: new Date("2026-03-01T00:00:00Z") })).toEqual([
       "assistant",
       "thinking",
       "toolResult",
     ]);
     expect(await index.search("alpha", { limit: 2 })).toHaveLength(2);
+    // carried across refreshes: a model change indexed alone, then an entry after it
+    await b.append([
+      {
+        line: JSON.stringify({ type: "model_change", id: "mc1", parentId: null, timestamp: "t", modelId: "Later-1" }),
+        entryId: "mc1",
+        kind: "model_change",
+      },
+    ]);
+    await index.refresh();
+    await b.append([message("user", "alpha after the change")]);
+    expect((await index.search("alpha", { model: "later" })).map((h) => [h.sessionId, h.role])).toEqual([[b.id, "user"]]);
     expect(await index.search("pondering", { roles: ["assistant"] })).toEqual([]);
     for (const bad of [{ limit: 0 }, { limit: 1.5 }, { roles: ["system"] }, { since: new Date("x") }, { cwd: "" }] as object[]) {
       await expect(index.search("alpha", bad)).rejects.toMatchObject({ code: "INVALID_OPTION" });

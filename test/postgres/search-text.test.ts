@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_SEARCH_TEXT_CHARS, searchTextsOf } from "../../src/postgres/search-text.ts";
+import { MAX_SEARCH_TEXT_CHARS, searchEntryOf, searchTextsOf } from "../../src/postgres/search-text.ts";
 
 const line = (message: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: "message", id: "a1", parentId: null, timestamp: "2026-11-20T10:00:00.000Z", message, ...extra });
@@ -31,12 +31,27 @@ describe("searchTextsOf: the searchable text of a stored line (pure)", () => {
     ]);
   });
 
+  it("gives each text the model in effect: the one the entry names, else the one before it", () => {
+    const change = (extra: Record<string, unknown>) =>
+      JSON.stringify({ type: "model_change", id: "m", parentId: null, timestamp: "t", ...extra });
+    expect(searchEntryOf(change({ modelId: "a" }), "old")).toEqual({ texts: [], model: "a" });
+    expect(searchEntryOf(change({ model: "b" })).model).toBe("b");
+    expect(searchEntryOf(change({ model: { id: "c" } })).model).toBe("c");
+    expect(searchEntryOf(line({ role: "user", content: "hi" }), "old")).toMatchObject({ texts: [{ model: "old" }], model: null });
+    expect(searchEntryOf(line({ role: "assistant", model: "new", content: "yo" }), "old")).toMatchObject({
+      texts: [{ model: "new" }],
+      model: "new",
+    });
+    expect(searchEntryOf("not json", "old")).toEqual({ texts: [], model: null });
+  });
+
   it("gives nothing for other entries, other roles, empty text, and a line that is not JSON", () => {
     for (const other of [
       JSON.stringify({ type: "model_change", id: "a", parentId: null, timestamp: "t", model: "m" }),
       line({ role: "custom", content: "x" }),
       line({ role: "user", content: [] }),
       line({ role: "user", content: "" }),
+      line({ role: "user", content: " \n\t " }),
       line("not an object"),
       '{"type":"message", torn',
       "[1,2]",
