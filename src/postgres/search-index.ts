@@ -1,6 +1,5 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import type { IndexRefreshReport, IndexStatus } from "../index/session-index.ts";
 import { sqlState } from "./pg-errors.ts";
 import { MIGRATION_LOCK, schemaVersion } from "./schema.ts";
 import { SEARCH_SCHEMA_VERSION, SEARCH_TABLES } from "./search-tables.ts";
@@ -14,6 +13,54 @@ import { withClient, withTransaction } from "./transaction.ts";
  * its rows agree), the mark moving in the same transaction as the rows. Appends take no lock the
  * index holds and touch none of its tables; a refresh killed at any point leaves the marks true.
  */
+
+/**
+ * What a refresh or rebuild did: the fields of `IndexRefreshReport` (src/index/session-index.ts)
+ * as both indexes report them. A session's `generation` or its rows stand for a file's inode and bytes.
+ */
+export interface PgIndexRefreshReport {
+  /** Sessions that got rows indexed, were reset or removed: sessionsAdded + sessionsUpdated + sessionsReindexed. */
+  sessionsIndexed: number;
+  /** Sessions compared with their marks and found behind. */
+  filesSeen: number;
+  sessionsAdded: number;
+  sessionsUpdated: number;
+  /** Sessions rewritten (a new generation) and indexed again from their first row. */
+  sessionsReindexed: number;
+  /** Sessions gone from the store whose rows left the index. */
+  sessionsRemoved: number;
+  removed: number;
+  /** Searchable texts added (an assistant entry with thinking gives two). */
+  entriesIndexed: number;
+  /** Bytes of the entry lines read past the marks (each line + 1, as `sessions.body_bytes` counts). */
+  bytesRead: number;
+  /** Always 0 here: a header is a column, never read to check a session (the file tree's index reads them). */
+  headerBytesRead: number;
+  /** Always 0: artifacts are not indexed on PostgreSQL yet. */
+  artifactBytesRead: number;
+  /** Lines that are not a JSON object (kept in `entries`; skipped here). */
+  malformedLines: number;
+}
+
+/** How far the index is behind: the fields of `IndexStatus` (src/index/session-index.ts) but `location`, which the caller knows. */
+export interface PgIndexStatus {
+  fresh: boolean;
+  /** Sessions behind, and sessions gone still indexed. */
+  sessionsBehind: number;
+  bytesBehind: number;
+  sessionsIndexed: number;
+  entriesIndexed: number;
+  sessionsGone: number;
+}
+
+/** What the batches of one refresh did, by session. */
+interface Tally {
+  added: Set<string>;
+  updated: Set<string>;
+  reindexed: Set<string>;
+  texts: number;
+  malformed: number;
+}
 
 /** Advisory lock key ("tsschema" + 1) held for the length of a refresh: one refresher at a time per database. */
 export const INDEX_LOCK = "8391177401511800162";
@@ -89,7 +136,7 @@ async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
 }
 
 /** Drops and recreates the index tables, then fills them from every row (INDEX_UNAVAILABLE when `readOnly`). */
-export async function rebuildSearchIndex(pool: Pool, readOnly: boolean): Promise<IndexRefreshReport> {
+export async function rebuildSearchIndex(pool: Pool, readOnly: boolean): Promise<PgIndexRefreshReport> {
   await ensureSearchTables(pool, readOnly);
   if (readOnly) throw new TranscriptStoreError("INDEX_UNAVAILABLE", "A read-only connection does not rebuild the search index");
   return refreshSearchIndex(pool, true);
@@ -150,11 +197,7 @@ async function insertRows(client: PoolClient, rows: readonly IndexRow[]): Promis
  * reads the next entry rows past their marks (bounded), inserts their text, moves the marks.
  * Returns what it read and whether work remains among `ids`.
  */
-async function refreshBatch(
-  client: PoolClient,
-  ids: readonly string[],
-  touched: Set<string>,
-): Promise<{ entries: number; bytes: number; more: boolean }> {
+async function refreshBatch(client: PoolClient, ids: readonly string[], tally: Tally): Promise<{ bytes: number; more: boolean }> {
   const { rows: states } = await client.query<SessionState>(
     `SELECT s.id, s.generation::text AS generation, s.last_seq::float8 AS "lastSeq", i.generation::text AS "indexedGeneration",
             COALESCE(i.indexed_seq, 0)::float8 AS "indexedSeq", COALESCE(i.indexed_bytes, 0)::float8 AS "indexedBytes",
@@ -167,6 +210,7 @@ async function refreshBatch(
   if (reset.length > 0) {
     await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [reset.map((s) => s.id)]);
     for (const s of reset) {
+      (s.indexedGeneration === null ? tally.added : tally.reindexed).add(s.id);
       s.indexedSeq = 0;
       s.indexedBytes = 0;
       s.model = null;
@@ -174,7 +218,7 @@ async function refreshBatch(
   }
   const behind = states.filter((s) => s.indexedSeq < s.lastSeq);
   const changed = new Map<string, SessionState>(reset.map((s) => [s.id, s]));
-  let entries = 0;
+  let rowsAdded = 0;
   let bytes = 0;
   let more = false;
   if (behind.length > 0) {
@@ -207,6 +251,8 @@ async function refreshBatch(
       const state = byId.get(id)!;
       const entry = searchEntryOf(line, state.model);
       if (entry.model !== null) state.model = entry.model;
+      if (entry.malformed) tally.malformed++;
+      tally.updated.add(id);
       for (const t of entry.texts) {
         rows.push({
           sessionId: id,
@@ -223,7 +269,7 @@ async function refreshBatch(
       state.indexedBytes += Buffer.byteLength(line) + 1;
       changed.set(id, state);
     }
-    entries = lines.length;
+    rowsAdded = rows.length;
     // a session with fewer rows than its last seq says (never written so) is marked at its last seq
     for (const s of behind) if (!more && s.indexedSeq < s.lastSeq && !through.has(s.id)) changed.set(s.id, { ...s, indexedSeq: s.lastSeq });
     await insertRows(client, rows);
@@ -244,9 +290,9 @@ async function refreshBatch(
         list.map((s) => s.model),
       ],
     );
-    for (const s of list) touched.add(s.id);
   }
-  return { entries, bytes, more };
+  tally.texts += rowsAdded;
+  return { bytes, more };
 }
 
 /** Runs `fn` in a REPEATABLE READ transaction on `client` (rolled back when it throws). */
@@ -267,16 +313,28 @@ async function inSnapshot<T>(client: PoolClient, fn: () => Promise<T>): Promise<
  * tables): removes sessions gone, re-indexes sessions rewritten, reads only the rows past each
  * mark. One refresher at a time (others wait, then find the work done); appends never wait for it.
  */
-export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<IndexRefreshReport> {
+export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<PgIndexRefreshReport> {
   const doing = rebuild ? "Rebuilding the search index" : "Refreshing the search index";
   return withClient(pool, doing, async (client) => {
-    const report: IndexRefreshReport = { sessionsIndexed: 0, entriesIndexed: 0, bytesRead: 0, removed: 0 };
+    const report: PgIndexRefreshReport = {
+      sessionsIndexed: 0,
+      filesSeen: 0,
+      sessionsAdded: 0,
+      sessionsUpdated: 0,
+      sessionsReindexed: 0,
+      sessionsRemoved: 0,
+      removed: 0,
+      entriesIndexed: 0,
+      bytesRead: 0,
+      headerBytesRead: 0,
+      artifactBytesRead: 0,
+      malformedLines: 0,
+    };
     // nothing to do: no lock taken, nothing written (a role that may only read searches a fresh index)
     if (!rebuild && (await isFresh(client))) return report;
     await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
     // a rebuild drops the tables under the refresh lock: never under a refresher's batches
     if (rebuild) await createSearchTables(pool, true);
-    const touched = new Set<string>();
     report.removed = await inSnapshot(client, async () => {
       const gone = await client.query<{ session_id: string }>(
         "DELETE FROM search_sessions i WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.session_id) RETURNING session_id",
@@ -285,20 +343,28 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<I
       await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [gone.rows.map((r) => r.session_id)]);
       return gone.rows.length;
     });
+    report.sessionsRemoved = report.removed;
     const { rows } = await client.query<{ id: string }>(
       `SELECT s.id FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
         WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq ORDER BY s.id`,
     );
+    report.filesSeen = rows.length;
+    const tally: Tally = { added: new Set(), updated: new Set(), reindexed: new Set(), texts: 0, malformed: 0 };
     for (let i = 0; i < rows.length; i += SESSIONS_PER_BATCH) {
       const ids = rows.slice(i, i + SESSIONS_PER_BATCH).map((r) => r.id);
       for (;;) {
-        const step = await inSnapshot(client, () => refreshBatch(client, ids, touched));
-        report.entriesIndexed += step.entries;
+        const step = await inSnapshot(client, () => refreshBatch(client, ids, tally));
         report.bytesRead += step.bytes;
         if (!step.more) break;
       }
     }
-    report.sessionsIndexed = touched.size;
+    for (const id of [...tally.added, ...tally.reindexed]) tally.updated.delete(id);
+    report.sessionsAdded = tally.added.size;
+    report.sessionsReindexed = tally.reindexed.size;
+    report.sessionsUpdated = tally.updated.size;
+    report.sessionsIndexed = tally.added.size + tally.reindexed.size + tally.updated.size;
+    report.entriesIndexed = tally.texts;
+    report.malformedLines = tally.malformed;
     // Rows wait in the GIN index's pending list until a vacuum; a search then scans that list, and the
     // planner, counting it, may prefer a sequential scan. Moved into the index now, best effort (the
     // function needs the index's owner; a role that is not waits for autovacuum).
@@ -319,24 +385,35 @@ async function isFresh(client: PoolClient): Promise<boolean> {
 }
 
 /** How far the index is behind, read without writing (a missing index: every session is behind). */
-export async function searchIndexStatus(pool: Pool): Promise<IndexStatus> {
+export async function searchIndexStatus(pool: Pool): Promise<PgIndexStatus> {
   return withClient(pool, "Reading the search index status", async (client) => {
     const present = await tablesPresent(client);
     if (!present.sessions || !present.entries) {
       const { rows } = await client.query<{ n: number; bytes: number }>(
         "SELECT count(*)::float8 AS n, COALESCE(sum(body_bytes), 0)::float8 AS bytes FROM sessions",
       );
-      return { fresh: rows[0]!.n === 0 && present.sessions === present.entries, sessionsBehind: rows[0]!.n, bytesBehind: rows[0]!.bytes };
+      const { n, bytes } = rows[0]!;
+      return { fresh: false, sessionsBehind: n, bytesBehind: bytes, sessionsIndexed: 0, entriesIndexed: 0, sessionsGone: 0 };
     }
-    const { rows } = await client.query<{ n: number; bytes: number; gone: number }>(
+    const { rows } = await client.query<{ n: number; bytes: number; gone: number; indexed: number; texts: number }>(
       `SELECT count(*)::float8 AS n,
               COALESCE(sum(s.body_bytes - CASE WHEN i.generation = s.generation AND i.indexed_seq <= s.last_seq
                                                THEN i.indexed_bytes ELSE 0 END), 0)::float8 AS bytes,
-              (SELECT count(*) FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id))::float8 AS gone
+              (SELECT count(*) FROM search_sessions g
+                WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id))::float8 AS gone,
+              (SELECT count(*) FROM search_sessions)::float8 AS indexed,
+              (SELECT count(*) FROM search_entries)::float8 AS texts
          FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
         WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq`,
     );
-    const { n, bytes, gone } = rows[0]!;
-    return { fresh: n + gone === 0 && present.gin, sessionsBehind: n + gone, bytesBehind: bytes };
+    const { n, bytes, gone, indexed, texts } = rows[0]!;
+    return {
+      fresh: n + gone === 0 && present.gin,
+      sessionsBehind: n,
+      bytesBehind: bytes,
+      sessionsIndexed: indexed - gone,
+      entriesIndexed: texts,
+      sessionsGone: gone,
+    };
   });
 }

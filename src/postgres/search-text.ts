@@ -62,6 +62,8 @@ export interface SearchEntry {
    * named up to it), as the file tree's index does.
    */
   model: string | null;
+  /** The line is not a JSON object (kept in `entries` as it is; `verify` reports it). */
+  malformed: boolean;
 }
 
 /** The model an entry names (see SearchEntry.model). */
@@ -89,12 +91,12 @@ export function searchEntryOf(line: string, current: string | null = null): Sear
   try {
     entry = JSON.parse(line);
   } catch {
-    return { texts: [], model: null };
+    return { texts: [], model: null, malformed: true };
   }
-  if (!isObject(entry)) return { texts: [], model: null };
+  if (!isObject(entry)) return { texts: [], model: null, malformed: true };
   const named = modelNamed(entry);
   const model = named === null ? current : columnText(named);
-  if (entry.type !== "message" || !isObject(entry.message)) return { texts: [], model: named === null ? null : model };
+  if (entry.type !== "message" || !isObject(entry.message)) return { texts: [], model: named === null ? null : model, malformed: false };
   const message = entry.message;
   const parts = new Map<SearchRole, string[]>();
   if (message.role === "user") addContent(parts, "user", message.content);
@@ -112,7 +114,7 @@ export function searchEntryOf(line: string, current: string | null = null): Sear
     if (joined === undefined || joined.trim().length === 0) continue;
     texts.push({ role, text: columnText(cut(joined)), model, timestamp, at });
   }
-  return { texts, model: named === null ? null : model };
+  return { texts, model: named === null ? null : model, malformed: false };
 }
 
 /** The texts of `line` alone (no model in effect before it). */

@@ -83,13 +83,13 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => 
     expect((await db.query("SELECT count(*)::int AS n FROM entries WHERE session_id = $1", [s.id])).rows).toEqual([{ n: HOSTILE.length }]);
   });
 
-  it("indexes text holding NUL and lone surrogates (as U+FFFD), and the first MAX_SEARCH_TEXT_CHARS of a huge one", async () => {
+  it("indexes NUL and lone surrogates (as U+FFFD), the first MAX_SEARCH_TEXT_CHARS of a huge text; counts a torn line", async () => {
     const { store } = await freshStore();
     const huge = `head ${"filler ".repeat(MAX_SEARCH_TEXT_CHARS / 7 + 10)} beyondthecut`;
     const lines = [message("user", "nul\u0000inside lone\ud800surrogate"), message("toolResult", huge)];
-    await session(store, lines);
+    await session(store, [...lines, { line: '{"type":"message", torn head', entryId: null, kind: null }]);
     const index = await openIndex(store);
-    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2 });
+    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, malformedLines: 1 }); // the torn line stays in entries
     expect((await index.search("inside surrogate")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]);
     expect((await index.search("head")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]);
     expect(await index.search("beyondthecut")).toEqual([]);

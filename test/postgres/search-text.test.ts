@@ -34,7 +34,7 @@ describe("searchTextsOf: the searchable text of a stored line (pure)", () => {
   it("gives each text the model in effect: the one the entry names, else the one before it", () => {
     const change = (extra: Record<string, unknown>) =>
       JSON.stringify({ type: "model_change", id: "m", parentId: null, timestamp: "t", ...extra });
-    expect(searchEntryOf(change({ modelId: "a" }), "old")).toEqual({ texts: [], model: "a" });
+    expect(searchEntryOf(change({ modelId: "a" }), "old")).toEqual({ texts: [], model: "a", malformed: false });
     expect(searchEntryOf(change({ model: "b" })).model).toBe("b");
     expect(searchEntryOf(change({ model: { id: "c" } })).model).toBe("c");
     expect(searchEntryOf(line({ role: "user", content: "hi" }), "old")).toMatchObject({ texts: [{ model: "old" }], model: null });
@@ -42,7 +42,8 @@ describe("searchTextsOf: the searchable text of a stored line (pure)", () => {
       texts: [{ model: "new" }],
       model: "new",
     });
-    expect(searchEntryOf("not json", "old")).toEqual({ texts: [], model: null });
+    expect(searchEntryOf("not json", "old")).toEqual({ texts: [], model: null, malformed: true });
+    expect(searchEntryOf("[1]", "old")).toEqual({ texts: [], model: null, malformed: true });
   });
 
   it("gives nothing for other entries, other roles, empty text, and a line that is not JSON", () => {

@@ -96,7 +96,8 @@ export class PgSessionIndex implements SessionIndex {
 
   async status(): Promise<IndexStatus> {
     this.check();
-    return searchIndexStatus(this.pool);
+    const status = { location: this.options.name, ...(await searchIndexStatus(this.pool)) };
+    return status;
   }
 
   async rebuild(): Promise<IndexRefreshReport> {
