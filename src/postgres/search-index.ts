@@ -40,6 +40,8 @@ export interface PgIndexRefreshReport {
   artifactBytesRead: number;
   /** Lines that are not a JSON object (kept in `entries`; skipped here). */
   malformedLines: number;
+  /** Lines longer than MAX_INDEXED_LINE_BYTES (inline images, payloads): read past, not fetched. */
+  largeLinesSkipped: number;
 }
 
 /** How far the index is behind: the fields of `IndexStatus` (src/index/session-index.ts) but `location`, which the caller knows. */
@@ -60,10 +62,14 @@ interface Tally {
   reindexed: Set<string>;
   texts: number;
   malformed: number;
+  largeLines: number;
 }
 
 /** Advisory lock key ("tsschema" + 1) held for the length of a refresh: one refresher at a time per database. */
 export const INDEX_LOCK = "8391177401511800162";
+
+/** Bytes of the longest line indexed; a longer one (inline images, payloads) is read past. @default 16 MiB */
+export const MAX_INDEXED_LINE_BYTES = 16 * 1024 * 1024;
 
 /** Sessions whose state one batch reads. */
 const SESSIONS_PER_BATCH = 200;
@@ -238,21 +244,30 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
     const through = new Map<string, number>();
     for (const row of sizes.slice(0, take)) through.set(row.id, row.seq);
     const reading = behind.filter((s) => through.has(s.id));
-    const { rows: lines } = await client.query<{ id: string; seq: number; entryId: string | null; line: string }>(
-      `SELECT e.session_id AS id, e.seq::float8 AS seq, e.entry_id AS "entryId", e.line
+    // a line past MAX_INDEXED_LINE_BYTES (inline images, payloads) is read past, not fetched
+    const { rows: lines } = await client.query<{ id: string; seq: number; entryId: string | null; line: string | null; bytes: number }>(
+      `SELECT e.session_id AS id, e.seq::float8 AS seq, e.entry_id AS "entryId",
+              CASE WHEN octet_length(e.line) <= $4 THEN e.line END AS line, (octet_length(e.line) + 1)::float8 AS bytes
          FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS w (id, after, upto)
          JOIN entries e ON e.session_id = w.id AND e.seq > w.after AND e.seq <= w.upto
         ORDER BY e.session_id, e.seq`,
-      [reading.map((s) => s.id), reading.map((s) => s.indexedSeq), reading.map((s) => through.get(s.id)!)],
+      [reading.map((s) => s.id), reading.map((s) => s.indexedSeq), reading.map((s) => through.get(s.id)!), MAX_INDEXED_LINE_BYTES],
     );
     const rows: IndexRow[] = [];
     const byId = new Map(reading.map((s) => [s.id, s]));
-    for (const { id, seq, entryId, line } of lines) {
+    for (const { id, seq, entryId, line, bytes: size } of lines) {
       const state = byId.get(id)!;
+      state.indexedSeq = seq;
+      state.indexedBytes += size;
+      changed.set(id, state);
+      tally.updated.add(id);
+      if (line === null) {
+        tally.largeLines++;
+        continue;
+      }
       const entry = searchEntryOf(line, state.model);
       if (entry.model !== null) state.model = entry.model;
       if (entry.malformed) tally.malformed++;
-      tally.updated.add(id);
       for (const t of entry.texts) {
         rows.push({
           sessionId: id,
@@ -265,9 +280,6 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
           body: t.text,
         });
       }
-      state.indexedSeq = seq;
-      state.indexedBytes += Buffer.byteLength(line) + 1;
-      changed.set(id, state);
     }
     rowsAdded = rows.length;
     // a session with fewer rows than its last seq says (never written so) is marked at its last seq
@@ -329,6 +341,7 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
       headerBytesRead: 0,
       artifactBytesRead: 0,
       malformedLines: 0,
+      largeLinesSkipped: 0,
     };
     // nothing to do: no lock taken, nothing written (a role that may only read searches a fresh index)
     if (!rebuild && (await isFresh(client))) return report;
@@ -349,7 +362,7 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
         WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq ORDER BY s.id`,
     );
     report.filesSeen = rows.length;
-    const tally: Tally = { added: new Set(), updated: new Set(), reindexed: new Set(), texts: 0, malformed: 0 };
+    const tally: Tally = { added: new Set(), updated: new Set(), reindexed: new Set(), texts: 0, malformed: 0, largeLines: 0 };
     for (let i = 0; i < rows.length; i += SESSIONS_PER_BATCH) {
       const ids = rows.slice(i, i + SESSIONS_PER_BATCH).map((r) => r.id);
       for (;;) {
@@ -365,6 +378,7 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
     report.sessionsIndexed = tally.added.size + tally.reindexed.size + tally.updated.size;
     report.entriesIndexed = tally.texts;
     report.malformedLines = tally.malformed;
+    report.largeLinesSkipped = tally.largeLines;
     // Rows wait in the GIN index's pending list until a vacuum; a search then scans that list, and the
     // planner, counting it, may prefer a sequential scan. Moved into the index now, best effort (the
     // function needs the index's owner; a role that is not waits for autovacuum).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PgStore } from "../../src/postgres/index.ts";
-import { INDEX_LOCK } from "../../src/postgres/search-index.ts";
+import { INDEX_LOCK, MAX_INDEXED_LINE_BYTES } from "../../src/postgres/search-index.ts";
 import { bytesOf, message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, headerLine, rawPool, track } from "../support/pg-sessions.ts";
 import { pgCluster } from "../support/postgres.ts";
@@ -51,6 +51,7 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
       headerBytesRead: 0,
       artifactBytesRead: 0,
       malformedLines: 0,
+      largeLinesSkipped: 0,
     });
     const after = await indexRows(db, a.id);
     expect(after.slice(0, before.length)).toEqual(before); // the rows indexed before were not written again
@@ -63,6 +64,18 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
       [{ indexed_seq: 4, indexed_bytes: bytesOf([...first, ...more]) }],
     );
     expect((await index.search("cherries")).map((h) => h.role).sort()).toEqual(["toolResult", "user"]);
+  });
+
+  it("reads past a line longer than MAX_INDEXED_LINE_BYTES without fetching it, and indexes the lines after it", async () => {
+    const { store } = await freshStore();
+    const big = message("toolResult", `bigword ${"z".repeat(MAX_INDEXED_LINE_BYTES)}`);
+    const lines = [message("user", "before it"), big, message("user", "after it")];
+    await session(store, lines);
+    const index = await openIndex(store);
+    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, largeLinesSkipped: 1, bytesRead: bytesOf(lines) });
+    expect((await index.search("it")).map((h) => h.entryId).sort()).toEqual([lines[0]!.entryId, lines[2]!.entryId]);
+    expect(await index.search("bigword")).toEqual([]);
+    expect(await index.status()).toMatchObject({ fresh: true, bytesBehind: 0 });
   });
 
   it("re-indexes a rewritten session and removes a deleted one (never answering with its rows)", async () => {

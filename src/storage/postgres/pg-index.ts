@@ -1,8 +1,15 @@
 import { resolve } from "node:path";
 import type { Pool } from "../../postgres/pg-client.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { IndexRefreshReport, IndexStatus, SearchHit, SearchOptions, SessionIndex } from "../../index/session-index.ts";
-import { ensureSearchTables, rebuildSearchIndex, refreshSearchIndex, searchIndexStatus } from "../../postgres/search-index.ts";
+import type { SearchHit, SearchOptions, SessionIndex } from "../../index/session-index.ts";
+import {
+  ensureSearchTables,
+  type PgIndexRefreshReport,
+  type PgIndexStatus,
+  rebuildSearchIndex,
+  refreshSearchIndex,
+  searchIndexStatus,
+} from "../../postgres/search-index.ts";
 import {
   compileQuery,
   DEFAULT_SEARCH_LIMIT,
@@ -59,6 +66,8 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
  * The search index of a PostgreSQL store (docs/postgres.md, "Search index"): tables in the same
  * database, derived from the entry rows and filled on read. `search` refreshes first, so it answers
  * for every row committed before it was called. The pool is the store's: `close` ends nothing.
+ * Its reports and status carry the fields of both declarations of `IndexRefreshReport` and
+ * `IndexStatus` (the brief's and the file tree index's), so it is a `SessionIndex` of either.
  */
 export class PgSessionIndex implements SessionIndex {
   private closed = false;
@@ -78,7 +87,7 @@ export class PgSessionIndex implements SessionIndex {
     if (this.closed) throw new TranscriptStoreError("INDEX_UNAVAILABLE", "The search index was closed");
   }
 
-  async refresh(): Promise<IndexRefreshReport> {
+  async refresh(): Promise<PgIndexRefreshReport> {
     this.check();
     await ensureSearchTables(this.pool, this.options.readOnly);
     return refreshSearchIndex(this.pool);
@@ -94,13 +103,12 @@ export class PgSessionIndex implements SessionIndex {
     return rows.map((r) => ({ ...r, location: `${this.options.name}#${r.sessionId}` }));
   }
 
-  async status(): Promise<IndexStatus> {
+  async status(): Promise<PgIndexStatus & { location: string }> {
     this.check();
-    const status = { location: this.options.name, ...(await searchIndexStatus(this.pool)) };
-    return status;
+    return { location: this.options.name, ...(await searchIndexStatus(this.pool)) };
   }
 
-  async rebuild(): Promise<IndexRefreshReport> {
+  async rebuild(): Promise<PgIndexRefreshReport> {
     this.check();
     return rebuildSearchIndex(this.pool, this.options.readOnly);
   }
