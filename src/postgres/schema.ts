@@ -101,12 +101,12 @@ const MIGRATIONS: readonly string[] = [
   // line per session through this partial index (no column to keep: every write path and every
   // existing row lists it, whatever wrote the entries).
   "CREATE INDEX entries_session_info ON entries (session_id, seq DESC) WHERE kind = 'session_info';",
-  // Step 7 (issue 24): the search index. A session's `generation` is new with each row of `sessions`
-  // and each rewrite (rows no longer an extension of those indexed); the index tables (search-tables.ts)
-  // are derived from `entries` and filled on read, never by a write.
+  // Step 7 (issue 24): the search index. A session's `generation` is the id of the transaction that
+  // created its row or last rewrote it (rows no longer an extension of those indexed): txid_current()
+  // needs no privilege, where a sequence would need one granted to every writing role. The index
+  // tables (search-tables.ts) are derived from `entries` and filled on read, never by a write.
   `
-  CREATE SEQUENCE session_generations;
-  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT nextval('session_generations');
+  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT txid_current();
   ${SEARCH_TABLES}
   `,
 ];
