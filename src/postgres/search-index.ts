@@ -3,6 +3,7 @@ import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
 import { MIGRATION_LOCK, schemaVersion } from "./schema.ts";
 import { SEARCH_SCHEMA_VERSION, SEARCH_TABLES } from "./search-tables.ts";
+import { artifactHeads, artifactNumbers, withArtifactHeads } from "./search-artifacts.ts";
 import { searchEntryOf } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
@@ -36,7 +37,7 @@ export interface PgIndexRefreshReport {
   bytesRead: number;
   /** Always 0 here: a header is a column, never read to check a session (the file tree's index reads them). */
   headerBytesRead: number;
-  /** Always 0: artifacts are not indexed on PostgreSQL yet. */
+  /** Bytes read from the heads of spilled tool outputs (MAX_ARTIFACT_BYTES each) a tool result points to. */
   artifactBytesRead: number;
   /** Lines that are not a JSON object (kept in `entries`; skipped here). */
   malformedLines: number;
@@ -63,6 +64,7 @@ interface Tally {
   texts: number;
   malformed: number;
   largeLines: number;
+  artifactBytes: number;
 }
 
 /** Advisory lock key ("tsschema" + 1) held for the length of a refresh: one refresher at a time per database. */
@@ -281,6 +283,19 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
         });
       }
     }
+    // tool results pointing to spilled outputs get their heads appended (bounded), read in one statement
+    const wanted = new Map<string, string[]>();
+    for (const r of rows) {
+      if (r.role !== "toolResult") continue;
+      const numbers = artifactNumbers(r.body);
+      if (numbers.length > 0) wanted.set(r.sessionId, [...(wanted.get(r.sessionId) ?? []), ...numbers]);
+    }
+    if (wanted.size > 0) {
+      const heads = await artifactHeads(client, wanted);
+      const counter = { artifactBytes: 0 };
+      for (const r of rows) if (r.role === "toolResult") r.body = withArtifactHeads(r.sessionId, r.body, heads, counter);
+      tally.artifactBytes += counter.artifactBytes;
+    }
     rowsAdded = rows.length;
     // a session with fewer rows than its last seq says (never written so) is marked at its last seq
     for (const s of behind) if (!more && s.indexedSeq < s.lastSeq && !through.has(s.id)) changed.set(s.id, { ...s, indexedSeq: s.lastSeq });
@@ -362,7 +377,15 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
         WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq ORDER BY s.id`,
     );
     report.filesSeen = rows.length;
-    const tally: Tally = { added: new Set(), updated: new Set(), reindexed: new Set(), texts: 0, malformed: 0, largeLines: 0 };
+    const tally: Tally = {
+      added: new Set(),
+      updated: new Set(),
+      reindexed: new Set(),
+      texts: 0,
+      malformed: 0,
+      largeLines: 0,
+      artifactBytes: 0,
+    };
     for (let i = 0; i < rows.length; i += SESSIONS_PER_BATCH) {
       const ids = rows.slice(i, i + SESSIONS_PER_BATCH).map((r) => r.id);
       for (;;) {
@@ -379,6 +402,7 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
     report.entriesIndexed = tally.texts;
     report.malformedLines = tally.malformed;
     report.largeLinesSkipped = tally.largeLines;
+    report.artifactBytesRead = tally.artifactBytes;
     // Rows wait in the GIN index's pending list until a vacuum; a search then scans that list, and the
     // planner, counting it, may prefer a sequential scan. Moved into the index now, best effort (the
     // function needs the index's owner; a role that is not waits for autovacuum).

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { isStoreError } from "../../src/errors.ts";
+import { PgStore } from "../../src/postgres/index.ts";
 import { compileQuery, MAX_QUERY_CHARS, parseQuery, SEARCH_SQL, searchParams } from "../../src/postgres/search-query.ts";
+import { MAX_ARTIFACT_BYTES } from "../../src/postgres/search-artifacts.ts";
 import { MAX_SEARCH_TEXT_CHARS } from "../../src/postgres/search-text.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { PostgresBackend } from "../../src/storage/postgres/pg-backend.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
 import { message, openIndex, session } from "../support/pg-search.ts";
-import { freshStore, rawPool } from "../support/pg-sessions.ts";
+import { freshStore, rawPool, track } from "../support/pg-sessions.ts";
 import { pgCluster } from "../support/postgres.ts";
 
 /** Strings that are syntax somewhere: tsquery operators, SQL quoting, escapes, LIKE and regex characters. */
@@ -93,6 +95,24 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => 
     expect((await index.search("inside surrogate")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]);
     expect((await index.search("head")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]);
     expect(await index.search("beyondthecut")).toEqual([]);
+  });
+
+  it("finds a tool result by the head of the spilled output it points to (artifact://n), bounded per artifact", async () => {
+    const { store, url } = await freshStore();
+    const lines = [
+      message("toolResult", "output cut; full output: artifact://007"),
+      message("toolResult", "see artifact://9 (never stored)"),
+    ];
+    const s = await session(store, lines);
+    const content = `deepword at the head ${"pad ".repeat(MAX_ARTIFACT_BYTES / 4)} farword`;
+    const small = track(await PgStore.connect(url, { artifactChunkBytes: 1000 })); // the head spans 66 chunk rows
+    await small.artifacts.put(s.id, "7.bash.log", Buffer.from(content), {}, s.token);
+    await store.artifacts.put(s.id, "70.bash.log", Buffer.from("wrongword"), {}, s.token);
+    const index = await openIndex(store);
+    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, artifactBytesRead: MAX_ARTIFACT_BYTES });
+    expect((await index.search("deepword")).map((h) => [h.entryId, h.role])).toEqual([[lines[0]!.entryId, "toolResult"]]);
+    expect(await index.search("farword")).toEqual([]); // past the head
+    expect(await index.search("wrongword")).toEqual([]); // artifact 70 is not artifact 7
   });
 
   it("a prefix of a hostile word is still a prefix, never tsquery syntax", async () => {
