@@ -238,8 +238,12 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
         ORDER BY e.session_id, e.seq LIMIT ${ROWS_PER_BATCH + 1}`,
       range,
     );
+    // the budget counts the lines fetched (one read past is not)
+    const cost = (row: { bytes: number }) => (row.bytes - 1 > MAX_INDEXED_LINE_BYTES ? 0 : row.bytes);
     let take = 0;
-    while (take < Math.min(sizes.length, ROWS_PER_BATCH) && (take === 0 || bytes + sizes[take]!.bytes <= BYTES_PER_BATCH)) {
+    let fetched = 0;
+    while (take < Math.min(sizes.length, ROWS_PER_BATCH) && (take === 0 || fetched + cost(sizes[take]!) <= BYTES_PER_BATCH)) {
+      fetched += cost(sizes[take]!);
       bytes += sizes[take++]!.bytes;
     }
     more = take < sizes.length;
