@@ -4,6 +4,17 @@ import { SEARCH_TABLES } from "./search-tables.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /**
+ * The search index step (issue 24): a session's `generation` is the id of the transaction that
+ * created its row or last rewrote it (rows no longer an extension of those indexed): txid_current()
+ * needs no privilege, where a sequence would need one granted to every writing role. The index
+ * tables (search-tables.ts) are derived from `entries` and filled on read, never by a write.
+ */
+const SEARCH_STEP = `
+  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT txid_current();
+  ${SEARCH_TABLES}
+  `;
+
+/**
  * The schema, as numbered steps: step N takes a database at version N-1 to N. A step is never
  * edited once released; a change is a new step. docs/postgres.md describes the tables.
  */
@@ -101,15 +112,12 @@ const MIGRATIONS: readonly string[] = [
   // line per session through this partial index (no column to keep: every write path and every
   // existing row lists it, whatever wrote the entries).
   "CREATE INDEX entries_session_info ON entries (session_id, seq DESC) WHERE kind = 'session_info';",
-  // Step 7 (issue 24): the search index. A session's `generation` is the id of the transaction that
-  // created its row or last rewrote it (rows no longer an extension of those indexed): txid_current()
-  // needs no privilege, where a sequence would need one granted to every writing role. The index
-  // tables (search-tables.ts) are derived from `entries` and filled on read, never by a write.
-  `
-  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT txid_current();
-  ${SEARCH_TABLES}
-  `,
+  // The search index step (issue 24; SEARCH_STEP below).
+  SEARCH_STEP,
 ];
+
+/** The schema version that brings the search index (its position above; it follows whatever step came before it). */
+export const SEARCH_SCHEMA_VERSION = MIGRATIONS.indexOf(SEARCH_STEP) + 1;
 
 /** The schema version this library writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

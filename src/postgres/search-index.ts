@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
-import { MIGRATION_LOCK, schemaVersion } from "./schema.ts";
-import { SEARCH_SCHEMA_VERSION, SEARCH_TABLES } from "./search-tables.ts";
+import { MIGRATION_LOCK, SEARCH_SCHEMA_VERSION, schemaVersion } from "./schema.ts";
+import { SEARCH_TABLES } from "./search-tables.ts";
 import { artifactHeads, artifactNumbers, withArtifactHeads } from "./search-artifacts.ts";
 import { searchEntryOf } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
@@ -104,7 +104,7 @@ async function tablesPresent(client: PoolClient): Promise<{ sessions: boolean; e
 /**
  * Makes sure the index's tables exist: when one was dropped, both are created anew (empty: the next
  * refresh fills them); a dropped GIN index is recreated. `readOnly` (a `migrate: "check"` store)
- * runs no DDL: missing tables are INDEX_UNAVAILABLE. So is a schema older than step 7.
+ * runs no DDL: missing tables are INDEX_UNAVAILABLE. So is a schema older than the search step.
  */
 export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise<void> {
   const doing = "Opening the search index";

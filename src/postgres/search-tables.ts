@@ -1,6 +1,6 @@
 /**
  * The tables of the search index (docs/postgres.md, "Search index"): derived from `entries`, never
- * the source of truth. Schema step 7 creates them; the index recreates them with this same text
+ * the source of truth. The search step of schema.ts creates them; the index recreates them with this same text
  * when they were dropped (every statement is `IF NOT EXISTS`). Frozen like a schema step: a change
  * is a new step.
  *
@@ -38,6 +38,3 @@ export const SEARCH_TABLES = `
 
 /** The relations the index needs, each checked with `to_regclass` before use. */
 export const SEARCH_RELATIONS = ["search_sessions", "search_entries", "search_entries_doc"] as const;
-
-/** The first schema version that has `sessions.generation` and the search tables. */
-export const SEARCH_SCHEMA_VERSION = 7;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { PgStore } from "../../src/postgres/index.ts";
+import { migrateSchema, SEARCH_SCHEMA_VERSION } from "../../src/postgres/schema.ts";
 import { INDEX_LOCK, MAX_INDEXED_LINE_BYTES } from "../../src/postgres/search-index.ts";
 import { bytesOf, message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, headerLine, rawPool, track } from "../support/pg-sessions.ts";
-import { pgCluster } from "../support/postgres.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 
 /** The index rows of a session with their row versions (xmin changes when a row is written again). */
 async function indexRows(db: ReturnType<typeof rawPool>, id: string) {
@@ -171,6 +172,15 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
     await session(store, [message("user", "newer text")]);
     await expect(sb.search("text")).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
     expect(await sb.status()).toMatchObject({ fresh: false, sessionsBehind: 1 });
+  });
+
+  it("on a schema older than the search step is INDEX_UNAVAILABLE and creates nothing", async () => {
+    const url = await freshDatabase();
+    const old = track(await PgStore.connect(url, { migrate: false }));
+    await migrateSchema(old.pool, SEARCH_SCHEMA_VERSION - 1);
+    await expect(openIndex(old)).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
+    const db = rawPool(url);
+    expect((await db.query("SELECT to_regclass('search_entries') IS NULL AS absent")).rows).toEqual([{ absent: true }]);
   });
 
   it("an append neither waits for the index nor fails because of it", async () => {
