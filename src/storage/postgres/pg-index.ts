@@ -84,7 +84,8 @@ export class PgSessionIndex implements SessionIndex {
   }
 
   private check(): void {
-    if (this.closed) throw new TranscriptStoreError("INDEX_UNAVAILABLE", "The search index was closed");
+    // as the file tree's index: work on a closed index is a misuse of the API
+    if (this.closed) throw new TranscriptStoreError("INVALID_OPTION", "The search index was closed");
   }
 
   async refresh(): Promise<PgIndexRefreshReport> {
