@@ -41,6 +41,8 @@ describe.skipIf(!pgCluster())("PostgreSQL schema option: the tables in a namespa
       "blobs",
       "entries",
       "session_lifecycle",
+      "search_entries",
+      "search_sessions",
       "sessions",
       "ts_schema_version",
       "usage_ledger",

@@ -19,6 +19,8 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
       "blobs",
       "entries",
       "session_lifecycle",
+      "search_entries",
+      "search_sessions",
       "sessions",
       "ts_schema_version",
       "usage_ledger",
