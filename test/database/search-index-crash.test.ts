@@ -4,7 +4,7 @@ import { message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, rawPool } from "../support/pg-sessions.ts";
 import { pgCluster } from "../support/postgres.ts";
 
-const REFRESHER = "test/postgres/helpers/pg-index-refresher.ts";
+const REFRESHER = "test/database/helpers/pg-index-refresher.ts";
 
 /** Every index row: what a true index holds is a function of the entry rows. */
 async function indexContents(db: ReturnType<typeof rawPool>) {
