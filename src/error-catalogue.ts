@@ -133,8 +133,8 @@ export const THROWN_CODES = {
   },
   INDEX_UNAVAILABLE: {
     meaning:
-      "The search index cannot be used here: the runtime has no `node:sqlite`, or the database's index tables are missing or not writable.",
-    use: "Opening, refreshing or searching the index where it cannot exist (a runtime without SQLite, a read-only connection without tables, an old schema); never for a damaged index, which is rebuilt.",
+      "The search index cannot be used here: no `node:sqlite` in the runtime, or the database's index tables missing or not writable.",
+    use: "Opening or searching an index where none can be kept (no SQLite, a read-only database without its tables, an old schema).",
     caller: "Everything but search works: search from a runtime or connection that can keep the index, or let a writer build it.",
   },
   INVALID_CONFIG: {

@@ -18,7 +18,8 @@ const VERIFY_FINDING_KINDS = ["MALFORMED_LINE", "GLUED_LINE", "TORN_TAIL", "BROK
 function codesIn(text: string): string[] {
   const found = new Set<string>();
   // quoted, not backticked: comments name constants (`DEFAULT_…`) in backticks
-  for (const m of text.matchAll(/(["'])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\1/g)) found.add(m[2]!);
+  // environment variables (TRANSCRIPT_STORE_*) are names of their own, not codes
+  for (const m of text.matchAll(/(["'])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\1/g)) if (!m[2]!.startsWith("TRANSCRIPT_STORE_")) found.add(m[2]!);
   for (const m of text.matchAll(/new TranscriptStoreError\(\s*["'`]([^"'`]*)["'`]/g)) found.add(m[1]!);
   for (const m of text.matchAll(/\bcode:\s*["'`]([A-Z][A-Z0-9_]*)["'`]/g)) {
     if (!/^E[A-Z0-9]+$/.test(m[1]!)) found.add(m[1]!); // errno names (EEXIST, EIO) are Node's
