@@ -102,17 +102,23 @@ export function syncFile(path: string): void {
 
 /**
  * True for the name of a temp file one of our writers leaves while writing: every one is a dot
- * name ending in `.tmp` (`tempPathFor`, artifacts' `tempNameFor`, gc's trash, inline-images'
- * and PostgreSQL restore's drafts). Nothing else that starts with a dot is ours: `.session.jsonl`
- * (pi's `open(path)` makes it) or a file under `sessions/.archive/` is a session like any other.
+ * name ending in `.tmp` (`tempPathFor`, which every writer uses, and gc's trash). The one rule for
+ * session, blob and artifact directories alike. Nothing else that starts with a dot is ours:
+ * `.session.jsonl` (pi's `open(path)` makes it) or a file under `sessions/.archive/` is a session
+ * like any other.
  */
 export function isTempFileName(name: string): boolean {
   return name.startsWith(".") && name.endsWith(".tmp");
 }
 
-/** The temp name used beside `target` while it is being written: a dot file ending in `.tmp`. */
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+/**
+ * The one temp-name maker: a fresh name beside `target` for a file being written, a dot name
+ * ending in `.tmp` (`isTempFileName`) that holds the writer's pid and random bytes, so two writers
+ * never share one. `stem` replaces `target`'s own name where that may already be as long as a
+ * file name can be (an artifact id of 255 bytes).
+ */
+export function tempPathFor(target: string, stem = basename(target)): string {
+  return join(dirname(target), `.${stem}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 }
 
 /**

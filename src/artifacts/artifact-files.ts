@@ -1,34 +1,21 @@
-import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, writeTempFile } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeTempFile } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
  * a symlink or block on a FIFO planted in the directory; writes go to a temp file that is renamed
  * into place, so a finished name never holds half a file and a hard-linked copy (fork) of a
- * finished file is never changed behind its back.
+ * finished file is never changed behind its back. Temp names are the I/O seam's (`tempPathFor`,
+ * `isTempFileName`): the session's fork copier copies such in-flight names instead of hard-linking
+ * them, and every scan here skips them.
  */
 
-const TEMP_SUFFIX = ".tmp";
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** Result of a guarded read: the bytes, `null` when absent, `"unsafe"` for a symlink or non-file. */
 export type GuardedRead = Buffer | null | "unsafe";
-
-/**
- * Temp names start with `.` and end with `.tmp`: the session's fork copier treats such names as
- * in-flight (copies instead of hard-linking) and every scan here skips them.
- */
-export function tempNameFor(finalName: string): string {
-  return `.${finalName}.${process.pid}-${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`;
-}
-
-/** True for a temp file written by this module (or by the blob store's convention). */
-export function isTempName(name: string): boolean {
-  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
-}
 
 /** Lists a directory's entries; a missing directory is empty. */
 export function listEntries(dir: string): Dirent[] {
@@ -158,7 +145,7 @@ export function claimName(dir: string, name: string): boolean {
  */
 export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
   const target = join(dir, finalName);
-  const temp = join(dir, tempNameFor(finalName));
+  const temp = tempPathFor(join(dir, finalName));
   writeTempFile(temp, (emit) => emit(data), fsync);
   try {
     io.renameSync(temp, target);
@@ -217,7 +204,7 @@ export function publishNew(tempPath: string, finalPath: string): boolean {
  * at the name is overwritten and a reader never sees half a file. False when the name is taken.
  */
 export function writeNew(dir: string, name: string, data: Uint8Array, fsync: boolean): boolean {
-  const temp = join(dir, tempNameFor(name));
+  const temp = tempPathFor(join(dir, name));
   // Only a temp file this call created is ever removed: whatever was planted at the name stays.
   writeTempFile(temp, (emit) => emit(data), fsync);
   try {

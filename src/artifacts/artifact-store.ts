@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { io } from "../io.ts";
+import { io, isTempFileName } from "../io.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { isTempName, listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -237,7 +237,7 @@ export class ArtifactStore {
     const removed = this.ids.remove(this.index.scan().filter((f) => f.size !== null));
     const cutoff = this.now() - TEMP_GRACE_MS;
     for (const entry of listEntries(this.dir)) {
-      if (!entry.isFile() || !isTempName(entry.name)) continue;
+      if (!entry.isFile() || !isTempFileName(entry.name)) continue;
       const path = join(this.dir, entry.name);
       try {
         if (io.lstatSync(path).mtimeMs <= cutoff) unlinkQuietly(path);

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, publishNew, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { closeQuietly, publishNew, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
@@ -39,7 +39,7 @@ export class ArtifactWriter {
     this.id = store.claimId();
     this.uri = `artifact://${this.id}`;
     this.createdAt = store.clock();
-    this.tempPath = join(store.dir, tempNameFor(logFileName(this.id, toolType)));
+    this.tempPath = tempPathFor(join(store.dir, logFileName(this.id, toolType)));
     try {
       this.fd = io.openSync(this.tempPath, "wx", FILE_MODE);
     } catch (err) {

@@ -29,18 +29,11 @@ export interface GetOptions {
   verify?: boolean;
 }
 
-const TEMP_SUFFIX = ".tmp";
-
 /** sha256 of no bytes: the one name under which an empty file is a correct blob. */
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
 
 /** Proven blobs remembered per store; beyond this the memory is dropped and proofs start over. */
 const MAX_PROVEN = 65_536;
-
-/** True for a name in the blob directory that is an in-flight temp file. */
-export function isBlobTempName(name: string): boolean {
-  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
-}
 
 /**
  * Global content-addressed store: `<dir>/<sha256 hex>`. Blobs are written to a temp file in the

@@ -1,8 +1,7 @@
-import { basename, dirname, join } from "node:path";
 import { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError, type ErrorCode, type StoreWarning } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
-import { io } from "../io.ts";
+import { io, tempPathFor } from "../io.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
 
@@ -69,7 +68,7 @@ export async function inlineImagesInFile(path: string, blobsDir: string): Promis
   } catch (err) {
     return failed(path, err);
   }
-  const temp = join(dirname(path), `.${basename(path)}.inline-${process.pid}.tmp`);
+  const temp = tempPathFor(path);
   let fd: number | null = null;
   let out: number | null = null;
   try {

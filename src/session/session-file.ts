@@ -322,11 +322,6 @@ export function writeSessionFileAtomic(path: string, write: (emit: (data: Buffer
   return writeFileAtomic(path, write as (emit: (data: Uint8Array) => void) => void, options);
 }
 
-/** The temp name a draft of `target` is written under (a dot file beside it, ending in `.tmp`). */
-export function draftPathFor(target: string): string {
-  return tempPathFor(target);
-}
-
 /** Renames a finished draft at `temp` over `target` (the commit); fsyncs the directory when asked. */
 export function renameIntoPlace(temp: string, target: string, fsync: boolean): void {
   io.renameSync(temp, target);
@@ -348,8 +343,8 @@ export class SessionFileDraft {
     this.fd = io.openSync(path, "wx", FILE_MODE);
   }
 
-  /** Creates the draft at `temp` (by default a fresh `draftPathFor(target)`). */
-  static begin(target: string, temp = draftPathFor(target)): SessionFileDraft {
+  /** Creates the draft at `temp` (by default a fresh `tempPathFor(target)`). */
+  static begin(target: string, temp = tempPathFor(target)): SessionFileDraft {
     return new SessionFileDraft(target, temp);
   }
 
