@@ -121,17 +121,20 @@ export function tempPathFor(target: string, stem = basename(target)): string {
   return join(dirname(target), `.${stem}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 }
 
+/** What a whole-file writer is given: a function that appends bytes to the file being written. */
+export type FileWriter = (emit: (data: Uint8Array) => void) => void;
+
 /**
- * Fills a new file at `temp`: created exclusively (0600; a file or link already at the name is
- * refused, never followed or replaced), written through `write`, fsynced when asked, closed.
- * Returns the bytes written. On failure it removes the file only if this call created it.
+ * Fills a new file at `temp`: created exclusively (`mode`, 0600 by default; a file or link already
+ * at the name is refused, never followed or replaced), written through `write`, fsynced when asked,
+ * closed. Returns the bytes written. On failure it removes the file only if this call created it.
  */
-export function writeTempFile(temp: string, write: (emit: (data: Uint8Array) => void) => void, fsync: boolean): number {
+export function writeTempFile(temp: string, write: FileWriter, fsync: boolean, mode = FILE_MODE): number {
   let fd: number | undefined;
   let created = false;
   let size = 0;
   try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
+    fd = io.openSync(temp, "wx", mode);
     created = true;
     const out = fd;
     write((data) => {
@@ -164,15 +167,28 @@ export function removeQuietly(path: string): void {
   }
 }
 
+export interface AtomicWriteOptions {
+  /** fsync the new file before the rename and its directory after it. */
+  fsync: boolean;
+  /** Permission bits of the new file. @default FILE_MODE (0600) */
+  mode?: number;
+  /** Runs once the temp file is complete, just before the rename: throwing leaves `target` as it was. */
+  beforeRename?: () => void;
+}
+
 /**
- * Writes a whole file atomically: `write` emits its bytes into a temp file beside `target`
- * (`writeTempFile`), which is (fsynced and) renamed over `target`. On any failure the temp file
- * is removed and `target` is as it was. Returns the bytes written.
+ * The one atomic replacer: writes a whole file (`data`, or the bytes `write` emits) into a temp
+ * file beside `target` (`tempPathFor`, `writeTempFile`), which is (fsynced and) renamed over
+ * `target`, replacing whatever is there without following it. On any failure (also one thrown by
+ * `write` or `beforeRename`) the temp file is removed and `target` is as it was. Returns the bytes
+ * written.
  */
-export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array) => void) => void, options: { fsync: boolean }): number {
+export function writeFileAtomic(target: string, data: Uint8Array | FileWriter, options: AtomicWriteOptions): number {
   const temp = tempPathFor(target);
-  const size = writeTempFile(temp, write, options.fsync);
+  const write: FileWriter = typeof data === "function" ? data : (emit) => emit(data);
+  const size = writeTempFile(temp, write, options.fsync, options.mode);
   try {
+    options.beforeRename?.();
     io.renameSync(temp, target);
   } catch (err) {
     removeQuietly(temp);

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { io } from "../io.ts";
-import { claimName, listEntries, openGuarded, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { io, writeFileAtomic } from "../io.ts";
+import { claimName, listEntries, openGuarded, readGuarded } from "./artifact-files.ts";
 import { assertWellFormedText, bytesToText } from "./artifact-values.ts";
 import { pageFile } from "./file-pages.ts";
 import type { LinePage, LinePageOptions } from "./line-pages.ts";
@@ -83,12 +83,12 @@ export class AgentOutputs {
     assertWellFormedText(markdown, `Agent output ${id}`);
     this.host.prepareDir();
     const bytes = Buffer.from(markdown, "utf8");
-    let path: string;
+    const path = join(this.host.dir, agentOutputFileName(id));
     try {
-      path = writeAtomic(this.host.dir, agentOutputFileName(id), bytes, this.host.fsync);
+      writeFileAtomic(path, bytes, { fsync: this.host.fsync });
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, {
-        path: join(this.host.dir, agentOutputFileName(id)),
+        path,
         cause: err,
       });
     }

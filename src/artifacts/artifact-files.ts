@@ -139,25 +139,6 @@ export function claimName(dir: string, name: string): boolean {
 }
 
 /**
- * Writes `data` to a temp file beside `finalName` (created exclusively, so a symlink planted at
- * the temp name is refused, and left alone) and renames it over the final name, which replaces
- * whatever is there without following it. Returns the final path.
- */
-export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
-  const target = join(dir, finalName);
-  const temp = tempPathFor(join(dir, finalName));
-  writeTempFile(temp, (emit) => emit(data), fsync);
-  try {
-    io.renameSync(temp, target);
-  } catch (err) {
-    unlinkQuietly(temp);
-    throw err;
-  }
-  if (fsync) fsyncDir(dir);
-  return target;
-}
-
-/**
  * The state of the artifacts directory itself, looked at with `lstat` (never followed): a
  * symlink or a file planted where the directory belongs is "unsafe", so nothing is written
  * (or removed) through it.

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
-import { ensureDir, io } from "../io.ts";
-import { claimName, directoryState, regularFileSize, removeFile, writeAtomic } from "./artifact-files.ts";
+import { ensureDir, io, writeFileAtomic } from "../io.ts";
+import { claimName, directoryState, regularFileSize, removeFile } from "./artifact-files.ts";
 import type { ArtifactIndex, Found } from "./artifact-index.ts";
 import { metaFileName } from "./artifact-names.ts";
 import { deriveMeta, encodeMeta, encodeTombstone } from "./metadata.ts";
@@ -83,7 +83,7 @@ export class IdLedger {
    */
   release(id: string): void {
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeTombstone(id), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeTombstone(id), { fsync: this.fsync });
     } catch {
       // the claim file still holds the id
     }
@@ -103,7 +103,7 @@ export class IdLedger {
       return;
     }
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(derived), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(derived), { fsync: this.fsync });
     } catch {
       this.release(id);
     }
@@ -119,7 +119,7 @@ export class IdLedger {
     try {
       for (const { meta } of targets) {
         if (removeFile(this.index.logPath(meta))) removed++;
-        writeAtomic(this.dir, metaFileName(meta.id), encodeTombstone(meta.id), this.fsync);
+        writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeTombstone(meta.id), { fsync: this.fsync });
         this.index.forget(meta.id);
       }
     } catch (err) {

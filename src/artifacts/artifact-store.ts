@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { io, isTempFileName } from "../io.ts";
+import { io, isTempFileName, writeFileAtomic } from "../io.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { listEntries, unlinkQuietly, writeNew } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -102,7 +102,7 @@ export class ArtifactStore {
       let published: boolean;
       try {
         // Metadata first: a reader that sees the content file always finds finished metadata.
-        writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+        writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
         published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
       } catch (err) {
         this.releaseId(id);
@@ -139,7 +139,7 @@ export class ArtifactStore {
       encoding: "text",
     };
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
     } catch (err) {
       this.releaseId(id);
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not allocate artifact ${id}: ${(err as Error).message}`, {

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, tempPathFor, writeFully } from "../io.ts";
+import { FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, publishNew, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
+import { closeQuietly, publishNew, unlinkQuietly } from "./artifact-files.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
@@ -102,7 +102,7 @@ export class ArtifactWriter {
       if (store.fsync) io.fsyncSync(this.fd);
       io.closeSync(this.fd);
       this.fd = undefined;
-      writeAtomic(store.dir, metaFileName(this.id), encodeMeta(meta), store.fsync);
+      writeFileAtomic(join(store.dir, metaFileName(this.id)), encodeMeta(meta), { fsync: store.fsync });
       // Never over whatever already holds the name (another tool's file, a planted symlink).
       const finalPath = join(store.dir, logFileName(this.id, this.toolType));
       if (!publishNew(this.tempPath, finalPath)) throw Object.assign(new Error(`${finalPath} already exists`), { code: "EEXIST" });

@@ -89,7 +89,7 @@ export class BlobStore {
     try {
       // rename replaces whatever stands under the name (a damaged file, a planted symlink) atomically
       // Out of descriptors: idle session append descriptors are given back first.
-      openWithRelief(() => writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync }));
+      openWithRelief(() => writeFileAtomic(path, bytes, { fsync: this.fsync }));
     } catch (err) {
       const what = state === "damaged" ? "repair" : "store";
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, {

@@ -10,8 +10,9 @@
  *   quarantine file beside it, O_NOFOLLOW, fsynced), `rewrite` (whole file, atomically), `sync`,
  *   `relocate` (after a move), `close`.
  * - `writeSessionFileAtomic`: a whole file from a stream of chunks, via an exclusive temp file
- *   renamed over it (fsynced, with its directory, when asked).
- * - `SessionFileDraft` / `draftPathFor`: a new file written beside its target under a temp name
+ *   renamed over it (fsynced, with its directory, when asked): the I/O seam's `writeFileAtomic`,
+ *   named here so that every session-file writer is this module's.
+ * - `SessionFileDraft`: a new file written beside its target under a temp name (`tempPathFor`)
  *   (created exclusively, 0600), made visible by `commit` or `renameIntoPlace` only.
  * - `backupSessionFile`: a copy beside the file that never replaces an earlier backup.
  *
@@ -24,7 +25,18 @@ import { basename, dirname } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, syncFile, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import {
+  type AtomicWriteOptions,
+  ensureDir,
+  FILE_MODE,
+  type FileWriter,
+  fsyncDir,
+  io,
+  syncFile,
+  tempPathFor,
+  writeFileAtomic,
+  writeFully,
+} from "../io.ts";
 import { forgetHandle, openWithRelief, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
@@ -318,8 +330,8 @@ export class SessionFile implements EvictableHandle {
  * file beside it (0600), (fsynced and) renamed over it; on failure the temp file is removed and
  * `path` is as it was. Errors are the file system's own. Returns the bytes written.
  */
-export function writeSessionFileAtomic(path: string, write: (emit: (data: Buffer) => void) => void, options: { fsync: boolean }): number {
-  return writeFileAtomic(path, write as (emit: (data: Uint8Array) => void) => void, options);
+export function writeSessionFileAtomic(path: string, write: FileWriter, options: AtomicWriteOptions): number {
+  return writeFileAtomic(path, write, options);
 }
 
 /** Renames a finished draft at `temp` over `target` (the commit); fsyncs the directory when asked. */
