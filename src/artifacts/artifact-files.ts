@@ -1,7 +1,6 @@
 import { constants, type Dirent } from "node:fs";
-import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeTempFile } from "../io.ts";
+import { io, removeQuietly } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -125,20 +124,6 @@ export function removeFile(path: string): boolean {
 }
 
 /**
- * Creates an empty file only if the name is free (`wx`): the cross-process way to claim an id.
- * A planted symlink counts as taken, since `O_EXCL` never follows it.
- */
-export function claimName(dir: string, name: string): boolean {
-  try {
-    io.closeSync(io.openSync(join(dir, name), "wx", FILE_MODE));
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
-    throw err;
-  }
-}
-
-/**
  * The state of the artifacts directory itself, looked at with `lstat` (never followed): a
  * symlink or a file planted where the directory belongs is "unsafe", so nothing is written
  * (or removed) through it.
@@ -150,50 +135,4 @@ export function directoryState(dir: string): "missing" | "directory" | "unsafe" 
     if (errnoCode(err) === "ENOENT") return "missing";
     throw err;
   }
-}
-
-/**
- * Moves a finished temp file to `finalPath` only if that name is free: a hard link fails with
- * EEXIST on anything already there (a file, a planted symlink, which is never followed), then the
- * temp name is dropped. Where hard links are not supported, a rename after an `lstat` check.
- * Returns false (temp file removed) when the name is taken.
- */
-export function publishNew(tempPath: string, finalPath: string): boolean {
-  try {
-    io.linkSync(tempPath, finalPath);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "EEXIST") {
-      unlinkQuietly(tempPath);
-      return false;
-    }
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS" && code !== "EMLINK") throw err;
-    if (io.lstatSync(finalPath, { throwIfNoEntry: false }) !== undefined) {
-      unlinkQuietly(tempPath);
-      return false;
-    }
-    io.renameSync(tempPath, finalPath);
-    return true;
-  }
-  io.unlinkSync(tempPath);
-  return true;
-}
-
-/**
- * Writes a new file under `name` in `dir`: a temp file created exclusively (`wx`, which never
- * follows a planted symlink) is filled and then published with `publishNew`, so nothing already
- * at the name is overwritten and a reader never sees half a file. False when the name is taken.
- */
-export function writeNew(dir: string, name: string, data: Uint8Array, fsync: boolean): boolean {
-  const temp = tempPathFor(join(dir, name));
-  // Only a temp file this call created is ever removed: whatever was planted at the name stays.
-  writeTempFile(temp, (emit) => emit(data), fsync);
-  try {
-    if (!publishNew(temp, join(dir, name))) return false;
-  } catch (err) {
-    unlinkQuietly(temp);
-    throw err;
-  }
-  if (fsync) fsyncDir(dir);
-  return true;
 }

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { ensureDir, io, writeFileAtomic } from "../io.ts";
-import { claimName, directoryState, regularFileSize, removeFile } from "./artifact-files.ts";
+import { createExclusive } from "../io-exclusive.ts";
+import { directoryState, regularFileSize, removeFile } from "./artifact-files.ts";
 import type { ArtifactIndex, Found } from "./artifact-index.ts";
 import { metaFileName } from "./artifact-names.ts";
 import { deriveMeta, encodeMeta, encodeTombstone } from "./metadata.ts";
@@ -64,7 +65,7 @@ export class IdLedger {
       const id = String(this.nextId);
       let claimed: boolean;
       try {
-        claimed = claimName(this.dir, metaFileName(id));
+        claimed = createExclusive(join(this.dir, metaFileName(id)));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, {
           path: join(this.dir, metaFileName(id)),

@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
 import { io, isTempFileName, writeFileAtomic } from "../io.ts";
+import { writeNew } from "../io-exclusive.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { listEntries, unlinkQuietly, writeNew } from "./artifact-files.ts";
+import { listEntries, unlinkQuietly } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -103,7 +104,7 @@ export class ArtifactStore {
       try {
         // Metadata first: a reader that sees the content file always finds finished metadata.
         writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
-        published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
+        published = writeNew(join(this.dir, logNameOf(meta)), value.bytes, { fsync: this.fsync });
       } catch (err) {
         this.releaseId(id);
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, {

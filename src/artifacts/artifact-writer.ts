@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { publishNew } from "../io-exclusive.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, publishNew, unlinkQuietly } from "./artifact-files.ts";
+import { closeQuietly, unlinkQuietly } from "./artifact-files.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";

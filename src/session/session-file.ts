@@ -22,8 +22,9 @@
  */
 import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
-import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
+import { copyNew } from "../io-exclusive.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
 import {
   type AtomicWriteOptions,
@@ -403,27 +404,12 @@ export function backupSessionFile(source: string): string {
     syncFile(temp);
     for (let n = 1; ; n++) {
       const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
-      try {
-        linkOrCopyExclusive(temp, bak);
+      if (copyNew(temp, bak)) {
         fsyncDir(dirname(bak));
         return bak;
-      } catch (err) {
-        if (errnoCode(err) !== "EEXIST") throw err;
       }
     }
   } finally {
     io.rmSync(temp, { force: true });
-  }
-}
-
-/** A hard link where the file system has them, else an exclusive copy: never replaces `to`. */
-function linkOrCopyExclusive(from: string, to: string): void {
-  try {
-    io.linkSync(from, to);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
-    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
-    syncFile(to);
   }
 }

@@ -1,11 +1,12 @@
 import { dirname, join } from "node:path";
 import ndjson from "ndjson";
-import { errnoCode, TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import type { MalformedLine } from "../../format/load-report.ts";
 import { FOREIGN_PROBE_RECORDS, foreignFormatHint, foreignFormatOf } from "../../format/foreign-format.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
-import { ensureDir, FILE_MODE, io } from "../../io.ts";
+import { ensureDir, io } from "../../io.ts";
+import { createExclusive } from "../../io-exclusive.ts";
 import { cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile } from "../../session/session-file.ts";
 import { startNewFile } from "../../storage/file/file-start.ts";
@@ -138,7 +139,10 @@ export const importCommand: Command = {
     // Quarantine first: a crash in between leaves extra quarantine, never a session missing its lines.
     const quarantine = quarantinePathOf(path);
     const hadQuarantine = io.existsSync(quarantine);
-    if (!claimNewFile(path)) {
+    // Claimed empty and exclusively, so an import never replaces a session that exists (or appears
+    // between a check and the write): the atomic rewrite that follows renames over this placeholder.
+    ensureDir(dirname(path));
+    if (!createExclusive(path)) {
       // The store holds this session already (`export | import` into the same store): a no-op when
       // it is the same, a conflict otherwise; never replaced.
       if (!(await storeCopyMatches(path, migrated.header, migrated.entries, damaged.length, storeOptions(ctx))))
@@ -167,19 +171,3 @@ export const importCommand: Command = {
     return 0;
   },
 };
-
-/**
- * Creates `path` empty and exclusively, so an import can never replace a session that exists (or
- * appears between a check and the write): the atomic rewrite that follows renames over this
- * placeholder only. False when a file is there already.
- */
-function claimNewFile(path: string): boolean {
-  ensureDir(dirname(path));
-  try {
-    io.closeSync(io.openSync(path, "wx", FILE_MODE));
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
-    throw err;
-  }
-}

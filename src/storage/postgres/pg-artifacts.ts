@@ -1,6 +1,7 @@
 import type { Stats } from "node:fs";
 import { join } from "node:path";
-import { listEntries, openGuarded, publishNew, readGuarded } from "../../artifacts/artifact-files.ts";
+import { listEntries, openGuarded, readGuarded } from "../../artifacts/artifact-files.ts";
+import { publishNew } from "../../io-exclusive.ts";
 import { LOG_FILE, metaFileName } from "../../artifacts/artifact-names.ts";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { decodeMeta } from "../../artifacts/metadata.ts";
