@@ -1,3 +1,4 @@
+import { BLOB_REF_PREFIX, forEachBlobRef } from "../blob/blob-ref.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { TranscriptStoreError, type ErrorCode, type StoreWarning } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
@@ -24,19 +25,19 @@ export interface InlineImagesReport {
   message?: string;
 }
 
-const REF = Buffer.from("blob:sha256:");
-const REF_PATTERN = /blob:sha256:[0-9a-f]{64}/g;
 const CHUNK = 1 << 20;
 
 const LF = Buffer.from("\n");
 
 function countRefs(text: string): number {
-  return text.match(REF_PATTERN)?.length ?? 0;
+  let count = 0;
+  forEachBlobRef(text, () => count++);
+  return count;
 }
 
 /** A line with its refs resolved, or null when it holds none that resolve (copied as it is). */
 function inlineLine(bytes: Buffer, blobs: BlobStore): { text: string; images: number } | null {
-  if (bytes.indexOf(REF) === -1) return null;
+  if (!bytes.includes(BLOB_REF_PREFIX)) return null;
   const text = bytes.toString("utf8");
   let record: unknown;
   try {

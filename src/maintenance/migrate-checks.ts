@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
-import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
+import { blobRefsIn, toBlobRef } from "../blob/blob-ref.ts";
 import type { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
@@ -53,12 +53,12 @@ export function verifyWritten(
     temp,
     {
       mapRecord: (_record, text) => {
-        for (let at = text.indexOf(BLOB_REF_PREFIX); at !== -1; at = text.indexOf(BLOB_REF_PREFIX, at + 1)) {
-          const ref = text.slice(at, at + BLOB_REF_PREFIX.length + 64);
-          if (!isBlobRef(ref) || checked.has(ref)) continue;
+        for (const hash of blobRefsIn(text)) {
+          const ref = toBlobRef(hash);
+          if (checked.has(ref)) continue;
           checked.add(ref);
           const path = blobs.pathOf(ref);
-          const size = fresh.get(ref.slice(BLOB_REF_PREFIX.length));
+          const size = fresh.get(hash);
           if (size !== undefined) {
             const stat = io.lstatSync(path, { throwIfNoEntry: false });
             if (stat === undefined || !stat.isFile() || stat.size !== size)
