@@ -1,44 +1,7 @@
 import { basename, join } from "node:path";
 import { errnoCode } from "../errors.ts";
+import { LinePuller, sameLine } from "../format/line-splitter.ts";
 import { io } from "../io.ts";
-
-/** Hands out a file's lines one at a time (each with its `\n`, the last maybe without). */
-class LineReader {
-  private buffer = Buffer.alloc(0);
-  private start = 0;
-  /** Where the search for the next `\n` resumes, so a long line is scanned once. */
-  private scanned = 0;
-  private eof = false;
-
-  constructor(
-    private readonly fd: number,
-    private readonly chunkSize: number,
-  ) {}
-
-  next(): Buffer | null {
-    for (;;) {
-      const nl = this.buffer.indexOf(0x0a, this.scanned);
-      if (nl !== -1) {
-        const line = this.buffer.subarray(this.start, nl + 1);
-        this.start = this.scanned = nl + 1;
-        return line;
-      }
-      if (this.eof) {
-        if (this.start === this.buffer.length) return null;
-        const rest = this.buffer.subarray(this.start);
-        this.start = this.scanned = this.buffer.length;
-        return rest;
-      }
-      const chunk = Buffer.allocUnsafe(this.chunkSize);
-      const n = io.readSync(this.fd, chunk, 0, this.chunkSize, null);
-      if (n === 0) this.eof = true;
-      const kept = this.buffer.subarray(this.start);
-      this.buffer = Buffer.concat([kept, chunk.subarray(0, n)]);
-      this.scanned = kept.length;
-      this.start = 0;
-    }
-  }
-}
 
 /**
  * How a freshly migrated import relates to the store copy already at its target:
@@ -57,18 +20,18 @@ export function compareImport(fresh: string, existing: string, chunkSize: number
   try {
     const existingFd = io.openSync(existing, "r");
     try {
-      const a = new LineReader(freshFd, chunkSize);
-      const b = new LineReader(existingFd, chunkSize);
+      const a = new LinePuller((into) => io.readSync(freshFd, into, 0, into.length, null), chunkSize);
+      const b = new LinePuller((into) => io.readSync(existingFd, into, 0, into.length, null), chunkSize);
       const headerA = a.next();
       const headerB = b.next();
-      const sameHeader = headerA !== null && headerB !== null && headerA.equals(headerB);
+      const sameHeader = headerA !== null && headerB !== null && sameLine(headerA, headerB);
       for (;;) {
         const lineA = a.next();
         const lineB = b.next();
         if (lineA === null && lineB === null) return sameHeader ? "same" : "storeAhead";
         if (lineA === null) return "storeAhead";
         if (lineB === null) return sameHeader ? "sourceAhead" : "diverged";
-        if (!lineA.equals(lineB)) return "diverged";
+        if (!sameLine(lineA, lineB)) return "diverged";
       }
     } finally {
       io.closeSync(existingFd);
