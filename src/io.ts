@@ -145,17 +145,21 @@ export function writeTempFile(temp: string, write: FileWriter, fsync: boolean, m
     io.closeSync(fd);
     fd = undefined;
   } catch (err) {
-    if (fd !== undefined) {
-      try {
-        io.closeSync(fd);
-      } catch {
-        // already failing: the first error is the one to report
-      }
-    }
+    closeQuietly(fd);
     if (created) removeQuietly(temp);
     throw err;
   }
   return size;
+}
+
+/** Closes an fd on an error path, where a second error must not hide the first. */
+export function closeQuietly(fd: number | undefined): void {
+  if (fd === undefined) return;
+  try {
+    io.closeSync(fd);
+  } catch {
+    // already failing: the first error is the one to report
+  }
 }
 
 /** Removes a file, ignoring any error (it may be gone already). */

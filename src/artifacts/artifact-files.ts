@@ -1,6 +1,6 @@
 import { constants, type Dirent } from "node:fs";
 import { errnoCode } from "../errors.ts";
-import { io, removeQuietly } from "../io.ts";
+import { io } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
@@ -98,19 +98,6 @@ export function regularFileSize(path: string): number | null {
     throw err;
   }
 }
-
-/** Closes an fd on an error path, where a second error must not hide the first. */
-export function closeQuietly(fd: number | undefined): void {
-  if (fd === undefined) return;
-  try {
-    io.closeSync(fd);
-  } catch {
-    // already failing; the original error is what matters
-  }
-}
-
-/** Unlinks a file, ignoring every error (cleanup after a failure). */
-export const unlinkQuietly = removeQuietly;
 
 /** Unlinks a file; true when something was removed, false when it was already gone. */
 export function removeFile(path: string): boolean {

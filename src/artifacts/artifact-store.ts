@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { io, isTempFileName, writeFileAtomic } from "../io.ts";
+import { io, isTempFileName, removeQuietly, writeFileAtomic } from "../io.ts";
 import { writeNew } from "../io-exclusive.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { listEntries, unlinkQuietly } from "./artifact-files.ts";
+import { listEntries } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -241,7 +241,7 @@ export class ArtifactStore {
       if (!entry.isFile() || !isTempFileName(entry.name)) continue;
       const path = join(this.dir, entry.name);
       try {
-        if (io.lstatSync(path).mtimeMs <= cutoff) unlinkQuietly(path);
+        if (io.lstatSync(path).mtimeMs <= cutoff) removeQuietly(path);
       } catch {
         // gone already: its writer finished or gave up
       }

@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { closeQuietly, FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
 import { publishNew } from "../io-exclusive.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, unlinkQuietly } from "./artifact-files.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
@@ -126,7 +125,7 @@ export class ArtifactWriter {
     this.state = "aborted";
     closeQuietly(this.fd);
     this.fd = undefined;
-    unlinkQuietly(this.tempPath);
+    removeQuietly(this.tempPath);
     this.store.releaseId(this.id);
   }
 }
