@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../errors.ts";
 
 /** Every blob ref starts with this prefix, followed by 64 lowercase hex digits. */
@@ -38,6 +39,11 @@ export function parseBlobRef(refOrHash: string): string {
     );
   }
   return hash;
+}
+
+/** The one blob hasher: the sha256 of `bytes` as 64 lowercase hex, the name a blob is stored under. */
+export function blobHashOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** The ref string for a hash. */

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { ensureDir, io, writeFileAtomic } from "../io.ts";
 import { openWithRelief } from "../session/append-handles.ts";
 import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
-import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
+import { isBlobHash, parseBlobRef, toBlobRef, blobHashOf } from "./blob-ref.ts";
 
 export interface BlobStoreOptions {
   /** fsync each new blob and its directory (survives power loss). @default false */
@@ -30,7 +29,7 @@ export interface GetOptions {
 }
 
 /** sha256 of no bytes: the one name under which an empty file is a correct blob. */
-const EMPTY_SHA256 = createHash("sha256").digest("hex");
+const EMPTY_SHA256 = blobHashOf(new Uint8Array(0));
 
 /** Proven blobs remembered per store; beyond this the memory is dropped and proofs start over. */
 const MAX_PROVEN = 65_536;
@@ -64,7 +63,7 @@ export class BlobStore {
   }
 
   putSync(bytes: Uint8Array): PutResult {
-    const hash = createHash("sha256").update(bytes).digest("hex");
+    const hash = blobHashOf(bytes);
     return this.putHashedSync(hash, bytes);
   }
 
@@ -193,7 +192,7 @@ export class BlobStore {
 
   private check(path: string, bytes: Buffer, stamp: string): void {
     const expected = path.slice(path.length - 64);
-    const actual = createHash("sha256").update(bytes).digest("hex");
+    const actual = blobHashOf(bytes);
     if (actual !== expected) {
       this.proven.delete(expected);
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, {

@@ -1,5 +1,4 @@
 import { basename } from "node:path";
-import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../errors.ts";
 import { withClient } from "../postgres/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
@@ -9,6 +8,7 @@ import { formatBytes, storeOptions, UsageError, type CommandContext } from "./co
 import { findSessionFiles } from "./find-files.ts";
 import { startProgress } from "./progress.ts";
 import { terminalText } from "./terminal-text.ts";
+import { blobHashOf } from "../blob/blob-ref.ts";
 
 /**
  * The maintenance commands (`gc`, `stats`, `verify`, `migrate --to`) against a database store.
@@ -117,7 +117,7 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
       );
       if (rows.length === 0) break;
       for (const row of rows) {
-        if (createHash("sha256").update(row.bytes).digest("hex") !== row.sha256) {
+        if (blobHashOf(row.bytes) !== row.sha256) {
           findings.push({ kind: "blob-corrupt", session: null, message: `blob ${row.sha256} does not hash to its name` });
         }
       }
