@@ -5,7 +5,8 @@ const a = "a".repeat(64);
 const b = "0123456789abcdef".repeat(4);
 
 describe("the blob-ref extractor", () => {
-  const text = `{"x":"blob:sha256:${a}","y":["blob:sha256:${b}","blob:sha256:${a}"],"bad":"blob:sha256:${"A".repeat(64)} blob:sha256:abc blob:sha256:${b}f"}`;
+  const bad = `blob:sha256:${"A".repeat(64)} blob:sha256:abc blob:sha256:${b}f`;
+  const text = `{"x":"blob:sha256:${a}","y":["blob:sha256:${b}","blob:sha256:${a}"],"bad":"${bad}"}`;
 
   it("visits every well-formed ref in order, repeats included, in a string and in raw bytes alike", () => {
     for (const input of [text, Buffer.from(text)]) {
