@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -88,6 +88,15 @@ export function fsyncDir(dir: string): void {
   } finally {
     if (fd !== undefined) io.closeSync(fd);
   }
+}
+
+/** The sha256 (64 lowercase hex) of an open file's bytes from its current position to its end, streamed. */
+export function hashOpenFile(fd: number, chunkSize = 1 << 20): string {
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(chunkSize);
+  for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null))
+    hash.update(buf.subarray(0, n));
+  return hash.digest("hex");
 }
 
 /** fsyncs the file at `path` (a copy made by `copyFileSync`, which does not). */
