@@ -172,6 +172,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-store.ts": "artifact metadata (temp + rename)",
   "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
+  "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
   "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
   "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, lstatSync, writeFileSync, existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isTempName } from "../../src/artifacts/artifact-files.ts";
+import { isTempFileName } from "../../src/io.ts";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { OutputSink } from "../../src/artifacts/output-sink.ts";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -103,7 +103,7 @@ describe("symlinks planted as or in the artifacts directory are never written th
     })();
     expect(err).toMatchObject({ code: "OUTPUT_EXISTS", path: taken });
     expect(readFileSync(taken, "utf8")).toBe("another tool's output");
-    expect(readdirSync(store.dir).filter(isTempName)).toEqual([]);
+    expect(readdirSync(store.dir).filter(isTempFileName)).toEqual([]);
   });
 
   it("symlinks planted at the next content and metadata names are stepped over, never written through", () => {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { cli } from "../support/cli.ts";
 import { REPO_ROOT, runTs } from "../support/child.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const BIN = join(REPO_ROOT, "bin/transcript-store.mjs");
 
@@ -39,9 +39,7 @@ describe("transcript-store session commands", () => {
     expect(lines[0]).toEqual(m.header);
     expect(lines[1].message.content[1].data).toBe(png);
     const refs = await cli(["export", m.sessionId, "--refs", "--root", root]);
-    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(
-      `blob:sha256:${createHash("sha256").update(Buffer.from(png, "base64")).digest("hex")}`,
-    );
+    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(`blob:sha256:${sha(Buffer.from(png, "base64"))}`);
 
     const other = tempDir();
     const imported = await cli(["import", "--root", other, "--json"], { stdin: exported.stdout });

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import { blobDirEntries } from "../support/blob-dir.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { assistant, linesOf, piHome, user } from "./helpers.ts";
+import { sha } from "../support/sha.ts";
 
 const savedHome = process.env.TRANSCRIPT_STORE_HOME;
 afterEach(() => {
@@ -23,7 +23,7 @@ describe("pi facade on the engine", () => {
     const storeHome = tempDir();
     process.env.TRANSCRIPT_STORE_HOME = storeHome;
     const png = makePng(24, 24, 7).toString("base64");
-    const hash = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
+    const hash = sha(Buffer.from(png, "base64"));
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir });
     const u = sm.appendMessage({
       role: "user",

@@ -10,10 +10,10 @@ import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { resolveArg } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
-import { resolveArg } from "./sessions.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
 const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);

@@ -1,5 +1,5 @@
+import { writeNew } from "../../io-exclusive.ts";
 import { dirname, join, sep } from "node:path";
-import { writeNew } from "../../artifacts/artifact-files.ts";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError } from "../../errors.ts";
@@ -72,7 +72,7 @@ async function carryArtifacts(snapshot: SessionSnapshot, path: string, options: 
     }
     const dir = join(root, ...parts.slice(0, -1));
     ensureDir(dir, options.fsync);
-    writeNew(dir, parts[parts.length - 1]!, artifact.bytes, options.fsync);
+    writeNew(join(dir, parts[parts.length - 1]!), artifact.bytes, { fsync: options.fsync });
   }
 }
 
