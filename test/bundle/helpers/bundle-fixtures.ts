@@ -6,7 +6,7 @@ import type { SessionManagerOptions } from "../../../src/session/session-options
 import { makePng } from "../../support/png.ts";
 
 /** A session with text, two images (one twice: one blob), a tool result and two artifact files; returns its id. */
-export async function makeSession(cwd: string, options: SessionManagerOptions, seed = 1): Promise<{ id: string; images: Buffer[] }> {
+export async function makeSession(cwd: string, options: SessionManagerOptions, seed = 1): Promise<{ id: string; path: string; images: Buffer[] }> {
   const m = await SessionManager.create(cwd, options);
   const images = [makePng(40, 40, seed), makePng(30, 30, seed + 100)];
   m.appendMessage({ role: "user", content: `hello ${seed} — ünïcode ✓` });
@@ -26,8 +26,9 @@ export async function makeSession(cwd: string, options: SessionManagerOptions, s
   }
   await m.flush();
   const id = m.header.id;
+  const path = m.storage.location!;
   await m.close();
-  return { id, images };
+  return { id, path, images };
 }
 
 /** Every regular file under `dir` (relative path → sha256), for before/after comparisons. */
