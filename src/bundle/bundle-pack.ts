@@ -2,7 +2,11 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import tar from "tar-stream";
 import { TranscriptStoreError } from "../errors.ts";
-import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
+import {
+  resolveSessionManagerOptions,
+  type ResolvedSessionManagerOptions,
+  type SessionManagerOptions,
+} from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import type { SessionSnapshot } from "../storage/session-snapshot.ts";
 import {
@@ -62,7 +66,12 @@ async function measure(lines: AsyncIterable<string>): Promise<{ size: number; sh
 const MTIME = new Date(0);
 
 /** Writes one member from chunks, waiting on the archive's reader (backpressure); returns its size and sha256. */
-async function addMember(pack: tar.Pack, name: string, size: number, chunks: Iterable<Buffer> | AsyncIterable<Buffer>): Promise<ManifestMember> {
+async function addMember(
+  pack: tar.Pack,
+  name: string,
+  size: number,
+  chunks: Iterable<Buffer> | AsyncIterable<Buffer>,
+): Promise<ManifestMember> {
   const hash = createHash("sha256");
   let written = 0;
   let done!: () => void;
@@ -89,7 +98,11 @@ function changedMeanwhile(name: string): TranscriptStoreError {
 }
 
 /** A streamed text part as a member: measured, then written; the second read must give the same bytes. */
-async function addLines(pack: tar.Pack, name: string, lines: () => AsyncIterable<string>): Promise<{ member: ManifestMember; lines: number }> {
+async function addLines(
+  pack: tar.Pack,
+  name: string,
+  lines: () => AsyncIterable<string>,
+): Promise<{ member: ManifestMember; lines: number }> {
   const first = await measure(lines());
   // A live session may grow between the reads: the first read's lines are what the bundle holds.
   const member = await addMember(pack, name, first.size, chunksOf(lines(), first.lines));
@@ -137,7 +150,9 @@ async function fill(pack: tar.Pack, snapshots: SessionSnapshot[], options: Resol
     if (bytes === null || createHash("sha256").update(bytes).digest("hex") !== hash) {
       options.onWarning({
         code: bytes === null ? "BLOB_MISSING" : "BLOB_CORRUPT",
-        message: `blob ${hash} is referenced by session ${snapshot.header.id} but its store ${bytes === null ? "lacks it" : "holds other bytes"}; bundled without it`,
+        message:
+          `blob ${hash} is referenced by session ${snapshot.header.id} but its store ` +
+          `${bytes === null ? "lacks it" : "holds other bytes"}; bundled without it`,
       });
       missingBlobs.push(hash);
       continue;

@@ -4,7 +4,11 @@ import { dirname } from "node:path";
 import type { Readable } from "node:stream";
 import { isRecord, type SessionHeader } from "../format/types.ts";
 import { io } from "../io.ts";
-import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
+import {
+  resolveSessionManagerOptions,
+  type ResolvedSessionManagerOptions,
+  type SessionManagerOptions,
+} from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import { relateSessionStreams, type SessionRelation } from "../storage/session-relation.ts";
 import {
@@ -89,7 +93,10 @@ async function* withHeader(snapshot: SessionSnapshot): AsyncIterable<string> {
 }
 
 /** How the incoming session relates to the store's copy of its id (null: none); `IMPORT_CONFLICT` when they diverged. */
-async function relationInStore(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<{ relation: SessionRelation | null; ref: string | null }> {
+async function relationInStore(
+  snapshot: SessionSnapshot,
+  options: ResolvedSessionManagerOptions,
+): Promise<{ relation: SessionRelation | null; ref: string | null }> {
   const backend = backendOf(options);
   const ref = await backend.locate(snapshot.header.id, options);
   if (ref === null) return { relation: null, ref };
@@ -124,7 +131,10 @@ function spoolParent(options: UnbundleOptions, resolved: ResolvedSessionManagerO
  * anything written, each session through the backend's `importSnapshot` (so a second run reports
  * `unchanged`). The spool directory is removed whatever happens.
  */
-export async function unbundle(source: string | Readable | AsyncIterable<Uint8Array>, options: UnbundleOptions = {}): Promise<UnbundleReport> {
+export async function unbundle(
+  source: string | Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  options: UnbundleOptions = {},
+): Promise<UnbundleReport> {
   const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
   const mappings = parseCwdMap((options.cwdMap ?? []).filter((m): m is string => typeof m === "string")).concat(
     (options.cwdMap ?? []).filter((m): m is CwdMapping => isRecord(m)),

@@ -79,7 +79,10 @@ async function readAll(entry: AsyncIterable<Buffer>): Promise<Buffer> {
 }
 
 /** Every member of the archive into `dir`; the manifest's text. Refuses a member no bundle holds before reading it. */
-async function extractAll(source: Readable | AsyncIterable<Uint8Array>, dir: string): Promise<{ files: Map<string, Spooled>; manifest: Buffer }> {
+async function extractAll(
+  source: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  dir: string,
+): Promise<{ files: Map<string, Spooled>; manifest: Buffer }> {
   const extract = tar.extract();
   const feed = (async () => {
     for await (const chunk of source) {
@@ -95,7 +98,8 @@ async function extractAll(source: Readable | AsyncIterable<Uint8Array>, dir: str
       const unsafe = unsafeMemberName(name);
       if (unsafe !== null) throw bundleCorrupt(`member ${JSON.stringify(name)}: ${unsafe}`);
       if (type !== "file") throw bundleCorrupt(`member ${JSON.stringify(name)} is a ${type ?? "typeless"} entry, not a file`);
-      if (files.has(name) || (name === MANIFEST_NAME && manifest !== null)) throw bundleCorrupt(`member ${JSON.stringify(name)} appears twice`);
+      if (files.has(name) || (name === MANIFEST_NAME && manifest !== null))
+        throw bundleCorrupt(`member ${JSON.stringify(name)} appears twice`);
       if (classifyMember(name) === null) throw bundleCorrupt(`member ${JSON.stringify(name)} is not a part of any bundle`);
       const bytes = entry as AsyncIterable<Buffer>;
       if (name === MANIFEST_NAME) manifest = await readAll(bytes);
@@ -197,12 +201,14 @@ async function checkSessions(manifest: BundleManifest, files: Map<string, Spoole
     const h = value as { type?: unknown; id?: unknown };
     if (h?.type !== "session" || h.id !== session.id) throw bundleCorrupt(`session ${session.id}: its header names another session`);
     const lines = part(linesMember(session.dir));
-    if ((await scanText(lines.path, lines.size, refs)) !== session.lines) throw bundleCorrupt(`session ${session.id}: line count differs from the manifest`);
+    if ((await scanText(lines.path, lines.size, refs)) !== session.lines)
+      throw bundleCorrupt(`session ${session.id}: line count differs from the manifest`);
     const quarantine = part(quarantineMember(session.dir));
     if ((await scanText(quarantine.path, quarantine.size, new Set())) !== session.quarantine) {
       throw bundleCorrupt(`session ${session.id}: quarantine count differs from the manifest`);
     }
-    if ((artifacts.get(session.dir) ?? 0) !== session.artifacts) throw bundleCorrupt(`session ${session.id}: artifact count differs from the manifest`);
+    if ((artifacts.get(session.dir) ?? 0) !== session.artifacts)
+      throw bundleCorrupt(`session ${session.id}: artifact count differs from the manifest`);
   }
   const declared = new Set(manifest.missingBlobs);
   for (const hash of refs) {
@@ -215,7 +221,10 @@ async function checkSessions(manifest: BundleManifest, files: Map<string, Spoole
  * above); `BUNDLE_CORRUPT` with the spool removed on the first problem. The caller removes the
  * spool once it has restored from it.
  */
-export async function spoolBundle(source: Readable | AsyncIterable<Uint8Array>, parent: string): Promise<SpooledBundle> {
+export async function spoolBundle(
+  source: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  parent: string,
+): Promise<SpooledBundle> {
   const dir = makeSpoolDir(parent);
   const remove = () => io.rmSync(dir, { recursive: true, force: true });
   try {

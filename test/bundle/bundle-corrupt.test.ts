@@ -6,7 +6,7 @@ import { tempDir } from "../support/temp-dir.ts";
 import { bytesOf, makeSession, treeOf } from "./helpers/bundle-fixtures.ts";
 
 interface Member {
-  header: tar.Headers;
+  header: Partial<tar.Header> & { name: string };
   data: Buffer;
 }
 
@@ -51,6 +51,12 @@ async function tampered(bytes: Buffer, edit: (members: Member[], manifest: Manif
 
 const find = (members: Member[], suffix: string) => members.find((m) => m.header.name.endsWith(suffix))!;
 
+/** Flips bits of one byte of the member whose name ends in `suffix`. */
+const flip = (members: Member[], suffix: string, at: number, bits: number) => {
+  const data = find(members, suffix).data;
+  data[at] = data[at]! ^ bits;
+};
+
 describe("unbundle refuses a damaged or forged bundle with BUNDLE_CORRUPT, nothing written", () => {
   let good: Buffer;
   beforeAll(async () => {
@@ -75,8 +81,8 @@ describe("unbundle refuses a damaged or forged bundle with BUNDLE_CORRUPT, nothi
   });
 
   it("a flipped byte in a member", async () => {
-    await refused(await tampered(good, (members) => void (find(members, "lines.jsonl").data[10]! ^= 0x01)));
-    await refused(await tampered(good, (members) => void (find(members, ".notes.log").data[0]! ^= 0x20)));
+    await refused(await tampered(good, (members) => flip(members, "lines.jsonl", 10, 0x01)));
+    await refused(await tampered(good, (members) => flip(members, ".notes.log", 0, 0x20)));
   });
 
   it("a flipped byte in a tar header or a member's bytes (the block padding and end blocks hold no content)", async () => {
@@ -95,24 +101,41 @@ describe("unbundle refuses a damaged or forged bundle with BUNDLE_CORRUPT, nothi
   });
 
   it("a missing blob: its member gone, or gone with its manifest entry too", async () => {
-    await refused(await tampered(good, (members) => void members.splice(members.findIndex((m) => m.header.name.startsWith("blobs/")), 1)));
     await refused(
       await tampered(
         good,
-        (members) => void members.splice(members.findIndex((m) => m.header.name.startsWith("blobs/")), 1),
+        (members) =>
+          void members.splice(
+            members.findIndex((m) => m.header.name.startsWith("blobs/")),
+            1,
+          ),
+      ),
+    );
+    await refused(
+      await tampered(
+        good,
+        (members) =>
+          void members.splice(
+            members.findIndex((m) => m.header.name.startsWith("blobs/")),
+            1,
+          ),
         true, // the manifest forged to match: the lines still reference it
       ),
     );
   });
 
   it("a blob whose bytes are not its hash, even with a manifest made to match", async () => {
-    await refused(await tampered(good, (members) => void (find(members, members.find((m) => m.header.name.startsWith("blobs/"))!.header.name).data[0]! ^= 1), true));
+    await refused(
+      await tampered(good, (members) => flip(members, members.find((m) => m.header.name.startsWith("blobs/"))!.header.name, 0, 1), true),
+    );
   });
 
   it("an extra member, listed or not", async () => {
     const extra = { header: { name: "sessions/0/artifacts/extra.log", type: "file" as const, mode: 0o600 }, data: Buffer.from("x") };
     await refused(await tampered(good, (members) => void members.push(extra)));
-    await refused(await tampered(good, (members) => void members.push({ ...extra, header: { ...extra.header, name: "sessions/7/lines.jsonl" } }), true));
+    await refused(
+      await tampered(good, (members) => void members.push({ ...extra, header: { ...extra.header, name: "sessions/7/lines.jsonl" } }), true),
+    );
     await refused(await tampered(good, (members) => void members.push({ ...extra, header: { ...extra.header, name: "README" } })));
   });
 
@@ -122,15 +145,34 @@ describe("unbundle refuses a damaged or forged bundle with BUNDLE_CORRUPT, nothi
     await refused(await tampered(good, (members) => void members.unshift(evil("sessions/0/artifacts/../../../../escaped")), true));
     await refused(await tampered(good, (members) => void members.unshift(evil("/tmp/escaped")), true));
     await refused(
-      await tampered(good, (members) => void members.unshift({ header: { name: "sessions/0/artifacts/link", type: "symlink", linkname: "/etc/passwd" }, data: Buffer.alloc(0) })),
+      await tampered(
+        good,
+        (members) =>
+          void members.unshift({
+            header: { name: "sessions/0/artifacts/link", type: "symlink", linkname: "/etc/passwd" },
+            data: Buffer.alloc(0),
+          }),
+      ),
     );
     await refused(await tampered(good, (members) => void members.push({ ...find(members, "header.jsonl") })));
   });
 
   it("a manifest lying about a size, a hash, a count, or missing", async () => {
-    await refused(await tampered(good, (_, manifest) => void (manifest.members[1]!.size += 1)));
-    await refused(await tampered(good, (_, manifest) => void (manifest.members[1]!.sha256 = "0".repeat(64))));
-    await refused(await tampered(good, (_, manifest) => void ((manifest as unknown as { sessions: Array<{ lines: number }> }).sessions[0]!.lines += 1)));
+    await refused(
+      await tampered(good, (_, manifest) => {
+        manifest.members[1]!.size += 1;
+      }),
+    );
+    await refused(
+      await tampered(good, (_, manifest) => {
+        manifest.members[1]!.sha256 = "0".repeat(64);
+      }),
+    );
+    await refused(
+      await tampered(good, (_, manifest) => {
+        (manifest as unknown as { sessions: Array<{ lines: number }> }).sessions[0]!.lines += 1;
+      }),
+    );
     await refused(await tampered(good, (_, manifest) => void manifest.members.pop()));
     const noManifest = (await membersOf(good)).filter((m) => m.header.name !== "manifest.json");
     await refused(await packOf(noManifest));

@@ -53,7 +53,7 @@ describe.skipIf(!pgCluster())("bundles between the file tree and PostgreSQL", ()
     expect(contentOf(c)).toEqual(contentOf(a));
   });
 
-  it("PostgreSQL → file: a database session (images as blobs, artifacts) restores into files; lines byte for byte, images rehydrate", async () => {
+  it("PostgreSQL → file: a database session (blobs, artifacts) restores into files, lines byte for byte, images rehydrating", async () => {
     const backend = await database();
     const { id, images } = await makeSession("/db/proj", { store: backend });
     const root = tempDir();
@@ -66,7 +66,7 @@ describe.skipIf(!pgCluster())("bundles between the file tree and PostgreSQL", ()
     expect(lines).toEqual(dbLines);
     expect(JSON.parse(header!)).toEqual({ ...JSON.parse(dbHeader!), cwd: "/home/me/proj" });
     const m = await SessionManager.open(s.location!, { root, readOnly: true });
-    const message = m.getEntries()[1] as { message: { content: Array<{ data?: string }> } };
+    const message = m.getEntries()[1] as unknown as { message: { content: Array<{ data?: string }> } };
     expect(message.message.content[2]!.data).toBe(images[1]!.toString("base64"));
     await m.close();
     const artifacts = Object.keys(treeOf(root)).filter((p) => p.includes(`${id}/`));

@@ -33,7 +33,7 @@ describe("bundle / unbundle between file trees", () => {
     expect(treeOf(b)).toEqual(before);
     // the restored session opens with its images
     const m = await SessionManager.open(report.sessions[0]!.location!, { root: b, readOnly: true });
-    const content = m.getEntries()[1]!.type === "message" ? (m.getEntries()[1] as { message: { content: Array<{ data?: string }> } }).message.content : [];
+    const content = (m.getEntries()[1] as unknown as { message: { content: Array<{ data?: string }> } }).message.content;
     expect(content[1]!.data).toBe(one.images[0]!.toString("base64"));
     await m.close();
   });
@@ -98,6 +98,8 @@ describe("bundle / unbundle between file trees", () => {
 
   it("bundle refuses an id the store lacks (SESSION_NOT_FOUND) before any byte", async () => {
     const a = tempDir();
-    await expect(bytesOf(bundle(["0199ffff-0000-7000-8000-000000000000"], { root: a }))).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    await expect(bytesOf(bundle(["0199ffff-0000-7000-8000-000000000000"], { root: a }))).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+    });
   });
 });

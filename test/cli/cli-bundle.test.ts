@@ -37,9 +37,15 @@ describe("transcript-store bundle | transcript-store unbundle -", () => {
     const b = tempDir();
     const one = await makeSession("/src/one", { root: a }, 1);
     const two = await makeSession("/src/two", { root: a }, 2);
-    const first = await pipeline(["bundle", one.id, two.id, "--root", a], ["unbundle", "-", "--root", b, "--json", "--cwd-map", "/src=/dst"]);
+    const first = await pipeline(
+      ["bundle", one.id, two.id, "--root", a],
+      ["unbundle", "-", "--root", b, "--json", "--cwd-map", "/src=/dst"],
+    );
     expect(first).toMatchObject({ left: 0, right: 0 });
-    const records = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const records = first.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(records.map((r) => [r.type, r.id, r.status, r.cwd])).toEqual([
       ["unbundled", one.id, "created", "/dst/one"],
       ["unbundled", two.id, "created", "/dst/two"],

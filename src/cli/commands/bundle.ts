@@ -56,8 +56,7 @@ async function pipeArchive(bytes: Readable, out: Writable): Promise<number> {
 export const bundleCommand: Command = {
   name: "bundle",
   readOnly: true,
-  summary:
-    "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file>",
+  summary: "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file>",
   usage: "bundle <id>… [-o <file>]",
   options: { output: { type: "string", short: "o" } },
   minArgs: 1,
@@ -114,7 +113,9 @@ export const unbundleCommand: Command = {
       );
     }
     if (report.missingBlobs.length > 0) {
-      ctx.io.stderr(`warning: ${report.missingBlobs.length} blob(s) the sessions reference were not in the bundle (their source lacked them)\n`);
+      ctx.io.stderr(
+        `warning: ${report.missingBlobs.length} blob(s) the sessions reference were not in the bundle (their source lacked them)\n`,
+      );
     }
     return 0;
   },

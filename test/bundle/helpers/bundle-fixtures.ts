@@ -6,7 +6,11 @@ import type { SessionManagerOptions } from "../../../src/session/session-options
 import { makePng } from "../../support/png.ts";
 
 /** A session with text, two images (one twice: one blob), a tool result and two artifact files; returns its id. */
-export async function makeSession(cwd: string, options: SessionManagerOptions, seed = 1): Promise<{ id: string; path: string; images: Buffer[] }> {
+export async function makeSession(
+  cwd: string,
+  options: SessionManagerOptions,
+  seed = 1,
+): Promise<{ id: string; path: string; images: Buffer[] }> {
   const m = await SessionManager.create(cwd, options);
   const images = [makePng(40, 40, seed), makePng(30, 30, seed + 100)];
   m.appendMessage({ role: "user", content: `hello ${seed} — ünïcode ✓` });
