@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
+import { benchBundle } from "./scenarios/bundle.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchList } from "./scenarios/list.ts";
@@ -29,6 +30,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   list: benchList,
   fork: benchFork,
   "many-sessions": benchManySessions,
+  bundle: benchBundle,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {

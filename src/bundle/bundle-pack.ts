@@ -8,7 +8,7 @@ import {
   type SessionManagerOptions,
 } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import type { SessionSnapshot } from "../storage/session-snapshot.ts";
+import { hashesIn, type SessionSnapshot } from "../storage/session-snapshot.ts";
 import {
   artifactMember,
   blobMember,
@@ -49,8 +49,11 @@ async function* chunksOf(lines: AsyncIterable<string>, limit = Infinity): AsyncI
   if (size > 0) yield Buffer.concat(parts);
 }
 
-/** Size, sha256 and line count of a streamed text part (a first pass: a tar header states the size first). */
-async function measure(lines: AsyncIterable<string>): Promise<{ size: number; sha256: string; lines: number }> {
+/**
+ * Size, sha256 and line count of a streamed text part (a first pass: a tar header states the size
+ * first), and the blob hashes its lines name (what `blobHashes()` gives for stored lines, without a third read).
+ */
+async function measure(lines: AsyncIterable<string>, refs: Set<string>): Promise<{ size: number; sha256: string; lines: number }> {
   const hash = createHash("sha256");
   let size = 0;
   let count = 0;
@@ -59,6 +62,7 @@ async function measure(lines: AsyncIterable<string>): Promise<{ size: number; sh
     hash.update(bytes);
     size += bytes.length;
     count++;
+    for (const ref of hashesIn(line)) refs.add(ref);
   }
   return { size, sha256: hash.digest("hex"), lines: count };
 }
@@ -102,8 +106,9 @@ async function addLines(
   pack: tar.Pack,
   name: string,
   lines: () => AsyncIterable<string>,
+  refs = new Set<string>(),
 ): Promise<{ member: ManifestMember; lines: number }> {
-  const first = await measure(lines());
+  const first = await measure(lines(), refs);
   // A live session may grow between the reads: the first read's lines are what the bundle holds.
   const member = await addMember(pack, name, first.size, chunksOf(lines(), first.lines));
   if (member.sha256 !== first.sha256) throw changedMeanwhile(name);
@@ -120,7 +125,7 @@ async function addSession(
   const dir = sessionDir(index);
   const header = Buffer.from(`${snapshot.headerLine}\n`);
   members.push(await addMember(pack, headerMember(dir), header.length, [header]));
-  const lines = await addLines(pack, linesMember(dir), () => snapshot.lines());
+  const lines = await addLines(pack, linesMember(dir), () => snapshot.lines(), hashes);
   members.push(lines.member);
   const quarantine = await addLines(pack, quarantineMember(dir), () => snapshot.quarantine());
   members.push(quarantine.member);
@@ -129,7 +134,6 @@ async function addSession(
     members.push(await addMember(pack, artifactMember(dir, artifact.name), artifact.bytes.length, [artifact.bytes]));
     artifacts++;
   }
-  for await (const hash of snapshot.blobHashes()) hashes.add(hash);
   return { id: snapshot.header.id, dir, lines: lines.lines, quarantine: quarantine.lines, artifacts };
 }
 
