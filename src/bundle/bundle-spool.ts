@@ -108,6 +108,8 @@ async function extractAll(
   } catch (err) {
     extract.destroy();
     if (err instanceof Error && "code" in err && (err as { code: unknown }).code === "BUNDLE_CORRUPT") throw err;
+    // A failure of the disk or of the source (ENOSPC, EIO, …) is itself, not a damaged bundle.
+    if (err instanceof Error && "syscall" in err) throw err;
     throw bundleCorrupt(`it is not a whole tar archive (${(err as Error)?.message ?? String(err)})`);
   }
   await feed;
