@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { quarantinePathOf } from "../../src/session/paths.ts";
 import { basename } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundle, SessionManager, unbundle } from "../../src/index.ts";
@@ -101,5 +102,39 @@ describe("bundle / unbundle between file trees", () => {
     await expect(bytesOf(bundle(["0199ffff-0000-7000-8000-000000000000"], { root: a }))).rejects.toMatchObject({
       code: "SESSION_NOT_FOUND",
     });
+  });
+});
+
+describe("bundle / unbundle: damaged lines", () => {
+  it("a session's quarantine records travel with it (the quarantine file restored byte for byte)", async () => {
+    const a = tempDir();
+    const b = tempDir();
+    const { path } = await makeSession("/proj", { root: a });
+    appendFileSync(path, '{"type":"message","id":"deadbeef","torn'); // a torn tail: quarantined when opened for writing
+    const again = await SessionManager.open(path, { root: a });
+    again.appendMessage({ role: "user", content: "after the damage" });
+    const id = again.header.id;
+    await again.close();
+    const quarantine = quarantinePathOf(path);
+    expect(existsSync(quarantine)).toBe(true);
+    const report = await unbundle([await bytesOf(bundle([id], { root: a }))], { root: b });
+    const restored = report.sessions[0]!.location!;
+    expect(readFileSync(quarantinePathOf(restored))).toEqual(readFileSync(quarantine));
+    expect(readFileSync(restored)).toEqual(readFileSync(path));
+  });
+
+  it("damaged lines inside a session file are not bundled: a MALFORMED_LINES warning names them, the source keeps them", async () => {
+    const a = tempDir();
+    const { id, path } = await makeSession("/proj", { root: a });
+    appendFileSync(path, '{"type":"message","id":"deadbeef", broken json\n');
+    const m = await SessionManager.open(path, { root: a });
+    m.appendMessage({ role: "user", content: "after" });
+    await m.close();
+    const warnings: string[] = [];
+    const bytes = await bytesOf(bundle([id], { root: a, onWarning: (w) => warnings.push(w.code) }));
+    expect(warnings).toEqual(["MALFORMED_LINES"]);
+    const report = await unbundle([bytes], { root: tempDir() });
+    expect(report.sessions[0]!.lines).toBe(4);
+    expect(readFileSync(path, "utf8")).toContain("broken json");
   });
 });
