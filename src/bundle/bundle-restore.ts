@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname } from "node:path";
 import type { Readable } from "node:stream";
+import { TranscriptStoreError } from "../errors.ts";
 import { isRecord, type SessionHeader } from "../format/types.ts";
 import { io } from "../io.ts";
 import {
@@ -114,6 +115,20 @@ const STATUS: Record<SessionRelation | "none", ImportStatus> = {
   diverged: "unchanged", // refused before: never reported
 };
 
+/**
+ * A refusal the checks could not foresee (a store that takes no quarantine, a lease held elsewhere)
+ * after earlier sessions of the bundle were restored: the same code, its message naming those (a
+ * second run finds them unchanged).
+ */
+function partly(err: unknown, id: string, done: readonly UnbundledSession[]): unknown {
+  if (!(err instanceof TranscriptStoreError) || done.length === 0) return err;
+  const restored = done.map((s) => `${s.id} (${s.status})`).join(", ");
+  return new TranscriptStoreError(err.code, `session ${id}: ${err.message}; restored before it: ${restored}`, {
+    cause: err,
+    ...(err.path === undefined ? {} : { path: err.path }),
+  });
+}
+
 function spoolParent(options: UnbundleOptions, resolved: ResolvedSessionManagerOptions): string {
   if (options.tempDir !== undefined) return options.tempDir;
   if (resolved.store === null) {
@@ -162,7 +177,12 @@ export async function unbundle(
     const backend = backendOf(resolved);
     const done: UnbundledSession[] = [];
     for (const [i, { snapshot }] of snapshots.entries()) {
-      const outcome = await backend.importSnapshot(snapshot, resolved);
+      let outcome;
+      try {
+        outcome = await backend.importSnapshot(snapshot, resolved);
+      } catch (err) {
+        throw partly(err, snapshot.header.id, done);
+      }
       done.push({ ...planned[i]!, status: outcome.status, location: outcome.location });
     }
     return { sessions: done, ...report };

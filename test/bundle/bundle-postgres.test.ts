@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundle, PostgresBackend, SessionManager, unbundle } from "../../src/index.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
@@ -79,5 +79,25 @@ describe.skipIf(!pgCluster())("bundles between the file tree and PostgreSQL", ()
     await expect(unbundle([broken], { store: other })).rejects.toMatchObject({ code: "BUNDLE_CORRUPT" });
     const store = await other.connect();
     expect(await store.getSession(id)).toBeNull();
+  });
+});
+
+describe.skipIf(!pgCluster())("unbundle into PostgreSQL: a session with quarantine records", () => {
+  it("is refused by the database (INVALID_OPTION); the message names the sessions restored before it, which a re-run leaves unchanged", async () => {
+    const a = tempDir();
+    const clean = await makeSession("/proj/clean", { root: a }, 1);
+    const torn = await makeSession("/proj/torn", { root: a }, 2);
+    appendFileSync(torn.path, '{"type":"message","id":"deadbeef","torn');
+    const m = await SessionManager.open(torn.path, { root: a });
+    m.appendMessage({ role: "user", content: "after" });
+    await m.close();
+    const bytes = await bytesOf(bundle([clean.id, torn.id], { root: a }));
+    const backend = await database();
+    const err = (await unbundle([bytes], { store: backend }).catch((e: unknown) => e)) as Error & { code: string };
+    expect(err).toMatchObject({ code: "INVALID_OPTION" });
+    expect(err.message).toContain(`restored before it: ${clean.id} (created)`);
+    const store = await backend.connect();
+    expect(await store.getSession(torn.id)).toBeNull();
+    expect((await unbundle([await bytesOf(bundle([clean.id], { root: a }))], { store: backend })).sessions[0]!.status).toBe("unchanged");
   });
 });
