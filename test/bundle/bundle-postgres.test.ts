@@ -83,7 +83,7 @@ describe.skipIf(!pgCluster())("bundles between the file tree and PostgreSQL", ()
 });
 
 describe.skipIf(!pgCluster())("unbundle into PostgreSQL: a session with quarantine records", () => {
-  it("is refused by the database (INVALID_OPTION); the message names the sessions restored before it, which a re-run leaves unchanged", async () => {
+  it("is refused (INVALID_OPTION); the message names the sessions restored before it, unchanged on a re-run", async () => {
     const a = tempDir();
     const clean = await makeSession("/proj/clean", { root: a }, 1);
     const torn = await makeSession("/proj/torn", { root: a }, 2);
