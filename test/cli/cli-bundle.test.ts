@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { bytesOf, makeSession, treeOf } from "../bundle/helpers/bundle-fixtures.ts";
 import { cli, cliProcess } from "../support/cli.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const BIN = join(import.meta.dirname, "../../bin/transcript-store.mjs");
@@ -113,5 +114,20 @@ describe("transcript-store bundle | transcript-store unbundle -", () => {
     expect(JSON.parse(run.stdout.toString().trim().split("\n").pop()!)).toMatchObject({ type: "error", code: "BUNDLE_CORRUPT" });
     expect(treeOf(b)).toEqual(before);
     expect((await cli(["unbundle", file, "--root", b, "--cwd-map", "nonsense"])).code).toBe(2);
+  }, 60_000);
+});
+
+describe.skipIf(!pgCluster())("bundle | unbundle - with PostgreSQL on either side (--store)", () => {
+  it("file tree → database → file tree through real processes: the last tree equals the first, byte for byte", async () => {
+    const a = tempDir();
+    const c = tempDir();
+    const { id } = await makeSession("/proj", { root: a });
+    const url = await freshDatabase();
+    const into = await pipeline(["bundle", id, "--root", a], ["unbundle", "-", "--store", url]);
+    expect(into).toMatchObject({ left: 0, right: 0 });
+    expect(into.stdout).toMatch(new RegExp(`^created ${id} .*#${id}\n$`));
+    const out = await pipeline(["bundle", id, "--store", url], ["unbundle", "-", "--root", c]);
+    expect(out).toMatchObject({ left: 0, right: 0 });
+    expect(contentOf(c)).toEqual(contentOf(a));
   }, 60_000);
 });
