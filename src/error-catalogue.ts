@@ -142,6 +142,11 @@ export const THROWN_CODES = {
     use: "Loading `<root>/config.json` or the file `TRANSCRIPT_STORE_RETENTION` names; nothing is touched when it fails.",
     caller: "Fix the file the message names (docs: README, Lifecycle), or unset the variable.",
   },
+  BUNDLE_CORRUPT: {
+    meaning: "A bundle does not match its manifest: a member damaged, missing, extra or named outside it, or the archive cut short.",
+    use: "`unbundle` checks every member before it writes; any mismatch refuses the whole bundle, nothing written.",
+    caller: "Make or copy the bundle again from its source; nothing in the store changed.",
+  },
   SESSION_PINNED: {
     meaning: "The session is pinned, and the operation would remove it.",
     use: "`rm` (or a prune meeting a session pinned meanwhile) of a pinned session; prune itself never selects one.",

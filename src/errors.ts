@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "INDEX_UNAVAILABLE",
   "INVALID_CONFIG",
   "SESSION_PINNED",
+  "BUNDLE_CORRUPT",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

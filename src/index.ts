@@ -69,6 +69,10 @@ export { type BackendFactory, registerBackend, type StoreConnectOptions } from "
 export { PgStore } from "./database/index.ts";
 export type { PgStoreOptions } from "./database/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
+export { bundle, type BundleOptions } from "./bundle/bundle-pack.ts";
+export { unbundle, type UnbundleOptions, type UnbundleReport, type UnbundledSession } from "./bundle/bundle-restore.ts";
+export type { BundleManifest, ManifestMember, ManifestSession } from "./bundle/bundle-manifest.ts";
+export type { CwdMapping } from "./bundle/cwd-map.ts";
 export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";
 export { verifySessionFile } from "./maintenance/verify.ts";

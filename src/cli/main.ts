@@ -13,6 +13,7 @@ import {
   type Command,
 } from "./context.ts";
 import { duCommand, usageCommand } from "./commands/accounting.ts";
+import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
 import {
@@ -46,6 +47,8 @@ const COMMANDS: Command[] = [
   showCommand,
   exportCommand,
   importCommand,
+  bundleCommand,
+  unbundleCommand,
   inlineImagesCommand,
   forkCommand,
   mvCommand,
