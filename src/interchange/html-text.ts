@@ -1,6 +1,9 @@
-/** Text made safe for HTML element content and quoted attribute values. */
+/**
+ * Text made safe for HTML element content and quoted attribute values; the line separators U+2028
+ * and U+2029 become character references too, so none is in the page raw (a script never sees one).
+ */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return text.replace(/[&<>"'\u2028\u2029]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /**
