@@ -180,6 +180,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",
   "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
   "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
+  "src/cli/output-file.ts": "export -o: a new output file (temp beside it, linked to the name only if free)",
   "src/cli/commands/transfer.ts": "import's claim of a new session file's name (exclusive create), until the storage seam imports",
 };
 

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "IMPORT_CONFLICT",
   "NO_INPUT",
   "SCHEMA_MISMATCH",
+  "OUTPUT_EXISTS",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -95,3 +95,9 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
+export { exportSession, VIEW_RENDERERS } from "./interchange/export-session.ts";
+export type { ExportSessionOptions, ViewFormat } from "./interchange/export-session.ts";
+export { ATIF_SCHEMA_VERSION } from "./interchange/atif.ts";
+export type { AtifOptions } from "./interchange/atif.ts";
+export { validateAtif, ATIF_VERSIONS } from "./interchange/atif-validate.ts";
+export type { AtifProblem } from "./interchange/atif-validate.ts";
