@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ATIF_SCHEMA_VERSION } from "../../src/interchange/atif.ts";
 import { validateAtif } from "../../src/interchange/atif-validate.ts";
 import { exportSession, type ExportSessionOptions } from "../../src/interchange/export-session.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { tempDir } from "../support/temp-dir.ts";
 import { HOSTILE, viewsSession } from "./views-session.ts";
 
 async function exported(ref: string, options: ExportSessionOptions): Promise<string> {
@@ -118,5 +121,41 @@ describe("validateAtif", () => {
     const doc = valid();
     spoil(doc);
     expect(validateAtif(doc).map((p) => p.path)).toContain(path);
+  });
+});
+
+describe("exportSession --to atif, edge cases", () => {
+  it("an empty session is one system step saying so (ATIF requires a step)", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "p"), { root });
+    m.appendCustomEntry("state", { a: 1 });
+    await m.close();
+    const doc = JSON.parse(await exported(m.sessionFile!, { root, format: "atif" }));
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.steps).toEqual([{ step_id: 1, source: "system", message: "", extra: { empty_branch: true } }]);
+    expect(doc.extra.transcript_store.unmapped_entries).toEqual({ custom: 1 });
+  });
+
+  it("a tool result whose call is not in the step before it is a system step with its observation", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "p"), { root });
+    m.appendMessage({ role: "user", content: "go" });
+    const r = m.appendMessage({ role: "toolResult", toolCallId: "lost", toolName: "bash", content: "out", isError: true });
+    await m.close();
+    const doc = JSON.parse(await exported(m.sessionFile!, { root, format: "atif" }));
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.steps[1]).toMatchObject({
+      step_id: 2,
+      source: "system",
+      message: "",
+      observation: {
+        results: [{ source_call_id: null, content: "out", extra: { unmatched_call_id: "lost", is_error: true, entry_id: r } }],
+      },
+    });
+  });
+
+  it("an id no session has is SESSION_NOT_FOUND", async () => {
+    const root = tempDir();
+    await expect(exported("no-such-session", { root, format: "atif" })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
   });
 });

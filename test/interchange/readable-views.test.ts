@@ -1,7 +1,10 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HTML_CSP } from "../../src/interchange/html-assets.ts";
 import { exportSession, type ViewFormat } from "../../src/interchange/export-session.ts";
 import { fenceFor, jsonForScript } from "../../src/interchange/html-text.ts";
+import { tempDir } from "../support/temp-dir.ts";
 import { HOSTILE, viewsSession } from "./views-session.ts";
 
 async function render(format: ViewFormat, branch?: string) {
@@ -79,5 +82,28 @@ describe("exportSession --to html", () => {
     expect(out).toContain(`<img alt="image" src="data:image/png;base64,${s.png}">`);
     expect(out).toContain('<details class="thinking"><summary>Thinking</summary>');
     expect(out).toContain('<details class="tool-call"><summary>Tool call: read <code>call_1</code></summary>');
+  });
+});
+
+describe("exportSession --to html, hostile ids and header", () => {
+  it("escapes an entry id, a title and a cwd from the file in attributes, text and the JSON data block", async () => {
+    const root = tempDir();
+    const dir = join(root, "sessions", "--x--");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, "2025-01-01T00-00-00-000Z_0197a000-0000-7000-8000-0000000000aa.jsonl");
+    const badId = `x"><img src=y onerror=alert(1)>`;
+    const header = { type: "session", version: 3, id: "0197a000-0000-7000-8000-0000000000aa", timestamp: "2025-01-01T00:00:00.000Z" };
+    const lines = [
+      { ...header, cwd: "/</title><script>alert(1)</script>", title: "</title><script>alert(2)</script>" },
+      { type: "message", id: badId, parentId: null, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: "hi" } },
+    ];
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    let out = "";
+    for await (const chunk of exportSession(file, { root, format: "html" })) out += chunk;
+    expect(out).not.toContain("<img src=y");
+    expect(out).not.toContain("<script>alert");
+    expect(out.match(/<script/g)).toHaveLength(2);
+    expect(out).toContain(`data-entry="x&#34;&#62;&#60;img src=y onerror=alert(1)&#62;"`);
+    expect(out).toContain('"x\\"\\u003e\\u003cimg src=y onerror=alert(1)\\u003e"');
   });
 });
