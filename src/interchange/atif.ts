@@ -1,5 +1,6 @@
 import { usageRowOf } from "../accounting/usage-rows.ts";
 import { isRecord, type SessionEntry } from "../format/types.ts";
+import { imageDataUrl } from "./html-text.ts";
 import { type MessagePart, viewOf } from "./message-parts.ts";
 import { branchOf, type TranscriptSource } from "./transcript-source.ts";
 
@@ -36,10 +37,14 @@ function contentOf(parts: readonly MessagePart[]): string | Json[] {
   const out: Json[] = [];
   for (const p of parts) {
     if (p.kind === "text") out.push({ type: "text", text: p.text });
-    else if (p.kind === "image" && ATIF_IMAGE_TYPES.has(p.mimeType))
+    else if (p.kind === "image") {
       // ATIF names an image by path; a data: URL keeps the trajectory one self-contained file.
-      out.push({ type: "image", source: { media_type: p.mimeType, path: `data:${p.mimeType};base64,${p.data}` } });
-    else if (p.kind === "image") out.push({ type: "text", text: `[image of type ${p.mimeType} left out: ATIF has no such media type]` });
+      const url = imageDataUrl(p.mimeType, p.data);
+      if (url === null) out.push({ type: "text", text: `[image not readable (its blob is missing or damaged): ${p.data.slice(0, 100)}]` });
+      else if (!ATIF_IMAGE_TYPES.has(p.mimeType))
+        out.push({ type: "text", text: `[image of type ${p.mimeType} left out: ATIF has no such media type]` });
+      else out.push({ type: "image", source: { media_type: p.mimeType, path: url } });
+    }
   }
   return out;
 }

@@ -24,10 +24,15 @@ function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
-function partHtml(part: MessagePart): string {
+/** `artifact://<id>` in escaped text, for an artifact the page embeds, becomes a link to it (a fragment: no request). */
+function linkArtifacts(escaped: string, ids: ReadonlySet<string>): string {
+  return escaped.replace(/artifact:\/\/(\d+)/g, (uri, id: string) => (ids.has(id) ? `<a href="#artifact-${id}">${uri}</a>` : uri));
+}
+
+function partHtml(part: MessagePart, artifactIds: ReadonlySet<string>): string {
   switch (part.kind) {
     case "text":
-      return `<div class="text">${e(part.text)}</div>`;
+      return `<div class="text">${linkArtifacts(e(part.text), artifactIds)}</div>`;
     case "thinking":
       return `<details class="thinking"><summary>Thinking</summary>${
         part.redacted ? "<p>(redacted by the provider)</p>" : `<pre>${e(part.text)}</pre>`
@@ -47,7 +52,8 @@ function partHtml(part: MessagePart): string {
   }
 }
 
-function entryHtml(view: EntryView, active: boolean): string {
+function entryHtml(view: EntryView, active: boolean, artifactIds: ReadonlySet<string>): string {
+  const partHtmlOf = (p: MessagePart) => partHtml(p, artifactIds);
   const { entry } = view;
   let title = TITLES[view.role] ?? view.role;
   if (view.role === "toolResult") title += `: ${view.toolName ?? "?"}`;
@@ -57,15 +63,15 @@ function entryHtml(view: EntryView, active: boolean): string {
   if (view.role === "toolResult") {
     const text = view.parts
       .filter((p) => p.kind !== "image")
-      .map(partHtml)
+      .map(partHtmlOf)
       .join("");
     const images = view.parts
       .filter((p) => p.kind === "image")
-      .map(partHtml)
+      .map(partHtmlOf)
       .join("");
     const of = view.toolCallId === undefined ? "" : ` of <code>${e(view.toolCallId)}</code>`;
     inner = `<details class="tool-result"><summary>Output${of}</summary>${text}</details>${images}`;
-  } else inner = view.parts.map(partHtml).join("");
+  } else inner = view.parts.map(partHtmlOf).join("");
   const attributes = `class="entry role-${e(view.role)}" id="e-${e(entry.id)}" data-entry="${e(entry.id)}"${active ? "" : " hidden"}`;
   return `<article ${attributes}><h2>${e(title)}${error} · <time>${e(entry.timestamp)}</time></h2>${inner}</article>\n`;
 }
@@ -92,13 +98,14 @@ export function* htmlChunks(source: TranscriptSource): Generator<string> {
   yield `<header><h1>${e(title)}</h1><dl>${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl></header>\n`;
   yield '<main id="transcript">\n';
   const active = new Set(branchOf(source.entries, source.leafId).map((x) => x.id));
+  const artifactIds = new Set(source.artifacts.map((a) => a.id));
   for (const entry of source.entries) {
     const view = viewOf(source.rehydrate(entry));
     const on = active.has(entry.id);
     // An entry with nothing to read still marks its place, so a fork at it has somewhere to show.
     yield view === null
       ? `<div class="mark" id="e-${e(entry.id)}" data-entry="${e(entry.id)}"${on ? "" : " hidden"}></div>\n`
-      : entryHtml(view, on);
+      : entryHtml(view, on, artifactIds);
   }
   yield "</main>\n";
   if (source.artifacts.length > 0) {

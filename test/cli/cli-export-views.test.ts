@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { validateAtif } from "../../src/interchange/atif-validate.ts";
@@ -58,6 +58,21 @@ describe("export --to atif|markdown|html", () => {
     expect(out.stderr).toContain("OUTPUT_EXISTS");
     expect(existsSync(target)).toBe(false);
     expect(readdirSync(dir)).toEqual(["out.json"]);
+  });
+
+  it("an image whose blob is gone shows as a note, says so on stderr and exits 1", async () => {
+    const s = await viewsSession();
+    for (const name of readdirSync(join(s.root, "blobs"))) if (/^[0-9a-f]{64}$/.test(name)) rmSync(join(s.root, "blobs", name));
+    for (const to of ["atif", "markdown", "html"]) {
+      const out = await cli(["export", s.m.sessionId, "--to", to, "--root", s.root]);
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain("1 image(s) could not be read from the blob store");
+      expect(out.stdout).not.toContain("data:image/png;base64,blob:");
+      if (to === "atif") {
+        expect(validateAtif(JSON.parse(out.stdout))).toEqual([]);
+        expect(out.stdout).toContain("[image not readable (its blob is missing or damaged): blob:sha256:");
+      }
+    }
   });
 
   it("usage errors: an unknown --to, -o or --branch without --to", async () => {

@@ -94,6 +94,12 @@ describe.skipIf(chromium === null)("the HTML export in headless Chromium", () =>
     expect(await browser.evaluate("document.body.getAttribute('data-leaf')")).toBe(s.ids.otherLeaf);
   });
 
+  it("follows a link to an embedded artifact within the page", async () => {
+    await browser.evaluate(`document.querySelector('a[href="#artifact-0"]').click()`);
+    expect(await browser.evaluate("location.hash")).toBe("#artifact-0");
+    expect(await browser.evaluate("document.querySelector('#artifact-0 summary').textContent")).toContain("build-log");
+  });
+
   it("logged no console error and made no request but the page itself", () => {
     const errors = browser.events.filter(
       (e) =>

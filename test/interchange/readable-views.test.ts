@@ -83,6 +83,13 @@ describe("exportSession --to html", () => {
     expect(out).toContain('<details class="thinking"><summary>Thinking</summary>');
     expect(out).toContain('<details class="tool-call"><summary>Tool call: read <code>call_1</code></summary>');
   });
+
+  it("embeds the artifacts and links a mention of one that is embedded", async () => {
+    const { out } = await render("html");
+    expect(out).toContain('<details class="artifact" id="artifact-0"><summary>artifact://0 (build-log): bash, ');
+    expect(out).toContain("<pre>artifact text &#60;/script&#62;");
+    expect(out).toContain('See <a href="#artifact-0">artifact://0</a>, not artifact://9.');
+  });
 });
 
 describe("exportSession --to html, hostile ids and header", () => {

@@ -67,7 +67,7 @@ export async function viewsSession() {
   });
   // Back on the active branch: the session's leaf is where the next append goes.
   m.branch(activeLeaf);
-  m.appendMessage({ role: "user", content: "Active branch last word.", timestamp: 8 });
+  m.appendMessage({ role: "user", content: "Active branch last word. See artifact://0, not artifact://9.", timestamp: 8 });
   m.artifacts!.save(`artifact text ${HOSTILE.script}`, { toolType: "bash", name: "build-log" });
   await m.close();
   return { root, m, png, ids: { u1, a1, r1, a2, activeLeaf, otherLeaf } };
