@@ -132,14 +132,12 @@ export const WRITERS: Writer[] = [
     writes: "session files (<stem>.jsonl) and their quarantine files",
     importers: [
       "src/storage/file/file-start.ts", // the file backend: create and open (append, repair, rewrite)
-      "src/storage/file/file-transfer.ts", // the file backend's import of a session snapshot (the storage seam, issue 23)
+      "src/storage/file/file-import.ts", // the file backend's import of a session snapshot (the storage seam, issue 23)
       "src/session/session-move.ts", // a move's draft of the renamed file
       "src/session/giant-lines.ts", // the rewrite after a giant image line went to the blob store
       "src/maintenance/migrate-file.ts", // migrate: rewrite as v3, --backup
       "src/maintenance/inline-images.ts", // inline-images: its rewrite (once it goes through writeSessionFileAtomic)
       "src/pi/session-disk.ts", // the pi adapter's synchronous session
-      // Moves to the storage seam (export/import through StorageBackend, issue 23): remove when it has.
-      "src/cli/commands/transfer.ts",
     ],
   },
   {
@@ -181,7 +179,6 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
   "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
   "src/cli/output-file.ts": "export -o: a new output file (temp beside it, linked to the name only if free)",
-  "src/cli/commands/transfer.ts": "import's claim of a new session file's name (exclusive create), until the storage seam imports",
 };
 
 const IO_WRITERS = /\bio\s*\.\s*(writeSync|ftruncateSync|truncateSync|renameSync|linkSync|copyFileSync|appendFileSync|writeFileSync)\s*\(/g;

@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   "IMPORT_CONFLICT",
   "NO_INPUT",
   "SCHEMA_MISMATCH",
+  "INDEX_UNAVAILABLE",
+  "INVALID_CONFIG",
+  "SESSION_PINNED",
   "OUTPUT_EXISTS",
 ] as const;
 
@@ -36,7 +39,8 @@ export type WarningCode =
   | "ARTIFACT_COPY_FAILED"
   | "IMAGE_NOT_EXTERNALIZED"
   | "IMAGE_TOO_LARGE"
-  | "GLUED_RECORDS_SPLIT";
+  | "GLUED_RECORDS_SPLIT"
+  | "INDEX_REBUILT";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

@@ -95,6 +95,32 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
+export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./index/session-index.ts";
+export type {
+  SessionIndex,
+  SessionIndexOptions,
+  SearchOptions,
+  SearchHit,
+  IndexStatus,
+  IndexRefreshReport,
+  SearchRole,
+} from "./index/session-index.ts";
+export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";
+export { Lifecycle } from "./lifecycle/lifecycle.ts";
+export type { LifecycleOptions, PurgeInfo, PurgeOptions, PurgeReport, PruneReport } from "./lifecycle/lifecycle.ts";
+export type { LifecycleDriver, TrashEntry } from "./lifecycle/lifecycle-driver.ts";
+export type { SessionFlags } from "./lifecycle/lifecycle-log.ts";
+export type { LifecycleListOptions } from "./lifecycle/listing-flags.ts";
+export type { PruneCandidate, PrunePlan } from "./lifecycle/prune-plan.ts";
+export {
+  DEFAULT_TRASH_RETAIN_DAYS,
+  RETENTION_ENV,
+  loadRetentionConfig,
+  validateRetentionConfig,
+  parseAge,
+  parseSize,
+} from "./lifecycle/retention-config.ts";
+export type { PrunePolicy, RetentionConfig } from "./lifecycle/retention-config.ts";
 export { exportSession, VIEW_RENDERERS } from "./interchange/export-session.ts";
 export type { ExportSessionOptions, ViewFormat } from "./interchange/export-session.ts";
 export { ATIF_SCHEMA_VERSION } from "./interchange/atif.ts";

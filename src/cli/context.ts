@@ -320,5 +320,6 @@ export function formatTable(heading: string[], cells: string[][], fit?: TableFit
 /** The SessionManager options naming the CLI's store: the database, or the file tree's directories. */
 export function storeOptions(ctx: CommandContext) {
   const store = ctx.store === undefined ? undefined : storeFromUrl(ctx.store, ctx.storeConnect);
-  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
+  // `root` places the store's own state (lifecycle log, trash) when the sessions tree is elsewhere.
+  return { root: ctx.root, sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
 }

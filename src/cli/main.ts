@@ -15,10 +15,22 @@ import {
 import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
+import {
+  archiveCommand,
+  pinCommand,
+  pruneCommand,
+  purgeCommand,
+  restoreCommand,
+  rmCommand,
+  trashCommand,
+  unarchiveCommand,
+  unpinCommand,
+} from "./commands/lifecycle.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
 import { statsCommand } from "./commands/stats.ts";
+import { indexCommand, searchCommand } from "./commands/search.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { stopProgressBars } from "./progress.ts";
@@ -40,6 +52,17 @@ const COMMANDS: Command[] = [
   statsCommand,
   duCommand,
   usageCommand,
+  searchCommand,
+  indexCommand,
+  pinCommand,
+  unpinCommand,
+  archiveCommand,
+  unarchiveCommand,
+  rmCommand,
+  trashCommand,
+  restoreCommand,
+  purgeCommand,
+  pruneCommand,
   demoCommand,
 ];
 

@@ -113,6 +113,18 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX usage_ledger_ts ON usage_ledger (ts);
   `,
+  // Step 8 (issue 24, lifecycle): pins, archive and trash are facts of their own (no index derives
+  // them). A trashed session keeps its rows (and so its blobs) until purged; its lease is held by the trash.
+  `
+  CREATE TABLE session_lifecycle (
+    session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    pinned     boolean NOT NULL DEFAULT false,
+    archived   boolean NOT NULL DEFAULT false,
+    trashed_at timestamptz,
+    changed    timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE INDEX session_lifecycle_trashed ON session_lifecycle (trashed_at) WHERE trashed_at IS NOT NULL;
+  `,
 ];
 
 /** The schema version this library writes. */

@@ -40,6 +40,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema option: the tables in a namespa
       "blob_refs",
       "blobs",
       "entries",
+      "session_lifecycle",
       "sessions",
       "ts_schema_version",
       "usage_ledger",

@@ -18,6 +18,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
       "blob_refs",
       "blobs",
       "entries",
+      "session_lifecycle",
       "sessions",
       "ts_schema_version",
       "usage_ledger",

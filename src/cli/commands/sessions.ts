@@ -33,9 +33,9 @@ export async function resolveArg(ctx: CommandContext, arg: string): Promise<Sess
 export const lsCommand: Command = {
   name: "ls",
   readOnly: true,
-  summary: "list sessions of a cwd (default: the current directory), or --all",
-  usage: "ls [cwd] [--all]",
-  options: { all: { type: "boolean", default: false } },
+  summary: "list sessions of a cwd (default: the current directory), or --all; --archived lists archived ones too",
+  usage: "ls [cwd] [--all] [--archived]",
+  options: { all: { type: "boolean", default: false }, archived: { type: "boolean", default: false } },
   maxArgs: 1,
   async run(ctx) {
     const print = printWarning(ctx.io);
@@ -45,9 +45,10 @@ export const lsCommand: Command = {
       if (w.code === "PERSISTENCE_FAILED") unreadable = true;
       print(w);
     };
+    const listing = { ...storeOptions(ctx), onWarning: warn, includeArchived: ctx.values.archived === true };
     const list = ctx.values.all
-      ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
-      : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
+      ? await SessionManager.listAll(listing)
+      : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), listing);
     if (ctx.json) {
       for (const info of list) ctx.emit(infoRecord(info), "");
       return unreadable ? 1 : 0;
@@ -58,7 +59,7 @@ export const lsCommand: Command = {
       formatBytes(s.size),
       String(s.messageCount),
       s.cwd,
-      s.title ?? s.firstMessage ?? "",
+      `${s.pinned ? "[pinned] " : ""}${s.archived ? "[archived] " : ""}${s.title ?? s.firstMessage ?? ""}`,
     ]);
     // On a terminal the title, then the cwd (its tail kept), then the id (a prefix still resolves)
     // are cut to fit its width; piped, rows are whole.

@@ -18,6 +18,8 @@ import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
+import { PgLifecycle } from "./pg-lifecycle.ts";
+import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -116,6 +118,11 @@ export class PostgresBackend implements StorageBackend {
     const store = await this.connect();
     const rows = await store.listSessions(cwd === null ? {} : { cwd: resolve(cwd) });
     return rows.map((row) => this.infoOf(row));
+  }
+
+  /** Pins, archive and trash in the `session_lifecycle` table. */
+  lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
+    return new PgLifecycle(this, options);
   }
 
   async resolve(arg: string, cwd: string, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
