@@ -1,9 +1,12 @@
-import { writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportSession } from "../../src/interchange/export-session.ts";
+import { viewOf } from "../../src/interchange/message-parts.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
 import { findChromium, HeadlessChromium } from "../support/chromium.ts";
+import { sharedData } from "../support/shared-data.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { viewsSession } from "./views-session.ts";
 
@@ -113,4 +116,44 @@ describe.skipIf(chromium === null)("the HTML export in headless Chromium", () =>
     expect(requests.filter((u) => !u.startsWith("data:"))).toEqual([url]);
     expect(browser.events.some((e) => e.method === "Network.loadingFailed")).toBe(false);
   });
+});
+
+const REAL = chromium === null ? null : sharedData("real-sessions");
+
+describe.skipIf(chromium === null || REAL === null)("real pi transcripts as HTML in headless Chromium", () => {
+  it.each(REAL === null ? [] : readdirSync(REAL))(
+    "%s: every readable entry of the branch shows, nothing else is requested, no console error",
+    async (file) => {
+      const root = tempDir();
+      const copy = join(root, file);
+      copyFileSync(join(REAL!, file), copy);
+      let html = "";
+      for await (const chunk of exportSession(copy, { root, format: "html" })) html += chunk;
+      const page = join(root, "page.html");
+      writeFileSync(page, html);
+      const m = await SessionManager.open(copy, { root, readOnly: true, rehydrate: "lazy" });
+      const shown = m.getBranch().filter((e) => viewOf(e) !== null).length;
+      await m.close();
+      const real = await HeadlessChromium.launch(chromium!);
+      try {
+        await Promise.all([real.send("Network.enable"), real.send("Runtime.enable"), real.send("Log.enable"), real.send("Page.enable")]);
+        const loaded = real.next("Page.loadEventFired");
+        await real.send("Page.navigate", { url: pathToFileURL(page).href });
+        await loaded;
+        expect(await real.evaluate("document.querySelectorAll('article.entry:not([hidden])').length")).toBe(shown);
+        const problems = real.events.filter(
+          (e) =>
+            (e.method === "Runtime.consoleAPICalled" && e.params.type === "error") ||
+            e.method === "Runtime.exceptionThrown" ||
+            (e.method === "Log.entryAdded" && e.params.entry.level === "error"),
+        );
+        expect(problems).toEqual([]);
+        const requests = real.events.filter((e) => e.method === "Network.requestWillBeSent").map((e) => e.params.request.url as string);
+        expect(requests.filter((u) => !u.startsWith("data:"))).toEqual([pathToFileURL(page).href]);
+      } finally {
+        await real.close();
+      }
+    },
+    60_000,
+  );
 });
