@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ATIF_SCHEMA_VERSION } from "../../src/interchange/atif.ts";
@@ -95,6 +96,17 @@ describe("validateAtif", () => {
 
   it("accepts a minimal valid document", () => {
     expect(validateAtif(valid())).toEqual([]);
+  });
+
+  it("accepts what the RFC allows and our exporter never writes (test/fixtures/atif/features.json)", () => {
+    const doc = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/atif/features.json"), "utf8"));
+    expect(validateAtif(doc)).toEqual([]);
+    // The same document with its subagent's id repeated, and one without: both refused.
+    const twice = structuredClone(doc);
+    twice.subagent_trajectories.push(structuredClone(doc.subagent_trajectories[0]));
+    expect(validateAtif(twice).map((p) => p.path)).toEqual(["$.subagent_trajectories[1].trajectory_id"]);
+    delete doc.subagent_trajectories[0].trajectory_id;
+    expect(validateAtif(doc).map((p) => p.path)).toEqual(["$.subagent_trajectories[0].trajectory_id"]);
   });
 
   it.each([
