@@ -60,7 +60,8 @@ export class HeadlessChromium {
       `--user-data-dir=${profile}`,
       "about:blank",
     ];
-    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group: close() ends the browser's helper processes with it, and only them.
+    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
     const url = await new Promise<string>((resolve, reject) => {
       let err = "";
       child.stderr!.on("data", (d: Buffer) => {
@@ -125,16 +126,20 @@ export class HeadlessChromium {
   }
 
   async close(): Promise<void> {
+    const exited = new Promise<void>((resolve) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) resolve();
+      else this.child.once("exit", () => resolve());
+    });
     try {
       await Promise.race([this.send("Browser.close", {}, false), new Promise((r) => setTimeout(r, 2000))]);
     } catch {}
     this.ws.close();
-    if (this.child.exitCode === null) {
-      await new Promise<void>((resolve) => {
-        this.child.once("exit", () => resolve());
-        this.child.kill("SIGKILL");
-      });
-    }
-    rmSync(this.profile, { recursive: true, force: true });
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    // Whatever of the browser's group still runs (a helper writing to the profile) is ended.
+    try {
+      process.kill(-this.child.pid!, "SIGKILL");
+    } catch {}
+    await exited;
+    rmSync(this.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
   }
 }
