@@ -1,5 +1,6 @@
 export { TranscriptStoreError, ERROR_CODES, isStoreError } from "./errors.ts";
 export type { ErrorCode, StoreWarning, WarningCode, WarningHandler } from "./errors.ts";
+export { ERROR_CATALOGUE, THROWN_CODES, WARNING_ONLY_CODES, type ErrorCodeDoc } from "./error-catalogue.ts";
 
 export { CURRENT_VERSION } from "./format/types.ts";
 export type {

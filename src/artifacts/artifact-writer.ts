@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { TranscriptStoreError } from "../errors.ts";
+import { isStoreError, TranscriptStoreError } from "../errors.ts";
 import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { closeQuietly, publishNew, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
@@ -105,10 +105,15 @@ export class ArtifactWriter {
       writeAtomic(store.dir, metaFileName(this.id), encodeMeta(meta), store.fsync);
       // Never over whatever already holds the name (another tool's file, a planted symlink).
       const finalPath = join(store.dir, logFileName(this.id, this.toolType));
-      if (!publishNew(this.tempPath, finalPath)) throw Object.assign(new Error(`${finalPath} already exists`), { code: "EEXIST" });
+      if (!publishNew(this.tempPath, finalPath)) {
+        throw new TranscriptStoreError("OUTPUT_EXISTS", `Could not finish artifact ${this.id}: ${finalPath} already exists`, {
+          path: finalPath,
+        });
+      }
       if (store.fsync) fsyncDir(store.dir);
     } catch (err) {
       this.abort();
+      if (isStoreError(err, "OUTPUT_EXISTS")) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, {
         path: this.tempPath,
         cause: err,

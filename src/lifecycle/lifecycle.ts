@@ -26,6 +26,12 @@ export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOption
    * stops the purge before that session is touched.
    */
   onBeforePurge?: (info: PurgeInfo) => void | Promise<void>;
+  /**
+   * Called after a session went to the trash (`rm`, `prune`), e.g. so the usage ledger keeps
+   * counting its calls while it is out of listings. A throw is reported by the caller; the session
+   * stays in the trash (restorable).
+   */
+  onTrashed?: (info: PurgeInfo) => void | Promise<void>;
   /** The retention config to use instead of the store's file (validated the same way). */
   retention?: Omit<RetentionConfig, "source">;
   /** Where `TRANSCRIPT_STORE_RETENTION` is read. @default process.env */
@@ -131,7 +137,7 @@ export class Lifecycle {
     const info = await this.resolve(ref, cwd);
     if ((await this.driver.flags()).get(info.id)?.pinned)
       throw new TranscriptStoreError("SESSION_PINNED", `Session ${info.id} is pinned: unpin it before removing it`);
-    return this.driver.trash(info, this.now());
+    return this.trashed(await this.driver.trash(info, this.now()));
   }
 
   /** The trash, oldest first. */
@@ -150,6 +156,11 @@ export class Lifecycle {
       "SESSION_AMBIGUOUS",
       `"${ref}" matches ${found.length} trash entries:\n  ${found.map((e) => e.trashId).join("\n  ")}`,
     );
+  }
+
+  private async trashed(entry: TrashEntry): Promise<TrashEntry> {
+    await this.given.onTrashed?.({ ...entry, store: this.backend.kind });
+    return entry;
   }
 
   /** Puts a trashed session back where it was, byte for byte. */
@@ -217,7 +228,7 @@ export class Lifecycle {
       try {
         // Pinned meanwhile? Checked again just before the move.
         if ((await this.driver.flags()).get(item.session.id)?.pinned) throw new TranscriptStoreError("SESSION_PINNED", "pinned meanwhile");
-        report.trashed.push(await this.driver.trash(byPath.get(item.session.path)!, this.now()));
+        report.trashed.push(await this.trashed(await this.driver.trash(byPath.get(item.session.path)!, this.now())));
       } catch (err) {
         // A writer that started since the plan keeps its session: skipped, not an error.
         if (!(err instanceof TranscriptStoreError) || (err.code !== "SESSION_LOCKED" && err.code !== "SESSION_PINNED")) throw err;

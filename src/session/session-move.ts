@@ -51,7 +51,7 @@ export function moveSessionFiles(plan: MovePlan): void {
     }
   };
 
-  if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
+  if (io.existsSync(to)) throw new TranscriptStoreError("SESSION_EXISTS", `A session already exists at ${to}`, { path: to });
   const temp = draftPathFor(to);
 
   if (headerLine !== null) {

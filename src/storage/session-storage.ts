@@ -7,6 +7,7 @@ import type { ResolvedSessionManagerOptions } from "../session/session-options.t
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
 import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
+import type { SessionIndex } from "../index/session-index.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -130,6 +131,8 @@ export interface StorageBackend {
   readonly name?: string;
   /** Ends what the backend holds open (connections). Optional: the file tree holds nothing. */
   close?(): Promise<void>;
+  /** The store's search index (derived, rebuildable; issue 24), when the backend keeps one itself. Optional. */
+  index?(options: ResolvedSessionManagerOptions): Promise<SessionIndex>;
 }
 
 export interface StoreGcOptions {

@@ -40,6 +40,8 @@ describe.skipIf(!pgCluster())("PostgreSQL schema option: the tables in a namespa
       "blob_refs",
       "blobs",
       "entries",
+      "search_entries",
+      "search_sessions",
       "session_lifecycle",
       "sessions",
       "ts_schema_version",

@@ -18,6 +18,8 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
       "blob_refs",
       "blobs",
       "entries",
+      "search_entries",
+      "search_sessions",
       "session_lifecycle",
       "sessions",
       "ts_schema_version",

@@ -92,7 +92,7 @@ describe("pi facade on the engine", () => {
     const b = SessionManager.open(path, undefined, undefined, opts);
     a.appendMessage(user("from a"));
     const written = readFileSync(path, "utf8");
-    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "SESSION_EXISTS" }));
     expect(readFileSync(path, "utf8")).toBe(written);
     expect(b.getEntries()).toEqual([]);
     // a is still the writer.
@@ -104,7 +104,7 @@ describe("pi facade on the engine", () => {
     const c = SessionManager.open(other, undefined, undefined, opts);
     const foreign = '{"type":"session","version":3,"id":"foreign","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n';
     writeFileSync(other, foreign);
-    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "SESSION_EXISTS" }));
     expect(readFileSync(other, "utf8")).toBe(foreign);
     c.close();
     b.close();

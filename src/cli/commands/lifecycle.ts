@@ -1,14 +1,31 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import type { TrashEntry } from "../../lifecycle/lifecycle-driver.ts";
-import { Lifecycle } from "../../lifecycle/lifecycle.ts";
+import { basename, join, resolve } from "node:path";
+import { trashDirOf } from "../../lifecycle/file-trash.ts";
+import { Lifecycle, type PurgeInfo } from "../../lifecycle/lifecycle.ts";
+import { recordDeletedUsage } from "../../maintenance/store-accounting.ts";
+import { defaultRoot } from "../../session/paths.ts";
 import { parseAge, parseSize, type PrunePolicy } from "../../lifecycle/retention-config.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "./sessions.ts";
 
+/**
+ * The lifecycle over the CLI's store. A session's usage rows go to the store's usage ledger when it
+ * goes to the trash (listings, and so `usage`, no longer see it) and again before it is purged
+ * (idempotent: a row is recorded once, and a restored session's calls still count once).
+ */
 function lifecycleOf(ctx: CommandContext): Lifecycle {
-  return Lifecycle.open({ ...storeOptions(ctx), env: ctx.io.env, onWarning: printWarning(ctx.io) });
+  const options = storeOptions(ctx);
+  const record = async (info: PurgeInfo) => {
+    const ref =
+      info.store === "file"
+        ? join(trashDirOf(options.root !== undefined ? resolve(options.root) : defaultRoot()), info.trashId, basename(info.from))
+        : info.sessionId;
+    await recordDeletedUsage(ref, options);
+  };
+  return Lifecycle.open({ ...options, env: ctx.io.env, onWarning: printWarning(ctx.io), onTrashed: record, onBeforePurge: record });
 }
 
 function trashRecord(type: string, e: TrashEntry) {
