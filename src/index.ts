@@ -126,3 +126,9 @@ export {
   parseSize,
 } from "./lifecycle/retention-config.ts";
 export type { PrunePolicy, RetentionConfig } from "./lifecycle/retention-config.ts";
+export { exportSession, VIEW_RENDERERS } from "./interchange/export-session.ts";
+export type { ExportSessionOptions, ViewFormat } from "./interchange/export-session.ts";
+export { ATIF_SCHEMA_VERSION } from "./interchange/atif.ts";
+export type { AtifOptions } from "./interchange/atif.ts";
+export { validateAtif, ATIF_VERSIONS } from "./interchange/atif-validate.ts";
+export type { AtifProblem } from "./interchange/atif-validate.ts";

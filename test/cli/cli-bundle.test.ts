@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -75,6 +75,19 @@ describe("transcript-store bundle | transcript-store unbundle -", () => {
     expect(treeOf(b)).toEqual({});
     expect((await cli(["unbundle", out, "--root", b])).code).toBe(0);
     expect(contentOf(b)).toEqual(contentOf(a));
+  });
+
+  it("bundle -o onto a file that exists is OUTPUT_EXISTS: the file untouched, no temp file left", async () => {
+    const a = tempDir();
+    const { id } = await makeSession("/proj", { root: a });
+    const dir = tempDir();
+    const out = join(dir, "s.tar");
+    writeFileSync(out, "keep me");
+    const run = await cli(["bundle", id, "-o", out, "--root", a, "--json"]);
+    expect(run.code).toBe(1);
+    expect(run.records.at(-1)).toMatchObject({ type: "error", code: "OUTPUT_EXISTS" });
+    expect(readFileSync(out, "utf8")).toBe("keep me");
+    expect(readdirSync(dir)).toEqual(["s.tar"]);
   });
 
   it("bundle refuses to write the archive to a terminal (exit 2, nothing on stdout)", async () => {

@@ -4,36 +4,10 @@ import { bundle } from "../../bundle/bundle-pack.ts";
 import { unbundle } from "../../bundle/bundle-restore.ts";
 import { parseCwdMap } from "../../bundle/cwd-map.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeFully } from "../../io.ts";
+import { writeNewOutput } from "../output-file.ts";
 import { commandInput, printWarning, storeOptions, type Command, UsageError } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
-
-/** Streams `bytes` into a new file at `target`: a temp file beside it, renamed into place once whole. */
-async function writeArchive(bytes: Readable, target: string): Promise<number> {
-  const temp = tempPathFor(target);
-  const fd = io.openSync(temp, "wx", FILE_MODE);
-  let size = 0;
-  try {
-    for await (const chunk of bytes) {
-      writeFully(fd, chunk as Buffer);
-      size += (chunk as Buffer).length;
-    }
-    io.fsyncSync(fd);
-    io.closeSync(fd);
-    io.renameSync(temp, target);
-  } catch (err) {
-    try {
-      io.closeSync(fd);
-    } catch {
-      // closed already
-    }
-    removeQuietly(temp);
-    throw err;
-  }
-  fsyncDir(dirname(target));
-  return size;
-}
 
 /** Streams `bytes` to the process's stdout, waiting on the reader (a pipe to ssh). */
 async function pipeArchive(bytes: Readable, out: Writable): Promise<number> {
@@ -70,7 +44,10 @@ export const bundleCommand: Command = {
     const ids: string[] = [];
     for (const arg of ctx.positionals) ids.push((await resolveArg(ctx, arg)).id);
     const bytes = bundle(ids, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
-    const size = output === undefined ? await pipeArchive(bytes, out!) : await writeArchive(bytes, resolve(ctx.io.cwd, output));
+    const size =
+      output === undefined
+        ? await pipeArchive(bytes, out!)
+        : await writeNewOutput(resolve(ctx.io.cwd, output), bytes as AsyncIterable<Buffer>);
     // The archive owns stdout: the summary goes to stderr (and, with -o, the records to stdout).
     const text = terminalText`bundled ${ids.length} session(s), ${size} bytes${output === undefined ? "" : ` into ${output}`}`;
     if (output !== undefined) ctx.emit({ type: "bundled", sessions: ids, bytes: size, path: resolve(ctx.io.cwd, output) }, text);
