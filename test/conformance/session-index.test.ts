@@ -45,7 +45,6 @@ async function write(options: SessionManagerOptions) {
 }
 
 describeBackends("SessionIndex conformance", (backend) => {
-
   const search = async (index: SessionIndex, query: string, options?: Parameters<SessionIndex["search"]>[1]) =>
     (await index.search(query, options)).map((h) => h.entryId).sort();
 

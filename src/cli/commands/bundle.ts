@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { bundle } from "../../bundle/bundle-pack.ts";
 import { unbundle } from "../../bundle/bundle-restore.ts";
