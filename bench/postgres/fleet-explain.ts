@@ -1,6 +1,7 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the statements behind the fleet bench's reads, with the parameters
 // the library sends: what docs/postgres.md ("Plans at fleet scale") shows.
 import type pg from "pg";
+import { FRESH_SQL } from "../../src/database/search-index.ts";
 import { compileQuery, parseQuery, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
 import { INFO_COLUMNS } from "../../src/database/rows.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
@@ -46,6 +47,7 @@ export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: strin
       params: [probe.slice(0, 8), null, probe.slice(0, 8)],
     },
     { name: "gc dry run: the candidates", sql: GC_DRY_RUN, params: [3_600_000] },
+    { name: "search: the freshness check it runs first (the index fresh)", sql: FRESH_SQL, params: [] },
     { name: "search one session's word", sql: SEARCH_SQL, params: await search(fleetToken(PROBE)) },
     { name: "search a word of every session", sql: SEARCH_SQL, params: await search("assertion") },
   ];

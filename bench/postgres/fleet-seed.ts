@@ -27,6 +27,15 @@ export const fleetId = (g: number) => {
 export const fleetCwd = (g: number) => `/fleet/project-${Math.floor(g / PER_CWD)}`;
 /** The word only session g's first message holds. */
 export const fleetToken = (g: number) => `tok${String(g).padStart(7, "0")}`;
+/** Session g's header line, as the server writes it (JSON.stringify's form). */
+export const fleetHeader = (g: number) =>
+  JSON.stringify({
+    type: "session",
+    version: 3,
+    id: fleetId(g),
+    timestamp: new Date(Date.UTC(2026, 0, 1) + g * 60_000).toISOString(),
+    cwd: fleetCwd(g),
+  });
 
 const templateBlob = (t: number) => Buffer.alloc(1024, `fleet template ${t} image `);
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -94,7 +103,8 @@ export async function growFleet(raw: pg.Pool, from: number, to: number): Promise
       await client.query(
         `INSERT INTO sessions (id, cwd, created, modified, header, first_message, first_message_seq, message_count, last_seq, body_bytes)
          SELECT k.id, k.cwd, k.at, k.at,
-                json_build_object('type', 'session', 'version', 3, 'id', k.id, 'timestamp', k.at, 'cwd', k.cwd)::text,
+                '{"type":"session","version":3,"id":' || to_json(k.id) || ',"timestamp":"'
+                  || to_char(k.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","cwd":' || to_json(k.cwd) || '}',
                 replace(s.first_message, '${TOKEN}', k.token), s.first_message_seq, s.message_count, s.last_seq, s.body_bytes
            FROM generate_series($1::int, $2::int) g ${PER_SESSION} JOIN sessions s ON s.id = t.id`,
         range,

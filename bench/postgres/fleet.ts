@@ -1,11 +1,11 @@
 // `tsx bench/postgres/fleet.ts [--url postgres://…] [--sizes 1000,10000] [--repeats 5] [--entries 12] [--entry-bytes 1500]
-//                              [--explain plans.txt]`
+//                              [--explain plans]`
 // Fleet scale (issue 27): a database grown server-side (fleet-seed.ts) to each size in turn; at each
 // size open, list, fork, gc (dry run) and search (openSessionIndex({ store }), after a timed refresh
 // of the new sessions) through the library beside the raw SQL doing the same reads (fleet-ops.ts),
 // medians of `repeats` samples (the order alternates). Prints each size's ratios and the curve: the
-// growth of each time from one size to the next. `--explain` writes EXPLAIN (ANALYZE, BUFFERS) of
-// the statements at the largest size. With --url the bench creates and drops a database of its own.
+// growth of each time from one size to the next. `--explain <prefix>` writes EXPLAIN (ANALYZE, BUFFERS)
+// of the statements at each size to <prefix>-<size>.txt. With --url the bench creates and drops a database of its own.
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -101,6 +101,7 @@ try {
       row.push({ name: op.name, ours: median(ours), raw: median(base) });
     }
     results.set(size, row);
+    if (values.explain) writeFileSync(`${values.explain}-${size}.txt`, await explainFleet(raw));
     console.log("| read | ours, ms | raw SQL, ms | ratio |\n|---|---|---|---|");
     for (const r of row) console.log(`| ${r.name} | ${fmt(r.ours)} | ${fmt(r.raw)} | ${(r.ours / r.raw).toFixed(2)}× |`);
   }
@@ -114,10 +115,6 @@ try {
       return `${(r.ours / r.raw).toFixed(2)}× | ${prev === null ? "—" : `${(r.ours / prev).toFixed(2)}×`}`;
     });
     console.log(`| ${name} | ${cells.join(" | ")} |`);
-  }
-  if (values.explain) {
-    writeFileSync(values.explain, await explainFleet(raw));
-    console.log(`\nplans at ${had} sessions: ${values.explain}`);
   }
 } finally {
   await index.close();

@@ -416,13 +416,17 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
   }).catch((err) => unavailableIfRefused(err, doing));
 }
 
-/** True when no session is behind its mark and none removed is still indexed (one statement, no lock). */
-async function isFresh(client: PoolClient): Promise<boolean> {
-  const { rows } = await client.query<{ behind: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+/**
+ * The freshness check every search runs first: one statement, no lock, but it visits every session
+ * row and every indexed one (docs/postgres.md, "Plans at fleet scale": its cost grows with the fleet).
+ */
+export const FRESH_SQL = `SELECT EXISTS (SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
                      WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)
-         OR EXISTS (SELECT 1 FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)) AS behind`,
-  );
+         OR EXISTS (SELECT 1 FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)) AS behind`;
+
+/** True when no session is behind its mark and none removed is still indexed (FRESH_SQL). */
+async function isFresh(client: PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ behind: boolean }>(FRESH_SQL);
   return !rows[0]!.behind;
 }
 
