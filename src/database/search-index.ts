@@ -417,12 +417,14 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
 }
 
 /**
- * The freshness check every search runs first: one statement, no lock, but it visits every session
- * row and every indexed one (docs/postgres.md, "Plans at fleet scale": its cost grows with the fleet).
+ * The freshness check every search runs first: one statement, no lock. A FULL JOIN (which PostgreSQL
+ * runs only as a merge or hash join) reads each table once: as two EXISTS, the planner, expecting a
+ * session behind early, probed `search_sessions` once per session (10× slower at 10,000 sessions;
+ * docs/postgres.md, "Plans at fleet scale"). Its cost still grows with the fleet.
  */
-export const FRESH_SQL = `SELECT EXISTS (SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
-                     WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)
-         OR EXISTS (SELECT 1 FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)) AS behind`;
+export const FRESH_SQL = `SELECT EXISTS (
+    SELECT 1 FROM sessions s FULL JOIN search_sessions i ON i.session_id = s.id
+     WHERE s.id IS NULL OR i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq) AS behind`;
 
 /** True when no session is behind its mark and none removed is still indexed (FRESH_SQL). */
 async function isFresh(client: PoolClient): Promise<boolean> {
