@@ -20,7 +20,9 @@ export const PROBE = 500;
 /** Rows a "first page" listing asks for. */
 export const PAGE = 50;
 
-const LIST_COLUMNS = "id, cwd, title, created, modified, parent_session, first_message, message_count, last_seq";
+/** The listing's columns, with the session name's line (the latest `session_info` entry) that a listing shows too. */
+const LIST_COLUMNS = `id, cwd, title, created, modified, parent_session, first_message, message_count, last_seq,
+  (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.kind = 'session_info' ORDER BY e.seq DESC LIMIT 1) AS name_line`;
 const header = (id: string) =>
   JSON.stringify({ type: "session", version: 3, id, timestamp: new Date().toISOString(), cwd: "/fleet/forks" });
 
@@ -53,7 +55,15 @@ export function fleetOps(store: PgStore, raw: pg.Pool, index: SessionIndex): Fle
         });
         return n;
       },
-      raw: () => withClient((c) => readThroughCursor(c, "SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [probe])),
+      // the same reads: the header, then the entries through a cursor, in one transaction
+      raw: () =>
+        withClient(async (c) => {
+          await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+          const { rows } = await c.query("SELECT header FROM sessions WHERE id = $1", [probe]);
+          const chars = await readThroughCursor(c, "SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [probe], false);
+          await c.query("COMMIT");
+          return rows.length === 0 ? 0 : chars;
+        }),
     },
     {
       name: `list one cwd (${100} sessions)`,
