@@ -48,17 +48,17 @@ const raw = new pg.Pool({ connectionString: url, max: 2 });
 raw.on("error", () => {});
 const index = await openSessionIndex({ store: url });
 
-/** Milliseconds per call of `fn`, over enough calls to pass ~50 ms (at least one); throws when it returns 0 (read nothing). */
+/** Milliseconds per call of `fn`, over enough calls to pass ~200 ms (at least one); throws when it returns 0 (read nothing). */
 async function sample(fn: () => Promise<number>, calls: number): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < calls; i++) if ((await fn()) === 0) throw new Error("read nothing");
   return (performance.now() - t0) / calls;
 }
 
-/** How many calls make a sample of ~50 ms, from one warm-up call. */
+/** How many calls make a sample of ~200 ms (a loaded machine's noise is shorter), from one warm-up call. */
 async function callsFor(fn: () => Promise<number>): Promise<number> {
   const ms = await sample(fn, 1);
-  return Math.max(1, Math.min(200, Math.round(50 / Math.max(ms, 0.01))));
+  return Math.max(1, Math.min(500, Math.round(200 / Math.max(ms, 0.01))));
 }
 
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(0));

@@ -64,7 +64,8 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: the freshness check ever
       [
         "deleted",
         "DELETE FROM sessions WHERE id = 's3'",
-        "INSERT INTO sessions (id, cwd, created, header, last_seq, generation) SELECT 's3', '/f', now(), '{}', 3, generation FROM search_sessions WHERE session_id = 's3'",
+        `INSERT INTO sessions (id, cwd, created, header, last_seq, generation)
+         SELECT 's3', '/f', now(), '{}', 3, generation FROM search_sessions WHERE session_id = 's3'`,
       ],
     ];
     for (const [what, change, undo] of cases) {
