@@ -41,7 +41,9 @@ const cluster = values.url ? null : await startCluster(binDir!);
 const admin = new pg.Pool({ connectionString: values.url ?? cluster!.url, max: 1 });
 const dbName = `ts_fleet_${randomBytes(4).toString("hex")}`;
 await admin.query(`CREATE DATABASE ${dbName}`);
-const url = (values.url ?? cluster!.url).replace(/\/[^/?]*(\?|$)/, `/${dbName}$1`);
+const target = new URL(values.url ?? cluster!.url);
+target.pathname = `/${dbName}`;
+const url = target.toString();
 
 const store = await PgStore.connect(url, { maxConnections: 4 });
 const raw = new pg.Pool({ connectionString: url, max: 2 });
