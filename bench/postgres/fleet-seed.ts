@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { PgLine, PgStore } from "../../src/database/index.ts";
-import { previewOfLine, refsIn } from "../../src/storage/postgres/pg-lines.ts";
+import { blobRefsIn } from "../../src/blob/blob-ref.ts";
+import { previewOfLine } from "../../src/storage/postgres/pg-lines.ts";
 import { agentMessage, prng } from "../workload.ts";
 
 /** Templates the fleet cycles through (session g copies template g % TEMPLATES). */
@@ -56,7 +57,7 @@ function templateLines(t: number, entries: number, entryBytes: number): PgLine[]
   return records.map((r, i) => {
     const entryId = (i + 1).toString(16).padStart(8, "0");
     const line = JSON.stringify({ ...r, id: entryId, parentId: i === 0 ? null : i.toString(16).padStart(8, "0"), timestamp: at(i) });
-    return { line, entryId, kind: r.type as string, firstMessage: previewOfLine(line), blobRefs: refsIn(line) };
+    return { line, entryId, kind: r.type as string, firstMessage: previewOfLine(line), blobRefs: blobRefsIn(line) };
   });
 }
 

@@ -14,7 +14,7 @@ import {
 } from "../../bench/postgres/fleet-seed.ts";
 import { PgStore } from "../../src/database/index.ts";
 import { PgSessionIndex } from "../../src/storage/postgres/pg-index.ts";
-import { refsIn } from "../../src/storage/postgres/pg-lines.ts";
+import { blobRefsIn } from "../../src/blob/blob-ref.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 
 const ENTRIES = 9;
@@ -53,7 +53,7 @@ describe.skipIf(!pgCluster())("bench: the fleet generated server-side", () => {
     ).toBe(1000 + TEMPLATES);
     const { rows } = await raw.query("SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [fleetId(PROBE)]);
     const refs = (await raw.query("SELECT sha256 FROM blob_refs WHERE session_id = $1", [fleetId(PROBE)])).rows.map((r) => r.sha256);
-    expect(rows.flatMap((r) => refsIn(r.line))).toEqual(refs);
+    expect(rows.flatMap((r) => blobRefsIn(r.line))).toEqual(refs);
   });
 
   it("lists, names, finds and collects through the library as the bench expects", async () => {
