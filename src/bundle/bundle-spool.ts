@@ -1,9 +1,8 @@
+import { rawLines } from "../storage/file/file-export.ts";
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
-import { LineSplitter } from "../format/line-splitter.ts";
 import { hashesIn } from "../storage/session-snapshot.ts";
 import { DIR_MODE, FILE_MODE, io, writeFully } from "../io.ts";
 import {
@@ -117,17 +116,8 @@ async function extractAll(
   return { files, manifest };
 }
 
-/** Lines of a spooled text member (`\n`-terminated), as strings, a chunk at a time. */
-export async function* spooledLines(path: string): AsyncIterable<string> {
-  const pending: string[] = [];
-  const splitter = new LineSplitter((line) => pending.push(line.bytes.toString("utf8")));
-  for await (const chunk of createReadStream(path)) {
-    splitter.push(chunk as Buffer);
-    yield* pending.splice(0);
-  }
-  splitter.end();
-  yield* pending.splice(0);
-}
+/** Lines of a spooled text member (`\n`-terminated), as strings, a chunk at a time (the file tree's line reader). */
+export const spooledLines: (path: string) => AsyncIterable<string> = rawLines;
 
 /** Counts the lines of a text member (each must end in `\n`) and gathers the blob hashes they name. */
 async function scanText(path: string, size: number, refs: Set<string>): Promise<number> {

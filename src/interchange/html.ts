@@ -1,22 +1,7 @@
 import { escapeHtml, imageDataUrl, jsonForScript } from "./html-text.ts";
 import { HTML_CSP, HTML_SCRIPT, HTML_STYLE } from "./html-assets.ts";
-import { type EntryView, type MessagePart, viewOf } from "./message-parts.ts";
+import { type EntryView, type MessagePart, TITLES, viewOf } from "./message-parts.ts";
 import { branchOf, type TranscriptSource } from "./transcript-source.ts";
-
-const TITLES: Record<string, string> = {
-  user: "User",
-  assistant: "Assistant",
-  toolResult: "Tool result",
-  system: "System",
-  custom: "Extension message",
-  compaction: "Compaction summary",
-  branch_summary: "Branch summary",
-  branchSummary: "Branch summary",
-  compactionSummary: "Compaction summary",
-  bashExecution: "Shell command",
-  model_change: "Model change",
-  thinking_level_change: "Thinking level change",
-};
 
 const e = escapeHtml;
 

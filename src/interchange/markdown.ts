@@ -1,21 +1,6 @@
 import { escapeHtml, fenceFor, imageDataUrl } from "./html-text.ts";
-import { type EntryView, type MessagePart, viewOf } from "./message-parts.ts";
+import { type EntryView, type MessagePart, TITLES, viewOf } from "./message-parts.ts";
 import { branchOf, type TranscriptSource } from "./transcript-source.ts";
-
-const TITLES: Record<string, string> = {
-  user: "User",
-  assistant: "Assistant",
-  toolResult: "Tool result",
-  system: "System",
-  custom: "Extension message",
-  compaction: "Compaction summary",
-  branch_summary: "Branch summary",
-  branchSummary: "Branch summary",
-  compactionSummary: "Compaction summary",
-  bashExecution: "Shell command",
-  model_change: "Model change",
-  thinking_level_change: "Thinking level change",
-};
 
 function fenced(text: string, info = ""): string {
   const fence = fenceFor(text);

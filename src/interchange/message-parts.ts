@@ -75,3 +75,19 @@ export function viewOf(entry: SessionEntry): EntryView | null {
     return { entry, role: "thinking_level_change", parts: [{ kind: "text", text: `thinking level: ${entry.thinkingLevel}` }] };
   return null;
 }
+
+/** The heading each role or entry kind gets in a readable view (HTML, Markdown). */
+export const TITLES: Record<string, string> = {
+  user: "User",
+  assistant: "Assistant",
+  toolResult: "Tool result",
+  system: "System",
+  custom: "Extension message",
+  compaction: "Compaction summary",
+  branch_summary: "Branch summary",
+  branchSummary: "Branch summary",
+  compactionSummary: "Compaction summary",
+  bashExecution: "Shell command",
+  model_change: "Model change",
+  thinking_level_change: "Thinking level change",
+};
