@@ -40,6 +40,11 @@ export function loadRedactionKey(root: string): Uint8Array {
   return key;
 }
 
+/** The store's redaction key when it has one (null: none yet); never creates it. */
+export function readRedactionKey(root: string): Uint8Array | null {
+  return readKey(join(root, REDACTION_KEY_FILE));
+}
+
 function readKey(path: string): Uint8Array | null {
   let text: string;
   try {
