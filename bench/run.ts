@@ -14,6 +14,7 @@ import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
 import { benchPgAppend } from "./scenarios/pg-append.ts";
+import { benchRedact } from "./scenarios/redact.ts";
 import { benchPgAppend8 } from "./scenarios/pg-append-8.ts";
 import { benchPgFork } from "./scenarios/pg-fork.ts";
 import { benchPgList } from "./scenarios/pg-list.ts";
@@ -31,6 +32,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   fork: benchFork,
   "many-sessions": benchManySessions,
   index: benchIndex,
+  redact: benchRedact,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {

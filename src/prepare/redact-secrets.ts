@@ -12,7 +12,7 @@ import { SIGNATURE_KEYS } from "./truncate-strings.ts";
 export interface SecretRuleOptions {
   id: string;
   pattern: RegExp | string;
-  /** Substrings one of which every match contains (checked before the regex, case-sensitively). */
+  /** Substrings one of which every match contains (searched before the regex, in any letter case). */
   keywords?: readonly string[];
 }
 
@@ -21,6 +21,8 @@ export type RedactOption = "secrets" | { rules?: readonly SecretRuleOptions[]; b
 
 /** Rules found in one text or entry: rule id → how many secrets it replaced. */
 export type RedactionCounts = Map<string, number>;
+
+const NO_RULES: readonly SecretRule[] = [];
 
 /** Every marker starts with this; a marker is never matched again. */
 export const REDACTION_MARKER_PREFIX = "[REDACTED:";
@@ -69,21 +71,74 @@ function compileUserRule(rule: SecretRuleOptions, i: number): SecretRule {
 export class SecretRedactor {
   readonly rules: readonly SecretRule[];
   private readonly key: () => Uint8Array;
-  private readonly prefilter: RegExp | null;
+  /** Every keyword of every rule, one global case-insensitive search; null when a rule has none. */
+  private readonly keywordSearch: RegExp | null;
+  /** Lowercased keyword → the indexes (in `rules`) of the rules it selects. */
+  private readonly rulesByKeyword: Map<string, number[]>;
 
   /** `key` is asked for only when a secret is found (a store creates its key on first use). */
   constructor(rules: readonly SecretRule[], key: () => Uint8Array) {
     this.rules = rules;
     this.key = key;
-    // One case-insensitive search for any keyword; a rule without keywords disables the prefilter.
     const open = rules.some((r) => r.keywords === undefined || r.keywords.length === 0);
-    const all = rules.flatMap((r) => r.keywords ?? []);
-    this.prefilter = open ? null : new RegExp(all.map(escapeRegExp).join("|"), "i");
+    this.rulesByKeyword = new Map();
+    rules.forEach((rule, i) => {
+      for (const k of rule.keywords ?? []) {
+        const lower = k.toLowerCase();
+        const list = this.rulesByKeyword.get(lower) ?? [];
+        if (!list.includes(i)) list.push(i);
+        this.rulesByKeyword.set(lower, list);
+      }
+    });
+    // Longest keywords first; a hit of one stands for the keywords it starts with too (`password=`: `passw`).
+    const all = [...this.rulesByKeyword.keys()].sort((a, b) => b.length - a.length);
+    for (const long of all) {
+      for (const short of all) {
+        if (short.length >= long.length || !long.startsWith(short)) continue;
+        const list = this.rulesByKeyword.get(long)!;
+        for (const i of this.rulesByKeyword.get(short)!) if (!list.includes(i)) list.push(i);
+      }
+    }
+    this.keywordSearch = open ? null : new RegExp(all.map(escapeRegExp).join("|"), "gi");
   }
 
   /** False when `text` proves no rule can match (none of the keywords occurs, in any case). */
   mayMatch(text: string): boolean {
-    return this.prefilter === null || this.prefilter.test(text);
+    if (this.keywordSearch === null) return true;
+    this.keywordSearch.lastIndex = 0;
+    return this.keywordSearch.test(text);
+  }
+
+  /**
+   * `mayMatch` for a serialized entry: keywords that only occur in object keys (`"totalTokens":`) are
+   * no reason to look, as keys are never redacted. A keyword is in a key when the next quote after it
+   * (not escaped) is followed by `:`; in doubt (an escaped quote) it counts.
+   */
+  mayMatchJson(line: string): boolean {
+    const search = this.keywordSearch;
+    if (search === null) return true;
+    search.lastIndex = 0;
+    for (let hit = search.exec(line); hit !== null; hit = search.exec(line)) {
+      const quote = line.indexOf('"', search.lastIndex);
+      if (quote === -1 || line.charCodeAt(quote + 1) !== 0x3a || line.charCodeAt(quote - 1) === 0x5c) return true;
+    }
+    return false;
+  }
+
+  /** The rules whose keywords occur in `text` (in rule order); every rule when one has no keywords. */
+  private rulesIn(text: string): readonly SecretRule[] {
+    const search = this.keywordSearch;
+    if (search === null) return this.rules;
+    search.lastIndex = 0;
+    let picked: Set<number> | null = null;
+    for (let hit = search.exec(text); hit !== null; hit = search.exec(text)) {
+      picked ??= new Set();
+      for (const i of this.rulesByKeyword.get(hit[0].toLowerCase()) ?? []) picked.add(i);
+      // Overlapping keywords (one starting inside another's hit) are found too.
+      search.lastIndex = hit.index + 1;
+    }
+    if (picked === null) return NO_RULES;
+    return [...picked].sort((a, b) => a - b).map((i) => this.rules[i]!);
   }
 
   /** The marker of `secret` under `rule`. */
@@ -94,22 +149,9 @@ export class SecretRedactor {
 
   /** `text` with every secret replaced (the same string when none), counting into `counts`. */
   redactText(text: string, counts: RedactionCounts): string {
-    if (!this.mayMatch(text)) return text;
-    let lower: string | undefined;
     let out = text;
-    for (const rule of this.rules) {
-      const keywords = rule.keywords;
-      if (keywords !== undefined && keywords.length > 0) {
-        if (rule.caseInsensitiveKeywords === true && lower === undefined) lower = out.toLowerCase();
-        const hay = rule.caseInsensitiveKeywords === true ? lower! : out;
-        if (!keywords.some((k) => hay.includes(k))) continue;
-      }
-      const next = this.applyRule(rule, out, counts);
-      if (next !== out) {
-        out = next;
-        lower = undefined;
-      }
-    }
+    // One keyword search picks the rules; only their regexes run.
+    for (const rule of this.rulesIn(text)) out = this.applyRule(rule, out, counts);
     return out;
   }
 
@@ -162,7 +204,7 @@ export function redactSecretsStage(redactor: SecretRedactor, report: (entry: Ses
     if (counts.size > 0) report(entry, counts);
     return out;
   };
-  return Object.assign(stage, { needed: (line: string) => redactor.mayMatch(line) });
+  return Object.assign(stage, { needed: (line: string) => redactor.mayMatchJson(line) });
 }
 
 function escapeRegExp(text: string): string {

@@ -1,7 +1,8 @@
 /**
  * The built-in secret rules of the redaction stage (`redact-secrets.ts`). Each rule names the
- * cheap substrings (`keywords`) one of which every match contains: a string holding none of them
- * is never given to the rule's regex (as gitleaks does). A regex's first capture group, when it
+ * cheap substrings (`keywords`) one of which every match contains: one case-insensitive search for
+ * all keywords picks the rules whose regexes run on a string; a string holding none of them is never
+ * given to any regex (as gitleaks does). A regex's first capture group, when it
  * has one, is the secret (the rest is context kept as it is); without one the whole match is.
  * `check`, when present, vets a candidate secret (entropy, placeholders) before it is redacted.
  * Patterns follow the public formats of each provider and the rules of gitleaks and detect-secrets.
@@ -11,10 +12,8 @@ export interface SecretRule {
   id: string;
   /** A regex with the `g` flag (a string is compiled with `g`). */
   pattern: RegExp;
-  /** Substrings, one of which is in every match; none: the regex always runs. */
+  /** Substrings (found in any letter case), one of which is in every match; none: the regex always runs. */
   keywords?: readonly string[];
-  /** Keywords are searched in the lowercased text (they must be lowercase). @default false */
-  caseInsensitiveKeywords?: boolean;
   /** Extra vetting of a candidate secret; false keeps it. */
   check?: (secret: string) => boolean;
 }
@@ -78,7 +77,6 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "aws-secret-key",
     pattern: /aws_?(?:secret)?_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
     keywords: ["aws"],
-    caseInsensitiveKeywords: true,
     // The key shape is strict (40 base64 characters after an aws key name): AWS's own documented example counts.
     check: (secret) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret) && shannonEntropy(secret) >= 3.5,
   },
@@ -151,18 +149,17 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "connection-string-password",
     pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
     keywords: ["password=", "pwd=", "password =", "pwd ="],
-    caseInsensitiveKeywords: true,
     check: (secret) => realPassword(secret) && !/^[A-Za-z_][A-Za-z0-9_.]*(?:\(|$)/.test(secret),
   },
   {
     id: "secret-assignment",
     pattern: new RegExp(
-      String.raw`\b[\w.-]*(?:secret|token|passwd|password|api_?key|access_?key|private_?key|auth_?key|client_?secret|credentials?)[\w-]*` +
+      // Starts at the keyword (not at the name's start): the regex engine then skips ahead to a keyword.
+      String.raw`(?:secret|token|passw(?:or)?d|api_?key|access_?key|private_?key|auth_?key|credentials?)[\w-]*` +
         String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~-])`,
       "gi",
     ),
     keywords: ["secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey", "private_key", "auth_key", "credential"],
-    caseInsensitiveKeywords: true,
     check: (secret) => randomLooking(secret, 3.7),
   },
 ];

@@ -77,6 +77,22 @@ describe("SecretRedactor", () => {
     expect(redactor().redactValue(clean, new Map())).toBe(clean);
   });
 
+  it("finds a rule whose keyword is hidden inside another keyword's hit (password= holds passw)", () => {
+    const counts: RedactionCounts = new Map();
+    // "password=" selects connection-string-password, whose check keeps this value; secret-assignment ("passw") takes it.
+    const out = redactor().redactText("db_password=ZhsM3c9vyx2Q7pLwT4aNx8", counts);
+    expect(out).toMatch(/^db_password=\[REDACTED:[a-z-]+:[0-9a-f]{8}\]$/);
+    expect(counts.size).toBe(1);
+  });
+
+  it("mayMatchJson ignores keywords found only in object keys, and counts them in values (escaped quotes too)", () => {
+    const r = redactor();
+    expect(r.mayMatchJson('{"usage":{"totalTokens":12,"cacheReadTokens":3},"text":"hi"}')).toBe(false);
+    expect(r.mayMatchJson('{"text":"my token is here"}')).toBe(true);
+    expect(r.mayMatchJson('{"text":"say \\"token\\": x"}')).toBe(true);
+    expect(r.mayMatch('{"totalTokens":1}')).toBe(true);
+  });
+
   it("asks for the key only when a secret is found", () => {
     let asked = 0;
     const r = new SecretRedactor(BUILTIN_SECRET_RULES, () => {
