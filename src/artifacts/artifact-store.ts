@@ -145,6 +145,28 @@ export class ArtifactStore {
     return counts.size === 0 ? value : { ...value, text, bytes: Buffer.from(text, "utf8") };
   }
 
+  /**
+   * @internal Every finished artifact with content (expired ones too) and its content file path:
+   * what `redact` scrubs.
+   */
+  storedArtifacts(): Array<{ meta: ArtifactMeta; path: string }> {
+    return this.index
+      .scan()
+      .filter((f) => f.size !== null)
+      .map((f) => ({ meta: f.meta, path: join(this.dir, logNameOf(f.meta)) }));
+  }
+
+  /**
+   * @internal Replaces an artifact's content (temp + rename), metadata first with the new size and
+   * summary: `redact` rewriting what is stored.
+   */
+  replaceContent(meta: ArtifactMeta, bytes: Buffer, text: string): void {
+    const next: ArtifactMeta = { ...meta, sizeBytes: bytes.length };
+    if (meta.summary !== undefined) next.summary = summarize(text);
+    writeAtomic(this.dir, metaFileName(meta.id), encodeMeta(next), this.fsync);
+    writeAtomic(this.dir, logNameOf(meta), bytes, this.fsync);
+  }
+
   /** @internal Reports a write in which secrets were redacted (rules and counts only). */
   reportRedacted(what: string, counts: RedactionCounts, path: string): void {
     if (counts.size === 0) return;

@@ -1,5 +1,10 @@
+import { ArtifactStore } from "../artifacts/artifact-store.ts";
+import { scrubArtifacts } from "../artifacts/artifact-scrub.ts";
+import { io } from "../io.ts";
 import type { SecretRedactor, RedactionCounts } from "../prepare/redact-secrets.ts";
 import { redactSecretsStage } from "../prepare/redact-secrets.ts";
+import { artifactsDirOf } from "../session/paths.ts";
+import { acquireSessionLock } from "../session/session-lock.ts";
 import { migrateFile, type MigrateFileOptions, type MigrateFileReport } from "./migrate-file.ts";
 
 export interface RedactFileOptions extends Omit<MigrateFileOptions, "inPlace" | "stages"> {
@@ -9,10 +14,14 @@ export interface RedactFileOptions extends Omit<MigrateFileOptions, "inPlace" | 
 export interface RedactFileReport {
   /** The rewrite's report (`migrated`: rewritten, `current`: nothing found, `planned`: a dry run would rewrite). */
   migrate: MigrateFileReport;
-  /** Secrets found, per rule (rule id → count); never the secrets. */
+  /** Secrets found in the session file's entries, per rule (rule id → count); never the secrets. */
   found: RedactionCounts;
   /** Entries in which something was found. */
   entries: number;
+  /** Secrets found in the session's artifacts and agent outputs, per rule. */
+  artifactsFound: RedactionCounts;
+  /** Artifacts and agent outputs in which something was found (rewritten unless a dry run). */
+  artifacts: number;
 }
 
 /**
@@ -20,8 +29,9 @@ export interface RedactFileReport {
  * redaction stage): streamed into a temp file beside it, verified, renamed over it, appends made
  * meanwhile caught up; `backup` keeps the original as `<file>.bak`; `dryRun` writes nothing. A file
  * in which nothing is found (a second run: markers are never matched again) is left untouched.
- * Like migrate, the rewrite also brings the file to v3 with its images in the blob store; the
- * header line and quarantined lines are not scanned.
+ * Then its artifacts directory (`scrubArtifacts`), under the session's lock. Like migrate, the
+ * rewrite also brings the file to v3 with its images in the blob store; the header line and
+ * quarantined lines are not scanned.
  */
 export async function redactSessionFile(file: string, options: RedactFileOptions): Promise<RedactFileReport> {
   const found: RedactionCounts = new Map();
@@ -30,7 +40,19 @@ export async function redactSessionFile(file: string, options: RedactFileOptions
     entries++;
     for (const [rule, n] of counts) found.set(rule, (found.get(rule) ?? 0) + n);
   });
-  const { redactor: _r, ...rest } = options;
+  const { redactor, ...rest } = options;
   const migrate = await migrateFile(file, { ...rest, inPlace: true, stages: [stage] });
-  return { migrate, found, entries };
+  const artifactsFound: RedactionCounts = new Map();
+  let artifacts = 0;
+  const dir = artifactsDirOf(file);
+  if (migrate.status !== "failed" && migrate.status !== "conflict" && io.existsSync(dir)) {
+    const lock = options.dryRun ? null : await acquireSessionLock(file, { onCompromised: () => {} });
+    try {
+      const store = new ArtifactStore(dir, { fsync: options.fsync === true });
+      artifacts = scrubArtifacts(store, redactor, artifactsFound, options.dryRun === true).changed;
+    } finally {
+      await lock?.release();
+    }
+  }
+  return { migrate, found, entries, artifactsFound, artifacts };
 }

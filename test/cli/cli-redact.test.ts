@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -64,6 +64,44 @@ describe("transcript-store redact", () => {
     const m = await SessionManager.open(file, { root, readOnly: true });
     expect(JSON.stringify(m.getEntries())).toContain("[REDACTED:github-token:");
     await m.close();
+  });
+
+  it("scrubs stored artifacts and agent outputs too (byte artifacts kept), metadata following; dry run and rerun change nothing", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "proj"), { root });
+    m.appendMessage({ role: "user", content: "hi" });
+    const text = m.artifacts!.save(`export GITHUB_TOKEN=${GH}\n`, { toolType: "bash" });
+    const json = m.artifacts!.save({ env: { token: GH } }, { toolType: "read" });
+    const raw = m.artifacts!.save(Buffer.from(GH), { toolType: "bin" });
+    const out = m.artifacts!.saveAgentOutput("reviewer", `found ${AWS}`);
+    await m.close();
+    const dir = m.artifactsDir!;
+    const log = (id: string) => join(dir, readdirSync(dir).find((f) => f.startsWith(`${id}.`) && f.endsWith(".log"))!);
+    const before = readFileSync(log(text.id), "utf8");
+
+    const dry = await cli(["redact", "--root", root, "--dry-run", "--json"]);
+    expect(dry.records.find((r) => r.type === "file")).toMatchObject({
+      artifacts: 3,
+      artifactsFound: { "github-token": 2, "aws-access-key": 1 },
+    });
+    expect(readFileSync(log(text.id), "utf8")).toBe(before);
+
+    const run = await cli(["redact", "--root", root, "--json"]);
+    expect(run.code).toBe(0);
+    expect(readFileSync(log(text.id), "utf8")).toMatch(/^export GITHUB_TOKEN=\[REDACTED:[a-z-]+:[0-9a-f]{8}\]\n$/);
+    expect(JSON.parse(readFileSync(log(json.id), "utf8")).env.token).toMatch(/^\[REDACTED:github-token:[0-9a-f]{8}\]$/);
+    expect(readFileSync(log(raw.id), "utf8")).toBe(GH);
+    expect(readFileSync(out.path, "utf8")).toMatch(/^found \[REDACTED:aws-access-key:[0-9a-f]{8}\]$/);
+    const meta = JSON.parse(readFileSync(join(dir, `${text.id}.meta.json`), "utf8"));
+    expect(meta.sizeBytes).toBe(statSync(log(text.id)).size);
+    expect(meta.summary).not.toContain(GH);
+
+    const again = await cli(["redact", "--root", root, "--json"]);
+    expect(again.records.find((r) => r.type === "file")).toMatchObject({ artifacts: 0, artifactsFound: {} });
+    // the store still reads them
+    const reopened = await SessionManager.open(m.sessionFile!, { root, readOnly: true });
+    expect(String(reopened.artifacts!.get(text.id))).toContain("[REDACTED:");
+    await reopened.close();
   });
 
   it("uses the store's key: markers match those the write-time stage made", async () => {

@@ -57,15 +57,25 @@ export const redactCommand: Command = {
     let failed = 0;
     let rewritten = 0;
     for (const r of reports) {
-      for (const [rule, n] of r.found) total.set(rule, (total.get(rule) ?? 0) + n);
+      for (const [rule, n] of [...r.found, ...r.artifactsFound]) total.set(rule, (total.get(rule) ?? 0) + n);
       const status = r.migrate.status;
       if (status === "failed" || status === "conflict") failed++;
       if (status === "migrated" || status === "planned") rewritten++;
       const found = r.found.size === 0 ? "nothing found" : describeCounts(r.found);
+      const inArtifacts = r.artifacts === 0 ? "" : `; artifacts: ${describeCounts(r.artifactsFound)}`;
       const error = r.migrate.error === undefined ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
       ctx.emit(
-        { type: "file", source: r.migrate.source, status, entries: r.entries, found: Object.fromEntries(r.found), error: r.migrate.error },
-        terminalText`${status}  ${found}${error}  ${r.migrate.source}`,
+        {
+          type: "file",
+          source: r.migrate.source,
+          status,
+          entries: r.entries,
+          found: Object.fromEntries(r.found),
+          artifacts: r.artifacts,
+          artifactsFound: Object.fromEntries(r.artifactsFound),
+          error: r.migrate.error,
+        },
+        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}`,
       );
     }
     const summary = total.size === 0 ? "no secrets found" : describeCounts(total);
