@@ -66,7 +66,7 @@ describe("transcript-store redact", () => {
     await m.close();
   });
 
-  it("scrubs stored artifacts and agent outputs too (byte artifacts kept), metadata following; dry run and rerun change nothing", async () => {
+  it("scrubs stored artifacts and agent outputs (byte artifacts kept), metadata following; dry run and rerun change nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create(join(root, "proj"), { root });
     m.appendMessage({ role: "user", content: "hi" });
