@@ -20,7 +20,7 @@ describe("pi facade with redact", () => {
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir, redact: "secrets" });
     const id = sm.appendMessage({ role: "user", content: `use ${GH}` });
     sm.appendMessage(assistant("ok"));
-    expect((sm.getEntry(id) as { message: { content: string } }).message.content).toBe(`use ${GH}`);
+    expect((sm.getEntry(id) as unknown as { message: { content: string } }).message.content).toBe(`use ${GH}`);
     const disk = readFileSync(sm.getSessionFile()!, "utf8");
     expect(disk).not.toContain(GH);
     expect(disk).toMatch(/use \[REDACTED:github-token:[0-9a-f]{8}\]/);
