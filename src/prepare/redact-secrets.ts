@@ -24,6 +24,12 @@ export type RedactionCounts = Map<string, number>;
 
 const NO_RULES: readonly SecretRule[] = [];
 
+/**
+ * The keys whose values are the format's ids (entries, tool calls): never redacted. Only these: a
+ * tool's own `accessKeyId` or `clientId` argument is content like any other.
+ */
+const ID_KEYS: ReadonlySet<string> = new Set(["id", "parentId", "firstKeptEntryId", "fromId", "targetId", "toolCallId"]);
+
 /** Every marker starts with this; a marker is never matched again. */
 export const REDACTION_MARKER_PREFIX = "[REDACTED:";
 
@@ -172,14 +178,14 @@ export class SecretRedactor {
 
   /**
    * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
-   * (`id`, `…Id`), a blob ref, an image payload or a provider signature. The same object when
+   * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
    * nothing was found; the input is never mutated.
    */
   redactValue<T>(value: T, counts: RedactionCounts): T {
     return mapTree(value, {
       visit: (child, key, parent, where) => {
         if (typeof child !== "string") return DESCEND;
-        if (key !== null && (key === "id" || key.endsWith("Id") || SIGNATURE_KEYS.has(key))) return child;
+        if (key !== null && (ID_KEYS.has(key) || SIGNATURE_KEYS.has(key))) return child;
         if (child.startsWith(BLOB_REF_PREFIX)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
         return this.redactText(child, counts);

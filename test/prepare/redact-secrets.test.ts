@@ -93,6 +93,20 @@ describe("SecretRedactor", () => {
     expect(r.mayMatch('{"totalTokens":1}')).toBe(true);
   });
 
+  it("redacts a value under a key that merely ends in Id (accessKeyId), only the format's id keys are kept", () => {
+    const entry = {
+      type: "message",
+      id: "e1",
+      message: { role: "assistant", content: [{ type: "toolCall", id: "call_1", arguments: { accessKeyId: AWS, clientId: GH } }] },
+    };
+    const counts: RedactionCounts = new Map();
+    const out = redactor().redactValue(entry, counts);
+    const args = out.message.content[0]!.arguments;
+    expect(args.accessKeyId).toMatch(/^\[REDACTED:aws-access-key:[0-9a-f]{8}\]$/);
+    expect(args.clientId).toMatch(/^\[REDACTED:github-token:[0-9a-f]{8}\]$/);
+    expect(out.message.content[0]!.id).toBe("call_1");
+  });
+
   it("asks for the key only when a secret is found", () => {
     let asked = 0;
     const r = new SecretRedactor(BUILTIN_SECRET_RULES, () => {
