@@ -185,7 +185,9 @@ export class SecretRedactor {
     return mapTree(value, {
       visit: (child, key, parent, where) => {
         if (typeof child !== "string") return DESCEND;
-        if (key !== null && (ID_KEYS.has(key) || SIGNATURE_KEYS.has(key))) return child;
+        if (key !== null && ID_KEYS.has(key)) return child;
+        // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
+        if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
         if (child.startsWith(BLOB_REF_PREFIX)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
         return this.redactText(child, counts);

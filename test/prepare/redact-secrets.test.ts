@@ -97,13 +97,17 @@ describe("SecretRedactor", () => {
     const entry = {
       type: "message",
       id: "e1",
-      message: { role: "assistant", content: [{ type: "toolCall", id: "call_1", arguments: { accessKeyId: AWS, clientId: GH } }] },
+      message: {
+        role: "assistant",
+        content: [{ type: "toolCall", id: "call_1", arguments: { accessKeyId: AWS, clientId: GH, signature: GH } }],
+      },
     };
     const counts: RedactionCounts = new Map();
     const out = redactor().redactValue(entry, counts);
     const args = out.message.content[0]!.arguments;
     expect(args.accessKeyId).toMatch(/^\[REDACTED:aws-access-key:[0-9a-f]{8}\]$/);
     expect(args.clientId).toMatch(/^\[REDACTED:github-token:[0-9a-f]{8}\]$/);
+    expect(args.signature).toBe(args.clientId);
     expect(out.message.content[0]!.id).toBe("call_1");
   });
 
