@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { TranscriptStoreError } from "../errors.ts";
-import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
+import { isBlobRef } from "../blob/blob-ref.ts";
 import type { SessionEntry } from "../format/types.ts";
 import { payloadKindAt } from "./image-shapes.ts";
 import { DESCEND, mapTree } from "./map-tree.ts";
@@ -188,7 +188,7 @@ export class SecretRedactor {
         if (key !== null && ID_KEYS.has(key)) return child;
         // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
         if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
-        if (child.startsWith(BLOB_REF_PREFIX)) return child;
+        if (isBlobRef(child)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
         return this.redactText(child, counts);
       },

@@ -111,6 +111,14 @@ describe("SecretRedactor", () => {
     expect(out.message.content[0]!.id).toBe("call_1");
   });
 
+  it("keeps only well-formed blob refs: text that merely starts like one is scanned", () => {
+    const ref = `blob:sha256:${"a".repeat(64)}`;
+    const counts: RedactionCounts = new Map();
+    const out = redactor().redactValue({ a: ref, b: `blob:sha256: see ${GH}` }, counts);
+    expect(out.a).toBe(ref);
+    expect(out.b).toMatch(/^blob:sha256: see \[REDACTED:github-token:[0-9a-f]{8}\]$/);
+  });
+
   it("asks for the key only when a secret is found", () => {
     let asked = 0;
     const r = new SecretRedactor(BUILTIN_SECRET_RULES, () => {
