@@ -15,6 +15,7 @@ import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
 import { benchPgAppend } from "./scenarios/pg-append.ts";
+import { benchRedact } from "./scenarios/redact.ts";
 import { benchPgAppend8 } from "./scenarios/pg-append-8.ts";
 import { benchPgFork } from "./scenarios/pg-fork.ts";
 import { benchPgList } from "./scenarios/pg-list.ts";
@@ -33,6 +34,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   "many-sessions": benchManySessions,
   bundle: benchBundle,
   index: benchIndex,
+  redact: benchRedact,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {

@@ -176,6 +176,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
   "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
+  "src/session/redaction-key.ts": "the store's redaction key <root>/redaction.key (exclusive temp, link publish, mode 0600)",
   "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
   "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",
   "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",

@@ -196,6 +196,11 @@ export const WARNING_ONLY_CODES = {
     use: "Reading a line that holds two whole JSON records back to back.",
     caller: "Nothing to do: both entries loaded; `verify` names the line.",
   },
+  SECRET_REDACTED: {
+    meaning: "Secrets in an entry, an artifact or an export were replaced by markers (rule ids and counts are reported, never the secret).",
+    use: "The redaction stage (`redact` option), `export` and the views, or the `redact` command changed text.",
+    caller: "Nothing to do; `--no-redact` (export) or no `redact` option (writes) keeps the text as given.",
+  },
   INDEX_REBUILT: {
     meaning: "The search index file was damaged, or of another version or tree, and was rebuilt from the sessions.",
     use: "Opening an index whose file cannot be used as it is; the sessions are the source of truth, so nothing is lost.",

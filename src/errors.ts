@@ -42,7 +42,8 @@ export type WarningCode =
   | "IMAGE_NOT_EXTERNALIZED"
   | "IMAGE_TOO_LARGE"
   | "GLUED_RECORDS_SPLIT"
-  | "INDEX_REBUILT";
+  | "INDEX_REBUILT"
+  | "SECRET_REDACTED";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

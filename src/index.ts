@@ -23,6 +23,10 @@ export type { ParsedSession } from "./format/session-parser.ts";
 export { migrateSession, headerVersion } from "./format/migrate.ts";
 
 export { MAX_ENTRY_DEPTH, prepareEntryForPersistence, prepareLine, resolvePrepareOptions } from "./prepare/pipeline.ts";
+export { REDACTION_MARKER_PREFIX, resolveRedactRules, SecretRedactor } from "./prepare/redact-secrets.ts";
+export type { RedactionCounts, RedactOption, SecretRuleOptions } from "./prepare/redact-secrets.ts";
+export { BUILTIN_SECRET_RULES, type SecretRule } from "./prepare/secret-rules.ts";
+export { redactForSharing, sharingRedactor, type SharingRedactionOptions } from "./session/redact-for-sharing.ts";
 export type { PrepareOptions, PrepareStage, PreparedEntry } from "./prepare/pipeline.ts";
 export { mapTree, DESCEND, REMOVE } from "./prepare/map-tree.ts";
 export type { TreeMapper, SlotContext } from "./prepare/map-tree.ts";

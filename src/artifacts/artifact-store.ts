@@ -14,6 +14,8 @@ import { defaultContentType, encodeMeta, isExpired, logNameOf, summarize, type A
 import { spillValue, type SpillOptions, type SpillResult } from "./pointer.ts";
 import { validateSaveOptions, type SaveOptions, type WriterOptions } from "./save-options.ts";
 
+import type { RedactionCounts, SecretRedactor } from "../prepare/redact-secrets.ts";
+
 export type { SaveOptions, WriterOptions } from "./save-options.ts";
 
 /** Options of `new ArtifactStore(dir, options)`. */
@@ -24,6 +26,11 @@ export interface ArtifactStoreOptions {
   onWarning?: WarningHandler;
   /** fsync each finished file and the directory (survives power loss). @default false */
   fsync?: boolean;
+  /**
+   * Redacts secrets in what is written (text and JSON artifacts, streamed artifacts when finished,
+   * agent outputs), each reported as `SECRET_REDACTED`; byte artifacts are stored as given. @default none
+   */
+  redactor?: SecretRedactor | null;
 }
 
 /** An id reserved for a writer that produces the content file itself (`allocate`). */
@@ -59,6 +66,8 @@ export class ArtifactStore {
   private readonly index: ArtifactIndex;
   private readonly ids: IdLedger;
   private readonly agentOutputs: AgentOutputs;
+  /** @internal */
+  readonly redactor: SecretRedactor | null;
 
   constructor(dir: string, options: ArtifactStoreOptions = {}) {
     if (typeof dir !== "string" || dir.length === 0)
@@ -71,6 +80,7 @@ export class ArtifactStore {
     this.now = options.now ?? Date.now;
     this.onWarning = options.onWarning;
     this.fsync = options.fsync === true;
+    this.redactor = options.redactor ?? null;
     this.index = new ArtifactIndex(dir, (w) => this.warn(w));
     this.ids = new IdLedger(dir, this.index, this.fsync);
     this.agentOutputs = new AgentOutputs(this);
@@ -82,8 +92,10 @@ export class ArtifactStore {
   }
 
   /** @internal `save` for a value already serialized (spill measured it; serializing twice would be waste). */
-  saveSerialized(value: SerializedValue, options: SaveOptions): ArtifactRef {
+  saveSerialized(given: SerializedValue, options: SaveOptions): ArtifactRef {
     const opts = validateSaveOptions(options);
+    const counts: RedactionCounts = new Map();
+    const value = this.redactSerialized(given, counts);
     const toolType = sanitizeToolType(opts.toolType);
     for (;;) {
       const id = this.claimId();
@@ -120,8 +132,47 @@ export class ArtifactStore {
         continue;
       }
       this.index.remember(meta);
+      this.reportRedacted(`Artifact ${id}`, counts, join(this.dir, logNameOf(meta)));
       return this.toRef(meta, value.bytes.length);
     }
+  }
+
+  /** A text or JSON value with its secrets redacted (the same value when none, or without a redactor). */
+  private redactSerialized(value: SerializedValue, counts: RedactionCounts): SerializedValue {
+    const r = this.redactor;
+    if (r === null || value.text === null || !r.mayMatch(value.text)) return value;
+    const text =
+      value.encoding === "json" ? JSON.stringify(r.redactValue(JSON.parse(value.text), counts)) : r.redactText(value.text, counts);
+    return counts.size === 0 ? value : { ...value, text, bytes: Buffer.from(text, "utf8") };
+  }
+
+  /**
+   * @internal Every finished artifact with content (expired ones too) and its content file path:
+   * what `redact` scrubs.
+   */
+  storedArtifacts(): Array<{ meta: ArtifactMeta; path: string }> {
+    return this.index
+      .scan()
+      .filter((f) => f.size !== null)
+      .map((f) => ({ meta: f.meta, path: join(this.dir, logNameOf(f.meta)) }));
+  }
+
+  /**
+   * @internal Replaces an artifact's content (temp + rename), metadata first with the new size and
+   * summary: `redact` rewriting what is stored.
+   */
+  replaceContent(meta: ArtifactMeta, bytes: Buffer, text: string): void {
+    const next: ArtifactMeta = { ...meta, sizeBytes: bytes.length };
+    if (meta.summary !== undefined) next.summary = summarize(text);
+    writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeMeta(next), { fsync: this.fsync });
+    writeFileAtomic(join(this.dir, logNameOf(meta)), bytes, { fsync: this.fsync });
+  }
+
+  /** @internal Reports a write in which secrets were redacted (rules and counts only). */
+  reportRedacted(what: string, counts: RedactionCounts, path: string): void {
+    if (counts.size === 0) return;
+    const found = [...counts].map(([rule, n]) => `${rule}×${n}`).join(", ");
+    this.warn({ code: "SECRET_REDACTED", message: `${what}: redacted ${found}`, path });
   }
 
   /**
@@ -265,7 +316,11 @@ export class ArtifactStore {
 
   /** Writes `<id>.md` (replacing any earlier output of that id by rename). */
   saveAgentOutput(id: string, markdown: string): AgentOutputRef {
-    return this.agentOutputs.save(id, markdown);
+    const counts: RedactionCounts = new Map();
+    const text = this.redactor === null || typeof markdown !== "string" ? markdown : this.redactor.redactText(markdown, counts);
+    const ref = this.agentOutputs.save(id, text);
+    this.reportRedacted(`Agent output ${id}`, counts, ref.path);
+    return ref;
   }
 
   /** An agent output's markdown, or `null` when absent. */

@@ -7,6 +7,7 @@ import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { validateSaveOptions, type WriterOptions } from "./save-options.ts";
+import type { RedactionCounts, SecretRedactor } from "../prepare/redact-secrets.ts";
 
 /** Bytes of the stream's start kept for the summary (enough for 200 characters of any script). */
 const HEAD_BYTES = SUMMARY_CHARS * 6;
@@ -86,6 +87,8 @@ export class ArtifactWriter {
     if (this.state !== "open" || this.fd === undefined)
       throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
     const store = this.store;
+    const counts: RedactionCounts = new Map();
+    if (store.redactor !== null) this.redactTemp(store.redactor, counts);
     const meta: ArtifactMeta = {
       v: 1,
       id: this.id,
@@ -121,7 +124,45 @@ export class ArtifactWriter {
     }
     this.state = "finished";
     store.remember(meta);
+    store.reportRedacted(`Artifact ${this.id}`, counts, join(store.dir, logFileName(this.id, this.toolType)));
     return store.toRef(meta, this.bytes);
+  }
+
+  /**
+   * Redacts the finished stream in its temp file (read whole once: a secret may straddle chunks),
+   * as latin1 so every byte but the secrets' survives; size and summary follow the new content.
+   */
+  private redactTemp(redactor: SecretRedactor, counts: RedactionCounts): void {
+    let text: string;
+    try {
+      text = io.readFileSync(this.tempPath).toString("latin1");
+    } catch (err) {
+      this.abort();
+      throw new TranscriptStoreError(
+        "PERSISTENCE_FAILED",
+        `Could not read artifact ${this.id} back to redact it: ${(err as Error).message}`,
+        {
+          path: this.tempPath,
+          cause: err,
+        },
+      );
+    }
+    const out = redactor.redactText(text, counts);
+    if (out === text) return;
+    const data = Buffer.from(out, "latin1");
+    try {
+      io.ftruncateSync(this.fd!, 0);
+      io.writeSync(this.fd!, data, 0, data.length, 0);
+    } catch (err) {
+      this.abort();
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not write artifact ${this.id} redacted: ${(err as Error).message}`, {
+        path: this.tempPath,
+        cause: err,
+      });
+    }
+    this.bytes = data.length;
+    this.head = [Buffer.from(data.subarray(0, HEAD_BYTES))];
+    this.headBytes = this.head[0]!.length;
   }
 
   /** Drops the stream: removes the temp file and gives up the id. Safe to call twice. */

@@ -29,6 +29,7 @@ import {
 } from "./commands/lifecycle.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
+import { redactCommand } from "./commands/redact.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { indexCommand, searchCommand } from "./commands/search.ts";
@@ -50,6 +51,7 @@ const COMMANDS: Command[] = [
   bundleCommand,
   unbundleCommand,
   inlineImagesCommand,
+  redactCommand,
   forkCommand,
   mvCommand,
   statsCommand,

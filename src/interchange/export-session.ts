@@ -1,3 +1,5 @@
+import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
+import { redactForSharing, type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { SessionManager } from "../session/session-manager.ts";
@@ -27,6 +29,12 @@ export interface ExportSessionOptions extends SessionManagerOptions, AtifOptions
    * @default 65536
    */
   artifactEmbedBytes?: number;
+  /**
+   * Shared output is redacted (README, Privacy): every secret in the header, the entries and the
+   * embedded artifact text becomes a marker (`redactForSharing`, the store's key). `false` keeps
+   * the text as stored; an object names other rules or a key. @default true
+   */
+  redactOutput?: boolean | SharingRedactionOptions;
 }
 
 /** The artifacts of an open session, each text one read up to `limit` bytes. */
@@ -68,7 +76,7 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
   const render = VIEW_RENDERERS[options.format];
   if (render === undefined)
     throw new TranscriptStoreError("INVALID_OPTION", `format must be one of ${Object.keys(VIEW_RENDERERS).join(", ")}`);
-  const { format: _format, branch, agent, artifactEmbedBytes, ...storeOptions } = options;
+  const { format: _format, branch, agent, artifactEmbedBytes, redactOutput: redact, ...storeOptions } = options;
   const resolved = resolveSessionManagerOptions({ ...storeOptions, onWarning: storeOptions.onWarning ?? (() => {}) });
   const ref =
     (await backendOf(resolved).locate(idOrPath, resolved)) ??
@@ -79,13 +87,26 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
   try {
     if (branch !== undefined && m.getEntry(branch) === undefined)
       throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry ${branch} in session ${m.sessionId}`);
+    const redactor =
+      redact === false
+        ? null
+        : sharingRedactor({
+            ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
+            ...(redact === true || redact === undefined ? {} : redact),
+          });
+    const counts: RedactionCounts = new Map();
+    const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
     const source: TranscriptSource = {
-      header: m.header,
-      entries: m.getEntries(),
+      header: share(m.header),
+      entries: m.getEntries().map(share),
       leafId: branch ?? m.getLeafId(),
       rehydrate: (value) => m.rehydrate(value),
-      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES),
+      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES).map((a) =>
+        a.text === null ? a : { ...a, text: share(a.text) },
+      ),
     };
+    if (counts.size > 0)
+      resolved.onWarning({ code: "SECRET_REDACTED", message: `export ${m.sessionId}: redacted ${describeCounts(counts)}` });
     yield* render(source, agent === undefined ? {} : { agent });
   } finally {
     await m.close();

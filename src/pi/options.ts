@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { WarningHandler } from "../errors.ts";
 import type { PrepareOptions } from "../prepare/pipeline.ts";
+import type { RedactOption } from "../prepare/redact-secrets.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions } from "../session/session-options.ts";
 import { defaultAgentDir } from "./file-entries.ts";
 
@@ -21,6 +22,11 @@ export interface PiStoreOptions extends PrepareOptions {
   lockStaleMs?: number;
   /** Bytes per read while scanning. @default 1 MiB */
   chunkSize?: number;
+  /**
+   * Redact secrets before they reach disk (see SessionManagerOptions.redact); the key is kept beside
+   * the engine's blobs ($TRANSCRIPT_STORE_HOME or ~/.transcript-store). @default off
+   */
+  redact?: RedactOption;
 }
 
 export interface ResolvedPiOptions {

@@ -6,6 +6,11 @@ import { storeFromUrl } from "../storage/store-url.ts";
 import { storeUrlForms } from "../storage/backend-registry.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
+import { describeCounts, redactSecretsStage, resolveRedactRules, SecretRedactor, type RedactOption } from "../prepare/redact-secrets.ts";
+import type { PrepareStage } from "../prepare/pipeline.ts";
+import { lazyRedactionKey } from "./redaction-key.ts";
+import { defaultRoot } from "./paths.ts";
+import { resolve } from "node:path";
 
 export type RehydrateMode = "eager" | "lazy";
 
@@ -45,6 +50,13 @@ export interface SessionManagerOptions extends PrepareOptions {
    * @default the file tree under `root`
    */
   store?: StorageBackend | string;
+  /**
+   * Redact secrets before anything reaches disk or the database (`"secrets"`: the built-in rules;
+   * `{ rules, builtin }` adds rules of your own). Memory keeps what was given. Each secret becomes
+   * `[REDACTED:<rule>:<hash>]`, the hash an HMAC under the store's key (`<root>/redaction.key`).
+   * @default off: what is written is what was given
+   */
+  redact?: RedactOption;
 }
 
 export interface ResolvedSessionManagerOptions {
@@ -61,6 +73,8 @@ export interface ResolvedSessionManagerOptions {
   cwd: string | undefined;
   now: () => Date;
   prepare: ResolvedPrepareOptions;
+  /** The redactor of the `redact` option (its stage runs first among the user stages); null: off. */
+  redactor: SecretRedactor | null;
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
   /** The options as given, for managers derived from this one (fork, move). */
@@ -96,19 +110,24 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   if (!Number.isInteger(chunkSize) || chunkSize < 1)
     throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
   const dirs = resolveStoreDirs(options);
+  const onWarning = options.onWarning ?? (() => {});
+  const redactor = resolveRedactor(options);
+  const stages: readonly PrepareStage[] =
+    redactor === null ? (options.stages ?? []) : [redactStage(redactor, onWarning), ...(options.stages ?? [])];
   return {
     ...dirs,
     layout: resolveLayout(options.layout, dirs.sessionsDir),
     fsync: bool("fsync", options.fsync, false),
     rehydrate,
     deferUntilAssistant: bool("deferUntilAssistant", options.deferUntilAssistant, false),
-    onWarning: options.onWarning ?? (() => {}),
+    onWarning,
     readOnly: bool("readOnly", options.readOnly, false),
     lockStaleMs,
     chunkSize,
     cwd: options.cwd,
     now: options.now ?? (() => new Date()),
-    prepare: resolvePrepareOptions(options),
+    prepare: resolvePrepareOptions({ ...options, stages }),
+    redactor,
     store: resolveStore(options.store),
     original: options,
   };
@@ -129,4 +148,18 @@ function resolveStore(store: unknown): StorageBackend | null {
   if (typeof store === "string") return storeFromUrl(store);
   if (typeof store === "object" && store !== null && typeof (store as StorageBackend).open === "function") return store as StorageBackend;
   throw new TranscriptStoreError("INVALID_OPTION", `store must be a storage backend or a ${storeUrlForms()} URL`);
+}
+
+/** The redactor the `redact` option asks for, its key under the store root (read or created on the first secret). */
+function resolveRedactor(options: SessionManagerOptions): SecretRedactor | null {
+  if (options.redact === undefined) return null;
+  const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
+  return new SecretRedactor(resolveRedactRules(options.redact), lazyRedactionKey(root));
+}
+
+/** The redaction stage, reporting each entry it changed as SECRET_REDACTED (rule ids and counts only). */
+export function redactStage(redactor: SecretRedactor, onWarning: WarningHandler): PrepareStage {
+  return redactSecretsStage(redactor, (entry, counts) =>
+    onWarning({ code: "SECRET_REDACTED", message: `Entry ${String(entry.id)}: redacted ${describeCounts(counts)}` }),
+  );
 }

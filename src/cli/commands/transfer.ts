@@ -16,6 +16,9 @@ import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRe
 import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
 import { UsageError } from "../context.ts";
+import { redactBytesForSharing, redactForSharing, sharingRedactor } from "../../session/redact-for-sharing.ts";
+import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
+import { describeCounts } from "../../prepare/redact-secrets.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
 const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
@@ -23,10 +26,12 @@ const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]
 export const exportCommand: Command = {
   name: "export",
   readOnly: true,
-  summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
-  usage: `export <id> [--refs] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
+  summary:
+    "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; damaged lines as raw records)",
+  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
   options: {
     refs: { type: "boolean", default: false },
+    "no-redact": { type: "boolean", default: false },
     to: { type: "string" },
     output: { type: "string", short: "o" },
     branch: { type: "string" },
@@ -71,15 +76,23 @@ export const exportCommand: Command = {
         out.on("end", resolve);
         out.on("error", reject);
       });
-      out.write(m.header);
+      // Shared output is redacted unless asked otherwise (README, Privacy): the store's key makes the markers.
+      const redactor = ctx.values["no-redact"] === true ? null : sharingRedactor({ root: storeOptions(ctx).root });
+      const counts: RedactionCounts = new Map();
+      const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
+      out.write(share(m.header));
       rehydrating = true;
       // --refs keeps the refs the file holds; images the file holds inline stay inline (no blob of them
       // may exist, and a read-only export stores none).
-      for (const entry of m.getEntries()) out.write(ctx.values.refs ? m.storage.asStored(entry) : m.rehydrate(entry));
+      for (const entry of m.getEntries()) out.write(share(ctx.values.refs ? m.storage.asStored(entry) : m.rehydrate(entry)));
       rehydrating = false;
-      for (const line of damaged) out.write(toMalformedRecord(line));
+      for (const line of damaged) {
+        out.write(toMalformedRecord(redactor === null ? line : { ...line, bytes: redactBytesForSharing(line.bytes, redactor, counts) }));
+      }
       out.end();
       await done;
+      if (counts.size > 0)
+        ctx.io.stderr(`transcript-store: secrets redacted in the export (${describeCounts(counts)}); --no-redact keeps them\n`);
       if (damaged.length > 0) ctx.io.stderr(`${damaged.length} damaged line(s) exported as raw records; import puts them in quarantine\n`);
       if (notInlined > 0) {
         ctx.io.stderr(

@@ -9,9 +9,10 @@ import { writeNewOutput } from "../output-file.ts";
 const NOT_SHOWN = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
 
 /**
- * `export <id> --to atif|markdown|html [-o file] [--branch <entryId>]`: the session (one branch)
- * to stdout, or to a new file (`OUTPUT_EXISTS` when the name is taken; nothing written). Exit 1
- * when an image could not be read back from the blob store (the export holds its ref instead).
+ * `export <id> --to atif|markdown|html [-o file] [--branch <entryId>] [--no-redact]`: the session (one
+ * branch; secrets redacted unless --no-redact) to stdout, or to a new file (`OUTPUT_EXISTS` when the
+ * name is taken; nothing written). Exit 1 when an image could not be read back from the blob store
+ * (the export holds its ref instead).
  */
 export function viewExport(format: ViewFormat): ExportTarget {
   return async (ctx: CommandContext, id: string, output: string | undefined): Promise<number> => {
@@ -22,7 +23,14 @@ export function viewExport(format: ViewFormat): ExportTarget {
       if (NOT_SHOWN.has(w.code)) missing++;
       print(w);
     };
-    const chunks = exportSession(id, { ...storeOptions(ctx), format, onWarning, ...(branch === undefined ? {} : { branch }) });
+    const redactOutput = ctx.values["no-redact"] !== true;
+    const chunks = exportSession(id, {
+      ...storeOptions(ctx),
+      format,
+      onWarning,
+      redactOutput,
+      ...(branch === undefined ? {} : { branch }),
+    });
     if (output !== undefined) await writeNewOutput(resolve(ctx.io.cwd, output), chunks);
     else {
       // The export is data: byte-exact on a pipe (controls made visible only on a terminal).

@@ -118,7 +118,11 @@ export class FileSessionStorage implements SessionStorage {
   artifacts(): ArtifactStore {
     const dir = artifactsDirOf(this.path);
     if (this.artifactStore === null || this.artifactStore.dir !== dir)
-      this.artifactStore = new ArtifactStore(dir, { onWarning: this.options.onWarning, fsync: this.options.fsync });
+      this.artifactStore = new ArtifactStore(dir, {
+        onWarning: this.options.onWarning,
+        fsync: this.options.fsync,
+        redactor: this.options.redactor,
+      });
     return this.artifactStore;
   }
 

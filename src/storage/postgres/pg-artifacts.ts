@@ -9,6 +9,7 @@ import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors
 import { ensureDir, FILE_MODE, io, isTempFileName, removeQuietly, tempPathFor, writeFully } from "../../io.ts";
 import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
+import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
 
 /** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */
 const READ_PIECE_BYTES = 1024 * 1024;
@@ -42,7 +43,7 @@ export class PgArtifactMirror {
   constructor(
     private readonly pg: PgStore,
     private readonly sessionId: string,
-    private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void },
+    private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void; redactor?: SecretRedactor | null },
   ) {}
 
   /** Fills the working directory from the session's rows; on failure it leaves no directory behind. */

@@ -196,7 +196,11 @@ export class PostgresBackend implements StorageBackend {
   ): Promise<OpenedSession> {
     const location = `${this.name}#${header.id}`;
     const cache = new PgBlobCache(location);
-    const mirror = new PgArtifactMirror(store, header.id, { fsync: options.fsync, onWarning: options.onWarning });
+    const mirror = new PgArtifactMirror(store, header.id, {
+      fsync: options.fsync,
+      onWarning: options.onWarning,
+      redactor: options.redactor,
+    });
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
     if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
     if (state.created) await mirror.load();

@@ -1,0 +1,92 @@
+import { basename, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { redactSessionFile, type RedactFileReport } from "../../maintenance/redact-file.ts";
+import { BUILTIN_SECRET_RULES } from "../../prepare/secret-rules.ts";
+import { describeCounts, SecretRedactor, type RedactionCounts } from "../../prepare/redact-secrets.ts";
+import { defaultRoot } from "../../session/paths.ts";
+import { lazyRedactionKey, readRedactionKey } from "../../session/redaction-key.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import type { Command } from "../context.ts";
+import { findSessionFiles } from "../find-files.ts";
+import { startProgress } from "../progress.ts";
+import { terminalText } from "../terminal-text.ts";
+import { io } from "../../io.ts";
+import { resolveArg } from "../resolve-session.ts";
+
+export const redactCommand: Command = {
+  name: "redact",
+  summary: "scrub secrets from stored session files in place (atomic rewrite as migrate's; reports what it found per rule)",
+  usage: "redact [paths…|ids…] [--dry-run] [--backup]",
+  options: {
+    backup: { type: "boolean", default: false },
+    "dry-run": { type: "boolean", default: false },
+  },
+  async run(ctx) {
+    if (ctx.store !== undefined) {
+      throw new TranscriptStoreError("INVALID_OPTION", "redact rewrites session files: a database store is not supported yet");
+    }
+    const dryRun = ctx.values["dry-run"] === true;
+    const root = ctx.root !== undefined ? resolve(ctx.root) : defaultRoot();
+    // The store's key makes the markers (created on the first secret); a dry run creates no file.
+    const key = dryRun ? () => readRedactionKey(root) ?? DRY_RUN_KEY : lazyRedactionKey(root);
+    const redactor = new SecretRedactor(BUILTIN_SECRET_RULES, key);
+    const paths: string[] = [];
+    // A path that exists is a file or a tree to search; anything else names a session (id or prefix).
+    for (const arg of ctx.positionals) paths.push(io.existsSync(resolve(ctx.io.cwd, arg)) ? arg : (await resolveArg(ctx, arg)).path);
+    const files = await findSessionFiles(paths.length > 0 ? paths : [ctx.dirs.sessionsDir], ctx.io.cwd);
+    const progress = startProgress(ctx.io, files.length, dryRun ? "scanning" : "redacting", ctx.json);
+    const reports: RedactFileReport[] = [];
+    try {
+      for (const file of files) {
+        reports.push(
+          await redactSessionFile(file, {
+            redactor,
+            sessionsDir: ctx.dirs.sessionsDir,
+            blobsDir: ctx.dirs.blobsDir,
+            layout: ctx.layout,
+            backup: ctx.values.backup === true,
+            dryRun,
+          }),
+        );
+        await progress.tick(basename(file));
+      }
+    } finally {
+      progress.stop();
+    }
+    const total: RedactionCounts = new Map();
+    let failed = 0;
+    let rewritten = 0;
+    for (const r of reports) {
+      for (const [rule, n] of [...r.found, ...r.artifactsFound]) total.set(rule, (total.get(rule) ?? 0) + n);
+      const status = r.migrate.status;
+      if (status === "failed" || status === "conflict") failed++;
+      if (status === "migrated" || status === "planned") rewritten++;
+      const found = r.found.size === 0 ? "nothing found" : describeCounts(r.found);
+      const inArtifacts = r.artifacts === 0 ? "" : `; artifacts: ${describeCounts(r.artifactsFound)}`;
+      const error = r.migrate.error === undefined ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
+      ctx.emit(
+        {
+          type: "file",
+          source: r.migrate.source,
+          status,
+          entries: r.entries,
+          found: Object.fromEntries(r.found),
+          artifacts: r.artifacts,
+          artifactsFound: Object.fromEntries(r.artifactsFound),
+          error: r.migrate.error,
+        },
+        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}`,
+      );
+    }
+    const summary = total.size === 0 ? "no secrets found" : describeCounts(total);
+    const verb = dryRun ? "would rewrite" : "rewrote";
+    ctx.emit(
+      { type: "totals", files: reports.length, rewritten, failed, found: Object.fromEntries(total), dryRun },
+      `${reports.length} file(s): ${summary}; ${verb} ${rewritten}${failed > 0 ? `; ${failed} failed` : ""}`,
+    );
+    return failed > 0 ? 1 : 0;
+  },
+};
+
+/** A dry run of a store without a key: markers are never written, so any key will do. */
+const DRY_RUN_KEY = randomBytes(32);

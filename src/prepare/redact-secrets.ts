@@ -1,0 +1,220 @@
+import { createHmac } from "node:crypto";
+import { TranscriptStoreError } from "../errors.ts";
+import { isBlobRef } from "../blob/blob-ref.ts";
+import type { SessionEntry } from "../format/types.ts";
+import { payloadKindAt } from "./image-shapes.ts";
+import { DESCEND, mapTree } from "./map-tree.ts";
+import type { PrepareStage } from "./pipeline.ts";
+import { BUILTIN_SECRET_RULES, type SecretRule } from "./secret-rules.ts";
+import { SIGNATURE_KEYS } from "./truncate-strings.ts";
+
+/** A rule given by the user: `pattern` a RegExp or its source (compiled with `g`). */
+export interface SecretRuleOptions {
+  id: string;
+  pattern: RegExp | string;
+  /** Substrings one of which every match contains (searched before the regex, in any letter case). */
+  keywords?: readonly string[];
+}
+
+/** `"secrets"`: the built-in rules; an object adds user rules (and may leave the built-in ones out). */
+export type RedactOption = "secrets" | { rules?: readonly SecretRuleOptions[]; builtin?: boolean };
+
+/** Rules found in one text or entry: rule id → how many secrets it replaced. */
+export type RedactionCounts = Map<string, number>;
+
+const NO_RULES: readonly SecretRule[] = [];
+
+/**
+ * The keys whose values are the format's ids (entries, tool calls): never redacted. Only these: a
+ * tool's own `accessKeyId` or `clientId` argument is content like any other.
+ */
+const ID_KEYS: ReadonlySet<string> = new Set(["id", "parentId", "firstKeptEntryId", "fromId", "targetId", "toolCallId"]);
+
+/** Every marker starts with this; a marker is never matched again. */
+export const REDACTION_MARKER_PREFIX = "[REDACTED:";
+
+const RULE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** Validates the `redact` option into the rules to run (built-in first, then the user's). */
+export function resolveRedactRules(option: RedactOption): readonly SecretRule[] {
+  if (option === "secrets") return BUILTIN_SECRET_RULES;
+  if (typeof option !== "object" || option === null) {
+    throw new TranscriptStoreError("INVALID_OPTION", `redact must be "secrets" or { rules, builtin }, got ${String(option)}`);
+  }
+  const given = option.rules ?? [];
+  if (!Array.isArray(given)) throw new TranscriptStoreError("INVALID_OPTION", "redact.rules must be an array");
+  const user = given.map(compileUserRule);
+  const ids = new Set<string>();
+  const rules = [...(option.builtin === false ? [] : BUILTIN_SECRET_RULES), ...user];
+  for (const rule of rules) {
+    if (ids.has(rule.id)) throw new TranscriptStoreError("INVALID_OPTION", `redact rule id ${rule.id} is given twice`);
+    ids.add(rule.id);
+  }
+  return rules;
+}
+
+function compileUserRule(rule: SecretRuleOptions, i: number): SecretRule {
+  if (typeof rule !== "object" || rule === null) throw new TranscriptStoreError("INVALID_OPTION", `redact.rules[${i}] must be an object`);
+  if (typeof rule.id !== "string" || !RULE_ID.test(rule.id)) {
+    throw new TranscriptStoreError("INVALID_OPTION", `redact.rules[${i}].id must be lowercase letters, digits and -`);
+  }
+  let pattern: RegExp;
+  try {
+    if (rule.pattern instanceof RegExp)
+      pattern = new RegExp(rule.pattern.source, rule.pattern.flags.includes("g") ? rule.pattern.flags : `${rule.pattern.flags}g`);
+    else if (typeof rule.pattern === "string" && rule.pattern.length > 0) pattern = new RegExp(rule.pattern, "g");
+    else throw new TypeError("pattern must be a RegExp or a non-empty string");
+  } catch (err) {
+    throw new TranscriptStoreError("INVALID_OPTION", `redact.rules[${i}].pattern: ${(err as Error).message}`, { cause: err });
+  }
+  if (rule.keywords !== undefined && (!Array.isArray(rule.keywords) || rule.keywords.some((k) => typeof k !== "string" || k === ""))) {
+    throw new TranscriptStoreError("INVALID_OPTION", `redact.rules[${i}].keywords must be an array of non-empty strings`);
+  }
+  return { id: rule.id, pattern, ...(rule.keywords === undefined ? {} : { keywords: [...rule.keywords] }) };
+}
+
+/** Replaces secrets by markers `[REDACTED:<rule>:<hash>]`; the hash is a keyed HMAC, so equal secrets give equal markers. */
+export class SecretRedactor {
+  readonly rules: readonly SecretRule[];
+  private readonly key: () => Uint8Array;
+  /** Every keyword of every rule, one global case-insensitive search; null when a rule has none. */
+  private readonly keywordSearch: RegExp | null;
+  /** Lowercased keyword → the indexes (in `rules`) of the rules it selects. */
+  private readonly rulesByKeyword: Map<string, number[]>;
+
+  /** `key` is asked for only when a secret is found (a store creates its key on first use). */
+  constructor(rules: readonly SecretRule[], key: () => Uint8Array) {
+    this.rules = rules;
+    this.key = key;
+    const open = rules.some((r) => r.keywords === undefined || r.keywords.length === 0);
+    this.rulesByKeyword = new Map();
+    rules.forEach((rule, i) => {
+      for (const k of rule.keywords ?? []) {
+        const lower = k.toLowerCase();
+        const list = this.rulesByKeyword.get(lower) ?? [];
+        if (!list.includes(i)) list.push(i);
+        this.rulesByKeyword.set(lower, list);
+      }
+    });
+    // Longest keywords first; a hit of one stands for the keywords it starts with too (`password=`: `passw`).
+    const all = [...this.rulesByKeyword.keys()].sort((a, b) => b.length - a.length);
+    for (const long of all) {
+      for (const short of all) {
+        if (short.length >= long.length || !long.startsWith(short)) continue;
+        const list = this.rulesByKeyword.get(long)!;
+        for (const i of this.rulesByKeyword.get(short)!) if (!list.includes(i)) list.push(i);
+      }
+    }
+    this.keywordSearch = open ? null : new RegExp(all.map(escapeRegExp).join("|"), "gi");
+  }
+
+  /** False when `text` proves no rule can match (none of the keywords occurs, in any case). */
+  mayMatch(text: string): boolean {
+    if (this.keywordSearch === null) return true;
+    this.keywordSearch.lastIndex = 0;
+    return this.keywordSearch.test(text);
+  }
+
+  /**
+   * `mayMatch` for a serialized entry: keywords that only occur in object keys (`"totalTokens":`) are
+   * no reason to look, as keys are never redacted. A keyword is in a key when the next quote after it
+   * (not escaped) is followed by `:`; in doubt (an escaped quote) it counts.
+   */
+  mayMatchJson(line: string): boolean {
+    const search = this.keywordSearch;
+    if (search === null) return true;
+    search.lastIndex = 0;
+    for (let hit = search.exec(line); hit !== null; hit = search.exec(line)) {
+      const quote = line.indexOf('"', search.lastIndex);
+      if (quote === -1 || line.charCodeAt(quote + 1) !== 0x3a || line.charCodeAt(quote - 1) === 0x5c) return true;
+    }
+    return false;
+  }
+
+  /** The rules whose keywords occur in `text` (in rule order); every rule when one has no keywords. */
+  private rulesIn(text: string): readonly SecretRule[] {
+    const search = this.keywordSearch;
+    if (search === null) return this.rules;
+    search.lastIndex = 0;
+    let picked: Set<number> | null = null;
+    for (let hit = search.exec(text); hit !== null; hit = search.exec(text)) {
+      picked ??= new Set();
+      for (const i of this.rulesByKeyword.get(hit[0].toLowerCase()) ?? []) picked.add(i);
+      // Overlapping keywords (one starting inside another's hit) are found too.
+      search.lastIndex = hit.index + 1;
+    }
+    if (picked === null) return NO_RULES;
+    return [...picked].sort((a, b) => a - b).map((i) => this.rules[i]!);
+  }
+
+  /** The marker of `secret` under `rule`. */
+  marker(rule: string, secret: string): string {
+    const hash = createHmac("sha256", this.key()).update(secret, "utf8").digest("hex").slice(0, 8);
+    return `${REDACTION_MARKER_PREFIX}${rule}:${hash}]`;
+  }
+
+  /** `text` with every secret replaced (the same string when none), counting into `counts`. */
+  redactText(text: string, counts: RedactionCounts): string {
+    let out = text;
+    // One keyword search picks the rules; only their regexes run.
+    for (const rule of this.rulesIn(text)) out = this.applyRule(rule, out, counts);
+    return out;
+  }
+
+  private applyRule(rule: SecretRule, text: string, counts: RedactionCounts): string {
+    rule.pattern.lastIndex = 0;
+    return text.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
+      const group = typeof rest[0] === "string" ? rest[0] : undefined;
+      const secret = group ?? match;
+      if (secret.length === 0 || secret.startsWith(REDACTION_MARKER_PREFIX)) return match;
+      if (rule.check !== undefined && !rule.check(secret)) return match;
+      counts.set(rule.id, (counts.get(rule.id) ?? 0) + 1);
+      const marker = this.marker(rule.id, secret);
+      if (group === undefined) return marker;
+      const at = match.lastIndexOf(secret);
+      return match.slice(0, at) + marker + match.slice(at + secret.length);
+    });
+  }
+
+  /**
+   * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
+   * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
+   * nothing was found; the input is never mutated.
+   */
+  redactValue<T>(value: T, counts: RedactionCounts): T {
+    return mapTree(value, {
+      visit: (child, key, parent, where) => {
+        if (typeof child !== "string") return DESCEND;
+        if (key !== null && ID_KEYS.has(key)) return child;
+        // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
+        if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
+        if (isBlobRef(child)) return child;
+        if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
+        return this.redactText(child, counts);
+      },
+    });
+  }
+}
+
+/** Summary of counts for a warning: `github-token×2, jwt×1` (rule ids and numbers only, never a secret). */
+export function describeCounts(counts: RedactionCounts): string {
+  return [...counts].map(([rule, n]) => `${rule}×${n}`).join(", ");
+}
+
+/**
+ * The redaction prepare stage: each entry's strings through `redactor`; `report` is called once per
+ * entry in which something was redacted. Its `needed` check is the redactor's keyword prefilter.
+ */
+export function redactSecretsStage(redactor: SecretRedactor, report: (entry: SessionEntry, counts: RedactionCounts) => void): PrepareStage {
+  const stage = (entry: SessionEntry): SessionEntry => {
+    const counts: RedactionCounts = new Map();
+    const out = redactor.redactValue(entry, counts);
+    if (counts.size > 0) report(entry, counts);
+    return out;
+  };
+  return Object.assign(stage, { needed: (line: string) => redactor.mayMatchJson(line) });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,165 @@
+/**
+ * The built-in secret rules of the redaction stage (`redact-secrets.ts`). Each rule names the
+ * cheap substrings (`keywords`) one of which every match contains: one case-insensitive search for
+ * all keywords picks the rules whose regexes run on a string; a string holding none of them is never
+ * given to any regex (as gitleaks does). A regex's first capture group, when it
+ * has one, is the secret (the rest is context kept as it is); without one the whole match is.
+ * `check`, when present, vets a candidate secret (entropy, placeholders) before it is redacted.
+ * Patterns follow the public formats of each provider and the rules of gitleaks and detect-secrets.
+ */
+export interface SecretRule {
+  /** Named in the marker: `[REDACTED:<id>:<hash>]`. Lowercase letters, digits and `-`. */
+  id: string;
+  /** A regex with the `g` flag (a string is compiled with `g`). */
+  pattern: RegExp;
+  /** Substrings (found in any letter case), one of which is in every match; none: the regex always runs. */
+  keywords?: readonly string[];
+  /** Extra vetting of a candidate secret; false keeps it. */
+  check?: (secret: string) => boolean;
+}
+
+/** Shannon entropy of `text` in bits per character. */
+export function shannonEntropy(text: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) {
+    const p = n / text.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+/** Values that look assigned but are names, references or placeholders, not secrets. */
+const PLACEHOLDER = /^(?:\$|%|<|\{|\[|\*|x{3,}|\.{3})|(?:example|placeholder|changeme|your[_-]|dummy|redacted|xxxx|\.\.\.)/i;
+
+/** A plausible random secret: long, mixed letters and digits, high entropy, not a placeholder. */
+function randomLooking(secret: string, minEntropy: number): boolean {
+  if (PLACEHOLDER.test(secret)) return false;
+  if (!/[0-9]/.test(secret) || !/[A-Za-z]/.test(secret)) return false;
+  return shannonEntropy(secret) >= minEntropy;
+}
+
+/** Passwords in URLs and connection strings that are literal placeholders or local defaults. */
+const WEAK_PASSWORD = /^(?:pass(?:word)?|passwd|pwd|secret|postgres|root|admin|user|test|guest|changeme|mysecretpassword|example|x+|\*+)$/i;
+
+function realPassword(secret: string): boolean {
+  if (WEAK_PASSWORD.test(secret) || PLACEHOLDER.test(secret)) return false;
+  return secret.length >= 6;
+}
+
+const PEM_BODY = /[A-Za-z0-9+/=]{40,}/;
+
+/** A JWT's first segment decodes to a JSON object (its header). */
+function jwtHeader(token: string): boolean {
+  const head = token.slice(0, token.indexOf("."));
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(head, "base64url").toString("utf8"));
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
+}
+
+export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
+  {
+    id: "pem-private-key",
+    pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/g,
+    keywords: ["PRIVATE KEY-----"],
+    check: (secret) => PEM_BODY.test(secret),
+  },
+  {
+    id: "aws-access-key",
+    pattern: /\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b/g,
+    keywords: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+  },
+  {
+    id: "aws-secret-key",
+    pattern: /aws_?(?:secret)?_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
+    keywords: ["aws"],
+    // The key shape is strict (40 base64 characters after an aws key name): AWS's own documented example counts.
+    check: (secret) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret) && shannonEntropy(secret) >= 3.5,
+  },
+  {
+    id: "google-api-key",
+    pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g,
+    keywords: ["AIza"],
+  },
+  {
+    id: "azure-storage-key",
+    pattern: /AccountKey=([A-Za-z0-9+/]{86}==)/g,
+    keywords: ["AccountKey="],
+  },
+  {
+    id: "azure-client-secret",
+    pattern: /(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/g,
+    keywords: ["Q~"],
+    check: (secret) => shannonEntropy(secret) >= 3,
+  },
+  {
+    id: "github-token",
+    pattern: /\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})(?![A-Za-z0-9_])/g,
+    keywords: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+  },
+  {
+    id: "gitlab-token",
+    pattern: /\b((?:glpat|glptt|gldt|glrt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_-]{20,50})(?![A-Za-z0-9_-])/g,
+    keywords: ["glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glffct-", "glimt-", "glagent-", "glft-"],
+  },
+  {
+    id: "anthropic-api-key",
+    pattern: /\b(sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{80,})(?![A-Za-z0-9_-])/g,
+    keywords: ["sk-ant-"],
+  },
+  {
+    id: "openai-api-key",
+    pattern:
+      // Legacy keys hold T3BlbkFJ (base64 of "OpenAI"); project, service-account and admin keys a prefix.
+      /\b(sk-(?:(?:proj|svcacct|admin)-)?[\w-]{20,}T3BlbkFJ[\w-]{20,}|sk-(?:proj|svcacct|admin)-[\w-]{40,})(?![\w-])/g,
+    keywords: ["T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"],
+  },
+  {
+    id: "slack-token",
+    pattern: /\b(xox[baprseo]-[0-9A-Za-z]{1,}-[0-9A-Za-z-]{8,})(?![0-9A-Za-z-])/g,
+    keywords: ["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-"],
+  },
+  {
+    id: "slack-webhook",
+    pattern: /(?:https?:\/\/)?hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9+/_-]{20,})/g,
+    keywords: ["hooks.slack.com"],
+  },
+  {
+    id: "stripe-key",
+    pattern: /\b((?:sk|rk|whsec)_(?:test|live|prod)_[A-Za-z0-9]{10,99})(?![A-Za-z0-9])/g,
+    keywords: ["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"],
+  },
+  {
+    id: "jwt",
+    pattern: /\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?)(?![A-Za-z0-9_-])/g,
+    keywords: ["eyJ"],
+    check: jwtHeader,
+  },
+  {
+    id: "url-password",
+    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{1,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
+    keywords: ["://"],
+    check: realPassword,
+  },
+  {
+    id: "connection-string-password",
+    pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
+    keywords: ["password=", "pwd=", "password =", "pwd ="],
+    check: (secret) => realPassword(secret) && !/^[A-Za-z_][A-Za-z0-9_.]*(?:\(|$)/.test(secret),
+  },
+  {
+    id: "secret-assignment",
+    pattern: new RegExp(
+      // Starts at the keyword (not at the name's start): the regex engine then skips ahead to a keyword.
+      String.raw`(?:secret|token|passw(?:or)?d|api_?key|access_?key|private_?key|auth_?key|credentials?)[\w-]*` +
+        String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~-])`,
+      "gi",
+    ),
+    keywords: ["secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey", "private_key", "auth_key", "credential"],
+    check: (secret) => randomLooking(secret, 3.7),
+  },
+];
