@@ -1,0 +1,102 @@
+import { basename } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
+import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
+import { backendOf } from "../storage/backends.ts";
+import { snapshotOfEntries, type ImportStatus } from "../storage/session-snapshot.ts";
+import { buildForeignSession, type ForeignCounts, type ForeignProblem } from "./build-foreign-session.ts";
+import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
+import { CodexMapper } from "./codex-mapper.ts";
+import type { InterchangeFormat } from "./foreign-entry.ts";
+import { foreignFiles } from "./foreign-files.ts";
+import { readForeignLines } from "./foreign-lines.ts";
+import type { ForeignMapper } from "./foreign-mapper.ts";
+
+/** Options of `importClaudeCode` / `importCodex`: where to store (as for SessionManager), and `dryRun`. */
+export interface ForeignImportOptions extends SessionManagerOptions {
+  /** Read and map, report, write nothing. @default false */
+  dryRun?: boolean;
+  /** Relative paths resolve against it. @default process.cwd() */
+  cwd?: string;
+}
+
+/** What became of one source file. */
+export interface ForeignImportReport {
+  path: string;
+  format: InterchangeFormat;
+  /** The session's id in the store (derived from the source's id). */
+  id: string;
+  /** The source's own session id, or null (then the file name was the key). */
+  sourceId: string | null;
+  /** `dry-run`: nothing written; `refused`: see `error`, nothing written. */
+  status: ImportStatus | "dry-run" | "refused";
+  /** Where the session lives (null for a dry run or a refusal). */
+  location: string | null;
+  entries: number;
+  counts: ForeignCounts;
+  problems: ForeignProblem[];
+  error?: { code: string; message: string };
+}
+
+/** The mapper of each format: the one table import dispatches on. */
+export const FOREIGN_MAPPERS: Record<InterchangeFormat, () => ForeignMapper> = {
+  "claude-code": () => new ClaudeCodeMapper(),
+  codex: () => new CodexMapper(),
+};
+
+const NAMES: Record<InterchangeFormat, string> = { "claude-code": "a Claude Code transcript", codex: "a Codex rollout" };
+
+/**
+ * Imports one source file into the store through the storage seam (`importSnapshot`): created,
+ * `unchanged` when the same source was imported before, `appended` when it has grown since. The file
+ * is read line by line. A store refusal (`IMPORT_CONFLICT`, `SESSION_LOCKED`) is thrown.
+ */
+export async function importForeignFile(
+  format: InterchangeFormat,
+  path: string,
+  options: ForeignImportOptions = {},
+): Promise<ForeignImportReport> {
+  const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
+  const built = await buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](), {
+    fallbackKey: basename(path).replace(/\.jsonl$/, ""),
+  });
+  const report: ForeignImportReport = {
+    path,
+    format,
+    id: built.header.id,
+    sourceId: built.sourceId,
+    status: "dry-run",
+    location: null,
+    entries: built.entries.length,
+    counts: built.counts,
+    problems: built.problems,
+  };
+  if (built.unrecognized) {
+    const error = new TranscriptStoreError("BAD_HEADER", `${path}: no line has the shape of ${NAMES[format]}; nothing imported`, { path });
+    return { ...report, status: "refused", error: { code: error.code, message: error.message } };
+  }
+  if (options.dryRun === true) return report;
+  const snapshot = snapshotOfEntries(built.header, built.entries, resolved.prepare, { warn: resolved.onWarning });
+  const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
+  return { ...report, status: done.status, location: done.location };
+}
+
+/** Imports every file `paths` name (directories walked for `*.jsonl`), one report per file. */
+export async function importForeign(
+  format: InterchangeFormat,
+  paths: readonly string[],
+  options: ForeignImportOptions = {},
+): Promise<ForeignImportReport[]> {
+  const reports: ForeignImportReport[] = [];
+  for (const file of foreignFiles(paths, options.cwd)) reports.push(await importForeignFile(format, file, options));
+  return reports;
+}
+
+/** Imports Claude Code transcripts (`~/.claude/projects/<slug>/<uuid>.jsonl`, subagent files included). */
+export function importClaudeCode(paths: string | readonly string[], options: ForeignImportOptions = {}): Promise<ForeignImportReport[]> {
+  return importForeign("claude-code", typeof paths === "string" ? [paths] : paths, options);
+}
+
+/** Imports Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), both formats. */
+export function importCodex(paths: string | readonly string[], options: ForeignImportOptions = {}): Promise<ForeignImportReport[]> {
+  return importForeign("codex", typeof paths === "string" ? [paths] : paths, options);
+}

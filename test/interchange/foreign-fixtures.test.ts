@@ -1,0 +1,91 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SessionManager } from "../../src/index.ts";
+import { exportForeign, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
+import type { InterchangeFormat } from "../../src/interchange/foreign-entry.ts";
+import { importForeignFile } from "../../src/interchange/import-foreign.ts";
+import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
+import { backendOf } from "../../src/storage/backends.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const FIXTURES = join(import.meta.dirname, "../fixtures/foreign");
+
+function fixtures(format: InterchangeFormat): string[] {
+  return readdirSync(join(FIXTURES, format))
+    .filter((n) => n.endsWith(".jsonl"))
+    .map((n) => join(FIXTURES, format, n));
+}
+
+/** The source's lines as JSON values (every fixture line parses). */
+function recordsOf(path: string): unknown[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
+}
+
+async function collect(lines: AsyncGenerator<ForeignExportLine, unknown>): Promise<ForeignExportLine[]> {
+  const out: ForeignExportLine[] = [];
+  for await (const l of lines) out.push(l);
+  return out;
+}
+
+for (const format of ["claude-code", "codex"] as const) {
+  describe(`${format} fixtures`, () => {
+    for (const path of fixtures(format)) {
+      const name = path.slice(path.lastIndexOf("/") + 1);
+      it(`${name}: every line accounted for, opens with user/assistant/tool turns in order, exports back equal`, async () => {
+        const root = tempDir("ts-foreign-");
+        const records = recordsOf(path);
+        const report = await importForeignFile(format, path, { root });
+        expect(report.status).toBe("created");
+        expect(report.counts.records).toBe(records.length);
+        expect(report.counts.mapped + report.counts.kept + report.counts.damaged).toBe(records.length);
+        expect(report.counts.damaged).toBe(0);
+        expect(report.counts.mapped).toBeGreaterThan(0);
+
+        const m = await SessionManager.open(report.location!, { root, readOnly: true });
+        try {
+          expect(m.sessionId).toBe(report.id);
+          const roles = m.buildContext().messages.map((msg) => msg.role);
+          expect(roles.length).toBeGreaterThan(0);
+          expect(roles.every((r) => ["user", "assistant", "toolResult", "compactionSummary"].includes(r as string))).toBe(true);
+          // every tool result answers a tool call made earlier on the path
+          const calls = new Set<string>();
+          for (const msg of m.buildContext().messages) {
+            if (msg.role === "assistant" && Array.isArray(msg.content))
+              for (const b of msg.content as Array<Record<string, unknown>>) if (b.type === "toolCall") calls.add(String(b.id));
+            if (msg.role === "toolResult" && calls.size > 0) expect(calls.has(String(msg.toolCallId))).toBe(true);
+          }
+        } finally {
+          await m.close();
+        }
+
+        const exported = await collect(exportForeign(format, report.id, { root }));
+        expect(exported.map((l) => ("record" in l ? l.record : null))).toEqual(records);
+        expect(exported.map((l) => l.line)).toEqual(records.map((_, i) => i + 1));
+
+        const again = await importForeignFile(format, path, { root });
+        expect(again.status).toBe("unchanged");
+        expect(again.id).toBe(report.id);
+      });
+    }
+  });
+}
+
+describe("images", () => {
+  it("an inline image goes to the blob store (the stored line holds a ref) and comes back inline", async () => {
+    const root = tempDir("ts-foreign-");
+    const path = join(FIXTURES, "claude-code/synthetic-v1.0.83-images.jsonl");
+    const report = await importForeignFile("claude-code", path, { root });
+    const stored = readFileSync(report.location!, "utf8");
+    expect(stored).toContain("blob:sha256:");
+    expect(stored).not.toContain("iVBORw0KGgo");
+    const resolved = resolveSessionManagerOptions({ root });
+    const ref = await backendOf(resolved).locate(report.id, resolved);
+    expect(ref).toBe(report.location);
+    const exported = await collect(exportForeign("claude-code", report.id, { root }));
+    expect(JSON.stringify(exported.map((l) => ("record" in l ? l.record : null)))).toContain("iVBORw0KGgo");
+  });
+});
