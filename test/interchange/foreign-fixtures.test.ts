@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
-import { exportForeign, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
+import { exportForeign, foreignLineBytes, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../src/interchange/foreign-entry.ts";
 import { importForeignFile } from "../../src/interchange/import-foreign.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
@@ -65,6 +65,12 @@ for (const format of ["claude-code", "codex"] as const) {
         const exported = await collect(exportForeign(format, report.id, { root }));
         expect(exported.map((l) => ("record" in l ? l.record : null))).toEqual(records);
         expect(exported.map((l) => l.line)).toEqual(records.map((_, i) => i + 1));
+        // a source line in JSON.stringify's form comes back byte for byte (Codex's `10.0` comes back as `10`: equal as JSON)
+        const sourceLines = readFileSync(path, "utf8").split("\n").slice(0, -1);
+        exported.forEach((l, i) => {
+          const canonical = JSON.stringify(JSON.parse(sourceLines[i]!));
+          if (canonical === sourceLines[i]) expect(foreignLineBytes(l).toString("utf8")).toBe(`${sourceLines[i]}\n`);
+        });
 
         const again = await importForeignFile(format, path, { root });
         expect(again.status).toBe("unchanged");
@@ -87,5 +93,30 @@ describe("images", () => {
     expect(ref).toBe(report.location);
     const exported = await collect(exportForeign("claude-code", report.id, { root }));
     expect(JSON.stringify(exported.map((l) => ("record" in l ? l.record : null)))).toContain("iVBORw0KGgo");
+  });
+});
+
+describe("compactions", () => {
+  it("Claude Code: after a compact boundary the context starts at its summary", async () => {
+    const root = tempDir("ts-foreign-");
+    const path = join(FIXTURES, "claude-code/v2.1.39-trimmed-258c7280.jsonl");
+    const report = await importForeignFile("claude-code", path, { root });
+    const m = await SessionManager.open(report.location!, { root, readOnly: true });
+    const records = recordsOf(path) as Array<Record<string, unknown>>;
+    const summary = records.find((r) => r.isCompactSummary === true)!;
+    const first = m.buildContext().messages[0]!;
+    expect(first.role).toBe("user");
+    expect(first.content).toEqual((summary.message as Record<string, unknown>).content);
+    await m.close();
+  });
+
+  it("Codex: compacted is a compaction keeping nothing before it (its message the summary)", async () => {
+    const root = tempDir("ts-foreign-");
+    const report = await importForeignFile("codex", join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), { root });
+    const m = await SessionManager.open(report.location!, { root, readOnly: true });
+    const messages = m.buildContext().messages;
+    expect(messages.map((msg) => msg.role)).toEqual(["compactionSummary", "assistant"]);
+    expect(messages[0]!.summary).toBe("The user asked to fix the cart total; cart.js starts the sum at 1.");
+    await m.close();
   });
 });

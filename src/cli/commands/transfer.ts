@@ -14,6 +14,9 @@ import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
 import { resolveArg } from "./sessions.ts";
+import { EXPORT_TARGETS } from "../export-targets.ts";
+import { runForeignImport } from "./foreign-transfer.ts";
+import { UsageError } from "../context.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
 const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
@@ -22,12 +25,20 @@ export const exportCommand: Command = {
   name: "export",
   readOnly: true,
   summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
-  usage: "export <id> [--refs]",
-  options: { refs: { type: "boolean", default: false } },
+  usage: `export <id> [--refs] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>]]`,
+  options: { refs: { type: "boolean", default: false }, to: { type: "string" }, output: { type: "string", short: "o" } },
   minArgs: 1,
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const to = ctx.values.to as string | undefined;
+    const output = ctx.values.output as string | undefined;
+    if (to !== undefined) {
+      const target = EXPORT_TARGETS[to];
+      if (target === undefined) throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
+      return target(ctx, info.path, output);
+    }
+    if (output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     let notInlined = 0;
     let rehydrating = false;
     const print = printWarning(ctx.io);
@@ -80,11 +91,14 @@ export const exportCommand: Command = {
 export const importCommand: Command = {
   name: "import",
   summary: "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine)",
-  usage: "import [file|-]",
+  usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
   createsStore: true,
-  options: {},
-  maxArgs: 1,
+  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
   async run(ctx) {
+    const from = ctx.values.from as string | undefined;
+    if (from !== undefined) return runForeignImport(ctx, from);
+    if (ctx.values["dry-run"] === true) throw new UsageError("import: --dry-run goes with --from");
+    if (ctx.positionals.length > 1) throw new UsageError("import: too many arguments (usage: transcript-store import [file|-])");
     const input = await readNdjson(commandInput(ctx, ctx.positionals[0]));
     if (input.length === 0)
       throw new TranscriptStoreError(
