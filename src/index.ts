@@ -95,3 +95,12 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
+
+// Other agents' transcripts in and out (issue 25)
+export { importClaudeCode, importCodex, importForeign, importForeignFile } from "./interchange/import-foreign.ts";
+export type { ForeignImportOptions, ForeignImportReport } from "./interchange/import-foreign.ts";
+export { exportClaudeCode, exportCodex, exportForeign, foreignLineBytes } from "./interchange/export-foreign.ts";
+export type { ForeignExportLine, ForeignExportSummary } from "./interchange/export-foreign.ts";
+export { defaultForeignTree } from "./interchange/foreign-files.ts";
+export type { ForeignField, InterchangeFormat } from "./interchange/foreign-entry.ts";
+export type { ForeignCounts, ForeignProblem } from "./interchange/build-foreign-session.ts";
