@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
+import { benchForeignImport } from "./scenarios/foreign-import.ts";
 import { benchList } from "./scenarios/list.ts";
 import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
@@ -29,6 +30,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   list: benchList,
   fork: benchFork,
   "many-sessions": benchManySessions,
+  "foreign-import": benchForeignImport,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
