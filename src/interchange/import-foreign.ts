@@ -6,7 +6,9 @@ import { snapshotOfEntries, type ImportStatus } from "../storage/session-snapsho
 import { buildForeignSession, type ForeignCounts, type ForeignProblem } from "./build-foreign-session.ts";
 import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
 import { CodexMapper } from "./codex-mapper.ts";
-import type { InterchangeFormat } from "./foreign-entry.ts";
+import { FOREIGN_FIELD, type InterchangeFormat } from "./foreign-entry.ts";
+import type { SessionEntry } from "../format/types.ts";
+import { truncateStrings } from "../prepare/truncate-strings.ts";
 import { foreignFiles } from "./foreign-files.ts";
 import { readForeignLines } from "./foreign-lines.ts";
 import type { ForeignMapper } from "./foreign-mapper.ts";
@@ -75,9 +77,19 @@ export async function importForeignFile(
     return { ...report, status: "refused", error: { code: error.code, message: error.message } };
   }
   if (options.dryRun === true) return report;
-  const snapshot = snapshotOfEntries(built.header, built.entries, resolved.prepare, { warn: resolved.onWarning });
+  // The source record is kept whole (lossless); only what the model sees is cut at the store's limit.
+  const entries = built.entries.map((e) => cutMapped(e, resolved.prepare.maxStringChars));
+  const prepare = { ...resolved.prepare, maxStringChars: Number.MAX_SAFE_INTEGER };
+  const snapshot = snapshotOfEntries(built.header, entries, prepare, { warn: resolved.onWarning });
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
   return { ...report, status: done.status, location: done.location };
+}
+
+/** The entry with its long strings cut (the prepare pipeline's rule), its `foreign` field untouched. */
+function cutMapped(entry: SessionEntry, max: number): SessionEntry {
+  const { [FOREIGN_FIELD]: foreign, ...rest } = entry;
+  const cut = truncateStrings(rest, max);
+  return cut === rest ? entry : { ...cut, [FOREIGN_FIELD]: foreign };
 }
 
 /** Imports every file `paths` name (directories walked for `*.jsonl`), one report per file. */

@@ -118,3 +118,31 @@ describe("damaged foreign input", () => {
     expect(existsSync(join(root, "sessions")) ? readdirSync(join(root, "sessions")) : []).toEqual([]);
   });
 });
+
+describe("long strings", () => {
+  it("a tool output longer than the store's string limit: the message the model sees is cut, the kept record is whole", async () => {
+    const dir = tempDir("ts-foreign-src-");
+    const root = tempDir("ts-foreign-");
+    const big = "x".repeat(600_000);
+    const result = {
+      parentUuid: "a1",
+      ...base,
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: big }] },
+      toolUseResult: { stdout: big, stderr: "" },
+      uuid: "u2",
+      timestamp: "2026-01-01T00:00:02.000Z",
+    };
+    const records = [user("u1", null, "go"), result];
+    const path = join(dir, `${SID}.jsonl`);
+    writeFileSync(path, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const report = await importForeignFile("claude-code", path, { root });
+    const m = await SessionManager.open(report.location!, { root, readOnly: true });
+    const seen = m.buildContext().messages[1]!.content as Array<{ text: string }>;
+    expect(seen[0]!.text.length).toBe(500_000);
+    expect(seen[0]!.text.endsWith("[Session persistence truncated large content]")).toBe(true);
+    await m.close();
+    const exported = await collect(exportForeign("claude-code", report.id, { root }));
+    expect(exported.map((l) => ("record" in l ? l.record : null))).toEqual(records);
+  });
+});
