@@ -9,6 +9,8 @@ import { CodexMapper } from "./codex-mapper.ts";
 import { FOREIGN_FIELD, type InterchangeFormat } from "./foreign-entry.ts";
 import type { SessionEntry } from "../format/types.ts";
 import { truncateStrings } from "../prepare/truncate-strings.ts";
+import { stripTransientFields } from "../prepare/strip-transient-fields.ts";
+import type { ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { foreignFiles } from "./foreign-files.ts";
 import { readForeignLines } from "./foreign-lines.ts";
 import type { ForeignMapper } from "./foreign-mapper.ts";
@@ -77,18 +79,19 @@ export async function importForeignFile(
     return { ...report, status: "refused", error: { code: error.code, message: error.message } };
   }
   if (options.dryRun === true) return report;
-  // The source record is kept whole (lossless); only what the model sees is cut at the store's limit.
-  const entries = built.entries.map((e) => cutMapped(e, resolved.prepare.maxStringChars));
-  const prepare = { ...resolved.prepare, maxStringChars: Number.MAX_SAFE_INTEGER };
+  // The source record is kept whole (lossless); only what the model sees is cut at the store's limit
+  // and loses the transient keys. Images are moved to the blob store in both.
+  const entries = built.entries.map((e) => cutMapped(e, resolved.prepare));
+  const prepare = { ...resolved.prepare, maxStringChars: Number.MAX_SAFE_INTEGER, transientKeys: new Set<string>(), transientMarkers: [] };
   const snapshot = snapshotOfEntries(built.header, entries, prepare, { warn: resolved.onWarning });
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
   return { ...report, status: done.status, location: done.location };
 }
 
-/** The entry with its long strings cut (the prepare pipeline's rule), its `foreign` field untouched. */
-function cutMapped(entry: SessionEntry, max: number): SessionEntry {
+/** The entry with its long strings cut and transient keys removed (the prepare pipeline's rules), its `foreign` field untouched. */
+function cutMapped(entry: SessionEntry, prepare: ResolvedPrepareOptions): SessionEntry {
   const { [FOREIGN_FIELD]: foreign, ...rest } = entry;
-  const cut = truncateStrings(rest, max);
+  const cut = truncateStrings(stripTransientFields(rest, prepare.transientKeys), prepare.maxStringChars);
   return cut === rest ? entry : { ...cut, [FOREIGN_FIELD]: foreign };
 }
 

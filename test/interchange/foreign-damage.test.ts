@@ -120,7 +120,7 @@ describe("damaged foreign input", () => {
 });
 
 describe("long strings", () => {
-  it("a tool output longer than the store's string limit: the message the model sees is cut, the kept record is whole", async () => {
+  it("a tool output over the store's string limit, a transient key: the message the model sees is cut, the record is whole", async () => {
     const dir = tempDir("ts-foreign-src-");
     const root = tempDir("ts-foreign-");
     const big = "x".repeat(600_000);
@@ -129,7 +129,7 @@ describe("long strings", () => {
       ...base,
       type: "user",
       message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: big }] },
-      toolUseResult: { stdout: big, stderr: "" },
+      toolUseResult: { stdout: big, stderr: "", partialJson: '{"a":', jsonlEvents: [1] },
       uuid: "u2",
       timestamp: "2026-01-01T00:00:02.000Z",
     };
