@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import type { InterchangeFormat } from "./foreign-entry.ts";
 
@@ -39,4 +39,27 @@ export function foreignFiles(paths: readonly string[], cwd: string = process.cwd
     else out.push(abs);
   }
   return out;
+}
+
+/**
+ * The files of a Claude Code transcript's `tool-results/` sidecar directory
+ * (`<dir>/<session uuid>/tool-results/…`, where large tool outputs are written beside the
+ * transcript), as `tool-results/<relative path>` names with their absolute paths. Empty when absent.
+ */
+export function claudeToolResultFiles(transcript: string): Array<{ name: string; path: string }> {
+  const dir = join(dirname(transcript), basename(transcript).replace(/\.jsonl$/, ""), "tool-results");
+  try {
+    if (!lstatSync(dir).isDirectory()) return [];
+  } catch {
+    return [];
+  }
+  const files: string[] = [];
+  const walkAll = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (e.isDirectory()) walkAll(join(d, e.name));
+      else if (e.isFile()) files.push(join(d, e.name));
+    }
+  };
+  walkAll(dir);
+  return files.map((path) => ({ name: `tool-results/${relative(dir, path).split(sep).join("/")}`, path }));
 }

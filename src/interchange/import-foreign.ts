@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
@@ -11,7 +12,7 @@ import type { SessionEntry } from "../format/types.ts";
 import { truncateStrings } from "../prepare/truncate-strings.ts";
 import { stripTransientFields } from "../prepare/strip-transient-fields.ts";
 import type { ResolvedPrepareOptions } from "../prepare/pipeline.ts";
-import { foreignFiles } from "./foreign-files.ts";
+import { claudeToolResultFiles, foreignFiles } from "./foreign-files.ts";
 import { readForeignLines } from "./foreign-lines.ts";
 import type { ForeignMapper } from "./foreign-mapper.ts";
 
@@ -36,6 +37,8 @@ export interface ForeignImportReport {
   /** Where the session lives (null for a dry run or a refusal). */
   location: string | null;
   entries: number;
+  /** Sidecar files carried as the session's artifacts (Claude Code's `tool-results/`). */
+  artifacts: number;
   counts: ForeignCounts;
   problems: ForeignProblem[];
   error?: { code: string; message: string };
@@ -63,6 +66,7 @@ export async function importForeignFile(
   const built = await buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](), {
     fallbackKey: basename(path).replace(/\.jsonl$/, ""),
   });
+  const sidecars = format === "claude-code" ? claudeToolResultFiles(path) : [];
   const report: ForeignImportReport = {
     path,
     format,
@@ -71,6 +75,7 @@ export async function importForeignFile(
     status: "dry-run",
     location: null,
     entries: built.entries.length,
+    artifacts: sidecars.length,
     counts: built.counts,
     problems: built.problems,
   };
@@ -83,7 +88,12 @@ export async function importForeignFile(
   // and loses the transient keys. Images are moved to the blob store in both.
   const entries = built.entries.map((e) => cutMapped(e, resolved.prepare));
   const prepare = { ...resolved.prepare, maxStringChars: Number.MAX_SAFE_INTEGER, transientKeys: new Set<string>(), transientMarkers: [] };
-  const snapshot = snapshotOfEntries(built.header, entries, prepare, { warn: resolved.onWarning });
+  const snapshot = {
+    ...snapshotOfEntries(built.header, entries, prepare, { warn: resolved.onWarning }),
+    artifacts: async function* () {
+      for (const s of sidecars) yield { name: s.name, bytes: readFileSync(s.path) };
+    },
+  };
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
   return { ...report, status: done.status, location: done.location };
 }

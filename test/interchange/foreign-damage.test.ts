@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
 import { importForeignFile } from "../../src/interchange/import-foreign.ts";
+import { artifactsDirOf } from "../../src/session/paths.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const SID = "9a8b7c6d-0000-4000-8000-0000000000aa";
@@ -144,5 +145,20 @@ describe("long strings", () => {
     await m.close();
     const exported = await collect(exportForeign("claude-code", report.id, { root }));
     expect(exported.map((l) => ("record" in l ? l.record : null))).toEqual(records);
+  });
+});
+
+describe("Claude Code's tool-results sidecar", () => {
+  it("the files beside the transcript are carried into the session's artifacts directory, byte for byte", async () => {
+    const dir = tempDir("ts-foreign-src-");
+    const root = tempDir("ts-foreign-");
+    const path = join(dir, `${SID}.jsonl`);
+    writeFileSync(path, `${JSON.stringify(user("u1", null, "go"))}\n`);
+    mkdirSync(join(dir, SID, "tool-results"), { recursive: true });
+    const bytes = Buffer.from([0, 1, 2, 255, 10]);
+    writeFileSync(join(dir, SID, "tool-results", "toolu_9.txt"), bytes);
+    const report = await importForeignFile("claude-code", path, { root });
+    expect(report.artifacts).toBe(1);
+    expect(readFileSync(join(artifactsDirOf(report.location!), "tool-results", "toolu_9.txt")).equals(bytes)).toBe(true);
   });
 });

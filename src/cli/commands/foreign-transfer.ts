@@ -23,7 +23,9 @@ function reportText(r: ForeignImportReport): string {
   const c = r.counts;
   const status = r.status === "created" ? "imported" : r.status;
   const where = r.location ?? r.path;
-  return terminalText`${status} ${r.id} from ${r.path}: ${c.records} line(s): ${c.mapped} mapped, ${c.kept} kept whole, ${c.damaged} damaged\n${where}`;
+  const sidecars = r.artifacts > 0 ? `, ${r.artifacts} tool-results file(s) as artifacts` : "";
+  const counts = `${c.records} line(s): ${c.mapped} mapped, ${c.kept} kept whole, ${c.damaged} damaged${sidecars}`;
+  return terminalText`${status} ${r.id} from ${r.path}: ${counts}\n${where}`;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
         status: "refused",
         location: null,
         entries: 0,
+        artifacts: 0,
         counts: { records: 0, mapped: 0, kept: 0, damaged: 0 },
         problems: [],
         error: { code: err.code, message: err.message },
