@@ -64,6 +64,13 @@ export class CodexMapper implements ForeignMapper {
   private provider: unknown = "openai";
   private readonly toolNames = new Map<string, string>();
   private lastTimestamp: number | undefined;
+  /**
+   * The prompt texts seen since the last model output: a prompt is in a rollout as a `response_item`
+   * user message, as an `event_msg` `user_message`, or (as most versions write) both; the second of a
+   * pair is kept whole rather than sent twice.
+   */
+  private promptItems: string[] = [];
+  private promptEvents: string[] = [];
 
   recognizes(value: unknown): boolean {
     if (!isRecord(value)) return false;
@@ -119,6 +126,9 @@ export class CodexMapper implements ForeignMapper {
       case "session_meta":
         this.meta(isRecord(payload.meta) ? payload.meta : payload);
         return { drafts: [keptDraft(this.format, "session_meta")], outcome: "kept" };
+      case "event_msg":
+        if (payload.type === "user_message" && typeof payload.message === "string") return this.promptEvent(payload);
+        return { drafts: [keptDraft(this.format, "event_msg")], outcome: "kept" };
       case "turn_context":
         if (payload.model !== undefined) this.model = payload.model;
         if (this.dir === null && typeof payload.cwd === "string") this.dir = payload.cwd;
@@ -142,7 +152,27 @@ export class CodexMapper implements ForeignMapper {
     }
   }
 
+  /** A prompt as an event: a user message unless the same prompt came as a response item. */
+  private promptEvent(p: RawRecord): MappedLine {
+    const text = p.message as string;
+    if (text !== "" && this.promptItems.some((t) => t.includes(text)))
+      return { drafts: [keptDraft(this.format, "event_msg")], outcome: "kept" };
+    this.promptEvents.push(text);
+    const images = Array.isArray(p.images) ? p.images.map((url) => block({ type: "input_image", image_url: url })) : [];
+    const content = [{ type: "text", text }, ...images];
+    return { drafts: [{ type: "message", message: { role: "user", content, timestamp: this.lastTimestamp } }], outcome: "mapped" };
+  }
+
   private item(p: RawRecord): MappedLine {
+    const mapped = this.itemOf(p);
+    if (mapped.outcome === "mapped" && !(p.type === "message" && p.role === "user")) {
+      this.promptItems = [];
+      this.promptEvents = [];
+    }
+    return mapped;
+  }
+
+  private itemOf(p: RawRecord): MappedLine {
     const timestamp = this.lastTimestamp;
     const assistant = (content: unknown[]): EntryDraft => ({
       type: "message",
@@ -151,7 +181,13 @@ export class CodexMapper implements ForeignMapper {
     switch (p.type) {
       case "message": {
         const content = Array.isArray(p.content) ? p.content.map(block) : [];
-        if (p.role === "user") return { drafts: [{ type: "message", message: { role: "user", content, timestamp } }], outcome: "mapped" };
+        if (p.role === "user") {
+          const text = content.map((b) => (isRecord(b) && typeof b.text === "string" ? b.text : "")).join("");
+          if (this.promptEvents.some((t) => t !== "" && text.includes(t)))
+            return { drafts: [keptDraft(this.format, "message:user")], outcome: "kept" };
+          this.promptItems.push(text);
+          return { drafts: [{ type: "message", message: { role: "user", content, timestamp } }], outcome: "mapped" };
+        }
         if (p.role === "assistant") return { drafts: [assistant(content)], outcome: "mapped" };
         return { drafts: [keptDraft(this.format, `message:${String(p.role)}`)], outcome: "kept" };
       }

@@ -50,6 +50,8 @@ for (const format of ["claude-code", "codex"] as const) {
           expect(m.sessionId).toBe(report.id);
           const roles = m.buildContext().messages.map((msg) => msg.role);
           expect(roles.length).toBeGreaterThan(0);
+          // every fixture has a prompt; the one after a compaction is its summary
+          expect(roles.includes("user") || roles[0] === "compactionSummary").toBe(true);
           expect(roles.every((r) => ["user", "assistant", "toolResult", "compactionSummary"].includes(r as string))).toBe(true);
           // every tool result answers a tool call made earlier on the path
           const calls = new Set<string>();
@@ -118,5 +120,25 @@ describe("compactions", () => {
     expect(messages.map((msg) => msg.role)).toEqual(["compactionSummary", "assistant"]);
     expect(messages[0]!.summary).toBe("The user asked to fix the cart total; cart.js starts the sum at 1.");
     await m.close();
+  });
+});
+
+describe("Codex prompts", () => {
+  it("a prompt written as both a response item and a user_message event is sent once; one only as an event is sent", async () => {
+    const root = tempDir("ts-foreign-");
+    const texts = async (name: string) => {
+      const report = await importForeignFile("codex", join(FIXTURES, "codex", name), { root });
+      const m = await SessionManager.open(report.location!, { root, readOnly: true });
+      const users = m
+        .buildContext()
+        .messages.filter((msg) => msg.role === "user")
+        .map((msg) => (msg.content as Array<{ text?: string }>).map((b) => b.text ?? "").join(""));
+      await m.close();
+      return users;
+    };
+    const both = await texts("v0.129.0-turn-2.jsonl");
+    expect(both.filter((t) => t.includes("Hello, Codex! Please explain what you do."))).toHaveLength(1);
+    expect(both.filter((t) => t.includes("What languages can you work with?"))).toHaveLength(1);
+    expect(await texts("v0.129.0-spawn-skill.jsonl")).toEqual(["run a review"]);
   });
 });
