@@ -53,13 +53,18 @@ export class ClaudeCodeMapper implements ForeignMapper {
   private agent: string | null = null;
   private dir: string | null = null;
 
+  /** `fileStem`: the file's name without `.jsonl` (a subagent file shares its session's id). */
+  constructor(private readonly fileStem: string | null = null) {}
+
   recognizes(value: unknown): boolean {
     return foreignFormatOf(value) === "claude-code";
   }
 
   sourceId(): string | null {
     if (this.session === null) return null;
-    return this.agent === null ? this.session : `${this.session}:agent-${this.agent}`;
+    if (this.agent !== null) return `${this.session}:agent-${this.agent}`;
+    // a file named other than its session (an agent file of a version without agentId) is a session of its own
+    return this.fileStem === null || this.fileStem === this.session ? this.session : `${this.session}:${this.fileStem}`;
   }
 
   cwd(): string | null {

@@ -45,8 +45,8 @@ export interface ForeignImportReport {
 }
 
 /** The mapper of each format: the one table import dispatches on. */
-export const FOREIGN_MAPPERS: Record<InterchangeFormat, () => ForeignMapper> = {
-  "claude-code": () => new ClaudeCodeMapper(),
+export const FOREIGN_MAPPERS: Record<InterchangeFormat, (fileStem: string) => ForeignMapper> = {
+  "claude-code": (fileStem) => new ClaudeCodeMapper(fileStem),
   codex: () => new CodexMapper(),
 };
 
@@ -63,9 +63,8 @@ export async function importForeignFile(
   options: ForeignImportOptions = {},
 ): Promise<ForeignImportReport> {
   const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
-  const built = await buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](), {
-    fallbackKey: basename(path).replace(/\.jsonl$/, ""),
-  });
+  const stem = basename(path).replace(/\.jsonl$/, "");
+  const built = await buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](stem), { fallbackKey: stem });
   const sidecars = format === "claude-code" ? claudeToolResultFiles(path) : [];
   const report: ForeignImportReport = {
     path,

@@ -162,3 +162,20 @@ describe("Claude Code's tool-results sidecar", () => {
     expect(readFileSync(join(artifactsDirOf(report.location!), "tool-results", "toolu_9.txt")).equals(bytes)).toBe(true);
   });
 });
+
+describe("session ids", () => {
+  it("two files of one Claude Code session (a subagent file without agentId) are two sessions; each re-imports unchanged", async () => {
+    const dir = tempDir("ts-foreign-src-");
+    const root = tempDir("ts-foreign-");
+    const main = join(dir, `${SID}.jsonl`);
+    const agent = join(dir, "agent-1234abcd.jsonl");
+    writeFileSync(main, `${JSON.stringify(user("u1", null, "main"))}\n`);
+    writeFileSync(agent, `${JSON.stringify({ ...user("s1", null, "side"), isSidechain: true })}\n`);
+    const a = await importForeignFile("claude-code", main, { root });
+    const b = await importForeignFile("claude-code", agent, { root });
+    expect([a.status, b.status]).toEqual(["created", "created"]);
+    expect(a.id).not.toBe(b.id);
+    expect(b.sourceId).toBe(`${SID}:agent-1234abcd`);
+    expect((await importForeignFile("claude-code", agent, { root })).status).toBe("unchanged");
+  });
+});
