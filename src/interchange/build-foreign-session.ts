@@ -4,6 +4,7 @@ import {
   derivedSessionId,
   EntryIds,
   FOREIGN_FIELD,
+  foreignOf,
   type EntryDraft,
   type ForeignField,
   type InterchangeFormat,
@@ -48,11 +49,20 @@ export interface BuildForeignOptions {
   fallbackKey: string;
   /** The cwd when the source names none. @default "/" */
   fallbackCwd?: string;
+  /**
+   * Torn-line entries the store's copy of this session holds, by source line (`staleTornEntries`):
+   * a last line that was still being written at an earlier import. They are carried again, as
+   * they are, before that line's entries, so the store's copy stays a beginning of the session
+   * and the import appends what followed. @default none
+   */
+  storedTorn?: ReadonlyMap<number, readonly SessionEntry[]>;
 }
 
 const EPOCH = "1970-01-01T00:00:00.000Z";
 
 interface Draft {
+  /** An entry carried as the store holds it (id, parent and all). */
+  fixed?: SessionEntry;
   fields: EntryDraft;
   parent: number | null;
   timestamp: string | null;
@@ -88,9 +98,15 @@ export async function buildForeignSession(
 
   for await (const line of lines) {
     counts.records++;
+    const stale = options.storedTorn?.get(line.line) ?? [];
+    for (const fixed of stale) drafts.push({ fixed, fields: fixed, parent: null, timestamp: fixed.timestamp });
+    const lastStale = stale[stale.length - 1];
+    const again = line.kind === "damaged" && lastStale !== undefined && foreignOf(lastStale)?.damaged?.text === line.text;
     if (line.kind === "damaged") {
       counts.damaged++;
       problems.push({ line: line.line, code: line.code, reason: line.reason });
+      // the same torn text the store holds: that entry (carried above) stands for it
+      if (again) continue;
       const d = damagedDraft(format, line);
       add([d], d[FOREIGN_FIELD] as ForeignField, previous(), lastTimestamp);
       continue;
@@ -114,9 +130,15 @@ export async function buildForeignSession(
   const sourceId = mapper.sourceId();
   const id = derivedSessionId(format, sourceId ?? options.fallbackKey);
   const ids = new EntryIds(id);
-  const entryIds = drafts.map(() => ids.next());
+  const entryIds = drafts.map((d) => {
+    const next = ids.next();
+    if (d.fixed === undefined) return next;
+    ids.take(d.fixed.id);
+    return d.fixed.id;
+  });
   const start = firstTimestamp ?? EPOCH;
   const entries: SessionEntry[] = drafts.map((d, i) => {
+    if (d.fixed !== undefined) return d.fixed;
     const entry: SessionEntry = {
       ...d.fields,
       id: entryIds[i]!,
@@ -143,4 +165,17 @@ function timestampOf(value: unknown): string | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   const t = (value as Record<string, unknown>).timestamp;
   return typeof t === "string" && !Number.isNaN(Date.parse(t)) ? new Date(Date.parse(t)).toISOString() : null;
+}
+
+/** The torn-line entries of a stored imported session, by source line (for `storedTorn`). */
+export function staleTornEntries(entries: readonly SessionEntry[]): Map<number, SessionEntry[]> {
+  const out = new Map<number, SessionEntry[]>();
+  for (const e of entries) {
+    const f = foreignOf(e);
+    if (f?.damaged?.code !== "TORN_LINE") continue;
+    const list = out.get(f.line) ?? [];
+    list.push(e);
+    out.set(f.line, list);
+  }
+  return out;
 }

@@ -44,13 +44,20 @@ export async function* exportForeign(
     }
     let lines = 0;
     let skipped = 0;
-    for (const entry of m.getEntries()) {
+    const entries = m.getEntries();
+    // A line torn at an earlier import and complete at a later one has two entries: the last one is the line.
+    const lastOfLine = new Map<number, number>();
+    entries.forEach((e, i) => {
+      const f = foreignOf(e);
+      if (f !== null && f.format === format && f.part === undefined) lastOfLine.set(f.line, i);
+    });
+    for (const [i, entry] of entries.entries()) {
       const f = foreignOf(entry);
       if (f === null || f.format !== format) {
         skipped++;
         continue;
       }
-      if (f.part !== undefined) continue;
+      if (f.part !== undefined || lastOfLine.get(f.line) !== i) continue;
       lines++;
       if (f.damaged !== undefined) {
         const raw = f.damaged.base64 !== undefined ? Buffer.from(f.damaged.base64, "base64") : Buffer.from(f.damaged.text ?? "", "utf8");

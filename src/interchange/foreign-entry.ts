@@ -49,6 +49,11 @@ export class EntryIds {
   private n = 0;
   constructor(private readonly sessionId: string) {}
 
+  /** Marks an id as used (an entry carried with its own id). */
+  take(id: string): void {
+    this.taken.add(id);
+  }
+
   next(): string {
     const n = this.n++;
     for (let attempt = 0; ; attempt++) {

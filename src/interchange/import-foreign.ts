@@ -4,7 +4,8 @@ import { TranscriptStoreError } from "../errors.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import { snapshotOfEntries, type ImportStatus } from "../storage/session-snapshot.ts";
-import { buildForeignSession, type ForeignCounts, type ForeignProblem } from "./build-foreign-session.ts";
+import { buildForeignSession, staleTornEntries, type ForeignCounts, type ForeignProblem } from "./build-foreign-session.ts";
+import { SessionManager } from "../session/session-manager.ts";
 import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
 import { CodexMapper } from "./codex-mapper.ts";
 import { FOREIGN_FIELD, type InterchangeFormat } from "./foreign-entry.ts";
@@ -64,7 +65,12 @@ export async function importForeignFile(
 ): Promise<ForeignImportReport> {
   const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
   const stem = basename(path).replace(/\.jsonl$/, "");
-  const built = await buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](stem), { fallbackKey: stem });
+  const build = (storedTorn?: Map<number, SessionEntry[]>) =>
+    buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](stem), { fallbackKey: stem, storedTorn });
+  let built = await build();
+  // A last line torn at an earlier import (a transcript being written) is carried again as the store holds it.
+  const storedTorn = await storedTornOf(built.header.id, options);
+  if (storedTorn.size > 0) built = await build(storedTorn);
   const sidecars = format === "claude-code" ? claudeToolResultFiles(path) : [];
   const report: ForeignImportReport = {
     path,
@@ -95,6 +101,19 @@ export async function importForeignFile(
   };
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
   return { ...report, status: done.status, location: done.location };
+}
+
+/** The torn-line entries of the stored session `id`, by source line (empty when the store has no such session). */
+async function storedTornOf(id: string, options: ForeignImportOptions): Promise<Map<number, SessionEntry[]>> {
+  const resolved = resolveSessionManagerOptions({ ...options, onWarning: options.onWarning ?? (() => {}) });
+  const ref = await backendOf(resolved).locate(id, resolved);
+  if (ref === null) return new Map();
+  const m = await SessionManager.open(ref, { ...options, readOnly: true, rehydrate: "lazy" });
+  try {
+    return staleTornEntries(m.getEntries().map((e) => m.storage.asStored(e)));
+  } finally {
+    await m.close();
+  }
 }
 
 /** The entry with its long strings cut and transient keys removed (the prepare pipeline's rules), its `foreign` field untouched. */
