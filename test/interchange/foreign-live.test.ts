@@ -1,7 +1,7 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { exportForeign, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
+import { exportForeign, foreignLineBytes, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
 import { importForeignFile } from "../../src/interchange/import-foreign.ts";
 import { describeBackends } from "../conformance/backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -53,4 +53,23 @@ describeBackends("a transcript imported while it is being written", (backend) =>
     expect((await importForeignFile("claude-code", path, options)).status).toBe("unchanged");
     expect(await records(exportForeign("claude-code", done.id, options))).toEqual([0, 1, 2, 3].map(record));
   });
+});
+
+it("a transcript cut at every byte of its last line: every line accounted for, the export is the cut file byte for byte", async () => {
+  const dir = tempDir("ts-foreign-cut-");
+  const whole = line(0) + line(1);
+  const last = line(2);
+  for (let cut = 1; cut <= last.length; cut++) {
+    const path = join(dir, `${SID}.jsonl`);
+    const bytes = whole + last.slice(0, cut);
+    writeFileSync(path, bytes);
+    const root = tempDir("ts-foreign-cut-root-");
+    const report = await importForeignFile("claude-code", path, { root });
+    const complete = cut >= last.length - 1; // the record parses once its closing brace is there, \n or not
+    expect(report.counts, `cut ${cut}`).toEqual({ records: 3, mapped: complete ? 3 : 2, kept: 0, damaged: complete ? 0 : 1 });
+    const out: Buffer[] = [];
+    for await (const l of exportForeign("claude-code", report.id, { root })) out.push(foreignLineBytes(l));
+    const expected = cut === last.length - 1 ? `${bytes}\n` : bytes; // a complete record gets its \n back
+    expect(Buffer.concat(out).toString("utf8"), `cut ${cut}`).toBe(expected);
+  }
 });
