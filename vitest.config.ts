@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     reporters: ["default", "./test/support/count-reporter.ts"],
-    // one throwaway PostgreSQL cluster per run for test/postgres (skipped loudly when unavailable)
+    // one throwaway PostgreSQL cluster per run for the PostgreSQL suites (skipped loudly when unavailable)
     globalSetup: ["./test/support/pg-global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -8,6 +8,7 @@ import { benchAppend } from "./scenarios/append.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchForeignImport } from "./scenarios/foreign-import.ts";
+import { benchIndex } from "./scenarios/index.ts";
 import { benchList } from "./scenarios/list.ts";
 import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
@@ -31,6 +32,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   fork: benchFork,
   "many-sessions": benchManySessions,
   "foreign-import": benchForeignImport,
+  index: benchIndex,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {

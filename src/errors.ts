@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "IMPORT_CONFLICT",
   "NO_INPUT",
   "SCHEMA_MISMATCH",
+  "INDEX_UNAVAILABLE",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -35,7 +36,8 @@ export type WarningCode =
   | "ARTIFACT_COPY_FAILED"
   | "IMAGE_NOT_EXTERNALIZED"
   | "IMAGE_TOO_LARGE"
-  | "GLUED_RECORDS_SPLIT";
+  | "GLUED_RECORDS_SPLIT"
+  | "INDEX_REBUILT";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

@@ -65,8 +65,8 @@ export type { ImportOutcome, ImportStatus, SessionSnapshot, SnapshotArtifact } f
 export { snapshotOfEntries } from "./storage/session-snapshot.ts";
 export { relateSessions, relateSessionStreams, type SessionRelation } from "./storage/session-relation.ts";
 export { type BackendFactory, registerBackend, type StoreConnectOptions } from "./storage/backend-registry.ts";
-export { PgStore } from "./postgres/index.ts";
-export type { PgStoreOptions } from "./postgres/index.ts";
+export { PgStore } from "./database/index.ts";
+export type { PgStoreOptions } from "./database/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
 export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";
@@ -95,6 +95,17 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
+export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./index/session-index.ts";
+export type {
+  SessionIndex,
+  SessionIndexOptions,
+  SearchOptions,
+  SearchHit,
+  IndexStatus,
+  IndexRefreshReport,
+  SearchRole,
+} from "./index/session-index.ts";
+export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";
 
 // Other agents' transcripts in and out (issue 25)
 export { importClaudeCode, importCodex, importForeign, importForeignFile } from "./interchange/import-foreign.ts";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { withClient } from "../postgres/transaction.ts";
+import { withClient } from "../database/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
-import type { PgStore } from "../postgres/index.ts";
+import type { PgStore } from "../database/index.ts";
 import { storeUrlForms } from "../storage/backend-registry.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { terminalText } from "./terminal-text.ts";

@@ -19,6 +19,7 @@ import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
 import { statsCommand } from "./commands/stats.ts";
+import { indexCommand, searchCommand } from "./commands/search.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { stopProgressBars } from "./progress.ts";
@@ -40,6 +41,8 @@ const COMMANDS: Command[] = [
   statsCommand,
   duCommand,
   usageCommand,
+  searchCommand,
+  indexCommand,
   demoCommand,
 ];
 

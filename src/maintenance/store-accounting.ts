@@ -13,7 +13,7 @@ import {
 import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../postgres/accounting.ts";
+import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../database/accounting.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { PostgresBackend } from "../storage/postgres/pg-backend.ts";

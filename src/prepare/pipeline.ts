@@ -85,12 +85,12 @@ export interface PreparedEntry {
 }
 
 /**
- * docs/format.md (What is never written): transient-field stripping, image externalization, string truncation, then user stages.
- * Returns the same entry object when nothing changed; the input is never mutated. Blob writes are
- * returned, not performed: the caller stores them before writing the line.
+ * @deprecated Use `prepareLine`, the pipeline's one entry point: this is `prepareLine` without the
+ * line (its `entry`, `blobs` and `imagesKeptInline`).
  */
 export function prepareEntryForPersistence(entry: SessionEntry, options: ResolvedPrepareOptions): PreparedEntry {
-  return runStages(entry, options, { strip: true, images: true, cut: true, user: options.stages });
+  const { entry: prepared, blobs, imagesKeptInline } = prepareLine(entry, options);
+  return { entry: prepared, blobs, imagesKeptInline };
 }
 
 /** Which stages can change an entry; a stage that cannot is not run at all. */
@@ -125,7 +125,10 @@ export interface PreparedLine extends PreparedEntry {
 }
 
 /**
- * Serializes an entry for disk. One structural walk of the entry (`scanStages`: node count, not
+ * The prepare pipeline (docs/format.md, What is never written): `stripTransientFields`,
+ * `externalizeImages`, `truncateStrings`, then the user stages, and the entry serialized for disk.
+ * Returns the same entry object when nothing changed; the input is never mutated. Blob writes are
+ * returned, not performed: the caller stores them before writing the line. One structural walk of the entry (`scanStages`: node count, not
  * bytes) decides which built-in stages run; the common entry (no image, no transient key, no giant
  * string) is then serialized once, and an image entry only after its payloads became refs.
  */

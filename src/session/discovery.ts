@@ -207,3 +207,10 @@ export async function resolveSession(arg: string, cwd: string, options: Discover
     );
   throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches "${needle}"`);
 }
+
+/** The paths of every session file a listing of all roots walks (no file is opened): what the index covers. */
+export function sessionFilePaths(options: DiscoveryOptions = {}): string[] {
+  const paths: string[] = [];
+  for (const root of sessionRoots(options)) rootFiles(root, paths, options.onWarning);
+  return paths;
+}

@@ -5,7 +5,8 @@ import type { SessionEntry } from "../format/types.ts";
 import { blobReader, InlineImageSources } from "../session/inline-image-sources.ts";
 import type { BlobReader } from "../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
-import { sessionPathFor, startNewFile } from "./file/file-start.ts";
+import { sessionPathFor } from "./file/file-paths.ts";
+import { startNewFile } from "./file/file-start.ts";
 import type { ForkRequest, OpenedSession, SessionStorage } from "./session-storage.ts";
 
 /** A session that lives only in memory: appends are kept as given, nothing is written anywhere. */

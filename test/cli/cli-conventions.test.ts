@@ -25,6 +25,8 @@ const COMMANDS = [
   "stats",
   "du",
   "usage",
+  "search",
+  "index",
   "demo",
 ];
 

@@ -4,7 +4,7 @@ import { PostgresBackend, SessionManager, type SessionManagerOptions } from "../
 import { quarantinePathOf } from "../../src/session/paths.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { backendOf } from "../../src/storage/backends.ts";
-import type { SessionSnapshot } from "../../src/storage/session-snapshot.ts";
+import { type SessionSnapshot, snapshotOfEntries } from "../../src/storage/session-snapshot.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -92,6 +92,10 @@ function transferBehaviours(from: () => Promise<SessionManagerOptions>, to: () =
       await SessionManager.open(done.location.includes("#") ? id : done.location, { ...b, readOnly: true }),
     ];
     expect(mb.getEntries().map((e) => mb.rehydrate(e))).toEqual(ma.getEntries().map((e) => ma.rehydrate(e)));
+    const listed = (m: SessionManager) =>
+      m.artifacts!.list().map((r) => ({ id: r.id, toolType: r.toolType, text: m.artifacts!.getText(r.id) }));
+    expect(listed(mb)).toEqual(listed(ma));
+    expect(listed(ma)).toEqual([expect.objectContaining({ toolType: "bash", text: "artifact body" })]);
     await ma.close();
     await mb.close();
   });
@@ -154,6 +158,53 @@ describeBackends("transfer through the storage seam", (backend: BackendUnderTest
     expect(await importInto(b, await exportOf(a, id))).toMatchObject({ status: "appended" });
   });
 
+  it("a snapshot referencing a blob its source lacks is BLOB_MISSING, nothing written", async () => {
+    const options = await backend.options();
+    const { backend: b, resolved } = seam(options);
+    const hash = "ab".repeat(32);
+    const header = {
+      type: "session",
+      version: 3,
+      id: "0199cccc-0000-7000-8000-000000000001",
+      timestamp: "2026-01-01T00:00:00.000Z",
+      cwd: "/w",
+    };
+    const line = JSON.stringify({
+      type: "message",
+      id: "e1",
+      parentId: null,
+      timestamp: "t",
+      message: { role: "user", content: [{ type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }] },
+    });
+    const snapshot: SessionSnapshot = {
+      header: header as SessionSnapshot["header"],
+      headerLine: JSON.stringify(header),
+      lines: async function* () {
+        yield line;
+      },
+      quarantine: async function* () {},
+      artifacts: async function* () {},
+      blobHashes: async function* () {
+        yield hash;
+      },
+      blob: async () => null,
+    };
+    await expect(b.importSnapshot(snapshot, resolved)).rejects.toMatchObject({ code: "BLOB_MISSING" });
+    expect(await b.has(header.id, resolved)).toBe(false);
+  });
+
+  it("a session whose id is not file-safe is found by its id: a re-import is unchanged, not a second copy", async () => {
+    const options = await backend.options();
+    const { backend: b, resolved } = seam(options);
+    const header = { type: "session", version: 3, id: "odd.id+with/chars", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" } as const;
+    const entry = { type: "message", id: "e1", parentId: null, timestamp: "t", message: { role: "user", content: "hi" } };
+    const snapshot = () => snapshotOfEntries(header, [entry], resolved.prepare);
+    expect(await b.importSnapshot(snapshot(), resolved)).toMatchObject({ status: "created" });
+    expect(await b.has(header.id, resolved)).toBe(true);
+    expect(await b.importSnapshot(snapshot(), resolved)).toMatchObject({ status: "unchanged", relation: "same" });
+    expect((await b.list(null, resolved)).map((s) => s.id)).toEqual([header.id]);
+  });
+
   it("locate is the exact id: a prefix or an unknown id is null", async () => {
     const options = await backend.options();
     const id = await seed(options);
@@ -181,6 +232,27 @@ const pgStore = async (): Promise<SessionManagerOptions> => {
 
 describe.skipIf(pgCluster() === null)("transfer across backends: file → postgres", () => transferBehaviours(fileStore, pgStore));
 describe.skipIf(pgCluster() === null)("transfer across backends: postgres → file", () => transferBehaviours(pgStore, fileStore));
+
+describe("an artifact name from a snapshot stays inside the session", () => {
+  it.each(["../outside", "a/../../outside", "/abs", "a//b"])(
+    "%s is INVALID_OPTION on the file tree, no session and nothing outside",
+    async (name) => {
+      const [a, b] = [await fileStore(), await fileStore()];
+      const id = await seed(a);
+      const snapshot = await exportOf(a, id);
+      const bad: SessionSnapshot = {
+        ...snapshot,
+        artifacts: async function* () {
+          yield { name, bytes: Buffer.from("x") };
+        },
+      };
+      await expect(importInto(b, bad)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(false);
+      const { readdirSync } = await import("node:fs");
+      expect(readdirSync(b.root!).sort()).toEqual(["blobs", "sessions"]);
+    },
+  );
+});
 
 describe("quarantine moves with a session", () => {
   /** A file session whose torn last line went to quarantine on open. */

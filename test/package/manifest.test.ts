@@ -48,8 +48,10 @@ describe("package.json", () => {
     // npm adds `install: node-gyp rebuild` to a package that ships a binding.gyp
     const listed = execFileSync("tar", ["-tzf", join(packDir, tarball!)], { encoding: "utf8" }).split("\n");
     expect(listed.filter((path) => path.endsWith("binding.gyp"))).toEqual([]);
-    // nothing builds dist/ at `npm ci` any more: the quick start's `npm start` and `npm test` build it first
+    // nothing builds dist/ at `npm ci` any more: the quick start's `npm start` and `npm test` (through the
+    // fast gate, `npm run check`) build it first
     expect(packed.scripts?.start).toMatch(/^npm run build && /);
-    expect(packed.scripts?.test).toMatch(/^npm run build && /);
+    expect(packed.scripts?.test).toMatch(/^npm run check && /);
+    expect(packed.scripts?.check).toMatch(/^npm run build && /);
   });
 });

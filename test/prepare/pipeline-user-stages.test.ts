@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/format/types.ts";
-import { prepareEntryForPersistence, prepareLine, resolvePrepareOptions, type PrepareStage } from "../../src/prepare/pipeline.ts";
+import { prepareLine, resolvePrepareOptions, type PrepareStage } from "../../src/prepare/pipeline.ts";
 
 function entry(text: string): SessionEntry {
   return { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", message: { role: "user", content: text } };
@@ -52,13 +52,12 @@ describe("user stages that declare when they have nothing to do", () => {
     expect(plainCalls).toBe(2);
   });
 
-  it("runs when the pipeline only has the parsed-from text, or no line at all", () => {
+  it("runs when the pipeline only has the parsed-from text", () => {
     const stage = redaction();
     const options = resolvePrepareOptions({ stages: [stage] });
     const input = entry("plain");
     prepareLine(input, options, JSON.stringify(input));
-    prepareEntryForPersistence(input, options);
-    expect(stage.calls).toBe(2);
+    expect(stage.calls).toBe(1);
   });
 
   it("rejects a needed that is not a function with INVALID_OPTION", () => {

@@ -16,7 +16,7 @@ function entry(fields: Record<string, unknown>): SessionEntry {
   return { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "t", ...fields };
 }
 
-describe("stage 1: transient-field stripping", () => {
+describe("stripTransientFields", () => {
   it("removes partialJson and jsonlEvents at any depth, sharing untouched branches", () => {
     const untouched = { role: "user", content: [{ type: "text", text: "x" }] };
     const input = entry({
@@ -32,12 +32,12 @@ describe("stage 1: transient-field stripping", () => {
 
   it("honours a configured key list", () => {
     const custom = resolvePrepareOptions({ transientKeys: ["secretState"] });
-    const out = prepareEntryForPersistence(entry({ a: { secretState: 1, partialJson: "kept" } }), custom).entry;
+    const out = prepareLine(entry({ a: { secretState: 1, partialJson: "kept" } }), custom).entry;
     expect(out.a).toEqual({ partialJson: "kept" });
   });
 });
 
-describe("stage 2: image externalization", () => {
+describe("externalizeImages", () => {
   it("stores the decoded bytes of a pi image block; the blob name is their sha256", () => {
     const { value, blobs } = externalizeImages(
       entry({ message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }] } }),
@@ -108,7 +108,7 @@ describe("stage 2: image externalization", () => {
   });
 });
 
-describe("stage 3: string truncation", () => {
+describe("truncateStrings", () => {
   it("cuts strings over 500,000 units to exactly the limit including the suffix", () => {
     const long = "a".repeat(500_001);
     const cut = truncateString(long, 500_000);
@@ -149,10 +149,22 @@ describe("stage 3: string truncation", () => {
 describe("pipeline", () => {
   it("returns unchanged entries by identity, with no blob writes", () => {
     const input = entry({ message: { role: "user", content: "plain" } });
-    expect(prepareEntryForPersistence(input, options).entry).toBe(input);
     const line = prepareLine(input, options);
     expect(line.entry).toBe(input);
     expect(line.line).toBe(JSON.stringify(input));
+  });
+
+  it("keeps prepareEntryForPersistence (deprecated) as prepareLine without the line", () => {
+    const plain = entry({ message: { role: "user", content: "plain" } });
+    expect(prepareEntryForPersistence(plain, options).entry).toBe(plain);
+    const image = entry({ message: { role: "user", content: [{ type: "image", data: b64, mimeType: "image/png" }], partialJson: "x" } });
+    const { entry: prepared, blobs, imagesKeptInline } = prepareLine(image, options);
+    expect(prepareEntryForPersistence(image, options)).toEqual({ entry: prepared, blobs, imagesKeptInline });
+    expect(blobs).toHaveLength(1);
+    // held to MAX_ENTRY_DEPTH as every append is
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 1_001; i++) deep = { deep };
+    expect(() => prepareEntryForPersistence(entry({ deep }), options)).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
   });
 
   it("never mutates its input and keeps inline data in the caller's entry", () => {

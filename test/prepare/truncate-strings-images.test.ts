@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/format/types.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
-import { prepareEntryForPersistence, resolvePrepareOptions } from "../../src/prepare/pipeline.ts";
+import { prepareLine, resolvePrepareOptions } from "../../src/prepare/pipeline.ts";
 import { TRUNCATION_SUFFIX, truncateStrings } from "../../src/prepare/truncate-strings.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
@@ -51,7 +51,7 @@ describe("string truncation never cuts an image payload", () => {
       { type: "image", data: mime, mimeType: "image/png" },
       { type: "image", source: { type: "base64", media_type: "image/png", data: mime } },
     ]) {
-      const prepared = prepareEntryForPersistence(entry([block]), options);
+      const prepared = prepareLine(entry([block]), options);
       expect(prepared.blobs).toHaveLength(1);
       expect(prepared.blobs[0]!.bytes.equals(png)).toBe(true);
       expect(JSON.stringify(prepared.entry)).toContain(`blob:sha256:${createHash("sha256").update(png).digest("hex")}`);
@@ -60,7 +60,7 @@ describe("string truncation never cuts an image payload", () => {
   });
 
   it("keeps a payload that is not base64 inline and whole, and counts it", () => {
-    const prepared = prepareEntryForPersistence(entry([{ type: "image", data: notBase64, mimeType: "image/png" }]), options);
+    const prepared = prepareLine(entry([{ type: "image", data: notBase64, mimeType: "image/png" }]), options);
     expect(prepared.blobs).toEqual([]);
     expect((prepared.entry.message as { content: Array<{ data: string }> }).content[0]!.data).toBe(notBase64);
     expect(prepared.imagesKeptInline).toBe(1);

@@ -28,7 +28,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   if (cluster === null) {
     if (inCi()) throw new Error(`CI=true but PostgreSQL cannot be started: ${reason}`);
-    console.warn(`SKIPPED: PostgreSQL not available (${reason}); the test/postgres suites did not run`);
+    console.warn(`SKIPPED: PostgreSQL not available (${reason}); the PostgreSQL suites did not run`);
     project.provide("pgCluster", null);
     return async () => {};
   }

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll } from "vitest";
-import { PgStore } from "../../src/postgres/index.ts";
-import type { PgBlobWrite, PgLine } from "../../src/postgres/types.ts";
+import { PgStore } from "../../src/database/index.ts";
+import type { PgBlobWrite, PgLine } from "../../src/database/types.ts";
 import { freshDatabase } from "./postgres.ts";
 
 const opened: Array<PgStore | pg.Pool> = [];

@@ -1,6 +1,6 @@
 import ndjson from "ndjson";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
-import type { MalformedLine } from "../../format/load-report.ts";
+import type { LoadReport, MalformedLine } from "../../format/load-report.ts";
 import { FOREIGN_PROBE_RECORDS, foreignFormatHint, foreignFormatOf } from "../../format/foreign-format.ts";
 import { migrateSession } from "../../format/migrate.ts";
 import { isRecord, type SessionHeader } from "../../format/types.ts";
@@ -8,7 +8,7 @@ import { SessionManager } from "../../session/session-manager.ts";
 import { quarantineRecord } from "../../session/quarantine-record.ts";
 import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
-import { resolveSessionManagerOptions } from "../../session/session-options.ts";
+import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
@@ -55,9 +55,12 @@ export const exportCommand: Command = {
     try {
       const report = m.loadReport;
       // Read before anything is written, so a failure leaves stdout empty rather than short.
-      // (a database session's malformed rows stay in the database: there is no file to read them from)
       const damaged =
-        m.sessionFile !== null && (report.malformed.length > 0 || report.tornTail) ? readDamagedLines(m.sessionFile, report) : [];
+        report.malformed.length === 0 && !report.tornTail
+          ? []
+          : m.sessionFile !== null
+            ? readDamagedLines(m.sessionFile, report)
+            : await storedDamagedLines(resolveSessionManagerOptions({ ...storeOptions(ctx), readOnly: true }), m.sessionId, report);
       const out = ndjson.stringify();
       const done = new Promise<void>((resolve, reject) => {
         const write = ctx.io.records ?? ctx.io.stdout;
@@ -87,6 +90,30 @@ export const exportCommand: Command = {
     }
   },
 };
+
+/**
+ * The damaged lines of a session held elsewhere than in a file (a database's rows that are not
+ * JSON entries), read through the storage seam as stored: report line `n` is stored line `n - 1`
+ * after the header.
+ */
+async function storedDamagedLines(options: ResolvedSessionManagerOptions, id: string, report: LoadReport): Promise<MalformedLine[]> {
+  const wanted = new Map(report.malformed.map((m) => [m.line, m]));
+  const backend = backendOf(options);
+  const ref = await backend.locate(id, options);
+  if (ref === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${id}`);
+  const out: MalformedLine[] = [];
+  let line = 1;
+  for await (const text of (await backend.exportSnapshot(ref, options)).lines()) {
+    const bad = wanted.get(++line);
+    if (bad !== undefined) out.push({ line, offset: bad.offset, reason: bad.reason, bytes: Buffer.from(text, "utf8") });
+  }
+  if (out.length !== wanted.size) {
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", "The session's damaged lines changed while it was exported; run export again", {
+      path: ref,
+    });
+  }
+  return out;
+}
 
 export const importCommand: Command = {
   name: "import",

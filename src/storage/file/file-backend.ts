@@ -5,9 +5,11 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { collectGarbage } from "../../maintenance/gc.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
-import { openFile, sessionPathFor, startNewFile } from "./file-start.ts";
+import { sessionPathFor } from "./file-paths.ts";
+import { openFile, startNewFile } from "./file-start.ts";
 import { forkFileByCopy } from "./fork-copy.ts";
-import { exportFile, importFile, locateFile } from "./file-transfer.ts";
+import { exportFile, locateFile } from "./file-export.ts";
+import { importFile } from "./file-import.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */

@@ -16,7 +16,7 @@ import { moveSessionFiles } from "../../session/session-move.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { SessionWriter } from "../../session/session-writer.ts";
 import type { ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
-import { type BodyWriter, ensureParent, ensureRemoved, sessionPathFor, startNewFile } from "./file-start.ts";
+import { type BodyWriter, ensureParent, ensureRemoved, sessionPathFor } from "./file-paths.ts";
 
 /** How a file session was opened: what the fork and move paths need to know about it. */
 export interface FileSessionInit {
@@ -33,7 +33,19 @@ export interface FileSessionInit {
   fileMatchesMemory: boolean;
   /** A read-only open: which file was scanned and how many of its bytes memory holds. */
   scanned?: { identity: FileIdentity; length: number };
+  /** Starts a fork's new file: file-start.ts `startNewFile`, handed in so that the creator is imported by no one it creates. */
+  startNew: StartNewFile;
 }
+
+/** `startNewFile` (file-start.ts): locks a new session file at `path` and writes its header, entries or copied body. */
+export type StartNewFile = (
+  path: string,
+  header: SessionHeader,
+  options: ResolvedSessionManagerOptions,
+  entries: SessionEntry[] | null,
+  missingBlob?: (hash: string) => Buffer | null,
+  body?: BodyWriter | null,
+) => Promise<OpenedSession>;
 
 /**
  * A session in a JSONL file: appends through `SessionWriter`, the single-writer lock, the blob
@@ -50,6 +62,7 @@ export class FileSessionStorage implements SessionStorage {
   private fileMatchesMemory: boolean;
   private readonly scanned: { identity: FileIdentity; length: number } | null;
   private readonly readOnly: boolean;
+  private readonly startNew: StartNewFile;
   private artifactStore: ArtifactStore | null = null;
   private closed = false;
 
@@ -60,6 +73,7 @@ export class FileSessionStorage implements SessionStorage {
     this.options = init.options;
     this.lock = init.lock;
     this.readOnly = init.readOnly;
+    this.startNew = init.startNew;
     this.fileMatchesMemory = init.fileMatchesMemory;
     this.scanned = init.scanned ?? null;
     this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
@@ -128,7 +142,7 @@ export class FileSessionStorage implements SessionStorage {
             copyFileFrom(body.source, body.start, emit, undefined, body.end);
           };
     try {
-      return await startNewFile(path, header, options, entries, (hash) => this.sources.bytesOf(hash), copy);
+      return await this.startNew(path, header, options, entries, (hash) => this.sources.bytesOf(hash), copy);
     } catch (err) {
       ensureRemoved(artifactsDirOf(path));
       throw err;

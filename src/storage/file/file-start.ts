@@ -1,5 +1,4 @@
-import { rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
@@ -7,14 +6,14 @@ import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from "../../fo
 import { uuidv7 } from "../../session/ids.ts";
 import { InlineImageSources } from "../../session/inline-image-sources.ts";
 import { recoverMovesOnOpen } from "../../session/move-recovery.ts";
-import { cwdBucket, idFromFileName, sessionFileName } from "../../session/paths.ts";
-import { ensureSessionDir } from "../../session/session-dirs.ts";
+import { idFromFileName } from "../../session/paths.ts";
 import { SessionFile } from "../../session/session-file.ts";
 import { loadSessionFile, type LoadedSession } from "../../session/session-loader.ts";
 import { acquireSessionLock, acquireSessionLockSync, type SessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession, StorageHooks } from "../session-storage.ts";
 import { type FileSessionInit, FileSessionStorage } from "./file-session.ts";
+import { type BodyWriter, ensureParent } from "./file-paths.ts";
 
 /**
  * Hooks for a storage built before its manager exists (a lock taken, a file written): they reach
@@ -61,30 +60,6 @@ function opened(storage: FileSessionStorage, relay: HookRelay, header: SessionHe
   return session;
 }
 
-/** Where a new session with this header lives: `<sessionsDir>/<cwd bucket>/<timestamp>_<id>.jsonl`. */
-export function sessionPathFor(header: SessionHeader, options: ResolvedSessionManagerOptions): string {
-  return join(options.sessionsDir, cwdBucket(header.cwd, options.layout), sessionFileName(new Date(header.timestamp), header.id));
-}
-
-export function ensureParent(path: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir" | "fsync">): void {
-  ensureSessionDir(dirname(path), options.sessionsDir, options.fsync);
-}
-
-export function ensureRemoved(path: string): void {
-  try {
-    rmSync(path, { recursive: true, force: true });
-  } catch {
-    // best effort: a leftover copy of artifacts is harmless
-  }
-}
-
-/**
- * Emits a session's lines after its header, whole lines only (a whole-session fork's copied body),
- * and calls `register` (the store learns where the session lives) before they can name a blob ref:
- * at the latest before it returns, which is before the file is renamed into place.
- */
-export type BodyWriter = (emit: (data: Buffer) => void, register: () => void) => void;
-
 /**
  * Starts a brand-new session file at `path`: locks it, then writes the header (unless deferred),
  * the given entries, or the header and a copied body (a whole-session fork).
@@ -103,7 +78,16 @@ export async function startNewFile(
   // A new file's lock is taken synchronously: the same lock, without a round trip through the
   // thread pool (its first use in a process costs a few ms, a whole small fork).
   const lock = acquireSessionLockSync(path, { staleMs: options.lockStaleMs, onCompromised: (err) => relay.lost(err) });
-  const init: FileSessionInit = { options, file, lock, headerWritten: false, readOnly: false, missingBlob, fileMatchesMemory: true };
+  const init: FileSessionInit = {
+    options,
+    file,
+    lock,
+    headerWritten: false,
+    readOnly: false,
+    missingBlob,
+    fileMatchesMemory: true,
+    startNew: startNewFile,
+  };
   const storage = new FileSessionStorage(init, relay);
   try {
     if (entries !== null && body) {
@@ -163,7 +147,10 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
         timestamp: created.toISOString(),
         cwd: resolve(options.cwd ?? process.cwd()),
       };
-      storage = new FileSessionStorage({ options, file, lock, headerWritten: false, readOnly, fileMatchesMemory: true }, relay);
+      storage = new FileSessionStorage(
+        { options, file, lock, headerWritten: false, readOnly, fileMatchesMemory: true, startNew: startNewFile },
+        relay,
+      );
       if (!options.deferUntilAssistant) storage.writer.writeWhole([]);
       return opened(storage, relay, header, []);
     }
@@ -177,6 +164,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
         readOnly,
         sources,
         fileMatchesMemory: isCleanCurrentFile(loaded),
+        startNew: startNewFile,
         scanned:
           readOnly && loaded.parsed.identity !== null
             ? { identity: loaded.parsed.identity, length: loaded.parsed.completeLength }

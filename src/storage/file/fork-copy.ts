@@ -27,7 +27,8 @@ import { loadSessionFile } from "../../session/session-loader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { OpenedSession } from "../session-storage.ts";
 import type { FileSessionStorage } from "./file-session.ts";
-import { type BodyWriter, ensureParent, ensureRemoved, isCleanCurrentFile, sessionPathFor, startNewFile } from "./file-start.ts";
+import { type BodyWriter, ensureParent, ensureRemoved, sessionPathFor } from "./file-paths.ts";
+import { isCleanCurrentFile, startNewFile } from "./file-start.ts";
 
 /** @internal Counts of the copy path's work, for tests (a fork made without reading any entry). */
 export const forkCopyStats = { copies: 0, fallbacks: 0 };

@@ -7,7 +7,7 @@ import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { decodeMeta } from "../../artifacts/metadata.ts";
 import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { ensureDir, FILE_MODE, io, removeQuietly, writeFully } from "../../io.ts";
-import { isStorableArtifactId, type PgStore } from "../../postgres/index.ts";
+import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 
 /** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */

@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import type { Pool } from "../../postgres/pg-client.ts";
+import type { Pool } from "../../database/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../postgres/index.ts";
+import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../database/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { parseBlobRef, toBlobRef } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { PgBlobs } from "../../postgres/index.ts";
+import type { PgBlobs } from "../../database/index.ts";
 import type { Blobs } from "../session-storage.ts";
 
 /**

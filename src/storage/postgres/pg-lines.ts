@@ -3,7 +3,7 @@ import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../../format/load-report.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
 import { prepareLine, type ResolvedPrepareOptions } from "../../prepare/pipeline.ts";
-import type { PgBlobWrite, PgEntry, PgLine } from "../../postgres/index.ts";
+import type { PgBlobWrite, PgEntry, PgLine } from "../../database/index.ts";
 import { messageText, preview } from "../../session/session-info.ts";
 
 const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;

@@ -1,7 +1,7 @@
 import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "../../postgres/index.ts";
+import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "../../database/index.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";

@@ -1,7 +1,7 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord } from "../../format/types.ts";
-import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../postgres/index.ts";
-import { SessionCreatedMeanwhile, type PgImportResult } from "../../postgres/session-import.ts";
+import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../database/index.ts";
+import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { hashesOfLines, importConflict, type ImportOutcome, type SessionSnapshot, type SnapshotArtifact } from "../session-snapshot.ts";
 import { parseHeader, previewOfLine, refsIn } from "./pg-lines.ts";
@@ -98,12 +98,12 @@ export async function importPg(
       `${damaged} damaged record(s): a database store has no quarantine; import into a file store instead`,
     );
   }
-  const lines: string[] = [];
-  for await (const line of snapshot.lines()) lines.push(line);
+  let count = 0;
+  for await (const _ of snapshot.lines()) count++;
   const location = `${name}#${id}`;
   const source: PgImportSource = {
     header: snapshot.headerLine,
-    batches: () => batchesOf(lines),
+    batches: () => batchesOf(snapshot.lines()),
     // asked in the transaction, once the blobs the database holds are locked against a gc
     bytesOf: (hash) => snapshot.blob(hash),
     idleMs: options.ttlMs,
@@ -114,7 +114,7 @@ export async function importPg(
     location,
     relation,
     header: result?.header ?? (relation === "storeAhead" ? "kept" : "same"),
-    lines: lines.length,
+    lines: count,
   });
   return reconnecting(async () => {
     for (;;) {
@@ -131,18 +131,17 @@ export async function importPg(
         }
       }
       const relation = await relateSessionStreams(
-        withHeader(snapshot.headerLine, lines),
+        withHeader(snapshot.headerLine, snapshot.lines()),
         withHeader(existing.header, storedLines(store, id)),
       );
       // Headers that differ over agreeing lines: the database's header rule decides (the lines are appended when the source has more).
       const linesOnly =
         existing.header !== snapshot.headerLine
-          ? await relateSessionStreams(withHeader("", lines), withHeader("", storedLines(store, id)))
+          ? await relateSessionStreams(withHeader("", snapshot.lines()), withHeader("", storedLines(store, id)))
           : relation;
       if (relation === "diverged" && linesOnly !== "sourceAhead") throw importConflict(id, location);
       // Not diverged: the import runs under the lease (comparing again in its transaction, recording the header it brought).
-      const result = await reimport(store, source, id, options);
-      await carryArtifacts(store, snapshot);
+      const result = await reimport(store, source, id, options, (token) => carryArtifacts(store, snapshot, token));
       return outcome(result.inserted > 0 ? "appended" : "unchanged", relation, result);
     }
   }, noStop);
@@ -155,20 +154,28 @@ async function* withHeader(header: string, lines: Iterable<string> | AsyncIterab
   yield* lines;
 }
 
-/** Puts the artifacts the database session lacks (an artifact it has is never replaced). */
-async function carryArtifacts(store: PgStore, snapshot: SessionSnapshot): Promise<void> {
+/** Puts the artifacts the database session lacks (an artifact it has is never replaced); fenced by the lease `token` when given. */
+async function carryArtifacts(store: PgStore, snapshot: SessionSnapshot, token?: number): Promise<void> {
   const { id } = snapshot.header;
   const have = new Set((await store.artifacts.list(id)).map((a) => a.id));
   for await (const artifact of snapshot.artifacts()) {
-    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.bytes);
+    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.bytes, {}, token);
   }
 }
 
-/** A re-import under the session's lease (SESSION_LOCKED while someone has it open); the lease is given back after. */
-async function reimport(store: PgStore, source: PgImportSource, id: string, options: PgTransferOptions): Promise<PgImportResult> {
+/** A re-import under the session's lease (SESSION_LOCKED while someone has it open), then `after` under it; the lease is given back. */
+async function reimport(
+  store: PgStore,
+  source: PgImportSource,
+  id: string,
+  options: PgTransferOptions,
+  after: (token: number) => Promise<void>,
+): Promise<PgImportResult> {
   const token = await acquire(store, id, options);
   try {
-    return await store.importSession(source, token);
+    const result = await store.importSession(source, token);
+    await after(token);
+    return result;
   } finally {
     await store.leases.release(id, token).catch(() => false);
   }
@@ -186,6 +193,15 @@ async function acquire(store: PgStore, id: string, options: PgTransferOptions): 
   }
 }
 
-function* batchesOf(lines: readonly string[]): Iterable<PgImportBatch> {
-  for (let start = 0; start < lines.length; start += BATCH) yield { lines: lines.slice(start, start + BATCH).map(rowOf), blobs: [] };
+/** The snapshot's lines as rows, a batch at a time: only one batch is held while the transaction writes. */
+async function* batchesOf(lines: AsyncIterable<string>): AsyncIterable<PgImportBatch> {
+  let batch: string[] = [];
+  for await (const line of lines) {
+    batch.push(line);
+    if (batch.length === BATCH) {
+      yield { lines: batch.map(rowOf), blobs: [] };
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield { lines: batch.map(rowOf), blobs: [] };
 }

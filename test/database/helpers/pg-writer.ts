@@ -7,8 +7,8 @@
 // `retry` (a call failed and is retried), `already <n>` (a retried batch had been committed: not inserted again).
 import { setTimeout as delay } from "node:timers/promises";
 import { isStoreError } from "../../../src/errors.ts";
-import { PgStore } from "../../../src/postgres/index.ts";
-import type { PgLine } from "../../../src/postgres/types.ts";
+import { PgStore } from "../../../src/database/index.ts";
+import type { PgLine } from "../../../src/database/types.ts";
 
 const args = JSON.parse(process.argv[2]!) as {
   url: string;

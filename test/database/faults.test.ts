@@ -1,12 +1,12 @@
 import type { ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { PgStore } from "../../src/postgres/index.ts";
+import { PgStore } from "../../src/database/index.ts";
 import { onLines, spawnTs } from "../support/child.ts";
 import { findPgBin, type PgCluster } from "../support/pg-cluster.ts";
 import { pgCluster, restartCluster, startCluster, stopCluster } from "../support/postgres.ts";
 import { freshStore, headerLine, rawPool, track } from "../support/pg-sessions.ts";
 
-const WRITER = "test/postgres/helpers/pg-writer.ts";
+const WRITER = "test/database/helpers/pg-writer.ts";
 
 interface WriterArgs {
   url: string;

@@ -21,8 +21,11 @@ export interface PgImportBatch {
 export interface PgImportSource {
   /** The session's header line. */
   header: string;
-  /** Its lines as seqs 1…n, a batch at a time; called again for each attempt (a retry reads them anew). */
-  batches: () => Iterable<PgImportBatch>;
+  /**
+   * Its lines as seqs 1…n, a batch at a time (read as the transaction reaches them); called again
+   * for each attempt (a retry reads them anew).
+   */
+  batches: () => Iterable<PgImportBatch> | AsyncIterable<PgImportBatch>;
   /**
    * Bytes of a blob the lines reference that neither the database nor the batch holds; null when
    * none. Asked inside the transaction, after the blobs it holds are locked (may be async: a source
@@ -101,7 +104,7 @@ export async function importSession(pool: Pool, limits: PgLimits, source: PgImpo
     const stored = lastSeq;
     let seq = 1;
     const rows = new RowsWritten(h.id, lastSeq, limits);
-    for (const batch of source.batches()) {
+    for await (const batch of source.batches()) {
       const from = seq;
       seq += batch.lines.length;
       const known = Math.max(0, Math.min(batch.lines.length, stored - from + 1));

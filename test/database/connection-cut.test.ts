@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { PgStore } from "../../src/postgres/index.ts";
+import { PgStore } from "../../src/database/index.ts";
 import { pgCluster } from "../support/postgres.ts";
 import { freshStore, headerLine, track } from "../support/pg-sessions.ts";
 

@@ -1,160 +1,19 @@
-import { createReadStream } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { writeNew } from "../../artifacts/artifact-files.ts";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError } from "../../errors.ts";
-import { LineSplitter } from "../../format/line-splitter.ts";
 import { ensureDir, FILE_MODE, io } from "../../io.ts";
-import { artifactsDirOf, cwdBucket, isAuxiliarySessionName, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
+import { artifactsDirOf, cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile, SessionFileDraft } from "../../session/session-file.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
 import { acquireSessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
-import {
-  hashesOfLines,
-  importConflict,
-  type ImportOutcome,
-  type SessionSnapshot,
-  type SnapshotArtifact,
-  snapshotOfEntries,
-} from "../session-snapshot.ts";
-import type { StorageHooks } from "../session-storage.ts";
-import { openFile } from "./file-start.ts";
+import { importConflict, type ImportOutcome, type SessionSnapshot } from "../session-snapshot.ts";
+import { fileSafeId, locateFile, rawLines } from "./file-export.ts";
 
-/**
- * Sessions in and out of the file tree as backend-neutral snapshots (`SessionSnapshot`): the file
- * backend's `locate`, `exportSnapshot` and `importSnapshot`.
- */
-
-/** The id as it may appear in a file name (what `import` has always used). */
-function fileSafeId(id: string): string {
-  return id.replace(/[^A-Za-z0-9-]/g, "_");
-}
-
-/** The session file holding session `id` (its name ends in `_<id>.jsonl` and its header says so), or null. */
-export function locateFile(id: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir">): string | null {
-  const suffix = `_${fileSafeId(id)}.jsonl`;
-  let buckets: string[];
-  try {
-    buckets = io.readdirSync(options.sessionsDir);
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return null;
-    throw err;
-  }
-  for (const bucket of buckets.sort()) {
-    const dir = join(options.sessionsDir, bucket);
-    let names: string[];
-    try {
-      names = io.readdirSync(dir);
-    } catch (err) {
-      if (errnoCode(err) === "ENOTDIR" || errnoCode(err) === "ENOENT") continue;
-      throw err;
-    }
-    for (const name of names.sort()) {
-      if (!name.endsWith(suffix) || isAuxiliarySessionName(name)) continue;
-      const path = join(dir, name);
-      if (!io.statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
-      if (readSessionHeader(path)?.id === id) return path;
-    }
-  }
-  return null;
-}
-
-/** A file's lines, without their `\n` (a last line without one included), read a chunk at a time. */
-async function* rawLines(path: string): AsyncIterable<string> {
-  const pending: string[] = [];
-  const splitter = new LineSplitter((line) => pending.push(line.bytes.toString("utf8")));
-  for await (const chunk of createReadStream(path)) {
-    splitter.push(chunk as Buffer);
-    yield* pending.splice(0);
-  }
-  splitter.end();
-  yield* pending.splice(0);
-}
-
-async function* skipFirst(lines: AsyncIterable<string>): AsyncIterable<string> {
-  let first = true;
-  for await (const line of lines) {
-    if (!first) yield line;
-    first = false;
-  }
-}
-
-async function* quarantineOf(path: string): AsyncIterable<string> {
-  const q = quarantinePathOf(path);
-  if (!io.existsSync(q)) return;
-  for await (const line of rawLines(q)) if (line.length > 0) yield line;
-}
-
-/** Every regular file under `dir`, named by its path inside it with `/` separators. */
-async function* artifactFiles(dir: string, prefix = ""): AsyncIterable<SnapshotArtifact> {
-  let entries;
-  try {
-    entries = io.readdirSync(dir, { withFileTypes: true });
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return;
-    throw err;
-  }
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* artifactFiles(path, `${prefix}${entry.name}/`);
-    else if (entry.isFile()) yield { name: `${prefix}${entry.name}`, bytes: io.readFileSync(path) };
-  }
-}
-
-const quietHooks = (options: ResolvedSessionManagerOptions, header: () => import("../../format/types.ts").SessionHeader): StorageHooks => ({
-  warn: (w) => options.onWarning(w),
-  lost: () => {},
-  header,
-});
-
-/**
- * The session file at `path` as a snapshot. A clean current file hands out its lines as they are;
- * a legacy or damaged one is read through its migration (what `open` shows), its damaged lines
- * left in the file and counted in `damaged`.
- */
-export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
-  const abs = resolve(path);
-  const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
-  const storage = opened.storage(quietHooks(options, () => opened.header));
-  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
-  const common = {
-    quarantine: () => quarantineOf(abs),
-    artifacts: () => artifactFiles(artifactsDirOf(abs)),
-    blob: async (hash: string) => blobs.getVerifiedSync(hash),
-  };
-  try {
-    const report = opened.loadReport;
-    const clean =
-      report.migratedFrom === null &&
-      report.malformed.length === 0 &&
-      !report.tornTail &&
-      report.repaired.length === 0 &&
-      report.nulRuns === 0;
-    if (clean) {
-      const headerLine = await firstLine(abs);
-      const lines = () => skipFirst(rawLines(abs));
-      return { header: opened.header, headerLine, lines, blobHashes: () => hashesOfLines(lines()), damaged: 0, ...common };
-    }
-    const entries = typeof opened.entries === "function" ? opened.entries() : opened.entries;
-    const snapshot = snapshotOfEntries(
-      opened.header,
-      entries.map((e) => storage.asStored(e)),
-      options.prepare,
-      { bytesOf: (hash) => storage.blobReader.getVerifiedSync(hash), warn: (w) => options.onWarning(w) },
-    );
-    return { ...snapshot, ...common, damaged: report.malformed.length + (report.tornTail ? 1 : 0) };
-  } finally {
-    await storage.close();
-  }
-}
-
-async function firstLine(path: string): Promise<string> {
-  for await (const line of rawLines(path)) return line;
-  return "";
-}
+/** Sessions into the file tree: the file backend's `importSnapshot` (exports: file-export.ts). */
 
 /** `<stream of the snapshot>`: its header line, then its entry lines. */
 async function* withHeader(snapshot: SessionSnapshot): AsyncIterable<string> {
@@ -182,7 +41,10 @@ function claimNewFile(path: string): boolean {
   }
 }
 
-/** Stores the blobs the snapshot's lines reference that the blob store lacks; true when it references any. */
+/**
+ * Stores the blobs the snapshot's lines reference that the blob store lacks (`BLOB_MISSING` when
+ * the source lacks one too); true when it references any.
+ */
 async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): Promise<boolean> {
   const store = new BlobStore(options.blobsDir, { fsync: options.fsync });
   let any = false;
@@ -190,10 +52,8 @@ async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionMan
     any = true;
     if (await store.has(hash)) continue;
     const bytes = await snapshot.blob(hash);
-    if (bytes === null) {
-      options.onWarning({ code: "BLOB_MISSING", message: `blob ${hash} is referenced by the imported session but its source lacks it` });
-      continue;
-    }
+    // as a database refuses it: a session is never taken in with a ref to nothing
+    if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
     store.putHashedSync(hash, bytes);
   }
   return any;

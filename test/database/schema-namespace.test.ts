@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
-import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
+import { PgStore, SCHEMA_VERSION } from "../../src/database/index.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { entryLine, headerLine, rawPool, track } from "../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
-import { migrateSchema } from "../../src/postgres/schema.ts";
+import { PgStore, SCHEMA_VERSION } from "../../src/database/index.ts";
+import { migrateSchema } from "../../src/database/schema.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { headerLine, rawPool, track } from "../support/pg-sessions.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PgStore } from "../../src/postgres/index.ts";
-import { fenceSession } from "../../src/postgres/lease.ts";
-import { isConnectionError } from "../../src/postgres/pg-errors.ts";
+import { PgStore } from "../../src/database/index.ts";
+import { fenceSession } from "../../src/database/lease.ts";
+import { isConnectionError } from "../../src/database/pg-errors.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 
 const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: new Date(0).toISOString(), cwd: "/p" });

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withClient, withTransaction } from "../../src/postgres/transaction.ts";
+import { withClient, withTransaction } from "../../src/database/transaction.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 
 describe.skipIf(!pgCluster())("withTransaction / withClient: a connection cut while checked out", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TranscriptStoreError } from "../../src/errors.ts";
-import { withTransaction } from "../../src/postgres/transaction.ts";
+import { withTransaction } from "../../src/database/transaction.ts";
 import { pgCluster } from "../support/postgres.ts";
 import { freshStore, rawPool } from "../support/pg-sessions.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { accountPgSession, accountPgStore } from "../../src/postgres/accounting.ts";
+import { accountPgSession, accountPgStore } from "../../src/database/accounting.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { rawPool } from "../support/pg-sessions.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PgStore, SCHEMA_VERSION } from "../../src/postgres/index.ts";
+import { PgStore, SCHEMA_VERSION } from "../../src/database/index.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { rawPool, track } from "../support/pg-sessions.ts";
 

@@ -1,0 +1,136 @@
+import { resolve } from "node:path";
+import type { StoreWarning } from "../../errors.ts";
+import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
+import { openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
+import { formatBytes, printWarning, UsageError, type Command, type CommandContext } from "../context.ts";
+import { terminalText } from "../terminal-text.ts";
+
+const DURATION = /^(\d+)(m|h|d|w)$/;
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `--since`/`--until`: an ISO date or time, or an age (`30m`, `12h`, `7d`, `2w` ago). */
+export function parseTimeOption(name: string, value: string, now: number): Date {
+  const age = DURATION.exec(value);
+  if (age !== null) return new Date(now - Number(age[1]) * UNIT_MS[age[2]!]!);
+  const date = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(date.getTime()))
+    throw new UsageError(
+      terminalText`--${name} must be an ISO date (2026-01-31, 2026-01-31T12:00Z) or an age (30m, 12h, 7d, 2w), got ${value}`,
+    );
+  return date;
+}
+
+/** Opens the file tree's index for the CLI's store (`--index` names another file). */
+async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void): Promise<SessionIndex> {
+  if (ctx.store !== undefined) throw new UsageError("the search index of a database store is not available here yet");
+  const indexPath = ctx.values.index as string | undefined;
+  return openSessionIndex({
+    ...(ctx.root !== undefined ? { root: ctx.root } : {}),
+    sessionsDir: ctx.dirs.sessionsDir,
+    ...(indexPath !== undefined ? { indexPath: resolve(ctx.io.cwd, indexPath) } : {}),
+    onWarning,
+  });
+}
+
+function searchOptions(ctx: CommandContext): SearchOptions {
+  const v = ctx.values;
+  const options: SearchOptions = {};
+  const now = Date.now();
+  if (v.cwd !== undefined) options.cwd = resolve(ctx.io.cwd, v.cwd as string);
+  if (v.since !== undefined) options.since = parseTimeOption("since", v.since as string, now);
+  if (v.until !== undefined) options.until = parseTimeOption("until", v.until as string, now);
+  if (v.role !== undefined) {
+    const roles = (v.role as string[]).flatMap((r) => r.split(","));
+    for (const role of roles)
+      if (!(SEARCH_ROLES as readonly string[]).includes(role))
+        throw new UsageError(terminalText`--role must be one of ${SEARCH_ROLES.join(", ")}, got ${role}`);
+    options.roles = roles as SearchRole[];
+  }
+  if (v.model !== undefined) options.model = v.model as string;
+  if (v.session !== undefined) options.session = v.session as string;
+  if (v.limit !== undefined) {
+    const limit = Number(v.limit);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(terminalText`--limit must be a positive integer, got ${v.limit}`);
+    options.limit = limit;
+  }
+  return options;
+}
+
+export const searchCommand: Command = {
+  name: "search",
+  summary: 'search every session\'s messages: words, "phrases", prefix*; ranked hits with session, entry, role, time',
+  usage:
+    "search <query…> [--cwd <dir>] [--since <date|7d>] [--until <date|7d>] [--role <role>] [--model <m>] [--session <id>] [--limit <n>]",
+  options: {
+    cwd: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    role: { type: "string", multiple: true },
+    model: { type: "string" },
+    session: { type: "string" },
+    limit: { type: "string" },
+    index: { type: "string" },
+  },
+  minArgs: 1,
+  async run(ctx) {
+    const options = searchOptions(ctx);
+    const index = await openIndex(ctx, printWarning(ctx.io));
+    try {
+      const hits = await index.search(ctx.positionals.join(" "), options);
+      for (const hit of hits) {
+        const time = hit.timestamp === "" ? "-" : hit.timestamp.slice(0, 16).replace("T", " ");
+        ctx.emit(
+          { type: "hit", ...hit },
+          terminalText`${hit.sessionId}  ${hit.entryId}  ${hit.role}  ${time}  ${hit.cwd}\n    ${hit.snippet}`,
+        );
+      }
+      if (!ctx.json)
+        ctx.io.stderr(
+          hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); continue from one: transcript-store fork <session> --at <entry>\n`,
+        );
+      return 0;
+    } finally {
+      await index.close();
+    }
+  },
+};
+
+export const indexCommand: Command = {
+  name: "index",
+  summary: "bring the search index up to date (--status: how far behind, reading nothing; --rebuild: from nothing)",
+  usage: "index [--status | --rebuild] [--index <file>]",
+  options: {
+    status: { type: "boolean", default: false },
+    rebuild: { type: "boolean", default: false },
+    index: { type: "string" },
+  },
+  readOnly: (values) => values.status === true,
+  maxArgs: 0,
+  async run(ctx) {
+    if (ctx.values.status && ctx.values.rebuild) throw new UsageError("index: --status and --rebuild exclude each other");
+    const index = await openIndex(ctx, printWarning(ctx.io));
+    try {
+      if (ctx.values.status) {
+        const s = await index.status();
+        const behind = `behind by ${s.sessionsBehind} session(s), ${formatBytes(s.bytesBehind)}, ${s.sessionsGone} gone`;
+        ctx.emit(
+          { type: "index-status", ...s },
+          terminalText`index:    ${s.location}\n` +
+            `state:    ${s.fresh ? "fresh" : behind}\n` +
+            `sessions: ${s.sessionsIndexed}, texts: ${s.entriesIndexed}`,
+        );
+        return 0;
+      }
+      const r = ctx.values.rebuild ? await index.rebuild() : await index.refresh();
+      ctx.emit(
+        { type: "index-refresh", rebuilt: ctx.values.rebuild === true, ...r },
+        `${ctx.values.rebuild ? "rebuilt" : "refreshed"}: ${r.filesSeen} file(s) seen, ${r.sessionsAdded} added, ` +
+          `${r.sessionsUpdated} updated, ${r.sessionsReindexed} re-indexed, ${r.sessionsRemoved} removed; ` +
+          `${r.entriesIndexed} text(s) from ${formatBytes(r.bytesRead)} read`,
+      );
+      return 0;
+    } finally {
+      await index.close();
+    }
+  },
+};

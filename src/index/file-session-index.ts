@@ -1,0 +1,281 @@
+import type { Stats } from "node:fs";
+import { TranscriptStoreError } from "../errors.ts";
+import { io } from "../io.ts";
+import { sessionFilePaths } from "../session/discovery.ts";
+import { codedIndexError, isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
+import { parseQuery, toFtsMatch } from "./index-query.ts";
+import type { ArtifactReader } from "./artifact-text.ts";
+import { readHitText } from "./hit-text.ts";
+import { HIGHLIGHT_END, HIGHLIGHT_START, makeSnippet } from "./snippet.ts";
+import { searchFilters } from "./search-filters.ts";
+import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
+import type {
+  IndexRefreshReport,
+  IndexStatus,
+  ResolvedSessionIndexOptions,
+  SearchHit,
+  SearchOptions,
+  SessionIndex,
+} from "./session-index.ts";
+import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
+
+function emptyReport(): IndexRefreshReport {
+  return {
+    filesSeen: 0,
+    sessionsAdded: 0,
+    sessionsUpdated: 0,
+    sessionsReindexed: 0,
+    sessionsRemoved: 0,
+    entriesIndexed: 0,
+    bytesRead: 0,
+    headerBytesRead: 0,
+    artifactBytesRead: 0,
+    malformedLines: 0,
+    largeLinesSkipped: 0,
+  };
+}
+
+type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
+
+/** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
+export class FileSessionIndex implements SessionIndex {
+  private db!: SqliteDatabase;
+  private catchUp!: SessionCatchUp;
+  private closed = false;
+
+  private constructor(
+    private readonly options: ResolvedSessionIndexOptions,
+    private readonly open: SqliteOpen,
+  ) {
+    this.db = this.openDatabase();
+    try {
+      // Preparing the statements reads the tables' schema (FTS5's too): damage can show here first.
+      this.catchUp = new SessionCatchUp(this.db);
+    } catch (err) {
+      if (!isCorruptionError(err)) {
+        this.db.close();
+        throw codedIndexError(err, this.options.indexPath);
+      }
+      this.startOver(err);
+    }
+  }
+
+  static async open(options: ResolvedSessionIndexOptions): Promise<FileSessionIndex> {
+    return new FileSessionIndex(options, await loadSqlite());
+  }
+
+  private openDatabase(): SqliteDatabase {
+    return openIndexDatabase(this.open, this.options.indexPath, this.treeKey(), this.options.onWarning, this.options.busyTimeoutMs);
+  }
+
+  private treeKey(): string {
+    return [this.options.sessionsDir, ...this.options.roots].join("\n");
+  }
+
+  private live(): void {
+    if (this.closed) throw new TranscriptStoreError("INVALID_OPTION", "The index is closed");
+  }
+
+  /** Runs `fn`; a damaged index file found on the way is deleted, created anew and `fn` run again. */
+  private guarded<T>(fn: () => T): T {
+    this.live();
+    try {
+      return fn();
+    } catch (err) {
+      if (!isCorruptionError(err)) throw codedIndexError(err, this.options.indexPath);
+      this.startOver(err);
+      try {
+        return fn();
+      } catch (again) {
+        throw codedIndexError(again, this.options.indexPath);
+      }
+    }
+  }
+
+  /** The index file is damaged: it is deleted with its WAL, created anew and said so (`INDEX_REBUILT`). */
+  private startOver(err: unknown): void {
+    this.options.onWarning({
+      code: "INDEX_REBUILT",
+      message: `The index file was damaged (${(err as Error).message}); it is rebuilt`,
+      path: this.options.indexPath,
+    });
+    try {
+      this.db.close();
+    } catch {
+      // a damaged database may not close cleanly; its files go next
+    }
+    removeIndexFiles(this.options.indexPath);
+    this.db = this.openDatabase();
+    this.catchUp = new SessionCatchUp(this.db);
+  }
+
+  private paths(): string[] {
+    return sessionFilePaths({ sessionsDir: this.options.sessionsDir, roots: this.options.roots, onWarning: this.options.onWarning });
+  }
+
+  private known(): Map<string, KnownRow> {
+    const rows = this.db.prepare("SELECT sid, path, dev, ino, size, mtime_ms, offset FROM sessions").all() as unknown as KnownRow[];
+    return new Map(rows.map((r) => [r.path, r]));
+  }
+
+  async refresh(): Promise<IndexRefreshReport> {
+    return this.guarded(() => this.refreshNow());
+  }
+
+  /**
+   * Stats every session file and catches up those changed, in transactions of about
+   * `batchBytes` read each (one commit per file would flush an FTS5 segment per file).
+   */
+  private refreshNow(): IndexRefreshReport {
+    const report = emptyReport();
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.refreshIn(report);
+      this.db.exec("COMMIT");
+    } catch (err) {
+      try {
+        this.db.exec("ROLLBACK");
+      } catch {
+        // the failure ended the transaction already
+      }
+      throw err;
+    }
+    return report;
+  }
+
+  private refreshIn(report: IndexRefreshReport): void {
+    const known = this.known();
+    const seen = new Set<string>();
+    let batch = 0;
+    for (const path of this.paths()) {
+      seen.add(path);
+      report.filesSeen++;
+      const row = known.get(path);
+      if (row !== undefined) {
+        const st = statOf(path);
+        if (st !== null && unchangedFile(row, st)) continue;
+      }
+      if (batch >= this.options.batchBytes) {
+        this.db.exec("COMMIT");
+        this.db.exec("BEGIN IMMEDIATE");
+        batch = 0;
+      }
+      const result = this.catchUp.run(path);
+      batch += result.bytesRead + result.artifactBytesRead + 4096;
+      if (result.outcome === "added") report.sessionsAdded++;
+      else if (result.outcome === "updated") report.sessionsUpdated++;
+      else if (result.outcome === "reindexed") report.sessionsReindexed++;
+      else if (result.outcome === "removed") report.sessionsRemoved++;
+      report.entriesIndexed += result.entries;
+      report.bytesRead += result.bytesRead;
+      report.headerBytesRead += result.headerBytesRead;
+      report.artifactBytesRead += result.artifactBytesRead;
+      report.malformedLines += result.malformedLines;
+      report.largeLinesSkipped += result.largeLinesSkipped;
+    }
+    for (const [path, row] of known) {
+      if (seen.has(path)) continue;
+      this.catchUp.forget(row.sid);
+      report.sessionsRemoved++;
+    }
+  }
+
+  async status(): Promise<IndexStatus> {
+    return this.guarded(() => {
+      const known = this.known();
+      let sessionsBehind = 0;
+      let bytesBehind = 0;
+      const seen = new Set<string>();
+      for (const path of this.paths()) {
+        seen.add(path);
+        const st = statOf(path);
+        if (st === null) continue;
+        const row = known.get(path);
+        if (row !== undefined && unchangedFile(row, st)) continue;
+        sessionsBehind++;
+        const sameFile = row !== undefined && row.dev === st.dev && row.ino === st.ino && st.size >= row.offset;
+        bytesBehind += sameFile ? st.size - row.offset : st.size;
+      }
+      let sessionsGone = 0;
+      for (const path of known.keys()) if (!seen.has(path)) sessionsGone++;
+      const count = (sql: string) => Number(this.db.prepare(sql).get()?.n ?? 0);
+      return {
+        location: this.options.indexPath,
+        fresh: sessionsBehind === 0 && sessionsGone === 0,
+        sessionsIndexed: count("SELECT count(*) AS n FROM sessions WHERE session_id IS NOT NULL"),
+        entriesIndexed: count("SELECT count(*) AS n FROM entries"),
+        sessionsBehind,
+        bytesBehind,
+        sessionsGone,
+      };
+    });
+  }
+
+  async rebuild(): Promise<IndexRefreshReport> {
+    return this.guarded(() => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
+        this.db.exec("COMMIT");
+      } catch (err) {
+        this.db.exec("ROLLBACK");
+        throw err;
+      }
+      return this.refreshNow();
+    });
+  }
+
+  async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const terms = parseQuery(query);
+    const { where, params, limit } = searchFilters(options);
+    const match = toFtsMatch(terms);
+    const rows = this.guarded(() => {
+      this.refreshNow();
+      // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
+      // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
+      // doclist newest first and stops at the limit; only the hits returned are scored).
+      const many = this.db
+        .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM entries_text WHERE entries_text MATCH ? LIMIT ?)")
+        .get(match, this.options.maxRankedMatches + 1);
+      const byRecency = Number(many?.n ?? 0) > this.options.maxRankedMatches;
+      return this.db
+        .prepare(
+          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts, e.line_offset, e.line_len, bm25(entries_text) AS rank
+           FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
+           WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
+           ORDER BY ${byRecency ? "entries_text.rowid DESC" : "rank"} LIMIT ?`,
+        )
+        .all(match, ...params, limit);
+    });
+    // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
+    const readers = new Map<string, ArtifactReader>();
+    return rows.map((r) => {
+      const hit = { path: String(r.path), entryId: String(r.entry_id), role: String(r.role) };
+      const text = readHitText({ ...hit, lineOffset: Number(r.line_offset), lineLength: Number(r.line_len) }, readers);
+      return {
+        sessionId: String(r.session_id),
+        location: hit.path,
+        entryId: hit.entryId,
+        role: hit.role,
+        timestamp: String(r.ts),
+        snippet: text === null ? "" : makeSnippet(text, terms, HIGHLIGHT_START, HIGHLIGHT_END),
+        score: -Number(r.rank),
+        cwd: String(r.cwd),
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+function statOf(path: string): Stats | null {
+  try {
+    return io.statSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,55 @@
+import { resolve } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
+import { SEARCH_ROLES } from "./entry-text.ts";
+import type { SearchOptions } from "./session-index.ts";
+
+/** Hits returned when no `limit` is given. @default 20 */
+export const DEFAULT_SEARCH_LIMIT = 20;
+
+function invalidOption(message: string): TranscriptStoreError {
+  return new TranscriptStoreError("INVALID_OPTION", message);
+}
+
+function timeOf(name: string, value: unknown): number {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalidOption(`${name} must be a valid Date`);
+  return value.getTime();
+}
+
+/** The SQL conditions of the search options, validated once. */
+export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
+  if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (options.cwd !== undefined) {
+    if (typeof options.cwd !== "string" || options.cwd === "") throw invalidOption("cwd must be a non-empty string");
+    where.push("s.cwd = ?");
+    params.push(resolve(options.cwd));
+  }
+  if (options.since !== undefined) {
+    where.push("e.ts_ms >= ?");
+    params.push(timeOf("since", options.since));
+  }
+  if (options.until !== undefined) {
+    where.push("e.ts_ms <= ?");
+    params.push(timeOf("until", options.until));
+  }
+  if (options.roles !== undefined) {
+    if (!Array.isArray(options.roles) || options.roles.length === 0 || options.roles.some((r) => !SEARCH_ROLES.includes(r)))
+      throw invalidOption(`roles must be a non-empty array of ${SEARCH_ROLES.join(", ")}`);
+    where.push(`e.role IN (${options.roles.map(() => "?").join(", ")})`);
+    params.push(...options.roles);
+  }
+  if (options.model !== undefined) {
+    if (typeof options.model !== "string" || options.model === "") throw invalidOption("model must be a non-empty string");
+    where.push("instr(lower(e.model), lower(?)) > 0");
+    params.push(options.model);
+  }
+  if (options.session !== undefined) {
+    if (typeof options.session !== "string" || options.session === "") throw invalidOption("session must be a non-empty string");
+    where.push("substr(s.session_id, 1, length(?)) = ?");
+    params.push(options.session, options.session);
+  }
+  const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw invalidOption("limit must be a positive integer");
+  return { where, params, limit };
+}
