@@ -98,6 +98,24 @@ describe("images", () => {
   });
 });
 
+describe("Codex images", () => {
+  it("input_image data URLs (pre-envelope and enveloped) are stored as refs and come back inline", async () => {
+    for (const name of ["synthetic-v0.2x-pre-envelope.jsonl", "synthetic-v0.116.0-compacted-image.jsonl"]) {
+      const root = tempDir("ts-foreign-");
+      const path = join(FIXTURES, "codex", name);
+      const report = await importForeignFile("codex", path, { root });
+      const stored = readFileSync(report.location!, "utf8");
+      expect(stored).toContain("blob:sha256:");
+      // an event's `images` (bare data URL strings) are no image shape of the store: they stay inline (docs/interchange.md, Limits)
+      const inline = stored.split("\n").filter((l) => l.includes("iVBORw0KGgo"));
+      expect(inline.every((l) => l.includes('"type":"user_message"') && l.includes('"customType":"codex:event_msg"'))).toBe(true);
+      expect(inline.length).toBe(name.includes("0.116") ? 1 : 0);
+      const exported = await collect(exportForeign("codex", report.id, { root }));
+      expect(exported.map((l) => ("record" in l ? l.record : null))).toEqual(recordsOf(path));
+    }
+  });
+});
+
 describe("compactions", () => {
   it("Claude Code: after a compact boundary the context starts at its summary", async () => {
     const root = tempDir("ts-foreign-");
