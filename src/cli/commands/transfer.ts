@@ -24,7 +24,8 @@ const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]
 export const exportCommand: Command = {
   name: "export",
   readOnly: true,
-  summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
+  summary:
+    "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records), " + "or --to another agent's format",
   usage: `export <id> [--refs] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>]]`,
   options: { refs: { type: "boolean", default: false }, to: { type: "string" }, output: { type: "string", short: "o" } },
   minArgs: 1,
@@ -117,7 +118,9 @@ async function storedDamagedLines(options: ResolvedSessionManagerOptions, id: st
 
 export const importCommand: Command = {
   name: "import",
-  summary: "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine)",
+  summary:
+    "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
+    "or --from claude-code|codex transcripts",
   usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
   createsStore: true,
   options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
