@@ -31,10 +31,11 @@ export interface ForeignCounts {
   damaged: number;
 }
 
-/** A source file as a v3 session (pure: no I/O). */
-export interface ForeignSession {
+/** What a first pass over a source file learns: its header, how every line was accounted for. */
+export interface ForeignScan {
   header: SessionHeader;
-  entries: SessionEntry[];
+  /** Entries the session gets (before any stored torn line is carried again). */
+  entries: number;
   counts: ForeignCounts;
   problems: ForeignProblem[];
   /** The source's own session id (null: none found, the file name was used). */
@@ -49,6 +50,10 @@ export interface BuildForeignOptions {
   fallbackKey: string;
   /** The cwd when the source names none. @default "/" */
   fallbackCwd?: string;
+  /** The session id (from a scan); absent: a provisional one (a scan needs none). */
+  sessionId?: string;
+  /** The header's timestamp (from a scan): entries before any timestamp get it. */
+  start?: string;
   /**
    * Torn-line entries the store's copy of this session holds, by source line (`staleTornEntries`):
    * a last line that was still being written at an earlier import. They are carried again, as
@@ -68,38 +73,63 @@ interface Draft {
   timestamp: string | null;
 }
 
+/** What a pass tallies while it yields entries. */
+interface Tally {
+  counts: ForeignCounts;
+  problems: ForeignProblem[];
+  recognized: number;
+  firstTimestamp: string | null;
+  entries: number;
+}
+
 /**
- * Reads a foreign transcript's lines into a v3 header and entries: each line's first entry carries
- * it whole under `foreign` (docs/interchange.md); a damaged line becomes a `custom` entry with its
- * exact text. Ids are derived from the source's session id, so the same source gives the same
- * session, entry for entry.
+ * The entries of a foreign transcript, one at a time as its lines arrive (nothing but the entry ids
+ * is held): each line's first entry carries it whole under `foreign` (docs/interchange.md); a
+ * damaged line becomes a `custom` entry with its exact text. Ids are derived from the session id,
+ * so the same source gives the same session, entry for entry. `tally` is filled as it goes.
  */
-export async function buildForeignSession(
+async function* foreignEntries(
   lines: AsyncIterable<ForeignLine>,
   mapper: ForeignMapper,
   options: BuildForeignOptions,
-): Promise<ForeignSession> {
+  tally: Tally,
+): AsyncGenerator<SessionEntry> {
   const format: InterchangeFormat = mapper.format;
-  const drafts: Draft[] = [];
-  const counts: ForeignCounts = { records: 0, mapped: 0, kept: 0, damaged: 0 };
-  const problems: ForeignProblem[] = [];
-  let recognized = 0;
+  const ids = new EntryIds(options.sessionId ?? "scan");
+  const idOf: string[] = [];
+  const { counts, problems } = tally;
   let lastTimestamp: string | null = null;
-  let firstTimestamp: string | null = null;
 
-  const add = (made: EntryDraft[], first: ForeignField, parent: number | null, timestamp: string | null): number => {
-    made.forEach((fields, i) => {
-      const foreign: ForeignField = i === 0 ? first : { format, line: first.line, part: i };
-      drafts.push({ fields: { ...fields, [FOREIGN_FIELD]: foreign }, parent: i === 0 ? parent : drafts.length - 1, timestamp });
-    });
-    return drafts.length - 1;
+  const entryOf = (d: Draft): SessionEntry => {
+    const next = ids.next();
+    if (d.fixed !== undefined) {
+      ids.take(d.fixed.id);
+      idOf.push(d.fixed.id);
+      return d.fixed;
+    }
+    const entry: SessionEntry = {
+      ...d.fields,
+      id: next,
+      parentId: d.parent === null ? null : idOf[d.parent]!,
+      timestamp: d.timestamp ?? options.start ?? EPOCH,
+    };
+    idOf.push(next);
+    // a Codex compaction keeps nothing before it (pi's retain-none form names itself)
+    if (entry.type === "compaction" && entry.firstKeptEntryId === "") entry.firstKeptEntryId = entry.id;
+    tally.entries++;
+    return entry;
   };
-  const previous = () => (drafts.length === 0 ? null : drafts.length - 1);
+  const made = (fields: EntryDraft[], first: ForeignField, parent: number | null, timestamp: string | null): SessionEntry[] =>
+    fields.map((f, i) => {
+      const foreign: ForeignField = i === 0 ? first : { format, line: first.line, part: i };
+      return entryOf({ fields: { ...f, [FOREIGN_FIELD]: foreign }, parent: i === 0 ? parent : idOf.length - 1, timestamp });
+    });
+  const previous = () => (idOf.length === 0 ? null : idOf.length - 1);
 
   for await (const line of lines) {
     counts.records++;
     const stale = options.storedTorn?.get(line.line) ?? [];
-    for (const fixed of stale) drafts.push({ fixed, fields: fixed, parent: null, timestamp: fixed.timestamp });
+    for (const fixed of stale) yield entryOf({ fixed, fields: fixed, parent: null, timestamp: fixed.timestamp });
     const lastStale = stale[stale.length - 1];
     const again = line.kind === "damaged" && lastStale !== undefined && foreignOf(lastStale)?.damaged?.text === line.text;
     if (line.kind === "damaged") {
@@ -108,57 +138,67 @@ export async function buildForeignSession(
       // the same torn text the store holds: that entry (carried above) stands for it
       if (again) continue;
       const d = damagedDraft(format, line);
-      add([d], d[FOREIGN_FIELD] as ForeignField, previous(), lastTimestamp);
+      yield* made([d], d[FOREIGN_FIELD] as ForeignField, previous(), lastTimestamp);
       continue;
     }
     const { value } = line;
-    if (mapper.recognizes(value)) recognized++;
+    if (mapper.recognizes(value)) tally.recognized++;
     const ts = timestampOf(value);
     if (ts !== null) {
       lastTimestamp = ts;
-      firstTimestamp ??= ts;
+      tally.firstTimestamp ??= ts;
     }
     const placement = mapper.placement(value);
     const mapped = mapper.map(value);
     counts[mapped.outcome]++;
     if (mapped.problem) problems.push({ line: line.line, ...mapped.problem });
     const parent = placement === "root" ? null : placement === "previous" ? previous() : placement.under;
-    const last = add(mapped.drafts, { format, line: line.line, record: value }, parent, lastTimestamp);
-    mapper.placed(value, last);
+    yield* made(mapped.drafts, { format, line: line.line, record: value }, parent, lastTimestamp);
+    mapper.placed(value, idOf.length - 1);
   }
+}
 
+function newTally(): Tally {
+  return { counts: { records: 0, mapped: 0, kept: 0, damaged: 0 }, problems: [], recognized: 0, firstTimestamp: null, entries: 0 };
+}
+
+/** A first pass over a source file: its header (the derived id, the first timestamp, the cwd) and the report's counts. */
+export async function scanForeignSession(
+  lines: AsyncIterable<ForeignLine>,
+  mapper: ForeignMapper,
+  options: BuildForeignOptions,
+): Promise<ForeignScan> {
+  const tally = newTally();
+  for await (const _ of foreignEntries(lines, mapper, { ...options, sessionId: undefined, storedTorn: undefined }, tally));
+  const format = mapper.format;
   const sourceId = mapper.sourceId();
-  const id = derivedSessionId(format, sourceId ?? options.fallbackKey);
-  const ids = new EntryIds(id);
-  const entryIds = drafts.map((d) => {
-    const next = ids.next();
-    if (d.fixed === undefined) return next;
-    ids.take(d.fixed.id);
-    return d.fixed.id;
-  });
-  const start = firstTimestamp ?? EPOCH;
-  const entries: SessionEntry[] = drafts.map((d, i) => {
-    if (d.fixed !== undefined) return d.fixed;
-    const entry: SessionEntry = {
-      ...d.fields,
-      id: entryIds[i]!,
-      parentId: d.parent === null ? null : entryIds[d.parent]!,
-      timestamp: d.timestamp ?? start,
-    };
-    // a Codex compaction keeps nothing before it (pi's retain-none form names itself)
-    if (entry.type === "compaction" && entry.firstKeptEntryId === "") entry.firstKeptEntryId = entry.id;
-    return entry;
-  });
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_VERSION,
-    id,
-    timestamp: start,
+    id: derivedSessionId(format, sourceId ?? options.fallbackKey),
+    timestamp: tally.firstTimestamp ?? EPOCH,
     cwd: mapper.cwd() ?? options.fallbackCwd ?? "/",
     [FOREIGN_FIELD]: { format, sessionId: sourceId ?? options.fallbackKey },
   };
-  const records = counts.records - counts.damaged;
-  return { header, entries, counts, problems, sourceId, unrecognized: records > 0 && recognized === 0 };
+  const records = tally.counts.records - tally.counts.damaged;
+  return {
+    header,
+    entries: tally.entries,
+    counts: tally.counts,
+    problems: tally.problems,
+    sourceId,
+    unrecognized: records > 0 && tally.recognized === 0,
+  };
+}
+
+/** The session's entries, one at a time (a second pass, with the scan's header: `sessionId`, `start`). */
+export function buildForeignEntries(
+  lines: AsyncIterable<ForeignLine>,
+  mapper: ForeignMapper,
+  header: SessionHeader,
+  options: BuildForeignOptions,
+): AsyncGenerator<SessionEntry> {
+  return foreignEntries(lines, mapper, { ...options, sessionId: header.id, start: header.timestamp }, newTally());
 }
 
 function timestampOf(value: unknown): string | null {

@@ -5,7 +5,7 @@ export type Placement = { under: number } | "root" | "previous";
 
 /**
  * One agent's transcript format as import sees it: a pure, stateful reader of its records in file
- * order. The builder (`buildForeignSession`) gives the drafts ids, parents and timestamps.
+ * order. The builder (`build-foreign-session.ts`) gives the drafts ids, parents and timestamps.
  */
 export interface ForeignMapper {
   readonly format: InterchangeFormat;

@@ -3,16 +3,20 @@ import { basename } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import { snapshotOfEntries, type ImportStatus } from "../storage/session-snapshot.ts";
-import { buildForeignSession, staleTornEntries, type ForeignCounts, type ForeignProblem } from "./build-foreign-session.ts";
+import type { ImportStatus } from "../storage/session-snapshot.ts";
+import {
+  buildForeignEntries,
+  scanForeignSession,
+  staleTornEntries,
+  type ForeignCounts,
+  type ForeignProblem,
+} from "./build-foreign-session.ts";
+import { foreignSnapshot } from "./foreign-snapshot.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
 import { CodexMapper } from "./codex-mapper.ts";
-import { FOREIGN_FIELD, type InterchangeFormat } from "./foreign-entry.ts";
+import type { InterchangeFormat } from "./foreign-entry.ts";
 import type { SessionEntry } from "../format/types.ts";
-import { truncateStrings } from "../prepare/truncate-strings.ts";
-import { stripTransientFields } from "../prepare/strip-transient-fields.ts";
-import type { ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { claudeToolResultFiles, foreignFiles } from "./foreign-files.ts";
 import { readForeignLines } from "./foreign-lines.ts";
 import type { ForeignMapper } from "./foreign-mapper.ts";
@@ -65,40 +69,35 @@ export async function importForeignFile(
 ): Promise<ForeignImportReport> {
   const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
   const stem = basename(path).replace(/\.jsonl$/, "");
-  const build = (storedTorn?: Map<number, SessionEntry[]>) =>
-    buildForeignSession(readForeignLines(path), FOREIGN_MAPPERS[format](stem), { fallbackKey: stem, storedTorn });
-  let built = await build();
-  // A last line torn at an earlier import (a transcript being written) is carried again as the store holds it.
-  const storedTorn = await storedTornOf(built.header.id, options);
-  if (storedTorn.size > 0) built = await build(storedTorn);
+  const mapper = () => FOREIGN_MAPPERS[format](stem);
+  const scan = await scanForeignSession(readForeignLines(path), mapper(), { fallbackKey: stem });
   const sidecars = format === "claude-code" ? claudeToolResultFiles(path) : [];
   const report: ForeignImportReport = {
     path,
     format,
-    id: built.header.id,
-    sourceId: built.sourceId,
+    id: scan.header.id,
+    sourceId: scan.sourceId,
     status: "dry-run",
     location: null,
-    entries: built.entries.length,
+    entries: scan.entries,
     artifacts: sidecars.length,
-    counts: built.counts,
-    problems: built.problems,
+    counts: scan.counts,
+    problems: scan.problems,
   };
-  if (built.unrecognized) {
+  if (scan.unrecognized) {
     const error = new TranscriptStoreError("BAD_HEADER", `${path}: no line has the shape of ${NAMES[format]}; nothing imported`, { path });
     return { ...report, status: "refused", error: { code: error.code, message: error.message } };
   }
   if (options.dryRun === true) return report;
-  // The source record is kept whole (lossless); only what the model sees is cut at the store's limit
-  // and loses the transient keys. Images are moved to the blob store in both.
-  const entries = built.entries.map((e) => cutMapped(e, resolved.prepare));
-  const prepare = { ...resolved.prepare, maxStringChars: Number.MAX_SAFE_INTEGER, transientKeys: new Set<string>(), transientMarkers: [] };
-  const snapshot = {
-    ...snapshotOfEntries(built.header, entries, prepare, { warn: resolved.onWarning }),
+  // A last line torn at an earlier import (a transcript being written) is carried again as the store holds it.
+  const storedTorn = await storedTornOf(scan.header.id, options);
+  const entries = () => buildForeignEntries(readForeignLines(path), mapper(), scan.header, { fallbackKey: stem, storedTorn });
+  const snapshot = foreignSnapshot(scan.header, entries, resolved.prepare, {
+    warn: resolved.onWarning,
     artifacts: async function* () {
       for (const s of sidecars) yield { name: s.name, bytes: readFileSync(s.path) };
     },
-  };
+  });
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
   return { ...report, status: done.status, location: done.location };
 }
@@ -114,13 +113,6 @@ async function storedTornOf(id: string, options: ForeignImportOptions): Promise<
   } finally {
     await m.close();
   }
-}
-
-/** The entry with its long strings cut and transient keys removed (the prepare pipeline's rules), its `foreign` field untouched. */
-function cutMapped(entry: SessionEntry, prepare: ResolvedPrepareOptions): SessionEntry {
-  const { [FOREIGN_FIELD]: foreign, ...rest } = entry;
-  const cut = truncateStrings(stripTransientFields(rest, prepare.transientKeys), prepare.maxStringChars);
-  return cut === rest ? entry : { ...cut, [FOREIGN_FIELD]: foreign };
 }
 
 /** Imports every file `paths` name (directories walked for `*.jsonl`), one report per file. */
