@@ -28,12 +28,16 @@ export function decodeForeignLine(scanned: Pick<ScannedLine, "bytes" | "lineNumb
 
 /**
  * The lines of a file, one at a time: the file is read in chunks and cut at `\n` by the byte
- * splitter, so a multi-gigabyte transcript never becomes one string (one line at most).
+ * splitter, so a multi-gigabyte transcript never becomes one string (one line at most). `size`:
+ * read only the first `size` bytes (the length seen once, so that every pass over a transcript
+ * still being written reads the same lines).
  */
-export async function* readForeignLines(path: string): AsyncGenerator<ForeignLine> {
+export async function* readForeignLines(path: string, size?: number): AsyncGenerator<ForeignLine> {
+  if (size === 0) return;
   const pending: ForeignLine[] = [];
   const splitter = new LineSplitter((l) => pending.push(decodeForeignLine(l)));
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+  const range = size === undefined ? {} : { end: size - 1 };
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...range })) {
     splitter.push(chunk as Buffer);
     yield* pending.splice(0);
   }

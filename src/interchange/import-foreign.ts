@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
@@ -70,7 +70,10 @@ export async function importForeignFile(
   const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
   const stem = basename(path).replace(/\.jsonl$/, "");
   const mapper = () => FOREIGN_MAPPERS[format](stem);
-  const scan = await scanForeignSession(readForeignLines(path), mapper(), { fallbackKey: stem });
+  // every pass reads the bytes there are now: a transcript being written gives each pass the same lines
+  const size = statSync(path).size;
+  const read = () => readForeignLines(path, size);
+  const scan = await scanForeignSession(read(), mapper(), { fallbackKey: stem });
   const sidecars = format === "claude-code" ? claudeToolResultFiles(path) : [];
   const report: ForeignImportReport = {
     path,
@@ -91,7 +94,7 @@ export async function importForeignFile(
   if (options.dryRun === true) return report;
   // A last line torn at an earlier import (a transcript being written) is carried again as the store holds it.
   const storedTorn = await storedTornOf(scan.header.id, options);
-  const entries = () => buildForeignEntries(readForeignLines(path), mapper(), scan.header, { fallbackKey: stem, storedTorn });
+  const entries = () => buildForeignEntries(read(), mapper(), scan.header, { fallbackKey: stem, storedTorn });
   const snapshot = foreignSnapshot(scan.header, entries, resolved.prepare, {
     warn: resolved.onWarning,
     artifacts: async function* () {
