@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
+import { benchBundle } from "./scenarios/bundle.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchForeignImport } from "./scenarios/foreign-import.ts";
@@ -32,6 +33,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   fork: benchFork,
   "many-sessions": benchManySessions,
   "foreign-import": benchForeignImport,
+  bundle: benchBundle,
   index: benchIndex,
 };
 

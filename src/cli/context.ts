@@ -30,6 +30,8 @@ export interface CliIo {
   stdoutIsTTY?: boolean;
   /** stdout's width in columns when it is a terminal (tables fit it); absent elsewhere (nothing is cut). */
   columns?: number;
+  /** stdout as bytes, for binary output (`bundle`): written as is, never through the terminal writer. @default absent */
+  stdoutBytes?: import("node:stream").Writable;
   /** Machine output: set by `terminalIo` (exact unless stdout is a terminal); `stdout` when absent. */
   records?: (text: string) => void;
   env: NodeJS.ProcessEnv;
@@ -320,5 +322,6 @@ export function formatTable(heading: string[], cells: string[][], fit?: TableFit
 /** The SessionManager options naming the CLI's store: the database, or the file tree's directories. */
 export function storeOptions(ctx: CommandContext) {
   const store = ctx.store === undefined ? undefined : storeFromUrl(ctx.store, ctx.storeConnect);
-  return { sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
+  // `root` places the store's own state (lifecycle log, trash) when the sessions tree is elsewhere.
+  return { root: ctx.root, sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
 }

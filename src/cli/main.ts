@@ -13,8 +13,20 @@ import {
   type Command,
 } from "./context.ts";
 import { duCommand, usageCommand } from "./commands/accounting.ts";
+import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { gcCommand } from "./commands/gc.ts";
+import {
+  archiveCommand,
+  pinCommand,
+  pruneCommand,
+  purgeCommand,
+  restoreCommand,
+  rmCommand,
+  trashCommand,
+  unarchiveCommand,
+  unpinCommand,
+} from "./commands/lifecycle.ts";
 import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
@@ -35,6 +47,8 @@ const COMMANDS: Command[] = [
   showCommand,
   exportCommand,
   importCommand,
+  bundleCommand,
+  unbundleCommand,
   inlineImagesCommand,
   forkCommand,
   mvCommand,
@@ -43,6 +57,15 @@ const COMMANDS: Command[] = [
   usageCommand,
   searchCommand,
   indexCommand,
+  pinCommand,
+  unpinCommand,
+  archiveCommand,
+  unarchiveCommand,
+  rmCommand,
+  trashCommand,
+  restoreCommand,
+  purgeCommand,
+  pruneCommand,
   demoCommand,
 ];
 

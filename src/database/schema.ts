@@ -1,6 +1,18 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
+import { SEARCH_TABLES } from "./search-tables.ts";
 import { withClient, withTransaction } from "./transaction.ts";
+
+/**
+ * The search index step (issue 24): a session's `generation` is the id of the transaction that
+ * created its row or last rewrote it (rows no longer an extension of those indexed): txid_current()
+ * needs no privilege, where a sequence would need one granted to every writing role. The index
+ * tables (search-tables.ts) are derived from `entries` and filled on read, never by a write.
+ */
+const SEARCH_STEP = `
+  ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT txid_current();
+  ${SEARCH_TABLES}
+  `;
 
 /**
  * The schema, as numbered steps: step N takes a database at version N-1 to N. A step is never
@@ -113,13 +125,30 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX usage_ledger_ts ON usage_ledger (ts);
   `,
+  // Step 8 (issue 24, lifecycle): pins, archive and trash are facts of their own (no index derives
+  // them). A trashed session keeps its rows (and so its blobs) until purged; its lease is held by the trash.
+  `
+  CREATE TABLE session_lifecycle (
+    session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    pinned     boolean NOT NULL DEFAULT false,
+    archived   boolean NOT NULL DEFAULT false,
+    trashed_at timestamptz,
+    changed    timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE INDEX session_lifecycle_trashed ON session_lifecycle (trashed_at) WHERE trashed_at IS NOT NULL;
+  `,
+  // Step 9 (issue 24): the search index (SEARCH_STEP below).
+  SEARCH_STEP,
 ];
+
+/** The schema version that brings the search index (its position above; it follows whatever step came before it). */
+export const SEARCH_SCHEMA_VERSION = MIGRATIONS.indexOf(SEARCH_STEP) + 1;
 
 /** The schema version this library writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Advisory lock key ("tsschema" in ASCII) that serializes migrations across processes. */
-const MIGRATION_LOCK = "8391177401511800161";
+export const MIGRATION_LOCK = "8391177401511800161";
 
 /** The schema version recorded in the database (0 when it has none yet). */
 export async function schemaVersion(client: PoolClient): Promise<number> {

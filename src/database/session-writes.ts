@@ -35,7 +35,7 @@ export async function createSession(
        RETURNING ${INFO_COLUMNS}, header`,
       [h.id, h.cwd, h.created, header, h.parentSession, h.title],
     );
-    if (rows[0] === undefined) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+    if (rows[0] === undefined) throw new TranscriptStoreError("SESSION_EXISTS", `A session ${h.id} already exists`);
     const token = lease ? await takeLease(client, h.id, lease.holder, lease.ttlMs) : null;
     return { session: toSession(rows[0]), token };
   });
@@ -149,7 +149,8 @@ export async function rewriteSession(
     const listing = listingOf(lines, 1);
     const { rows } = await client.query<SessionRow & { header: string }>(
       `UPDATE sessions SET header = $2, cwd = $3, created = COALESCE($4, created), parent_session = $5, title = $6,
-              last_seq = $7, message_count = $8, first_message = $9, first_message_seq = $10, modified = now(), body_bytes = $11
+              last_seq = $7, message_count = $8, first_message = $9, first_message_seq = $10, modified = now(), body_bytes = $11,
+              generation = txid_current()
         WHERE id = $1 RETURNING ${INFO_COLUMNS}, header`,
       [
         sessionId,

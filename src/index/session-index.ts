@@ -1,5 +1,7 @@
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
+import { resolveSessionManagerOptions } from "../session/session-options.ts";
+import { storeFromUrl } from "../storage/store-url.ts";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { defaultRoot, resolveStoreDirs } from "../session/paths.ts";
 import type { StorageBackend } from "../storage/session-storage.ts";
@@ -175,8 +177,12 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
  * `INDEX_UNAVAILABLE` here, and nothing else of the library needs it.
  */
 export async function openSessionIndex(options: SessionIndexOptions = {}): Promise<SessionIndex> {
-  if (options?.store !== undefined)
-    throw new TranscriptStoreError("INVALID_OPTION", "A database store's index is opened by its backend (not built in here yet)");
+  if (options?.store !== undefined) {
+    // a database keeps its index itself (StorageBackend.index: PostgreSQL's is src/storage/postgres/pg-index.ts)
+    const backend = typeof options.store === "string" ? storeFromUrl(options.store) : options.store;
+    if (backend.index === undefined) throw new TranscriptStoreError("INDEX_UNAVAILABLE", `A ${backend.kind} store keeps no search index`);
+    return backend.index(resolveSessionManagerOptions({ onWarning: options.onWarning }));
+  }
   const resolved = resolveSessionIndexOptions(options);
   return FileSessionIndex.open(resolved);
 }

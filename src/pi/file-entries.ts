@@ -176,8 +176,11 @@ export function findSessionById(sessionDir: string, id: string, cwd?: string): s
   return undefined;
 }
 
-/** The session file of `sessionDir` modified last (a valid header required; of `cwd`, when given), or null. */
-export function findMostRecentSession(sessionDir: string, cwd?: string): string | null {
+/**
+ * The session file of `sessionDir` modified last (a valid header required; of `cwd`, when given;
+ * none whose id is in `skipIds`, the archived ones), or null.
+ */
+export function findMostRecentSession(sessionDir: string, cwd?: string, skipIds?: ReadonlySet<string>): string | null {
   let names: string[];
   try {
     names = readdirSync(sessionDir);
@@ -191,6 +194,7 @@ export function findMostRecentSession(sessionDir: string, cwd?: string): string 
     try {
       if (!statSync(path).isFile()) continue;
       if (cwd === undefined ? !hasSessionHeader(path) : !headerCwdIs(headerOf(path) ?? {}, cwd)) continue;
+      if (skipIds !== undefined && skipIds.size > 0 && skipIds.has(String(headerOf(path)?.id))) continue;
       const mtimeMs = statSync(path).mtimeMs;
       if (best === null || mtimeMs > best.mtimeMs) best = { path, mtimeMs };
     } catch {

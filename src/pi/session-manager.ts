@@ -20,6 +20,8 @@ import { readSessionUnlocked } from "./read-session.ts";
 import { resolvePiOptions, type PiStoreOptions, type ResolvedPiOptions } from "./options.ts";
 import { PiSessionDisk } from "./session-disk.ts";
 import { listSessionDir, listSessionTree } from "./session-list.ts";
+import { archivedIds } from "../lifecycle/lifecycle-log.ts";
+import { storeRootOf } from "../lifecycle/file-lifecycle.ts";
 import { buildPiTree } from "./session-tree.ts";
 import { EntryIndex } from "./entry-index.ts";
 import {
@@ -56,6 +58,16 @@ function splitOptions(options: PiSessionOptions | undefined): { session: NewSess
 }
 
 /** pi's message for a file that exists, is not empty and holds no session (its callers match on it). */
+/** Sessions archived in the store (`<root>/lifecycle.jsonl` at the engine's root): resume pickers leave them out. */
+function archivedOf(store: ResolvedPiOptions): Set<string> {
+  return archivedIds(storeRootOf(store.engine), store.engine.onWarning);
+}
+
+function withoutArchived(sessions: SessionInfo[], store: ResolvedPiOptions): SessionInfo[] {
+  const archived = archivedOf(store);
+  return archived.size === 0 ? sessions : sessions.filter((s) => !archived.has(s.id));
+}
+
 function notASession(path: string, cause: unknown): TranscriptStoreError {
   return new TranscriptStoreError("BAD_HEADER", `Session file is not a valid pi session: ${path}`, { path, cause });
 }
@@ -131,7 +143,7 @@ export class SessionManager {
     const dir = sessionDir ? resolve(sessionDir) : getDefaultSessionDir(cwd, store.agentDir);
     const manager = new SessionManager(cwd, dir, true, store);
     const filterCwd = sessionDir !== undefined && !samePath(dir, defaultSessionDirPath(cwd, store.agentDir));
-    const recent = findMostRecentSession(dir, filterCwd ? cwd : undefined);
+    const recent = findMostRecentSession(dir, filterCwd ? cwd : undefined, archivedOf(store));
     if (recent !== null) manager.setSessionFile(recent);
     else manager.newSession();
     return manager;
@@ -223,7 +235,7 @@ export class SessionManager {
     abort?.throwIfAborted();
     const dir = sessionDir ? resolve(sessionDir) : getDefaultSessionDir(cwd, store.agentDir);
     const filterCwd = sessionDir !== undefined && !samePath(dir, defaultSessionDirPath(cwd, store.agentDir));
-    const sessions = await listSessionDir(dir, onProgress, abort);
+    const sessions = withoutArchived(await listSessionDir(dir, onProgress, abort), store);
     return filterCwd ? sessions.filter((s) => s.cwd !== "" && samePath(resolve(s.cwd), resolve(cwd))) : sessions;
   }
 
@@ -250,8 +262,9 @@ export class SessionManager {
           : undefined;
     const abort = [onProgressOrSignal, signal].find((a): a is AbortSignal => a instanceof AbortSignal);
     abort?.throwIfAborted();
-    if (dir !== undefined) return listSessionDir(dir, onProgress, abort);
-    return listSessionTree(resolvePiOptions(store).sessionsRoot, onProgress, abort);
+    const resolved = resolvePiOptions(store);
+    if (dir !== undefined) return withoutArchived(await listSessionDir(dir, onProgress, abort), resolved);
+    return withoutArchived(await listSessionTree(resolved.sessionsRoot, onProgress, abort), resolved);
   }
 
   // ---------------------------------------------------------------- switching sessions

@@ -27,6 +27,10 @@ export interface SessionInfo {
   parentSession: string | null;
   /** The file ends in an unterminated line (a crash); it still lists. */
   tornTail: boolean;
+  /** Pinned (`pin`): prune never removes it. Present only when true. */
+  pinned?: boolean;
+  /** Archived (`archive`): listed only when asked for. Present only when true. */
+  archived?: boolean;
 }
 
 /** Bytes of a file's head read to find its header and first message (the body is scanned on). @default 4096 */

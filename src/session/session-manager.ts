@@ -5,6 +5,7 @@ import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-
 import { currentLabels, extractPath } from "../format/extract-path.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { backendOf } from "../storage/backends.ts";
+import { applyLifecycle, type LifecycleListOptions } from "../lifecycle/listing-flags.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
 import type { Blobs, OpenedSession, SessionStorage, StoreGcOptions, StoreGcReport } from "../storage/session-storage.ts";
 import { DeferredTree, type EntryTree } from "./entry-tree.ts";
@@ -103,7 +104,9 @@ export class SessionManager {
   /** The most recent session of `cwd`, or a new one when there is none. */
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
-    const sessions = await backendOf(resolved).list(cwd, resolved);
+    const backend = backendOf(resolved);
+    // Archived and trashed sessions are not resumed: they stay openable by id or path.
+    const sessions = await applyLifecycle(await backend.list(cwd, resolved), backend, resolved);
     for (const info of sessions) {
       try {
         return await SessionManager.open(info.path, options);
@@ -136,16 +139,21 @@ export class SessionManager {
     }
   }
 
-  /** Sessions of `cwd`, newest first (files: read from each file's head and tail). */
-  static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
+  /**
+   * Sessions of `cwd`, newest first (files: read from each file's head and tail). Archived sessions
+   * are left out unless `includeArchived`; pinned and archived ones are marked.
+   */
+  static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return backendOf(resolved).list(cwd, { ...resolved, roots: options.roots });
+    const backend = backendOf(resolved);
+    return applyLifecycle(await backend.list(cwd, { ...resolved, roots: options.roots }), backend, resolved, options);
   }
 
-  /** Every session of the store (and of `roots`), newest first. */
-  static async listAll(options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo[]> {
+  /** Every session of the store (and of `roots`), newest first; archived ones only with `includeArchived`. */
+  static async listAll(options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
-    return backendOf(resolved).list(null, { ...resolved, roots: options.roots });
+    const backend = backendOf(resolved);
+    return applyLifecycle(await backend.list(null, { ...resolved, roots: options.roots }), backend, resolved, options);
   }
 
   /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */

@@ -7,6 +7,7 @@ import type { ResolvedSessionManagerOptions } from "../session/session-options.t
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
 import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
+import type { SessionIndex } from "../index/session-index.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -104,6 +105,8 @@ export interface StorageBackend {
   forkWhole?(ref: string, cwd: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession | null>;
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]>;
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
+  /** Pins, archive and trash of this store's sessions (state kept by the store itself). Optional. */
+  lifecycle?(options: ResolvedSessionManagerOptions): import("../lifecycle/lifecycle-driver.ts").LifecycleDriver;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */
   gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport>;
   /**
@@ -128,6 +131,8 @@ export interface StorageBackend {
   readonly name?: string;
   /** Ends what the backend holds open (connections). Optional: the file tree holds nothing. */
   close?(): Promise<void>;
+  /** The store's search index (derived, rebuildable; issue 24), when the backend keeps one itself. Optional. */
+  index?(options: ResolvedSessionManagerOptions): Promise<SessionIndex>;
 }
 
 export interface StoreGcOptions {

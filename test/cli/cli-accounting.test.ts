@@ -102,6 +102,21 @@ describe("transcript-store du / usage on a file store", () => {
     expect((await cli(["du", "--root", root, "--top", "0"])).code).toBe(2);
   });
 
+  it("rm, restore and purge keep a session's calls counted exactly once (the CLI records them in the ledger)", async () => {
+    const root = tempDir();
+    const { b } = await twoSessions({ root });
+    const total = async () => (await cli(["usage", "--root", root, "--json"])).records.at(-1);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 0, cost: { total: 2.5 } });
+    expect((await cli(["rm", b.sessionId, "--root", root])).code).toBe(0);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
+    expect((await cli(["restore", b.sessionId, "--root", root])).code).toBe(0);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, cost: { total: 2.5 } });
+    expect((await cli(["rm", b.sessionId, "--root", root])).code).toBe(0);
+    expect((await cli(["purge", "--all", "--root", root])).code).toBe(0);
+    expect(readdirSync(join(root, "trash"))).toEqual([]);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
+  });
+
   it("usage --since 30d leaves out older calls; --by model; a deleted session's rows stay, flagged", async () => {
     const root = tempDir();
     const { a, b } = await twoSessions({ root });

@@ -78,3 +78,14 @@ it("usage errors: an unknown --from, --dry-run without --from, -o without --to, 
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain("claude-code");
 });
+
+it("export --to codex -o onto a file that exists is OUTPUT_EXISTS, the file untouched", async () => {
+  const root = tempDir("ts-foreign-root-");
+  const imported = await cli(["--root", root, "import", "--from", "codex", join(FIXTURES, "codex/v0.129.0-turn-2.jsonl"), "--json"]);
+  const target = join(tempDir("ts-foreign-out-"), "taken.jsonl");
+  writeFileSync(target, "mine\n");
+  const out = await cli(["--root", root, "export", imported.records[0]!.id, "--to", "codex", "-o", target]);
+  expect(out.code).toBe(1);
+  expect(out.stderr).toContain("OUTPUT_EXISTS");
+  expect(readFileSync(target, "utf8")).toBe("mine\n");
+});

@@ -25,7 +25,7 @@ describe("openSessionIndex", () => {
     await expectCode(openSessionIndex({ indexPath: "" }), "INVALID_OPTION");
     await expectCode(openSessionIndex({ roots: [""] }), "INVALID_OPTION");
     await expectCode(openSessionIndex({ batchBytes: 0 }), "INVALID_OPTION");
-    await expectCode(openSessionIndex({ store: "postgres://nowhere/db" }), "INVALID_OPTION");
+    await expectCode(openSessionIndex({ store: "mysql://nowhere/db" }), "INVALID_OPTION"); // no backend for the scheme
     const index = await openSessionIndex({ root: tempDir("ts-index-") });
     await index.close();
     await expectCode(index.refresh(), "INVALID_OPTION");

@@ -1,10 +1,10 @@
 import { resolve } from "node:path";
 import { TranscriptStoreError } from "../../errors.ts";
-import { exportForeign, foreignLineBytes } from "../../interchange/export-foreign.ts";
+import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
 import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
 import { importForeignFile, type ForeignImportReport } from "../../interchange/import-foreign.ts";
-import { writeFileAtomic } from "../../io.ts";
+import { writeNewOutput } from "../output-file.ts";
 import { printWarning, storeOptions, UsageError, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 
@@ -72,21 +72,26 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
 
 /**
  * `export <id> --to claude-code|codex`: the session's source lines as the agent wrote them (records
- * as compact JSON, damaged lines byte for byte), to stdout or to `-o <file>` (written atomically).
+ * as compact JSON, damaged lines byte for byte), to stdout or to `-o <file>` (a new file: `OUTPUT_EXISTS` when the name is taken).
  */
 export function foreignExport(format: InterchangeFormat) {
   return async (ctx: CommandContext, id: string, output: string | undefined): Promise<number> => {
     const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
-    const chunks: Buffer[] = [];
-    let step = await lines.next();
-    while (step.done !== true) {
-      chunks.push(foreignLineBytes(step.value));
-      step = await lines.next();
+    const summary: ForeignExportSummary = { lines: 0, skipped: 0 };
+    async function* bytes(): AsyncIterable<Buffer> {
+      let step = await lines.next();
+      while (step.done !== true) {
+        yield foreignLineBytes(step.value);
+        step = await lines.next();
+      }
+      Object.assign(summary, step.value);
     }
-    const summary = step.value;
     if (output !== undefined) {
-      writeFileAtomic(resolve(ctx.io.cwd, output), (emit) => chunks.forEach(emit), { fsync: false });
+      await writeNewOutput(resolve(ctx.io.cwd, output), bytes());
     } else {
+      // gathered first, so that a failure leaves stdout empty rather than short
+      const chunks: Buffer[] = [];
+      for await (const c of bytes()) chunks.push(c);
       const write = ctx.io.records ?? ctx.io.stdout;
       for (const c of chunks) write(c.toString("utf8"));
     }

@@ -1,41 +1,21 @@
-import { resolve, sep } from "node:path";
-import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
-import { io } from "../../io.ts";
-import { scanSessionFile } from "../../session/session-file-reader.ts";
-import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
+import { resolve } from "node:path";
+import type { StoreWarning } from "../../errors.ts";
+import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
-import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
+import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
+import { resolveArg } from "../resolve-session.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
 
 function infoRecord(info: SessionInfo) {
   return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
 }
 
-/**
- * Resolves a session argument: a path to a `.jsonl` session file (absolute, or relative to the
- * cwd, anywhere), else an id prefix, file-name prefix or file-name id searched in the store (a
- * database store takes ids and id prefixes only).
- */
-export async function resolveArg(ctx: CommandContext, arg: string): Promise<SessionInfo> {
-  if (ctx.store === undefined && (arg.endsWith(".jsonl") || arg.includes(sep))) {
-    const path = resolve(ctx.io.cwd, arg);
-    const info = readSessionInfo(path);
-    if (info !== null) return info;
-    // A file that is there but not a session says why (another agent's transcript, a bad header).
-    const scanned = io.statSync(path, { throwIfNoEntry: false })?.isFile() ? scanSessionFile(path) : null;
-    if (scanned !== null && scanned.header === null)
-      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${scanned.headerProblem ?? "no header"}): ${path}`, { path });
-    if (arg.endsWith(".jsonl")) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${path}`, { path });
-  }
-  return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
-}
-
 export const lsCommand: Command = {
   name: "ls",
   readOnly: true,
-  summary: "list sessions of a cwd (default: the current directory), or --all",
-  usage: "ls [cwd] [--all]",
-  options: { all: { type: "boolean", default: false } },
+  summary: "list sessions of a cwd (default: the current directory), or --all; --archived lists archived ones too",
+  usage: "ls [cwd] [--all] [--archived]",
+  options: { all: { type: "boolean", default: false }, archived: { type: "boolean", default: false } },
   maxArgs: 1,
   async run(ctx) {
     const print = printWarning(ctx.io);
@@ -45,9 +25,10 @@ export const lsCommand: Command = {
       if (w.code === "PERSISTENCE_FAILED") unreadable = true;
       print(w);
     };
+    const listing = { ...storeOptions(ctx), onWarning: warn, includeArchived: ctx.values.archived === true };
     const list = ctx.values.all
-      ? await SessionManager.listAll({ ...storeOptions(ctx), onWarning: warn })
-      : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), { ...storeOptions(ctx), onWarning: warn });
+      ? await SessionManager.listAll(listing)
+      : await SessionManager.list(resolve(ctx.io.cwd, ctx.positionals[0] ?? "."), listing);
     if (ctx.json) {
       for (const info of list) ctx.emit(infoRecord(info), "");
       return unreadable ? 1 : 0;
@@ -58,7 +39,7 @@ export const lsCommand: Command = {
       formatBytes(s.size),
       String(s.messageCount),
       s.cwd,
-      s.title ?? s.firstMessage ?? "",
+      `${s.pinned ? "[pinned] " : ""}${s.archived ? "[archived] " : ""}${s.title ?? s.firstMessage ?? ""}`,
     ]);
     // On a terminal the title, then the cwd (its tail kept), then the id (a prefix still resolves)
     // are cut to fit its width; piped, rows are whole.

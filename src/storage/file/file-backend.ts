@@ -11,6 +11,8 @@ import { forkFileByCopy } from "./fork-copy.ts";
 import { exportFile, locateFile } from "./file-export.ts";
 import { importFile } from "./file-import.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
+import { FileLifecycle } from "../../lifecycle/file-lifecycle.ts";
+import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
@@ -36,6 +38,10 @@ export const fileBackend: StorageBackend = {
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
     return resolveSession(arg, cwd, discovery);
+  },
+
+  lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
+    return new FileLifecycle(options);
   },
 
   async gc(options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {

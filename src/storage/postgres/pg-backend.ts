@@ -12,12 +12,16 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { redactUrl } from "../redact-url.ts";
+import type { SessionIndex } from "../../index/session-index.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
+import { PgSessionIndex } from "./pg-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
+import { PgLifecycle } from "./pg-lifecycle.ts";
+import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -118,6 +122,11 @@ export class PostgresBackend implements StorageBackend {
     return rows.map((row) => this.infoOf(row));
   }
 
+  /** Pins, archive and trash in the `session_lifecycle` table. */
+  lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
+    return new PgLifecycle(this, options);
+  }
+
   async resolve(arg: string, cwd: string, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const store = await this.connect();
     try {
@@ -147,6 +156,12 @@ export class PostgresBackend implements StorageBackend {
   async gc(_options: ResolvedSessionManagerOptions, gc: StoreGcOptions): Promise<StoreGcReport> {
     const report = await (await this.connect()).gc(gc);
     return { deleted: report.deleted, bytesFreed: report.bytes };
+  }
+
+  /** The store's search index, in the same database (pg-index.ts); a `migrate: "check"` store runs no DDL for it. */
+  async index(_options: ResolvedSessionManagerOptions): Promise<SessionIndex> {
+    const store = await this.connect();
+    return PgSessionIndex.open(store.pool, { readOnly: this.storeOptions.migrate === "check", name: this.name });
   }
 
   /** Listing's view of a session row; `path` is the session id (what `open` takes). */

@@ -1,0 +1,149 @@
+import type { Pool } from "./pg-client.ts";
+import { TranscriptStoreError } from "../errors.ts";
+import { SEARCH_ROLES } from "./search-text.ts";
+import { withClient } from "./transaction.ts";
+
+/** The longest query accepted (characters). */
+export const MAX_QUERY_CHARS = 1000;
+/** Hits returned unless `limit` says otherwise, and the most it may say. */
+export const DEFAULT_SEARCH_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 1000;
+/** What marks a matched word in a snippet. */
+export const SNIPPET_START = "«";
+export const SNIPPET_STOP = "»";
+/** Characters of a snippet at most (a long word is cut). */
+export const MAX_SNIPPET_CHARS = 400;
+
+/** One term of a query: a word, a "quoted phrase", or a prefix (`word*`). */
+export interface QueryTerm {
+  kind: "word" | "phrase" | "prefix";
+  text: string;
+}
+
+/**
+ * The terms of `query`, all of which a hit must match: whitespace separates words, `"…"` quotes a
+ * phrase, a trailing `*` makes a word a prefix. Nothing else is syntax: tsquery operators, quotes
+ * inside words, backslashes are text (the database's parser splits words as it splits entries).
+ * INVALID_QUERY: not a string, empty, longer than MAX_QUERY_CHARS, an unclosed `"`, or a NUL.
+ */
+export function parseQuery(query: unknown): QueryTerm[] {
+  if (typeof query !== "string") throw new TranscriptStoreError("INVALID_QUERY", "A search query is a string");
+  if (query.length > MAX_QUERY_CHARS)
+    throw new TranscriptStoreError("INVALID_QUERY", `A search query holds at most ${MAX_QUERY_CHARS} characters`);
+  if (query.includes("\u0000")) throw new TranscriptStoreError("INVALID_QUERY", "A search query cannot hold a NUL character");
+  const terms: QueryTerm[] = [];
+  let i = 0;
+  while (i < query.length) {
+    const c = query[i]!;
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === '"') {
+      const end = query.indexOf('"', i + 1);
+      if (end < 0) throw new TranscriptStoreError("INVALID_QUERY", `Unclosed quote at character ${i + 1} of the search query`);
+      const text = query.slice(i + 1, end).trim();
+      if (text.length > 0) terms.push({ kind: "phrase", text });
+      i = end + 1;
+    } else {
+      let end = i;
+      while (end < query.length && !/\s/.test(query[end]!) && query[end] !== '"') end++;
+      const word = query.slice(i, end);
+      const stem = word.replace(/\*+$/, "");
+      if (stem.length > 0) terms.push({ kind: stem.length < word.length ? "prefix" : "word", text: stem });
+      i = end;
+    }
+  }
+  if (terms.length === 0) throw new TranscriptStoreError("INVALID_QUERY", "The search query has no words");
+  return terms;
+}
+
+/**
+ * The tsquery of `terms`, made by the database from bound parameters (never text spliced into SQL
+ * or into tsquery syntax): each term through plainto_/phraseto_tsquery, a prefix marked `:*` on the
+ * last lexeme of the tsquery PostgreSQL itself printed, all ANDed. Returned in tsquery's text form.
+ * INVALID_QUERY when no term holds a searchable word (only punctuation).
+ */
+export async function compileQuery(pool: Pool, terms: readonly QueryTerm[]): Promise<string> {
+  const { rows } = await withClient(pool, "Compiling a search query", (client) =>
+    client.query<{ query: string }>(
+      `WITH parts AS (
+         SELECT u.kind, CASE u.kind WHEN 'word' THEN plainto_tsquery('simple', u.text) ELSE phraseto_tsquery('simple', u.text) END AS q
+           FROM unnest($1::text[], $2::text[]) AS u (kind, text)
+       )
+       SELECT COALESCE(string_agg('(' || CASE WHEN kind = 'prefix' THEN q::text || ':*' ELSE q::text END || ')', ' & '), '') AS query
+         FROM parts WHERE numnode(q) > 0`,
+      [terms.map((t) => t.kind), terms.map((t) => t.text)],
+    ),
+  );
+  const query = rows[0]!.query;
+  if (query === "") throw new TranscriptStoreError("INVALID_QUERY", "The search query has no searchable words");
+  return query;
+}
+
+/** Filters of a search, checked. */
+export interface PgSearchFilters {
+  cwd: string | null;
+  since: Date | null;
+  until: Date | null;
+  roles: string[] | null;
+  model: string | null;
+  session: string | null;
+  limit: number;
+}
+
+/** One row of a search. */
+export interface PgSearchRow {
+  sessionId: string;
+  entryId: string;
+  role: string;
+  timestamp: string;
+  snippet: string;
+  score: number;
+  cwd: string;
+}
+
+const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "`;
+
+/**
+ * The search statement: hits of `$1` (compileQuery's tsquery) ranked by ts_rank (normalized by
+ * length), then newest first; the filters in the same statement ($2 … $7, null: none; the model
+ * is matched as a substring in any case, the session as an id or id prefix, as the file tree's
+ * index does); snippets (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
+ */
+export const SEARCH_SQL = `
+  SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
+         ts_headline('simple', e.body, $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd
+    FROM (SELECT e.session_id, e.seq, e.role, e.at, ts_rank(e.doc, $1::tsquery, 1) AS score
+            FROM search_entries e JOIN sessions s ON s.id = e.session_id
+           WHERE e.doc @@ $1::tsquery
+             AND ($2::text IS NULL OR s.cwd = $2) AND ($3::timestamptz IS NULL OR e.at >= $3)
+             AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
+             AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
+             AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
+           ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
+           LIMIT $8) r
+    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
+    JOIN sessions s ON s.id = r.session_id
+   ORDER BY r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role`;
+
+/** The parameters of SEARCH_SQL. */
+export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
+  return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
+}
+
+/** The hits of `tsquery` under the filters `f`, snippets with whitespace collapsed and cut to MAX_SNIPPET_CHARS. */
+export async function searchEntries(pool: Pool, tsquery: string, f: PgSearchFilters): Promise<PgSearchRow[]> {
+  const { rows } = await withClient(pool, "Searching the index", (client) =>
+    client.query<PgSearchRow>(SEARCH_SQL, searchParams(tsquery, f)),
+  );
+  for (const row of rows) {
+    row.snippet = row.snippet.replace(/\s+/g, " ").trim();
+    if (row.snippet.length > MAX_SNIPPET_CHARS) {
+      const end = /[\ud800-\udbff]/.test(row.snippet[MAX_SNIPPET_CHARS - 1]!) ? MAX_SNIPPET_CHARS - 1 : MAX_SNIPPET_CHARS;
+      row.snippet = `${row.snippet.slice(0, end)}…`;
+    }
+  }
+  return rows;
+}
+
+/** The roles a search may filter on. */
+export const SEARCHABLE_ROLES: readonly string[] = SEARCH_ROLES;

@@ -1,0 +1,40 @@
+/**
+ * The tables of the search index (docs/postgres.md, "Search index"): derived from `entries`, never
+ * the source of truth. The search step of schema.ts creates them; the index recreates them with this same text
+ * when they were dropped (every statement is `IF NOT EXISTS`). Frozen like a schema step: a change
+ * is a new step.
+ *
+ * `search_sessions` holds one row per indexed session: its `generation` when indexed (a rewrite
+ * gives the session a new one), the high-water mark (`indexed_seq`, `indexed_bytes`: the entry
+ * rows read so far and their bytes, counted as `sessions.body_bytes` counts them) and the model in
+ * effect after them (the next rows' `model` continues from it).
+ * `search_entries` holds the searchable text of an entry, one row per role it holds text for
+ * (an assistant message's text and its thinking are two rows), with a `simple` tsvector under GIN.
+ * Neither references `sessions`: a delete or an append never touches them (a refresh removes the
+ * rows of sessions gone).
+ */
+export const SEARCH_TABLES = `
+  CREATE TABLE IF NOT EXISTS search_sessions (
+    session_id    text PRIMARY KEY,
+    generation    bigint NOT NULL,
+    indexed_seq   bigint NOT NULL DEFAULT 0,
+    indexed_bytes bigint NOT NULL DEFAULT 0,
+    model         text
+  );
+  CREATE TABLE IF NOT EXISTS search_entries (
+    session_id text NOT NULL,
+    seq        bigint NOT NULL,
+    role       text NOT NULL,
+    entry_id   text,
+    at         timestamptz,
+    timestamp  text,
+    model      text,
+    body       text NOT NULL,
+    doc        tsvector NOT NULL GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, body)) STORED,
+    PRIMARY KEY (session_id, seq, role)
+  );
+  CREATE INDEX IF NOT EXISTS search_entries_doc ON search_entries USING gin (doc);
+`;
+
+/** The relations the index needs, each checked with `to_regclass` before use. */
+export const SEARCH_RELATIONS = ["search_sessions", "search_entries", "search_entries_doc"] as const;

@@ -1,0 +1,310 @@
+import { basename, dirname, isAbsolute, join } from "node:path";
+import { registerReferrer } from "../blob/blob-referrers.ts";
+import { errnoCode, TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { ensureDir, fsyncDir, io, writeFileAtomic } from "../io.ts";
+import { readMoveJournal } from "../session/move-journal.ts";
+import { artifactsDirOf, quarantinePathOf } from "../session/paths.ts";
+import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
+import type { TrashEntry } from "./lifecycle-driver.ts";
+
+/*
+ * The file tree's trash: `<root>/trash/<trashId>/` holds a removed session's files under their own
+ * names (session file, artifact directory, quarantine, backup) and `trash.json`, the entry's
+ * journal. Every step is a rename, and the session file moves last in both directions: its rename
+ * is the commit. A crash leaves the journal naming the step; `recoverTrash` (run before every
+ * trash operation) undoes an uncommitted one, so a session is always either in place or in trash.
+ */
+
+type TrashState = "trashing" | "trashed" | "restoring" | "purging";
+
+interface TrashJournal {
+  version: 1;
+  state: TrashState;
+  sessionId: string;
+  cwd: string;
+  from: string;
+  trashedAt: string;
+  bytes: number;
+  /** Names moved, relative to the session's directory; the session file is last. */
+  parts: string[];
+}
+
+const JOURNAL = "trash.json";
+
+/** `<root>/trash`: never removed once made (gc marks it as a registered place). */
+export function trashDirOf(root: string): string {
+  return join(root, "trash");
+}
+
+/**
+ * Writes an entry's journal. `fsync: false` only where losing the write is harmless: a "trashed"
+ * that reverts to "trashing" is committed again by recovery (the session file is in the trash).
+ */
+function writeJournal(dir: string, journal: TrashJournal, fsync = true): void {
+  writeFileAtomic(join(dir, JOURNAL), (emit) => emit(Buffer.from(`${JSON.stringify(journal)}\n`)), { fsync });
+}
+
+function readJournal(dir: string): TrashJournal | null {
+  try {
+    const value = JSON.parse(io.readFileSync(join(dir, JOURNAL), "utf8") as string) as TrashJournal;
+    if (value?.version !== 1 || !Array.isArray(value.parts) || typeof value.from !== "string" || !isAbsolute(value.from)) return null;
+    // Parts are plain names beside the session file: a hand-edited journal must not move anything elsewhere.
+    if (value.parts.length === 0 || !value.parts.every(isPlainName) || value.parts.at(-1) !== basename(value.from)) return null;
+    return value;
+  } catch {
+    return null;
+  }
+}
+
+function isPlainName(name: unknown): boolean {
+  return typeof name === "string" && name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
+}
+
+function exists(path: string): boolean {
+  return io.lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+}
+
+/** Bytes under `path` (a file, or a directory walked without following links). */
+export function bytesUnder(path: string): number {
+  const stat = io.lstatSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return 0;
+  if (!stat.isDirectory()) return stat.size;
+  let total = 0;
+  for (const name of io.readdirSync(path)) total += bytesUnder(join(path, name));
+  return total;
+}
+
+/** The names that travel with a session file (those present), the session file last. */
+export function sessionParts(file: string): string[] {
+  const names = [artifactsDirOf(file), quarantinePathOf(file), `${file}.bak`].filter(exists).map((p) => basename(p));
+  return [...names, basename(file)];
+}
+
+function entryOf(trashId: string, j: TrashJournal): TrashEntry {
+  return { trashId, sessionId: j.sessionId, cwd: j.cwd, from: j.from, trashedAt: new Date(j.trashedAt), bytes: j.bytes };
+}
+
+function moveFailed(what: string, err: unknown, path?: string): TranscriptStoreError {
+  return new TranscriptStoreError("MOVE_FAILED", `${what}: ${(err as Error).message}`, { path, cause: err });
+}
+
+export interface FileTrashOptions {
+  root: string;
+  blobsDir: string;
+  lockStaleMs: number;
+  onWarning?: WarningHandler;
+}
+
+/**
+ * Moves the session at `file` (with its artifacts, quarantine and backup) into the trash, under
+ * its lock: a live writer makes it throw `SESSION_LOCKED`, nothing moved.
+ */
+export async function trashSessionFile(
+  file: string,
+  meta: { sessionId: string; cwd: string },
+  at: Date,
+  options: FileTrashOptions,
+): Promise<TrashEntry> {
+  if (!exists(file)) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session file at ${file}`, { path: file });
+  if (readMoveJournal(file) !== null)
+    throw new TranscriptStoreError("MOVE_FAILED", `An interrupted move of ${file} is pending: open the session once to finish it`, {
+      path: file,
+    });
+  const lock = await acquireSessionLock(file, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+  try {
+    const trash = trashDirOf(options.root);
+    ensureDir(trash, true);
+    // Before any ref lands in the trash, gc must know to read it: trashed sessions keep their blobs.
+    registerReferrer(options.blobsDir, { kind: "tree", path: trash });
+    const parts = sessionParts(file);
+    const source = dirname(file);
+    const bytes = parts.reduce((sum, name) => sum + bytesUnder(join(source, name)), 0);
+    const trashId = newEntryDir(trash, at, meta.sessionId);
+    const dir = join(trash, trashId);
+    const journal: TrashJournal = { version: 1, state: "trashing", ...meta, from: file, trashedAt: at.toISOString(), bytes, parts };
+    writeJournal(dir, journal);
+    const moved: string[] = [];
+    try {
+      for (const name of parts) {
+        io.renameSync(join(source, name), join(dir, name));
+        moved.push(name);
+      }
+    } catch (err) {
+      for (const name of moved.reverse()) io.renameSync(join(dir, name), join(source, name));
+      removeEntryDir(dir);
+      throw moveFailed(`Cannot move ${file} to the trash`, err, file);
+    }
+    fsyncDir(source);
+    fsyncDir(dir);
+    writeJournal(dir, { ...journal, state: "trashed" }, false);
+    return entryOf(trashId, journal);
+  } finally {
+    await lock.release();
+  }
+}
+
+function newEntryDir(trash: string, at: Date, sessionId: string): string {
+  const stamp = at.toISOString().replace(/[:.]/g, "-");
+  for (let n = 0; ; n++) {
+    const trashId = n === 0 ? `${stamp}_${sessionId}` : `${stamp}_${sessionId}.${n}`;
+    try {
+      io.mkdirSync(join(trash, trashId), { mode: 0o700 });
+      return trashId;
+    } catch (err) {
+      if (errnoCode(err) !== "EEXIST") throw moveFailed(`Cannot create a trash entry in ${trash}`, err, trash);
+    }
+  }
+}
+
+function removeEntryDir(dir: string): void {
+  io.rmSync(join(dir, JOURNAL), { force: true });
+  io.rmdirSync(dir);
+}
+
+/** Every committed entry of the trash, oldest first (interrupted operations recovered first). */
+export async function listTrashEntries(options: FileTrashOptions): Promise<TrashEntry[]> {
+  await recoverTrash(options);
+  const trash = trashDirOf(options.root);
+  const out: TrashEntry[] = [];
+  for (const trashId of namesIn(trash)) {
+    const journal = readJournal(join(trash, trashId));
+    if (journal?.state === "trashed") out.push(entryOf(trashId, journal));
+  }
+  return out.sort((a, b) => a.trashedAt.getTime() - b.trashedAt.getTime() || a.trashId.localeCompare(b.trashId));
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return io.readdirSync(dir).filter((n) => !n.startsWith("."));
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return [];
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read the trash ${dir}: ${(err as Error).message}`, { path: dir });
+  }
+}
+
+/**
+ * Puts a trash entry back where it was. Anything already at one of its names (a new session at
+ * the same path) makes it refuse with `MOVE_FAILED`, nothing moved.
+ */
+export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions): string {
+  const dir = join(trashDirOf(options.root), entry.trashId);
+  const journal = readJournal(dir);
+  if (journal === null || journal.state !== "trashed")
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+  const source = dirname(journal.from);
+  for (const name of journal.parts)
+    if (exists(join(source, name)))
+      throw new TranscriptStoreError("MOVE_FAILED", `Cannot restore ${entry.trashId}: ${join(source, name)} exists`, {
+        path: join(source, name),
+      });
+  ensureDir(source, true);
+  writeJournal(dir, { ...journal, state: "restoring" });
+  const moved: string[] = [];
+  try {
+    for (const name of journal.parts) {
+      io.renameSync(join(dir, name), join(source, name));
+      moved.push(name);
+    }
+  } catch (err) {
+    for (const name of moved.reverse()) io.renameSync(join(source, name), join(dir, name));
+    writeJournal(dir, journal);
+    throw moveFailed(`Cannot restore ${entry.trashId} to ${journal.from}`, err, journal.from);
+  }
+  fsyncDir(source);
+  removeEntryDir(dir);
+  return journal.from;
+}
+
+/** Deletes a trash entry for good (journaled: a crash mid-way is finished by the next recovery). */
+export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions): void {
+  const dir = join(trashDirOf(options.root), entry.trashId);
+  const journal = readJournal(dir);
+  if (journal === null || journal.state !== "trashed")
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+  writeJournal(dir, { ...journal, state: "purging" });
+  finishPurge(dir, journal);
+}
+
+function finishPurge(dir: string, journal: TrashJournal): void {
+  try {
+    for (const name of [...journal.parts].reverse()) io.rmSync(join(dir, name), { recursive: true, force: true });
+    removeEntryDir(dir);
+  } catch (err) {
+    // The journal still says purging: the next lifecycle command finishes it.
+    throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot delete the trash entry ${dir}: ${(err as Error).message}`, {
+      path: dir,
+      cause: err,
+    });
+  }
+}
+
+/**
+ * Finishes or undoes what a crash interrupted, entry by entry: an uncommitted removal (its session
+ * file still in place) is undone under the session's lock, a committed one finished; a restore
+ * whose session file is back is finished, else undone; a purge is finished. What cannot be decided
+ * safely (a live writer, a name taken meanwhile) is left as it is and reported.
+ */
+export async function recoverTrash(options: FileTrashOptions): Promise<void> {
+  const trash = trashDirOf(options.root);
+  for (const trashId of namesIn(trash)) {
+    const dir = join(trash, trashId);
+    const journal = readJournal(dir);
+    if (journal === null) {
+      // A crash between creating the entry and writing its journal leaves it empty.
+      if (namesIn(dir).length === 0 && !exists(join(dir, JOURNAL))) io.rmSync(dir, { recursive: true, force: true });
+      else options.onWarning?.({ code: "MOVE_FAILED", message: `Trash entry without a readable trash.json left as it is`, path: dir });
+      continue;
+    }
+    if (journal.state === "trashed") continue;
+    if (journal.state === "purging") {
+      finishPurge(dir, journal);
+      continue;
+    }
+    const source = dirname(journal.from);
+    const file = basename(journal.from);
+    if (journal.state === "trashing") {
+      if (exists(join(dir, file))) writeJournal(dir, { ...journal, state: "trashed" });
+      else await undoTrashing(dir, journal, options);
+      continue;
+    }
+    // restoring
+    if (!exists(join(dir, file))) {
+      removeEntryDir(dir);
+      continue;
+    }
+    for (const name of journal.parts)
+      if (!exists(join(dir, name)) && exists(join(source, name))) io.renameSync(join(source, name), join(dir, name));
+    writeJournal(dir, { ...journal, state: "trashed" });
+  }
+}
+
+async function undoTrashing(dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
+  let lock: SessionLock;
+  try {
+    lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+  } catch (err) {
+    if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") {
+      options.onWarning?.({ code: "SESSION_LOCKED", message: "An interrupted removal waits for the session's writer", path: dir });
+      return;
+    }
+    throw err;
+  }
+  try {
+    const source = dirname(journal.from);
+    for (const name of journal.parts) {
+      if (!exists(join(dir, name))) continue;
+      if (exists(join(source, name))) {
+        options.onWarning?.({
+          code: "MOVE_FAILED",
+          message: `Both ${join(source, name)} and its trashed copy exist: kept both`,
+          path: dir,
+        });
+        return;
+      }
+      io.renameSync(join(dir, name), join(source, name));
+    }
+    removeEntryDir(dir);
+  } finally {
+    await lock.release();
+  }
+}
