@@ -8,6 +8,7 @@ import { benchAppend } from "./scenarios/append.ts";
 import { benchBundle } from "./scenarios/bundle.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
+import { benchForeignImport } from "./scenarios/foreign-import.ts";
 import { benchIndex } from "./scenarios/index.ts";
 import { benchList } from "./scenarios/list.ts";
 import { benchManySessions } from "./scenarios/many-sessions.ts";
@@ -32,6 +33,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   list: benchList,
   fork: benchFork,
   "many-sessions": benchManySessions,
+  "foreign-import": benchForeignImport,
   bundle: benchBundle,
   index: benchIndex,
   redact: benchRedact,

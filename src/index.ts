@@ -136,3 +136,12 @@ export { ATIF_SCHEMA_VERSION } from "./interchange/atif.ts";
 export type { AtifOptions } from "./interchange/atif.ts";
 export { validateAtif, ATIF_VERSIONS } from "./interchange/atif-validate.ts";
 export type { AtifProblem } from "./interchange/atif-validate.ts";
+
+// Other agents' transcripts in and out (issue 25)
+export { importClaudeCode, importCodex, importForeign, importForeignFile } from "./interchange/import-foreign.ts";
+export type { ForeignImportOptions, ForeignImportReport } from "./interchange/import-foreign.ts";
+export { exportClaudeCode, exportCodex, exportForeign, foreignLineBytes } from "./interchange/export-foreign.ts";
+export type { ForeignExportLine, ForeignExportSummary } from "./interchange/export-foreign.ts";
+export { defaultForeignTree } from "./interchange/foreign-files.ts";
+export type { ForeignField, InterchangeFormat } from "./interchange/foreign-entry.ts";
+export type { ForeignCounts, ForeignProblem } from "./interchange/build-foreign-session.ts";

@@ -1,4 +1,5 @@
 import type { CommandContext } from "./context.ts";
+import { foreignExport } from "./commands/foreign-transfer.ts";
 import { viewExport } from "./commands/view-export.ts";
 
 /** Writes session `id` in a target format to stdout, or to `output` (a file). Returns the exit code. */
@@ -9,4 +10,6 @@ export const EXPORT_TARGETS: Record<string, ExportTarget> = {
   atif: viewExport("atif"),
   markdown: viewExport("markdown"),
   html: viewExport("html"),
+  "claude-code": foreignExport("claude-code"),
+  codex: foreignExport("codex"),
 };

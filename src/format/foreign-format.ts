@@ -28,7 +28,7 @@ export function foreignFormatOf(record: unknown): ForeignFormat | null {
 export function foreignFormatHint(format: ForeignFormat): string {
   return format === "claude-code"
     ? "this looks like a Claude Code transcript (~/.claude/projects/…), not a pi/omp session; " +
-        "transcript-store reads pi/omp sessions only: resume it with Claude Code (`claude --resume`)"
+        "import it with `transcript-store import --from claude-code <file>`, or resume it with Claude Code (`claude --resume`)"
     : "this looks like a Codex rollout (~/.codex/sessions/…), not a pi/omp session; " +
-        "transcript-store reads pi/omp sessions only: resume it with Codex (`codex resume`)";
+        "import it with `transcript-store import --from codex <file>`, or resume it with Codex (`codex resume`)";
 }

@@ -138,6 +138,7 @@ describe("errors that used to hide (real CLI processes)", () => {
       expect(show.code).toBe(1);
       expect(show.stderr).toContain("BAD_HEADER");
       expect(show.stderr).toContain(`looks like a ${what}`);
+      expect(show.stderr).toContain("transcript-store import --from");
       const imported = await run(["import", "--root", dir], { stdin: readFileSync(file, "utf8") });
       expect(imported.code).toBe(1);
       expect(imported.stderr).toContain("BAD_HEADER");

@@ -14,6 +14,12 @@ const FIX = "regenerate with `npm run docs:errors` after editing src/error-catal
  */
 const VERIFY_FINDING_KINDS = ["MALFORMED_LINE", "GLUED_LINE", "TORN_TAIL", "BROKEN_PARENT", "ORPHANED_ARTIFACTS"];
 
+/**
+ * The problem codes of an import report for another agent's transcript (`ForeignLineProblem`,
+ * `MappingProblem`, src/interchange/, docs/interchange.md): per-line findings, not error codes.
+ */
+const FOREIGN_PROBLEM_CODES = ["BAD_JSON", "TORN_LINE", "INVALID_UTF8", "EMPTY_LINE", "UNKNOWN_RECORD_TYPE", "NOT_A_RECORD"];
+
 /** Every code a source text throws or reports: code-shaped string literals, `new TranscriptStoreError(<literal>`, `code: <literal>`. */
 function codesIn(text: string): string[] {
   const found = new Set<string>();
@@ -55,7 +61,7 @@ describe("the error-code catalogue", () => {
   });
 
   it("every code thrown or reported in src/ is in the catalogue", () => {
-    const known = new Set<string>([...ERROR_CATALOGUE.map((c) => c.code), ...VERIFY_FINDING_KINDS]);
+    const known = new Set<string>([...ERROR_CATALOGUE.map((c) => c.code), ...VERIFY_FINDING_KINDS, ...FOREIGN_PROBLEM_CODES]);
     const unknown: string[] = [];
     const seen = new Set<string>();
     for (const file of sourceFiles(join(REPO_ROOT, "src"))) {
@@ -71,6 +77,10 @@ describe("the error-code catalogue", () => {
     }
     const verify = readFileSync(join(REPO_ROOT, "src", "maintenance", "verify.ts"), "utf8");
     for (const kind of VERIFY_FINDING_KINDS) expect(verify, kind).toMatch(new RegExp(`\\| "${kind}"`));
+    const problems = ["foreign-lines.ts", "foreign-entry.ts"]
+      .map((f) => readFileSync(join(REPO_ROOT, "src", "interchange", f), "utf8"))
+      .join("");
+    for (const code of FOREIGN_PROBLEM_CODES) expect(problems, code).toContain(`"${code}"`);
   });
 
   it("the scan catches a code outside the catalogue in each form a source can hold one", () => {

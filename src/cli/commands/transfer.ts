@@ -15,6 +15,7 @@ import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
+import { runForeignImport } from "./foreign-transfer.ts";
 import { UsageError } from "../context.ts";
 import { redactBytesForSharing, redactForSharing, sharingRedactor } from "../../session/redact-for-sharing.ts";
 import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
@@ -27,7 +28,8 @@ export const exportCommand: Command = {
   name: "export",
   readOnly: true,
   summary:
-    "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; damaged lines as raw records)",
+    "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; " +
+    "damaged lines as raw records), or --to another format",
   usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
   options: {
     refs: { type: "boolean", default: false },
@@ -133,12 +135,17 @@ async function storedDamagedLines(options: ResolvedSessionManagerOptions, id: st
 
 export const importCommand: Command = {
   name: "import",
-  summary: "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine)",
-  usage: "import [file|-]",
+  summary:
+    "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
+    "or --from claude-code|codex transcripts",
+  usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
   createsStore: true,
-  options: {},
-  maxArgs: 1,
+  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
   async run(ctx) {
+    const from = ctx.values.from as string | undefined;
+    if (from !== undefined) return runForeignImport(ctx, from);
+    if (ctx.values["dry-run"] === true) throw new UsageError("import: --dry-run goes with --from");
+    if (ctx.positionals.length > 1) throw new UsageError("import: too many arguments (usage: transcript-store import [file|-])");
     const input = await readNdjson(commandInput(ctx, ctx.positionals[0]));
     if (input.length === 0)
       throw new TranscriptStoreError(

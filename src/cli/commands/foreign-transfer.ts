@@ -1,0 +1,103 @@
+import { resolve } from "node:path";
+import { TranscriptStoreError } from "../../errors.ts";
+import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
+import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
+import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
+import { importForeignFile, type ForeignImportReport } from "../../interchange/import-foreign.ts";
+import { writeNewOutput } from "../output-file.ts";
+import { printWarning, storeOptions, UsageError, type CommandContext } from "../context.ts";
+import { terminalText } from "../terminal-text.ts";
+
+/** The formats `import --from` reads (and `export --to` writes back). */
+export const FOREIGN_FORMATS: readonly InterchangeFormat[] = ["claude-code", "codex"];
+
+/** Problems printed per file before "… and N more". */
+const PROBLEMS_SHOWN = 5;
+
+function formatOf(value: string): InterchangeFormat {
+  if ((FOREIGN_FORMATS as readonly string[]).includes(value)) return value as InterchangeFormat;
+  throw new UsageError(terminalText`import: --from must be one of ${FOREIGN_FORMATS.join(", ")}, got ${value}`);
+}
+
+function reportText(r: ForeignImportReport): string {
+  const c = r.counts;
+  const status = r.status === "created" ? "imported" : r.status;
+  const where = r.location ?? r.path;
+  const sidecars = r.artifacts > 0 ? `, ${r.artifacts} tool-results file(s) as artifacts` : "";
+  const counts = `${c.records} line(s): ${c.mapped} mapped, ${c.kept} kept whole, ${c.damaged} damaged${sidecars}`;
+  return terminalText`${status} ${r.id} from ${r.path}: ${counts}\n${where}`;
+}
+
+/**
+ * `import --from claude-code|codex [paths…]`: each file (directories walked for `*.jsonl`; no path:
+ * the agent's default tree) is imported, or only read with `--dry-run`; one report per file. A
+ * file refused (not of that format, or a conflicting session) is reported and the others go on: exit 1.
+ */
+export async function runForeignImport(ctx: CommandContext, from: string): Promise<number> {
+  const format = formatOf(from);
+  const paths = ctx.positionals.length > 0 ? ctx.positionals : [defaultForeignTree(format, ctx.io.env)];
+  const files = foreignFiles(paths, ctx.io.cwd);
+  if (files.length === 0) throw new TranscriptStoreError("NO_INPUT", terminalText`no *.jsonl file under ${paths.join(", ")}`);
+  const options = { ...storeOptions(ctx), dryRun: ctx.values["dry-run"] === true, onWarning: printWarning(ctx.io) };
+  let failed = 0;
+  for (const file of files) {
+    let report: ForeignImportReport;
+    try {
+      report = await importForeignFile(format, file, options);
+    } catch (err) {
+      if (!(err instanceof TranscriptStoreError)) throw err;
+      report = {
+        path: file,
+        format,
+        id: "",
+        sourceId: null,
+        status: "refused",
+        location: null,
+        entries: 0,
+        artifacts: 0,
+        counts: { records: 0, mapped: 0, kept: 0, damaged: 0 },
+        problems: [],
+        error: { code: err.code, message: err.message },
+      };
+    }
+    if (report.status === "refused") failed++;
+    ctx.emit({ type: "foreign_import", ...report }, report.error ? terminalText`refused: ${report.error.message}` : reportText(report));
+    if (!ctx.json && report.status !== "refused") {
+      for (const p of report.problems.slice(0, PROBLEMS_SHOWN)) ctx.io.stderr(terminalText`  line ${p.line}: ${p.code}: ${p.reason}\n`);
+      if (report.problems.length > PROBLEMS_SHOWN) ctx.io.stderr(`  … and ${report.problems.length - PROBLEMS_SHOWN} more problem(s)\n`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+/**
+ * `export <id> --to claude-code|codex`: the session's source lines as the agent wrote them (records
+ * as compact JSON, damaged lines byte for byte), to stdout or to `-o <file>` (a new file: `OUTPUT_EXISTS` when the name is taken).
+ */
+export function foreignExport(format: InterchangeFormat) {
+  return async (ctx: CommandContext, id: string, output: string | undefined): Promise<number> => {
+    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
+    const summary: ForeignExportSummary = { lines: 0, skipped: 0 };
+    async function* bytes(): AsyncIterable<Buffer> {
+      let step = await lines.next();
+      while (step.done !== true) {
+        yield foreignLineBytes(step.value);
+        step = await lines.next();
+      }
+      Object.assign(summary, step.value);
+    }
+    if (output !== undefined) {
+      await writeNewOutput(resolve(ctx.io.cwd, output), bytes());
+    } else {
+      // gathered first, so that a failure leaves stdout empty rather than short
+      const chunks: Buffer[] = [];
+      for await (const c of bytes()) chunks.push(c);
+      const write = ctx.io.records ?? ctx.io.stdout;
+      for (const c of chunks) write(c.toString("utf8"));
+    }
+    if (summary.skipped > 0) {
+      ctx.io.stderr(`${summary.skipped} entr(y/ies) added in this store after the import are not in the source format; not exported\n`);
+    }
+    return 0;
+  };
+}

@@ -1,0 +1,91 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { describeBackends } from "../conformance/backends.ts";
+import { cli } from "../support/cli.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const FIXTURES = join(import.meta.dirname, "../fixtures/foreign");
+
+/** Source lines as JSON values. */
+function recordsOf(text: string): unknown[] {
+  return text
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
+}
+
+describeBackends("import --from / export --to", (backend) => {
+  it("a Claude Code tree and a Codex rollout: one report per file, re-run unchanged, exported back equal", async () => {
+    const options = await backend.options();
+    const args = backend.cliArgs(options);
+    const cc = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "claude-code"), "--json"]);
+    expect(cc.stderr).toBe("");
+    expect(cc.code).toBe(0);
+    expect(cc.records).toHaveLength(6);
+    for (const r of cc.records) {
+      expect(r.status).toBe("created");
+      expect(r.counts.mapped + r.counts.kept + r.counts.damaged).toBe(r.counts.records);
+      expect(r.counts.records).toBe(recordsOf(readFileSync(r.path, "utf8")).length);
+    }
+    const again = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "claude-code"), "--json"]);
+    expect(again.records.map((r) => r.status)).toEqual(Array(6).fill("unchanged"));
+
+    const images = cc.records.find((r) => r.path.endsWith("synthetic-v1.0.83-images.jsonl"))!;
+    const out = await cli([...args, "export", images.id, "--to", "claude-code"]);
+    expect(out.code).toBe(0);
+    expect(recordsOf(out.stdout)).toEqual(recordsOf(readFileSync(images.path, "utf8")));
+
+    const rollout = join(FIXTURES, "codex/synthetic-v0.2x-pre-envelope.jsonl");
+    const cx = await cli([...args, "import", "--from", "codex", rollout, "--json"]);
+    expect(cx.records[0]).toMatchObject({ status: "created", counts: { records: 8, mapped: 5, kept: 3, damaged: 0 } });
+    const file = join(tempDir("ts-foreign-out-"), "rollout.jsonl");
+    const written = await cli([...args, "export", cx.records[0]!.id, "--to", "codex", "-o", file]);
+    expect(written.code).toBe(0);
+    expect(written.stdout).toBe("");
+    expect(recordsOf(readFileSync(file, "utf8"))).toEqual(recordsOf(readFileSync(rollout, "utf8")));
+
+    const wrong = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code"]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("INVALID_OPTION");
+    expect(wrong.stdout).toBe("");
+  });
+});
+
+it("without a path, import walks the agent's default tree ($HOME/.codex/sessions); --dry-run writes nothing", async () => {
+  const home = tempDir("ts-foreign-home-");
+  const root = tempDir("ts-foreign-root-");
+  const day = join(home, ".codex/sessions/2026/03/25");
+  mkdirSync(day, { recursive: true });
+  writeFileSync(join(day, "rollout-a.jsonl"), readFileSync(join(FIXTURES, "codex/v0.129.0-turn-2.jsonl")));
+  const dry = await cli(["--root", root, "import", "--from", "codex", "--dry-run"], { env: { HOME: home } });
+  expect(dry.code).toBe(0);
+  expect(dry.stdout).toContain("dry-run");
+  expect(dry.stdout).toContain("rollout-a.jsonl");
+  const ls = await cli(["--root", root, "ls", "--all", "--json"]);
+  expect(ls.records).toEqual([]);
+});
+
+it("usage errors: an unknown --from, --dry-run without --from, -o without --to, an unknown --to", async () => {
+  const root = tempDir("ts-foreign-root-");
+  const file = join(FIXTURES, "codex/v0.129.0-turn-2.jsonl");
+  expect((await cli(["--root", root, "import", "--from", "gemini", file])).code).toBe(2);
+  expect((await cli(["--root", root, "import", "--dry-run", file])).code).toBe(2);
+  const imported = await cli(["--root", root, "import", "--from", "codex", file, "--json"]);
+  const id = imported.records[0]!.id as string;
+  expect((await cli(["--root", root, "export", id, "-o", join(root, "x")])).code).toBe(2);
+  const unknown = await cli(["--root", root, "export", id, "--to", "pdf"]);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("claude-code");
+});
+
+it("export --to codex -o onto a file that exists is OUTPUT_EXISTS, the file untouched", async () => {
+  const root = tempDir("ts-foreign-root-");
+  const imported = await cli(["--root", root, "import", "--from", "codex", join(FIXTURES, "codex/v0.129.0-turn-2.jsonl"), "--json"]);
+  const target = join(tempDir("ts-foreign-out-"), "taken.jsonl");
+  writeFileSync(target, "mine\n");
+  const out = await cli(["--root", root, "export", imported.records[0]!.id, "--to", "codex", "-o", target]);
+  expect(out.code).toBe(1);
+  expect(out.stderr).toContain("OUTPUT_EXISTS");
+  expect(readFileSync(target, "utf8")).toBe("mine\n");
+});
