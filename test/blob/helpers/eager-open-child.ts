@@ -1,0 +1,14 @@
+// `eager-open-child.ts <root> <sessionFile>`: opens the session eagerly in a fresh process (a fresh blob
+// store reading the proof log) and prints the warning codes and the image data of every entry as JSON.
+import type { StoreWarning } from "../../../src/errors.ts";
+import { SessionManager } from "../../../src/session/session-manager.ts";
+
+const [root, file] = process.argv.slice(2) as [string, string];
+const warnings: StoreWarning[] = [];
+const m = await SessionManager.open(file, { root, readOnly: true, rehydrate: "eager", onWarning: (w) => warnings.push(w) });
+const images = m
+  .getEntries()
+  .flatMap((e) => ((e as { message?: { content?: unknown } }).message?.content as Array<{ type: string; data: string }> | undefined) ?? [])
+  .filter((b) => typeof b === "object" && b.type === "image")
+  .map((b) => b.data);
+process.stdout.write(`${JSON.stringify({ codes: warnings.map((w) => w.code), images })}\n`);
