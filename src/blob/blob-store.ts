@@ -10,6 +10,11 @@ import { ProofLog } from "./proof-log.ts";
 export interface BlobStoreOptions {
   /** fsync each new blob and its directory (survives power loss). @default false */
   fsync?: boolean;
+  /**
+   * A store of a read-only open: it uses the proof log (`.proven`) but never writes it, so a
+   * `readOnly` open writes nothing, anywhere. @default false
+   */
+  readOnly?: boolean;
 }
 
 export interface PutResult {
@@ -63,7 +68,7 @@ export class BlobStore {
     if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "BlobStore needs a directory path");
     this.dir = dir;
     this.fsync = options.fsync === true;
-    this.proofLog = new ProofLog(dir);
+    this.proofLog = new ProofLog(dir, options.readOnly !== true);
   }
 
   private get proven(): Map<string, string> {

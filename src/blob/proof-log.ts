@@ -39,10 +39,12 @@ export class ProofLog {
   /** Lines believed to be in the file (read plus appended by this instance). */
   private lines = 0;
   /** Set after a write failed: this store keeps its proofs in memory only. */
-  private disabled = false;
+  private disabled: boolean;
 
-  constructor(dir: string) {
+  /** `writable: false` (a read-only open's store): proofs are read but never recorded. */
+  constructor(dir: string, writable = true) {
     this.path = join(dir, PROOF_LOG_FILE);
+    this.disabled = !writable;
   }
 
   /** The proofs on disk, hash → stamp (the last line for a hash wins); empty when there is no usable log. */

@@ -68,6 +68,21 @@ describe("the blob directory's proof log (.proven)", () => {
     expect(JSON.parse(after.stdout)).toEqual({ codes: ["BLOB_CORRUPT"], images: [`blob:sha256:${sha(png)}`] });
   });
 
+  it("a readOnly open uses the log but writes none (readOnly writes nothing, anywhere)", async () => {
+    const root = tempDir();
+    const png = makePng(24, 24, 9);
+    const m = await SessionManager.create(join(root, "p"), { root });
+    m.appendMessage({ role: "user", content: [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }] });
+    await m.close();
+    const blobs = join(root, "blobs");
+    utimesSync(join(blobs, sha(png)), HOUR_AGO(), HOUR_AGO());
+    const before = readdirSync(blobs).sort();
+    const opened = await SessionManager.open(m.sessionFile!, { root, readOnly: true, rehydrate: "eager" });
+    expect(JSON.stringify(opened.getEntries())).toContain(png.toString("base64"));
+    expect(readdirSync(blobs).sort()).toEqual(before);
+    expect(before).not.toContain(PROOF_LOG_FILE);
+  });
+
   it("keeps the proof of a just-modified blob in memory only (a same-tick rewrite would keep its stamp)", () => {
     const dir = tempDir();
     const store = new BlobStore(dir);
