@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stampOf } from "../../src/blob/blob-file.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
 import { PROOF_LOG_FILE } from "../../src/blob/proof-log.ts";
+import { collectGarbage } from "../../src/maintenance/gc.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { runTs } from "../support/child.ts";
 import { injectFault, opensForWriting } from "../support/fault.ts";
@@ -81,6 +82,21 @@ describe("the blob directory's proof log (.proven)", () => {
     expect(JSON.stringify(opened.getEntries())).toContain(png.toString("base64"));
     expect(readdirSync(blobs).sort()).toEqual(before);
     expect(before).not.toContain(PROOF_LOG_FILE);
+  });
+
+  it("is neither a blob to list() nor garbage to gc (only 64-hex names are blobs)", async () => {
+    const root = tempDir();
+    const blobs = join(root, "blobs");
+    mkdirSync(join(root, "sessions"), { recursive: true });
+    const { hash } = await provenBlob(blobs, Buffer.from("unreferenced ".repeat(9)));
+    const log = readFileSync(join(blobs, PROOF_LOG_FILE), "latin1");
+    const listed: string[] = [];
+    for await (const h of new BlobStore(blobs).list()) listed.push(h);
+    expect(listed).toEqual([hash]);
+    const report = await collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: blobs, graceMs: 0 });
+    expect(report.deleted).toEqual([hash]);
+    expect(readdirSync(blobs)).toEqual([PROOF_LOG_FILE]);
+    expect(readFileSync(join(blobs, PROOF_LOG_FILE), "latin1")).toBe(log);
   });
 
   it("keeps the proof of a just-modified blob in memory only (a same-tick rewrite would keep its stamp)", () => {
