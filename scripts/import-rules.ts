@@ -169,6 +169,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/session/giant-lines.ts": "session file: the rewrite after a giant image line went to the blob store (temp + rename)",
   "src/blob/blob-store.ts": "blobs <blobsDir>/<sha256>",
   "src/blob/blob-referrers.ts": "<blobsDir>/.referrers.jsonl",
+  "src/blob/proof-log.ts": "<blobsDir>/.proven, the proof log (O_APPEND lines, compacted by temp + rename)",
   "src/artifacts/artifact-files.ts": "artifact files (exclusive temp, link or rename publish)",
   "src/artifacts/artifact-writer.ts": "an artifact's content as it streams",
   "src/artifacts/artifact-store.ts": "artifact metadata (temp + rename)",

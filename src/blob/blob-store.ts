@@ -4,10 +4,16 @@ import { ensureDir, io, writeFileAtomic } from "../io.ts";
 import { openWithRelief } from "../session/append-handles.ts";
 import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
 import { isBlobHash, parseBlobRef, toBlobRef, blobHashOf } from "./blob-ref.ts";
+import { ProofLog } from "./proof-log.ts";
 
 export interface BlobStoreOptions {
   /** fsync each new blob and its directory (survives power loss). @default false */
   fsync?: boolean;
+  /**
+   * A store of a read-only open: it uses the proof log (`.proven`) but never writes it, so a
+   * `readOnly` open writes nothing, anywhere. @default false
+   */
+  readOnly?: boolean;
 }
 
 export interface PutResult {
@@ -43,13 +49,23 @@ export class BlobStore {
   readonly dir: string;
   private readonly fsync: boolean;
   private dirReady = false;
-  /** hash → stamp of the file last proven (compared or re-hashed) to hold exactly that blob. */
-  private readonly proven = new Map<string, string>();
+  /**
+   * hash → stamp of the file last proven (compared or re-hashed) to hold exactly that blob; loaded
+   * from the directory's proof log on first use, so proofs outlive the process that made them.
+   */
+  private provenMap: Map<string, string> | null = null;
+  private readonly proofLog: ProofLog;
 
   constructor(dir: string, options: BlobStoreOptions = {}) {
     if (typeof dir !== "string" || dir.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "BlobStore needs a directory path");
     this.dir = dir;
     this.fsync = options.fsync === true;
+    this.proofLog = new ProofLog(dir, options.readOnly !== true);
+  }
+
+  private get proven(): Map<string, string> {
+    if (this.provenMap === null) this.provenMap = this.proofLog.load(MAX_PROVEN - 1);
+    return this.provenMap;
   }
 
   /** The path a hash is stored at (the hash is validated first). */
@@ -147,8 +163,11 @@ export class BlobStore {
       if (stat === undefined) return;
       current = stampOf(stat);
     }
-    if (this.proven.size >= MAX_PROVEN) this.proven.clear();
-    this.proven.set(hash, current);
+    const proven = this.proven;
+    if (proven.get(hash) === current) return;
+    if (proven.size >= MAX_PROVEN) proven.clear();
+    proven.set(hash, current);
+    this.proofLog.record(hash, current, proven);
   }
 
   private ensureDir(): void {
@@ -178,9 +197,10 @@ export class BlobStore {
 
   /**
    * The bytes of a blob, guaranteed to hash to its name (else `BLOB_CORRUPT`); null when absent.
-   * The sha256 is computed only when this store has not yet proven this very file (same inode,
-   * size and mtime), so a session whose context is rehydrated on every turn hashes each image
-   * once, while a blob truncated or rewritten in place since is caught on its next read.
+   * The sha256 is computed only when neither this store nor the directory's proof log (`.proven`,
+   * written by earlier stores) has proven this very file (same inode, size and mtime), so an image
+   * is hashed once, not on every turn or every open, while a blob truncated or rewritten in place
+   * since is caught on its next read. Bit rot under an unchanged stamp is `verify`'s to find.
    */
   getVerifiedSync(hashOrRef: string): Buffer | null {
     const path = this.pathOf(hashOrRef);
@@ -195,6 +215,7 @@ export class BlobStore {
     const actual = blobHashOf(bytes);
     if (actual !== expected) {
       this.proven.delete(expected);
+      this.proofLog.revoke(expected, this.proven); // bit rot under an unchanged stamp: no process trusts it again
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, {
         path,
       });

@@ -15,7 +15,7 @@ export function readSessionUnlocked(path: string, store: ResolvedPiOptions): { h
     rehydrate: "eager",
     blobThreshold: engine.prepare.blobThreshold,
     chunkSize: engine.chunkSize,
-    blobs: new BlobStore(engine.blobsDir),
+    blobs: new BlobStore(engine.blobsDir, { readOnly: true }),
     sources: new InlineImageSources(() => path),
     warn: (w) => engine.onWarning({ ...w, path: w.path ?? path }),
     writable: false,

@@ -106,7 +106,7 @@ export async function exportFile(path: string, options: ResolvedSessionManagerOp
   const abs = resolve(path);
   const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
   const storage = opened.storage(quietHooks(options, () => opened.header));
-  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
+  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
   const common = {
     quarantine: () => quarantineOf(abs),
     artifacts: () => artifactFiles(artifactsDirOf(abs)),

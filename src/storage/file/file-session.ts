@@ -76,7 +76,7 @@ export class FileSessionStorage implements SessionStorage {
     this.startNew = init.startNew;
     this.fileMatchesMemory = init.fileMatchesMemory;
     this.scanned = init.scanned ?? null;
-    this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync });
+    this.blobs = new BlobStore(init.options.blobsDir, { fsync: init.options.fsync, readOnly: init.readOnly });
     this.sources = init.sources ?? new InlineImageSources(() => this.path);
     this.blobReader = blobReader(this.blobs, this.sources);
     this.writer = new SessionWriter(

@@ -123,7 +123,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
   }
   try {
     await recoverMovesOnOpen(abs, { readOnly, lockStaleMs: options.lockStaleMs });
-    const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync });
+    const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly });
     const warn = (w: StoreWarning) => relay.warn(w);
     const sources = new InlineImageSources(() => storage?.path ?? abs);
     const loaded = loadSessionFile(abs, {
