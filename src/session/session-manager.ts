@@ -7,6 +7,7 @@ import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type S
 import { backendOf } from "../storage/backends.ts";
 import { applyLifecycle, type LifecycleListOptions } from "../lifecycle/listing-flags.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
+import { incognitoSession } from "../storage/incognito-session.ts";
 import type { Blobs, OpenedSession, SessionStorage, StoreGcOptions, StoreGcReport } from "../storage/session-storage.ts";
 import { DeferredTree, type EntryTree } from "./entry-tree.ts";
 import { forkHeader } from "./fork-header.ts";
@@ -67,6 +68,7 @@ export class SessionManager {
     const created = resolved.now();
     const id = uuidv7(created.getTime());
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
+    if (resolved.incognito) return new SessionManager(resolved, incognitoSession(header, [], resolved));
     return new SessionManager(resolved, await backendOf(resolved).create(header, resolved));
   }
 
@@ -78,6 +80,7 @@ export class SessionManager {
    */
   static async open(path: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
+    refuseIncognito(resolved, "open");
     return new SessionManager(resolved, await backendOf(resolved).open(path, resolved));
   }
 
@@ -104,6 +107,7 @@ export class SessionManager {
   /** The most recent session of `cwd`, or a new one when there is none. */
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
+    refuseIncognito(resolved, "continueRecent");
     const backend = backendOf(resolved);
     // Archived and trashed sessions are not resumed: they stay openable by id or path.
     const sessions = await applyLifecycle(await backend.list(cwd, resolved), backend, resolved);
@@ -126,6 +130,7 @@ export class SessionManager {
    */
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
+    refuseIncognito(resolveSessionManagerOptions(rest), "forkFrom");
     if (atEntryId === undefined) {
       const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
       const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
@@ -406,4 +411,9 @@ export class SessionManager {
     tree.byId.set(entry.id, entry);
     tree.leafId = entry.id;
   }
+}
+
+/** An incognito session is only ever new: opening, resuming or forking a stored one would read (and lock) the store. */
+function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
+  if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
 }

@@ -45,6 +45,12 @@ export interface SessionManagerOptions extends PrepareOptions {
    * @default the file tree under `root`
    */
   store?: StorageBackend | string;
+  /**
+   * Incognito (`create` only): entries and blobs stay in memory, artifacts in a private temp
+   * directory removed on close; nothing reaches the store root, the blob directory or a database.
+   * Refused with `store`, `readOnly` or `fsync`. @default false
+   */
+  incognito?: boolean;
 }
 
 export interface ResolvedSessionManagerOptions {
@@ -63,6 +69,7 @@ export interface ResolvedSessionManagerOptions {
   prepare: ResolvedPrepareOptions;
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
+  incognito: boolean;
   /** The options as given, for managers derived from this one (fork, move). */
   original: SessionManagerOptions;
 }
@@ -95,6 +102,8 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   if (!Number.isInteger(chunkSize) || chunkSize < 1)
     throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
+  const incognito = bool("incognito", options.incognito, false);
+  if (incognito) refuseWithIncognito(options);
   const dirs = resolveStoreDirs(options);
   return {
     ...dirs,
@@ -110,8 +119,17 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     now: options.now ?? (() => new Date()),
     prepare: resolvePrepareOptions(options),
     store: resolveStore(options.store),
+    incognito,
     original: options,
   };
+}
+
+/** Options that would make an incognito session reach a store, or that mean nothing without one. */
+function refuseWithIncognito(options: SessionManagerOptions): void {
+  const contradicting = (["store", "readOnly", "fsync"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+  if (contradicting.length > 0) {
+    throw new TranscriptStoreError("INVALID_OPTION", `incognito cannot be combined with ${contradicting.join(", ")}: nothing is stored`);
+  }
 }
 
 /** A given layout (validated), else the one the sessions tree shows, else omp's. */
