@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   "INDEX_UNAVAILABLE",
   "INVALID_CONFIG",
   "SESSION_PINNED",
+  "KEY_REQUIRED",
+  "DECRYPT_FAILED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

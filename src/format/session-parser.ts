@@ -51,6 +51,12 @@ export interface SessionParserOptions {
    * it cannot; the line itself is then parsed). `mapRecord` is then given the shorter text and `cut`.
    */
   cutLine?: (bytes: Buffer) => LineCut | null;
+  /**
+   * Turns each entry line's record into the record it stands for, before anything else looks at it
+   * (an encrypted session's lines are decrypted here), given the header and the line's ordinal among
+   * the entry records (1-based). May throw: the scan stops.
+   */
+  openRecord?: (record: RawRecord, header: SessionHeader, ordinal: number) => RawRecord;
 }
 
 /** A line's bytes with parts cut out, and how the record parsed from them is made whole again. */
@@ -165,19 +171,20 @@ export class SessionParser {
   }
 
   /** One object of a line: the header (or omp title) until there is one, then an entry record. */
-  private takeObject(record: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer, cut = false): void {
+  private takeObject(stored: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer, cut = false): void {
     if (this.header === null && this.headerProblem === null) {
-      this.takeHeader(record);
+      this.takeHeader(stored);
       return;
     }
     if (this.header === null) {
       // Lines after a bad header are not interpreted, only looked at to say what the file is.
       if (this.foreignProbe > 0) {
         this.foreignProbe--;
-        this.foreign ??= foreignFormatOf(record);
+        this.foreign ??= foreignFormatOf(stored);
       }
       return;
     }
+    const record = this.options.openRecord ? this.options.openRecord(stored, this.header, this.parsedCount + 1) : stored;
     const version = typeof this.header.version === "number" ? this.header.version : 1;
     if (version >= 2) {
       const id = record.id;

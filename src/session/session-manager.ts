@@ -16,6 +16,7 @@ import { artifactsDirOf } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import type { DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
+import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
@@ -64,10 +65,16 @@ export class SessionManager {
 
   /** A new session for `cwd` (in the store's bucket of that cwd, or a new row set in the database). */
   static async create(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const resolved = resolveSessionManagerOptions(options);
+    let resolved = resolveSessionManagerOptions(options);
     const created = resolved.now();
     const id = uuidv7(created.getTime());
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
+    if (resolved.encryption !== null) {
+      // The header names the key in clear; every entry line is encrypted (line-cipher.ts).
+      const encryption = newHeaderEncryption(resolved.encryption);
+      resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, encryption) };
+      header.encryption = encryption;
+    }
     if (resolved.incognito) return new SessionManager(resolved, incognitoSession(header, [], resolved));
     return new SessionManager(resolved, await backendOf(resolved).create(header, resolved));
   }
@@ -79,8 +86,11 @@ export class SessionManager {
    * valid header is never overwritten (`BAD_HEADER`).
    */
   static async open(path: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const resolved = resolveSessionManagerOptions(options);
+    let resolved = resolveSessionManagerOptions(options);
     refuseIncognito(resolved, "open");
+    if (resolved.encryption !== null && resolved.store === null) {
+      resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, { path: resolve(path) }) };
+    }
     return new SessionManager(resolved, await backendOf(resolved).open(path, resolved));
   }
 
@@ -131,7 +141,8 @@ export class SessionManager {
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
     refuseIncognito(resolveSessionManagerOptions(rest), "forkFrom");
-    if (atEntryId === undefined) {
+    // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
+    if (atEntryId === undefined && rest.encryption === undefined) {
       const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
       const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
       if (copied) return new SessionManager(resolved, copied);

@@ -6,6 +6,7 @@ import { storeFromUrl } from "../storage/store-url.ts";
 import { storeUrlForms } from "../storage/backend-registry.ts";
 import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
+import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
 
 export type RehydrateMode = "eager" | "lazy";
 
@@ -51,6 +52,12 @@ export interface SessionManagerOptions extends PrepareOptions {
    * Refused with `store`, `readOnly` or `fsync`. @default false
    */
   incognito?: boolean;
+  /**
+   * Encryption at rest (file store): `{ key }` (32 bytes) or `{ keyProvider, keyId }`. New sessions
+   * are encrypted line by line (README, Privacy); opening an encrypted session needs its key
+   * (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with `store`, `incognito` and `rehydrate: "lazy"`.
+   */
+  encryption?: EncryptionOptions;
 }
 
 export interface ResolvedSessionManagerOptions {
@@ -70,6 +77,8 @@ export interface ResolvedSessionManagerOptions {
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
   incognito: boolean;
+  /** Null: new sessions are plain (and encrypted ones cannot be opened). */
+  encryption: ResolvedEncryption | null;
   /** The options as given, for managers derived from this one (fork, move). */
   original: SessionManagerOptions;
 }
@@ -105,6 +114,9 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   const incognito = bool("incognito", options.incognito, false);
   if (incognito) refuseWithIncognito(options);
   const dirs = resolveStoreDirs(options);
+  const encryption = resolveEncryption(options.encryption);
+  if (encryption !== null) refuseWithEncryption(options);
+  const prepare = resolvePrepareOptions(options);
   return {
     ...dirs,
     layout: resolveLayout(options.layout, dirs.sessionsDir),
@@ -117,19 +129,31 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     chunkSize,
     cwd: options.cwd,
     now: options.now ?? (() => new Date()),
-    prepare: resolvePrepareOptions(options),
+    // Encrypted lines keep their images inline (encrypted with the line): nothing goes to the blob store in clear.
+    prepare: encryption === null ? prepare : { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER },
     store: resolveStore(options.store),
     incognito,
+    encryption,
     original: options,
   };
 }
 
 /** Options that would make an incognito session reach a store, or that mean nothing without one. */
 function refuseWithIncognito(options: SessionManagerOptions): void {
-  const contradicting = (["store", "readOnly", "fsync"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+  const contradicting = (["store", "readOnly", "fsync", "encryption"] as const).filter(
+    (key) => options[key] !== undefined && options[key] !== false,
+  );
   if (contradicting.length > 0) {
     throw new TranscriptStoreError("INVALID_OPTION", `incognito cannot be combined with ${contradicting.join(", ")}: nothing is stored`);
   }
+}
+
+/** Options encryption cannot honour yet: another backend, lazy images (refs into encrypted lines). */
+function refuseWithEncryption(options: SessionManagerOptions): void {
+  if (options.store !== undefined)
+    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store only (not with store)");
+  if (options.rehydrate === "lazy")
+    throw new TranscriptStoreError("INVALID_OPTION", 'encryption cannot be combined with rehydrate: "lazy"');
 }
 
 /** A given layout (validated), else the one the sessions tree shows, else omp's. */
