@@ -93,7 +93,14 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
   let cipher: LineCipher | null | undefined;
   const openRecord = (record: RawRecord, header: SessionHeader, ordinal: number): RawRecord => {
     if (cipher === undefined) cipher = withPath(path, () => cipherFor(header, options.key ?? null));
-    return cipher === null ? record : withPath(path, () => cipher!.open(record, ordinal));
+    if (cipher !== null) return withPath(path, () => cipher!.open(record, ordinal));
+    // A header stripped of its encryption must not turn the session plain (later appends would be written in clear).
+    if (record.type === "encrypted") {
+      throw new TranscriptStoreError("DECRYPT_FAILED", `Entry line ${ordinal} is encrypted but the header is not; nothing is served`, {
+        path,
+      });
+    }
+    return record;
   };
   const parserOptions = eager ? { mapRecord, openRecord } : { mapRecord, cutLine, openRecord };
   let parsed = scanSessionFile(path, parserOptions, options.chunkSize);

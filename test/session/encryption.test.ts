@@ -142,6 +142,32 @@ describe("encryption at rest (file store)", () => {
     await intact.close();
   });
 
+  it("a header stripped of its encryption is DECRYPT_FAILED (no downgrade to plain appends), the file byte-identical", async () => {
+    const root = tempDir();
+    const { path, key } = await encryptedSession(root);
+    const [head, ...rest] = lines(path);
+    const { encryption: _dropped, ...plainHeader } = JSON.parse(head!);
+    writeFileSync(path, `${[JSON.stringify(plainHeader), ...rest].join("\n")}\n`);
+    const before = readFileSync(path);
+    await expectCode(SessionManager.open(path, { root }), "DECRYPT_FAILED");
+    await expectCode(SessionManager.open(path, { root, encryption: { key } }), "DECRYPT_FAILED");
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("moveTo keeps an encrypted session readable (its lines are bound to its id, not its path)", async () => {
+    const root = tempDir();
+    const { path, key, entries } = await encryptedSession(root);
+    const sm = await SessionManager.open(path, { root, encryption: { key } });
+    await sm.moveTo(join(root, "elsewhere"));
+    const added = sm.appendMessage({ role: "user", content: "after the move" });
+    await sm.close();
+    expect(sm.sessionFile).not.toBe(path);
+    const moved = await SessionManager.open(sm.sessionFile!, { root, encryption: { key }, readOnly: true });
+    expect(moved.getEntries().map((e) => e.id)).toEqual([...entries.map((e) => e.id), added]);
+    await moved.close();
+    expect(readFileSync(sm.sessionFile!, "utf8")).not.toContain("after the move");
+  });
+
   it("a torn final encrypted line is repaired into quarantine like a plain one; later appends read back", async () => {
     const root = tempDir();
     const { path, key, ids } = await encryptedSession(root);
