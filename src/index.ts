@@ -37,6 +37,7 @@ export { isBlobRef, parseBlobRef, toBlobRef, BLOB_REF_PREFIX } from "./blob/blob
 export { SessionManager } from "./session/session-manager.ts";
 export type { BuildContextOptions } from "./session/session-manager.ts";
 export type { SessionManagerOptions, RehydrateMode } from "./session/session-options.ts";
+export type { EncryptionOptions } from "./session/encryption-options.ts";
 export type { SessionContext, SessionTreeNode } from "./session/session-tree.ts";
 export { cwdBucket, defaultRoot, detectLayout, type SessionLayout } from "./session/paths.ts";
 

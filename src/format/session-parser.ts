@@ -1,3 +1,4 @@
+import { TranscriptStoreError } from "../errors.ts";
 import { type DecodedLine, decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
@@ -184,7 +185,7 @@ export class SessionParser {
       }
       return;
     }
-    const record = this.options.openRecord ? this.options.openRecord(stored, this.header, this.parsedCount + 1) : stored;
+    const record = this.options.openRecord ? this.options.openRecord(stored, this.header, this.parsedCount + 1) : this.plain(stored);
     const version = typeof this.header.version === "number" ? this.header.version : 1;
     if (version >= 2) {
       const id = record.id;
@@ -209,6 +210,20 @@ export class SessionParser {
     const { mapRecord } = this.options;
     const mapped = mapRecord ? mapRecord(record, text, lineIndex, scanned.offset, scanned.bytes.length, cut) : record;
     this.records.push({ record: mapped, lineIndex });
+  }
+
+  /**
+   * An entry record read without `openRecord`: an encrypted session's lines are never handed on as
+   * records (a reader that cannot decrypt must not rewrite or count them): `KEY_REQUIRED`.
+   */
+  private plain(record: RawRecord): RawRecord {
+    if (this.header !== null && this.header.encryption !== undefined) {
+      throw new TranscriptStoreError(
+        "KEY_REQUIRED",
+        `Session ${this.header.id} is encrypted; this reader does not decrypt it, nothing is read`,
+      );
+    }
+    return record;
   }
 
   private takeHeader(value: RawRecord): void {

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, truncateSync, utimesSync, writeF
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
+import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { onLines, spawnTs } from "../support/child.ts";
 import { expectCode } from "../support/error-code.ts";
@@ -154,6 +155,16 @@ describe("encryption at rest (file store)", () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 
+  it("readers that do not decrypt refuse an encrypted session (KEY_REQUIRED): migrate in place leaves it byte-identical", async () => {
+    const root = tempDir();
+    const { path } = await encryptedSession(root);
+    const before = readFileSync(path);
+    const report = await migrateFile(path, { sessionsDir: join(root, "sessions"), blobsDir: join(root, "blobs"), inPlace: true });
+    expect(report.status).toBe("failed");
+    expect(report.error?.code).toBe("KEY_REQUIRED");
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
   it("moveTo keeps an encrypted session readable (its lines are bound to its id, not its path)", async () => {
     const root = tempDir();
     const { path, key, entries } = await encryptedSession(root);
@@ -233,8 +244,9 @@ describe("encryption at rest (file store)", () => {
     expect(byPath.getEntries()).toEqual(entries);
     await byPath.close();
     expect(readFileSync(byPath.sessionFile!, "utf8")).not.toContain(SECRET);
+    const buckets = readdirSync(join(root, "sessions")).sort();
     await expectCode(SessionManager.forkFrom(path, join(root, "r"), { root }), "KEY_REQUIRED");
-    expect(existsSync(join(root, "sessions")) && readdirSync(join(root, "sessions")).some((d) => d.includes("-r"))).toBe(false);
+    expect(readdirSync(join(root, "sessions")).sort()).toEqual(buckets);
   });
 
   it.each([
