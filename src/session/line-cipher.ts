@@ -60,8 +60,18 @@ export class LineCipher {
 
   /** The record an encrypted line at `ordinal` holds; anything else, or a failed tag, is `DECRYPT_FAILED`. */
   open(record: RawRecord, ordinal: number): RawRecord {
-    const fail = (why: string) =>
-      new TranscriptStoreError("DECRYPT_FAILED", `Entry line ${ordinal} of session ${this.sessionId} ${why}; nothing is served`);
+    const value: unknown = JSON.parse(this.openText(record, ordinal));
+    if (!isRecord(value) || typeof value.type !== "string") throw this.failure(ordinal, "does not hold a record");
+    return value as RawRecord;
+  }
+
+  private failure(ordinal: number, why: string): TranscriptStoreError {
+    return new TranscriptStoreError("DECRYPT_FAILED", `Entry line ${ordinal} of session ${this.sessionId} ${why}; nothing is served`);
+  }
+
+  /** The plain JSON line an encrypted line at `ordinal` holds (`DECRYPT_FAILED` as `open`). */
+  openText(record: RawRecord, ordinal: number): string {
+    const fail = (why: string) => this.failure(ordinal, why);
     if (record.type !== "encrypted" || record.v !== 1) throw fail("is not encrypted in an encrypted session");
     const { iv, ct, tag } = record;
     if (typeof iv !== "string" || typeof ct !== "string" || typeof tag !== "string") throw fail("has no iv, ct and tag");
@@ -74,9 +84,7 @@ export class LineCipher {
     } catch {
       throw fail("fails authentication (tampered, moved, or another key)");
     }
-    const value: unknown = JSON.parse(plain);
-    if (!isRecord(value) || typeof value.type !== "string") throw fail("does not hold a record");
-    return value as RawRecord;
+    return plain;
   }
 
   private aad(ordinal: number): Buffer {
