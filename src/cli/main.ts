@@ -14,6 +14,7 @@ import {
 } from "./context.ts";
 import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { demoCommand } from "./commands/demo.ts";
+import { rekeyCommand } from "./commands/rekey.ts";
 import { gcCommand } from "./commands/gc.ts";
 import {
   archiveCommand,
@@ -64,6 +65,7 @@ const COMMANDS: Command[] = [
   purgeCommand,
   pruneCommand,
   demoCommand,
+  rekeyCommand,
 ];
 
 /** Wraps `text` to `width` columns, each line after the first indented by `indent` spaces. */
