@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { onLines, spawnTs } from "../support/child.ts";
+import { cli } from "../support/cli.ts";
 import { expectCode } from "../support/error-code.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -163,6 +164,38 @@ describe("encryption at rest (file store)", () => {
     expect(report.status).toBe("failed");
     expect(report.error?.code).toBe("KEY_REQUIRED");
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("the search index holds no plaintext of an encrypted session (its entries are not searchable; a plain one's are)", async () => {
+    const root = tempDir();
+    const encrypted = await encryptedSession(root);
+    const plain = await SessionManager.create(join(root, "plain"), { root });
+    plain.appendMessage({ role: "user", content: "tangerine in the clear" });
+    plain.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }] });
+    await plain.close();
+    const run = await cli(["search", "tangerine", "--root", root, "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(plain.sessionId);
+    expect(run.stdout).not.toContain(encrypted.id);
+    for (const file of readdirSync(join(root, "index"), { recursive: true, encoding: "utf8" })) {
+      const path = join(root, "index", file);
+      if (statSync(path).isFile()) expect(readFileSync(path).includes(SECRET), file).toBe(false);
+    }
+  });
+
+  it("deferUntilAssistant writes the kept-back entries encrypted, in order", async () => {
+    const root = tempDir();
+    const key = randomBytes(32);
+    const sm = await SessionManager.create(join(root, "p"), { root, encryption: { key }, deferUntilAssistant: true });
+    sm.appendMessage({ role: "user", content: SECRET });
+    sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }] });
+    sm.appendMessage({ role: "user", content: "third" });
+    const entries = sm.getEntries();
+    await sm.close();
+    expect(readFileSync(sm.sessionFile!, "utf8")).not.toContain("tangerine");
+    const reopened = await SessionManager.open(sm.sessionFile!, { root, encryption: { key }, readOnly: true });
+    expect(reopened.getEntries()).toEqual(entries);
+    await reopened.close();
   });
 
   it("moveTo keeps an encrypted session readable (its lines are bound to its id, not its path)", async () => {
