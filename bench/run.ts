@@ -6,6 +6,7 @@ import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
 import { benchAppendEncrypted } from "./scenarios/append-encrypted.ts";
+import { benchBundle } from "./scenarios/bundle.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchIndex } from "./scenarios/index.ts";
@@ -32,6 +33,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   list: benchList,
   fork: benchFork,
   "many-sessions": benchManySessions,
+  bundle: benchBundle,
   index: benchIndex,
 };
 

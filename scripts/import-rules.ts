@@ -91,6 +91,7 @@ export const LAYERS: Layer[] = [
   },
   { name: "session", paths: ["src/session/"], owns: "session files, SessionManager", mayImport: "*" },
   { name: "storage", paths: ["src/storage/"], owns: "the storage seam and its backends", mayImport: "*" },
+  { name: "bundle", paths: ["src/bundle/"], owns: "bundles: sessions, blobs and artifacts in one tar archive", mayImport: "*" },
   { name: "maintenance", paths: ["src/maintenance/"], owns: "migrate, verify, gc", mayImport: "*" },
   { name: "pi", paths: ["src/pi/"], owns: "the pi adapter", mayImport: "*" },
   {
@@ -109,6 +110,7 @@ export const PACKAGES: Record<string, string[]> = {
   ndjson: ["cli"],
   "fast-glob": ["cli"],
   pg: ["database"],
+  "tar-stream": ["bundle"],
   "proper-lockfile": ["session", "blob"],
   "@earendil-works/pi-coding-agent": ["pi"],
 };
@@ -173,12 +175,15 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-store.ts": "artifact metadata (temp + rename)",
   "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
+  "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
   "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
   "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",
   "src/maintenance/inline-images.ts": "session file: inline-images rewrites it (temp + rename)",
   "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
   "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
+  "src/bundle/bundle-spool.ts": "an unbundle's spool directory (<root>/.unbundle-*.tmp), removed after",
+  "src/cli/output-file.ts": "export -o and bundle -o: a new output file (temp beside it, published only if the name is free)",
 };
 
 const IO_WRITERS = /\bio\s*\.\s*(writeSync|ftruncateSync|truncateSync|renameSync|linkSync|copyFileSync|appendFileSync|writeFileSync)\s*\(/g;

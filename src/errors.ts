@@ -1,8 +1,10 @@
-/** The closed set of error codes callers branch on (README, Error codes). */
+/** The closed set of error codes callers branch on (each explained in src/error-catalogue.ts, docs/errors.md). */
 export const ERROR_CODES = [
   "SESSION_LOCKED",
   "SESSION_NOT_FOUND",
   "SESSION_AMBIGUOUS",
+  "SESSION_EXISTS",
+  "OUTPUT_EXISTS",
   "BAD_HEADER",
   "READ_ONLY",
   "ENTRY_NOT_FOUND",
@@ -24,6 +26,7 @@ export const ERROR_CODES = [
   "INDEX_UNAVAILABLE",
   "INVALID_CONFIG",
   "SESSION_PINNED",
+  "BUNDLE_CORRUPT",
   "KEY_REQUIRED",
   "DECRYPT_FAILED",
 ] as const;

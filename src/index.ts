@@ -1,5 +1,6 @@
 export { TranscriptStoreError, ERROR_CODES, isStoreError } from "./errors.ts";
 export type { ErrorCode, StoreWarning, WarningCode, WarningHandler } from "./errors.ts";
+export { ERROR_CATALOGUE, THROWN_CODES, WARNING_ONLY_CODES, type ErrorCodeDoc } from "./error-catalogue.ts";
 
 export { CURRENT_VERSION } from "./format/types.ts";
 export type {
@@ -69,6 +70,10 @@ export { type BackendFactory, registerBackend, type StoreConnectOptions } from "
 export { PgStore } from "./database/index.ts";
 export type { PgStoreOptions } from "./database/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
+export { bundle, type BundleOptions } from "./bundle/bundle-pack.ts";
+export { unbundle, type UnbundleOptions, type UnbundleReport, type UnbundledSession } from "./bundle/bundle-restore.ts";
+export type { BundleManifest, ManifestMember, ManifestSession } from "./bundle/bundle-manifest.ts";
+export type { CwdMapping } from "./bundle/cwd-map.ts";
 export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";
 export { verifySessionFile } from "./maintenance/verify.ts";
@@ -126,3 +131,9 @@ export {
   parseSize,
 } from "./lifecycle/retention-config.ts";
 export type { PrunePolicy, RetentionConfig } from "./lifecycle/retention-config.ts";
+export { exportSession, VIEW_RENDERERS } from "./interchange/export-session.ts";
+export type { ExportSessionOptions, ViewFormat } from "./interchange/export-session.ts";
+export { ATIF_SCHEMA_VERSION } from "./interchange/atif.ts";
+export type { AtifOptions } from "./interchange/atif.ts";
+export { validateAtif, ATIF_VERSIONS } from "./interchange/atif-validate.ts";
+export type { AtifProblem } from "./interchange/atif-validate.ts";

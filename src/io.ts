@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -90,6 +90,15 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/** The sha256 (64 lowercase hex) of an open file's bytes from its current position to its end, streamed. */
+export function hashOpenFile(fd: number, chunkSize = 1 << 20): string {
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(chunkSize);
+  for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null))
+    hash.update(buf.subarray(0, n));
+  return hash.digest("hex");
+}
+
 /** fsyncs the file at `path` (a copy made by `copyFileSync`, which does not). */
 export function syncFile(path: string): void {
   const fd = io.openSync(path, "r");
@@ -102,30 +111,39 @@ export function syncFile(path: string): void {
 
 /**
  * True for the name of a temp file one of our writers leaves while writing: every one is a dot
- * name ending in `.tmp` (`tempPathFor`, artifacts' `tempNameFor`, gc's trash, inline-images'
- * and PostgreSQL restore's drafts). Nothing else that starts with a dot is ours: `.session.jsonl`
- * (pi's `open(path)` makes it) or a file under `sessions/.archive/` is a session like any other.
+ * name ending in `.tmp` (`tempPathFor`, which every writer uses, and gc's trash). The one rule for
+ * session, blob and artifact directories alike. Nothing else that starts with a dot is ours:
+ * `.session.jsonl` (pi's `open(path)` makes it) or a file under `sessions/.archive/` is a session
+ * like any other.
  */
 export function isTempFileName(name: string): boolean {
   return name.startsWith(".") && name.endsWith(".tmp");
 }
 
-/** The temp name used beside `target` while it is being written: a dot file ending in `.tmp`. */
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+/**
+ * The one temp-name maker: a fresh name beside `target` for a file being written, a dot name
+ * ending in `.tmp` (`isTempFileName`) that holds the writer's pid and random bytes, so two writers
+ * never share one. `stem` replaces `target`'s own name where that may already be as long as a
+ * file name can be (an artifact id of 255 bytes).
+ */
+export function tempPathFor(target: string, stem = basename(target)): string {
+  return join(dirname(target), `.${stem}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 }
 
+/** What a whole-file writer is given: a function that appends bytes to the file being written. */
+export type FileWriter = (emit: (data: Uint8Array) => void) => void;
+
 /**
- * Fills a new file at `temp`: created exclusively (0600; a file or link already at the name is
- * refused, never followed or replaced), written through `write`, fsynced when asked, closed.
- * Returns the bytes written. On failure it removes the file only if this call created it.
+ * Fills a new file at `temp`: created exclusively (`mode`, 0600 by default; a file or link already
+ * at the name is refused, never followed or replaced), written through `write`, fsynced when asked,
+ * closed. Returns the bytes written. On failure it removes the file only if this call created it.
  */
-export function writeTempFile(temp: string, write: (emit: (data: Uint8Array) => void) => void, fsync: boolean): number {
+export function writeTempFile(temp: string, write: FileWriter, fsync: boolean, mode = FILE_MODE): number {
   let fd: number | undefined;
   let created = false;
   let size = 0;
   try {
-    fd = io.openSync(temp, "wx", FILE_MODE);
+    fd = io.openSync(temp, "wx", mode);
     created = true;
     const out = fd;
     write((data) => {
@@ -136,17 +154,21 @@ export function writeTempFile(temp: string, write: (emit: (data: Uint8Array) => 
     io.closeSync(fd);
     fd = undefined;
   } catch (err) {
-    if (fd !== undefined) {
-      try {
-        io.closeSync(fd);
-      } catch {
-        // already failing: the first error is the one to report
-      }
-    }
+    closeQuietly(fd);
     if (created) removeQuietly(temp);
     throw err;
   }
   return size;
+}
+
+/** Closes an fd on an error path, where a second error must not hide the first. */
+export function closeQuietly(fd: number | undefined): void {
+  if (fd === undefined) return;
+  try {
+    io.closeSync(fd);
+  } catch {
+    // already failing: the first error is the one to report
+  }
 }
 
 /** Removes a file, ignoring any error (it may be gone already). */
@@ -158,15 +180,28 @@ export function removeQuietly(path: string): void {
   }
 }
 
+export interface AtomicWriteOptions {
+  /** fsync the new file before the rename and its directory after it. */
+  fsync: boolean;
+  /** Permission bits of the new file. @default FILE_MODE (0600) */
+  mode?: number;
+  /** Runs once the temp file is complete, just before the rename: throwing leaves `target` as it was. */
+  beforeRename?: () => void;
+}
+
 /**
- * Writes a whole file atomically: `write` emits its bytes into a temp file beside `target`
- * (`writeTempFile`), which is (fsynced and) renamed over `target`. On any failure the temp file
- * is removed and `target` is as it was. Returns the bytes written.
+ * The one atomic replacer: writes a whole file (`data`, or the bytes `write` emits) into a temp
+ * file beside `target` (`tempPathFor`, `writeTempFile`), which is (fsynced and) renamed over
+ * `target`, replacing whatever is there without following it. On any failure (also one thrown by
+ * `write` or `beforeRename`) the temp file is removed and `target` is as it was. Returns the bytes
+ * written.
  */
-export function writeFileAtomic(target: string, write: (emit: (data: Uint8Array) => void) => void, options: { fsync: boolean }): number {
+export function writeFileAtomic(target: string, data: Uint8Array | FileWriter, options: AtomicWriteOptions): number {
   const temp = tempPathFor(target);
-  const size = writeTempFile(temp, write, options.fsync);
+  const write: FileWriter = typeof data === "function" ? data : (emit) => emit(data);
+  const size = writeTempFile(temp, write, options.fsync, options.mode);
   try {
+    options.beforeRename?.();
     io.renameSync(temp, target);
   } catch (err) {
     removeQuietly(temp);

@@ -35,3 +35,29 @@ describe("package entry transcript-store/pi/agent", () => {
     expect(viaName.SessionManager).toBe(plain.SessionManager);
   });
 });
+
+describe("package entry transcript-store/conformance", () => {
+  it("package.json exports ./conformance to the compiled suite, which offers exactly src/conformance/index.ts's surface", async () => {
+    const { readFileSync } = await import("node:fs");
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(pkg.exports["./conformance"]).toEqual({ types: "./dist/conformance/index.d.ts", default: "./dist/conformance/index.js" });
+    const source = await import("../src/conformance/index.ts");
+    const viaName = await import("transcript-store/conformance" as string);
+    expect(Object.keys(viaName).sort()).toEqual(Object.keys(source).sort());
+    // with a framework that has only `test`, each test is named after its group and backend; with
+    // `describe`, one group per describe: the same tests either way
+    const backend = { name: "x", sessionFiles: true, options: async () => ({}) };
+    const flat: string[] = [];
+    viaName.runConformance({ test: (name: string) => flat.push(name) }, backend);
+    const grouped: string[] = [];
+    const describe = (group: string, fn: () => void) => {
+      const before = grouped.length;
+      fn();
+      for (let i = before; i < grouped.length; i++) grouped[i] = `${group}: ${grouped[i]}`;
+    };
+    viaName.runConformance({ describe, test: (name: string) => grouped.push(name) }, backend);
+    expect(flat).toEqual(grouped);
+    expect(flat.filter((n) => n.startsWith("session manager [x]: ")).length).toBeGreaterThanOrEqual(10);
+    expect(flat.filter((n) => n.startsWith("lifecycle [x]: ")).length).toBeGreaterThanOrEqual(9);
+  });
+});

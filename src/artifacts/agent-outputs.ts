@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { io } from "../io.ts";
-import { claimName, listEntries, openGuarded, readGuarded, writeAtomic } from "./artifact-files.ts";
+import { io, writeFileAtomic } from "../io.ts";
+import { createExclusive } from "../io-exclusive.ts";
+import { listEntries, openGuarded, readGuarded } from "./artifact-files.ts";
 import { assertWellFormedText, bytesToText } from "./artifact-values.ts";
 import { pageFile } from "./file-pages.ts";
 import type { LinePage, LinePageOptions } from "./line-pages.ts";
@@ -62,7 +63,7 @@ export class AgentOutputs {
       const id = n === 1 ? stem : `${stem}-${n}`;
       let claimed: boolean;
       try {
-        claimed = claimName(this.host.dir, agentOutputFileName(id));
+        claimed = createExclusive(join(this.host.dir, agentOutputFileName(id)));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve agent output ${id}: ${(err as Error).message}`, {
           path: join(this.host.dir, agentOutputFileName(id)),
@@ -83,12 +84,12 @@ export class AgentOutputs {
     assertWellFormedText(markdown, `Agent output ${id}`);
     this.host.prepareDir();
     const bytes = Buffer.from(markdown, "utf8");
-    let path: string;
+    const path = join(this.host.dir, agentOutputFileName(id));
     try {
-      path = writeAtomic(this.host.dir, agentOutputFileName(id), bytes, this.host.fsync);
+      writeFileAtomic(path, bytes, { fsync: this.host.fsync });
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, {
-        path: join(this.host.dir, agentOutputFileName(id)),
+        path,
         cause: err,
       });
     }

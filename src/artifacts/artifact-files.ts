@@ -1,34 +1,20 @@
-import { randomBytes } from "node:crypto";
 import { constants, type Dirent } from "node:fs";
-import { join } from "node:path";
 import { errnoCode } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, writeTempFile } from "../io.ts";
+import { io } from "../io.ts";
 
 /**
  * The disk primitives of the artifacts directory, all through the `io` seam. Reads never follow
  * a symlink or block on a FIFO planted in the directory; writes go to a temp file that is renamed
  * into place, so a finished name never holds half a file and a hard-linked copy (fork) of a
- * finished file is never changed behind its back.
+ * finished file is never changed behind its back. Temp names are the I/O seam's (`tempPathFor`,
+ * `isTempFileName`): the session's fork copier copies such in-flight names instead of hard-linking
+ * them, and every scan here skips them.
  */
 
-const TEMP_SUFFIX = ".tmp";
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** Result of a guarded read: the bytes, `null` when absent, `"unsafe"` for a symlink or non-file. */
 export type GuardedRead = Buffer | null | "unsafe";
-
-/**
- * Temp names start with `.` and end with `.tmp`: the session's fork copier treats such names as
- * in-flight (copies instead of hard-linking) and every scan here skips them.
- */
-export function tempNameFor(finalName: string): string {
-  return `.${finalName}.${process.pid}-${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`;
-}
-
-/** True for a temp file written by this module (or by the blob store's convention). */
-export function isTempName(name: string): boolean {
-  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
-}
 
 /** Lists a directory's entries; a missing directory is empty. */
 export function listEntries(dir: string): Dirent[] {
@@ -113,19 +99,6 @@ export function regularFileSize(path: string): number | null {
   }
 }
 
-/** Closes an fd on an error path, where a second error must not hide the first. */
-export function closeQuietly(fd: number | undefined): void {
-  if (fd === undefined) return;
-  try {
-    io.closeSync(fd);
-  } catch {
-    // already failing; the original error is what matters
-  }
-}
-
-/** Unlinks a file, ignoring every error (cleanup after a failure). */
-export const unlinkQuietly = removeQuietly;
-
 /** Unlinks a file; true when something was removed, false when it was already gone. */
 export function removeFile(path: string): boolean {
   try {
@@ -135,39 +108,6 @@ export function removeFile(path: string): boolean {
     if (errnoCode(err) === "ENOENT") return false;
     throw err;
   }
-}
-
-/**
- * Creates an empty file only if the name is free (`wx`): the cross-process way to claim an id.
- * A planted symlink counts as taken, since `O_EXCL` never follows it.
- */
-export function claimName(dir: string, name: string): boolean {
-  try {
-    io.closeSync(io.openSync(join(dir, name), "wx", FILE_MODE));
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
-    throw err;
-  }
-}
-
-/**
- * Writes `data` to a temp file beside `finalName` (created exclusively, so a symlink planted at
- * the temp name is refused, and left alone) and renames it over the final name, which replaces
- * whatever is there without following it. Returns the final path.
- */
-export function writeAtomic(dir: string, finalName: string, data: Uint8Array, fsync: boolean): string {
-  const target = join(dir, finalName);
-  const temp = join(dir, tempNameFor(finalName));
-  writeTempFile(temp, (emit) => emit(data), fsync);
-  try {
-    io.renameSync(temp, target);
-  } catch (err) {
-    unlinkQuietly(temp);
-    throw err;
-  }
-  if (fsync) fsyncDir(dir);
-  return target;
 }
 
 /**
@@ -182,50 +122,4 @@ export function directoryState(dir: string): "missing" | "directory" | "unsafe" 
     if (errnoCode(err) === "ENOENT") return "missing";
     throw err;
   }
-}
-
-/**
- * Moves a finished temp file to `finalPath` only if that name is free: a hard link fails with
- * EEXIST on anything already there (a file, a planted symlink, which is never followed), then the
- * temp name is dropped. Where hard links are not supported, a rename after an `lstat` check.
- * Returns false (temp file removed) when the name is taken.
- */
-export function publishNew(tempPath: string, finalPath: string): boolean {
-  try {
-    io.linkSync(tempPath, finalPath);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "EEXIST") {
-      unlinkQuietly(tempPath);
-      return false;
-    }
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS" && code !== "EMLINK") throw err;
-    if (io.lstatSync(finalPath, { throwIfNoEntry: false }) !== undefined) {
-      unlinkQuietly(tempPath);
-      return false;
-    }
-    io.renameSync(tempPath, finalPath);
-    return true;
-  }
-  io.unlinkSync(tempPath);
-  return true;
-}
-
-/**
- * Writes a new file under `name` in `dir`: a temp file created exclusively (`wx`, which never
- * follows a planted symlink) is filled and then published with `publishNew`, so nothing already
- * at the name is overwritten and a reader never sees half a file. False when the name is taken.
- */
-export function writeNew(dir: string, name: string, data: Uint8Array, fsync: boolean): boolean {
-  const temp = join(dir, tempNameFor(name));
-  // Only a temp file this call created is ever removed: whatever was planted at the name stays.
-  writeTempFile(temp, (emit) => emit(data), fsync);
-  try {
-    if (!publishNew(temp, join(dir, name))) return false;
-  } catch (err) {
-    unlinkQuietly(temp);
-    throw err;
-  }
-  if (fsync) fsyncDir(dir);
-  return true;
 }

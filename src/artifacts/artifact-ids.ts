@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
-import { ensureDir, io } from "../io.ts";
-import { claimName, directoryState, regularFileSize, removeFile, writeAtomic } from "./artifact-files.ts";
+import { ensureDir, io, writeFileAtomic } from "../io.ts";
+import { createExclusive } from "../io-exclusive.ts";
+import { directoryState, regularFileSize, removeFile } from "./artifact-files.ts";
 import type { ArtifactIndex, Found } from "./artifact-index.ts";
 import { metaFileName } from "./artifact-names.ts";
 import { deriveMeta, encodeMeta, encodeTombstone } from "./metadata.ts";
@@ -64,7 +65,7 @@ export class IdLedger {
       const id = String(this.nextId);
       let claimed: boolean;
       try {
-        claimed = claimName(this.dir, metaFileName(id));
+        claimed = createExclusive(join(this.dir, metaFileName(id)));
       } catch (err) {
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not reserve artifact id ${id}: ${(err as Error).message}`, {
           path: join(this.dir, metaFileName(id)),
@@ -83,7 +84,7 @@ export class IdLedger {
    */
   release(id: string): void {
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeTombstone(id), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeTombstone(id), { fsync: this.fsync });
     } catch {
       // the claim file still holds the id
     }
@@ -103,7 +104,7 @@ export class IdLedger {
       return;
     }
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(derived), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(derived), { fsync: this.fsync });
     } catch {
       this.release(id);
     }
@@ -119,7 +120,7 @@ export class IdLedger {
     try {
       for (const { meta } of targets) {
         if (removeFile(this.index.logPath(meta))) removed++;
-        writeAtomic(this.dir, metaFileName(meta.id), encodeTombstone(meta.id), this.fsync);
+        writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeTombstone(meta.id), { fsync: this.fsync });
         this.index.forget(meta.id);
       }
     } catch (err) {

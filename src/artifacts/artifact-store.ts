@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "../errors.ts";
-import { io } from "../io.ts";
+import { io, isTempFileName, removeQuietly, writeFileAtomic } from "../io.ts";
+import { writeNew } from "../io-exclusive.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
-import { isTempName, listEntries, unlinkQuietly, writeAtomic, writeNew } from "./artifact-files.ts";
+import { listEntries } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -102,8 +103,8 @@ export class ArtifactStore {
       let published: boolean;
       try {
         // Metadata first: a reader that sees the content file always finds finished metadata.
-        writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
-        published = writeNew(this.dir, logNameOf(meta), value.bytes, this.fsync);
+        writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
+        published = writeNew(join(this.dir, logNameOf(meta)), value.bytes, { fsync: this.fsync });
       } catch (err) {
         this.releaseId(id);
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, {
@@ -139,7 +140,7 @@ export class ArtifactStore {
       encoding: "text",
     };
     try {
-      writeAtomic(this.dir, metaFileName(id), encodeMeta(meta), this.fsync);
+      writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
     } catch (err) {
       this.releaseId(id);
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not allocate artifact ${id}: ${(err as Error).message}`, {
@@ -237,10 +238,10 @@ export class ArtifactStore {
     const removed = this.ids.remove(this.index.scan().filter((f) => f.size !== null));
     const cutoff = this.now() - TEMP_GRACE_MS;
     for (const entry of listEntries(this.dir)) {
-      if (!entry.isFile() || !isTempName(entry.name)) continue;
+      if (!entry.isFile() || !isTempFileName(entry.name)) continue;
       const path = join(this.dir, entry.name);
       try {
-        if (io.lstatSync(path).mtimeMs <= cutoff) unlinkQuietly(path);
+        if (io.lstatSync(path).mtimeMs <= cutoff) removeQuietly(path);
       } catch {
         // gone already: its writer finished or gave up
       }

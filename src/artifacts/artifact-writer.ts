@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { TranscriptStoreError } from "../errors.ts";
-import { FILE_MODE, fsyncDir, io, writeFully } from "../io.ts";
+import { isStoreError, TranscriptStoreError } from "../errors.ts";
+import { closeQuietly, FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import { publishNew } from "../io-exclusive.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
-import { closeQuietly, publishNew, tempNameFor, unlinkQuietly, writeAtomic } from "./artifact-files.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
@@ -39,7 +39,7 @@ export class ArtifactWriter {
     this.id = store.claimId();
     this.uri = `artifact://${this.id}`;
     this.createdAt = store.clock();
-    this.tempPath = join(store.dir, tempNameFor(logFileName(this.id, toolType)));
+    this.tempPath = tempPathFor(join(store.dir, logFileName(this.id, toolType)));
     try {
       this.fd = io.openSync(this.tempPath, "wx", FILE_MODE);
     } catch (err) {
@@ -102,13 +102,18 @@ export class ArtifactWriter {
       if (store.fsync) io.fsyncSync(this.fd);
       io.closeSync(this.fd);
       this.fd = undefined;
-      writeAtomic(store.dir, metaFileName(this.id), encodeMeta(meta), store.fsync);
+      writeFileAtomic(join(store.dir, metaFileName(this.id)), encodeMeta(meta), { fsync: store.fsync });
       // Never over whatever already holds the name (another tool's file, a planted symlink).
       const finalPath = join(store.dir, logFileName(this.id, this.toolType));
-      if (!publishNew(this.tempPath, finalPath)) throw Object.assign(new Error(`${finalPath} already exists`), { code: "EEXIST" });
+      if (!publishNew(this.tempPath, finalPath)) {
+        throw new TranscriptStoreError("OUTPUT_EXISTS", `Could not finish artifact ${this.id}: ${finalPath} already exists`, {
+          path: finalPath,
+        });
+      }
       if (store.fsync) fsyncDir(store.dir);
     } catch (err) {
       this.abort();
+      if (isStoreError(err, "OUTPUT_EXISTS")) throw err;
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, {
         path: this.tempPath,
         cause: err,
@@ -125,7 +130,7 @@ export class ArtifactWriter {
     this.state = "aborted";
     closeQuietly(this.fd);
     this.fd = undefined;
-    unlinkQuietly(this.tempPath);
+    removeQuietly(this.tempPath);
     this.store.releaseId(this.id);
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../errors.ts";
 
 /** Every blob ref starts with this prefix, followed by 64 lowercase hex digits. */
@@ -40,7 +41,33 @@ export function parseBlobRef(refOrHash: string): string {
   return hash;
 }
 
+/** The one blob hasher: the sha256 of `bytes` as 64 lowercase hex, the name a blob is stored under. */
+export function blobHashOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
 /** The ref string for a hash. */
 export function toBlobRef(hash: string): string {
   return BLOB_REF_PREFIX + hash;
+}
+
+/**
+ * The one blob-ref extractor: calls `visit` with the hash of every well-formed
+ * `blob:sha256:<64 lowercase hex>` in `text` (a string, or raw bytes of any line, malformed ones
+ * included), in order, repeats included. A prefix not followed by 64 lowercase hex is passed over.
+ */
+export function forEachBlobRef(text: string | Buffer, visit: (hash: string) => void): void {
+  const skip = BLOB_REF_PREFIX.length;
+  for (let at = text.indexOf(BLOB_REF_PREFIX); at !== -1; at = text.indexOf(BLOB_REF_PREFIX, at + skip)) {
+    const start = at + skip;
+    const hash = typeof text === "string" ? text.slice(start, start + 64) : text.toString("latin1", start, start + 64);
+    if (HASH_RE.test(hash)) visit(hash);
+  }
+}
+
+/** The distinct hashes the blob refs in `text` name, in order of first appearance (`forEachBlobRef`). */
+export function blobRefsIn(text: string | Buffer): string[] {
+  const found = new Set<string>();
+  forEachBlobRef(text, (hash) => found.add(hash));
+  return [...found];
 }

@@ -189,7 +189,7 @@ function forgetLocked(blobsDir: string, drop: ReadonlySet<string>): Referrer[] {
     const removed = current.filter((r) => drop.has(r.path));
     if (removed.length === 0) return [];
     const kept = current.filter((r) => !drop.has(r.path));
-    writeFileAtomic(file, (emit) => emit(Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(""))), { fsync: true });
+    writeFileAtomic(file, Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join("")), { fsync: true });
     // Appended to the old file between the read above and the rename: copied over, as written.
     const tail = readFrom(fd, head.length);
     if (tail.length > 0) appendRegistration(blobsDir, wholeLines(tail));

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { ensureDir, io, writeFileAtomic } from "../io.ts";
 import { openWithRelief } from "../session/append-handles.ts";
 import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
-import { isBlobHash, parseBlobRef, toBlobRef } from "./blob-ref.ts";
+import { isBlobHash, parseBlobRef, toBlobRef, blobHashOf } from "./blob-ref.ts";
 
 export interface BlobStoreOptions {
   /** fsync each new blob and its directory (survives power loss). @default false */
@@ -29,18 +28,11 @@ export interface GetOptions {
   verify?: boolean;
 }
 
-const TEMP_SUFFIX = ".tmp";
-
 /** sha256 of no bytes: the one name under which an empty file is a correct blob. */
-const EMPTY_SHA256 = createHash("sha256").digest("hex");
+const EMPTY_SHA256 = blobHashOf(new Uint8Array(0));
 
 /** Proven blobs remembered per store; beyond this the memory is dropped and proofs start over. */
 const MAX_PROVEN = 65_536;
-
-/** True for a name in the blob directory that is an in-flight temp file. */
-export function isBlobTempName(name: string): boolean {
-  return name.startsWith(".") && name.endsWith(TEMP_SUFFIX);
-}
 
 /**
  * Global content-addressed store: `<dir>/<sha256 hex>`. Blobs are written to a temp file in the
@@ -71,7 +63,7 @@ export class BlobStore {
   }
 
   putSync(bytes: Uint8Array): PutResult {
-    const hash = createHash("sha256").update(bytes).digest("hex");
+    const hash = blobHashOf(bytes);
     return this.putHashedSync(hash, bytes);
   }
 
@@ -96,7 +88,7 @@ export class BlobStore {
     try {
       // rename replaces whatever stands under the name (a damaged file, a planted symlink) atomically
       // Out of descriptors: idle session append descriptors are given back first.
-      openWithRelief(() => writeFileAtomic(path, (emit) => emit(bytes), { fsync: this.fsync }));
+      openWithRelief(() => writeFileAtomic(path, bytes, { fsync: this.fsync }));
     } catch (err) {
       const what = state === "damaged" ? "repair" : "store";
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, {
@@ -200,7 +192,7 @@ export class BlobStore {
 
   private check(path: string, bytes: Buffer, stamp: string): void {
     const expected = path.slice(path.length - 64);
-    const actual = createHash("sha256").update(bytes).digest("hex");
+    const actual = blobHashOf(bytes);
     if (actual !== expected) {
       this.proven.delete(expected);
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${expected} is corrupt (${bytes.length} bytes that hash to ${actual})`, {

@@ -30,6 +30,8 @@ export interface CliIo {
   stdoutIsTTY?: boolean;
   /** stdout's width in columns when it is a terminal (tables fit it); absent elsewhere (nothing is cut). */
   columns?: number;
+  /** stdout as bytes, for binary output (`bundle`): written as is, never through the terminal writer. @default absent */
+  stdoutBytes?: import("node:stream").Writable;
   /** Machine output: set by `terminalIo` (exact unless stdout is a terminal); `stdout` when absent. */
   records?: (text: string) => void;
   env: NodeJS.ProcessEnv;

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { withClient } from "../database/transaction.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
@@ -7,6 +6,7 @@ import { storeUrlForms } from "../storage/backend-registry.ts";
 import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { terminalText } from "./terminal-text.ts";
 import { spaceTotalsText, storeSpaceTotals } from "./commands/accounting.ts";
+import { blobHashOf } from "../blob/blob-ref.ts";
 
 /**
  * The maintenance commands (`gc`, `stats`, `verify`) against a database store (`migrate --to` is migrate-to.ts).
@@ -116,7 +116,7 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
       );
       if (rows.length === 0) break;
       for (const row of rows) {
-        if (createHash("sha256").update(row.bytes).digest("hex") !== row.sha256) {
+        if (blobHashOf(row.bytes) !== row.sha256) {
           findings.push({ kind: "blob-corrupt", session: null, message: `blob ${row.sha256} does not hash to its name` });
         }
       }

@@ -13,6 +13,7 @@ import {
   type Command,
 } from "./context.ts";
 import { duCommand, usageCommand } from "./commands/accounting.ts";
+import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { rekeyCommand } from "./commands/rekey.ts";
 import { gcCommand } from "./commands/gc.ts";
@@ -47,6 +48,8 @@ const COMMANDS: Command[] = [
   showCommand,
   exportCommand,
   importCommand,
+  bundleCommand,
+  unbundleCommand,
   inlineImagesCommand,
   forkCommand,
   mvCommand,

@@ -34,6 +34,7 @@ export async function runCli(argv: string[]): Promise<number> {
   const io: CliIo = {
     stdout: (text) => void (stdoutClosed || process.stdout.write(text)),
     stderr: (text) => process.stderr.write(text),
+    stdoutBytes: process.stdout,
     stdin: process.stdin,
     stdinIsTTY: process.stdin.isTTY === true,
     isTTY: process.stderr.isTTY === true,

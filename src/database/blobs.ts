@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Pool, PoolClient } from "./pg-client.ts";
-import { parseBlobRef } from "../blob/blob-ref.ts";
+import { parseBlobRef, blobHashOf } from "../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { readBlobs, writeBlobs } from "./blob-transfer.ts";
 import { checkBlobSize, type PgLimits } from "./limits.ts";
@@ -8,15 +7,13 @@ import { isForeignKeyViolation } from "./pg-errors.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 import type { PgBlobWrite } from "./types.ts";
 
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
 /** The hashes of `writes`, each checked against its bytes (`BLOB_CORRUPT` when they differ) and its size (limits.ts). */
 function checkedWrites(writes: readonly PgBlobWrite[], limits: PgLimits): Map<string, Uint8Array> {
   const byHash = new Map<string, Uint8Array>();
   for (const write of writes) {
     const hash = parseBlobRef(write.sha256);
     checkBlobSize(write.bytes.byteLength, limits);
-    if (sha256(write.bytes) !== hash) {
+    if (blobHashOf(write.bytes) !== hash) {
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob bytes do not hash to ${hash}`);
     }
     byHash.set(hash, write.bytes);
@@ -88,7 +85,7 @@ export class PgBlobs {
 
   /** `put`, telling whether the blob was stored already (one statement: an upsert that reports what it did). */
   async store(bytes: Uint8Array): Promise<{ hash: string; existed: boolean }> {
-    const hash = sha256(bytes);
+    const hash = blobHashOf(bytes);
     checkBlobSize(bytes.byteLength, this.limits);
     if (bytes.byteLength > this.limits.blobPartBytes) {
       return withTransaction(this.pool, "Storing a blob", async (client) => {
@@ -114,7 +111,7 @@ export class PgBlobs {
     const hash = parseBlobRef(refOrHash);
     const found = await withClient(this.pool, "Reading a blob", (client) => readBlobs(client, [hash], this.limits));
     const bytes = found.get(hash) ?? null;
-    if (bytes !== null && options.verify && sha256(bytes) !== hash) {
+    if (bytes !== null && options.verify && blobHashOf(bytes) !== hash) {
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} does not hash to its name`);
     }
     return bytes;

@@ -1,3 +1,4 @@
+import type { IndexRefreshReport } from "../index/session-index.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
@@ -16,34 +17,16 @@ import { withClient, withTransaction } from "./transaction.ts";
  */
 
 /**
- * What a refresh or rebuild did: the fields of `IndexRefreshReport` (src/index/session-index.ts)
- * as both indexes report them. A session's `generation` or its rows stand for a file's inode and bytes.
+ * What a refresh or rebuild did: the file tree's `IndexRefreshReport` (one declaration for both
+ * indexes). Here a session's `generation` or its rows stand for a file's inode and bytes;
+ * `headerBytesRead` is always 0 (a header is a column, never read to check a session).
  */
-export interface PgIndexRefreshReport {
+export type PgIndexRefreshReport = IndexRefreshReport & {
   /** Sessions that got rows indexed, were reset or removed: sessionsAdded + sessionsUpdated + sessionsReindexed. */
   sessionsIndexed: number;
-  /** Sessions compared with their marks and found behind. */
-  filesSeen: number;
-  sessionsAdded: number;
-  sessionsUpdated: number;
-  /** Sessions rewritten (a new generation) and indexed again from their first row. */
-  sessionsReindexed: number;
-  /** Sessions gone from the store whose rows left the index. */
-  sessionsRemoved: number;
+  /** The same as sessionsRemoved (the name the PostgreSQL report had first). */
   removed: number;
-  /** Searchable texts added (an assistant entry with thinking gives two). */
-  entriesIndexed: number;
-  /** Bytes of the entry lines read past the marks (each line + 1, as `sessions.body_bytes` counts). */
-  bytesRead: number;
-  /** Always 0 here: a header is a column, never read to check a session (the file tree's index reads them). */
-  headerBytesRead: number;
-  /** Bytes read from the heads of spilled tool outputs (MAX_ARTIFACT_BYTES each) a tool result points to. */
-  artifactBytesRead: number;
-  /** Lines that are not a JSON object (kept in `entries`; skipped here). */
-  malformedLines: number;
-  /** Lines longer than MAX_INDEXED_LINE_BYTES (inline images, payloads): read past, not fetched. */
-  largeLinesSkipped: number;
-}
+};
 
 /** How far the index is behind: the fields of `IndexStatus` (src/index/session-index.ts) but `location`, which the caller knows. */
 export interface PgIndexStatus {
@@ -416,13 +399,19 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
   }).catch((err) => unavailableIfRefused(err, doing));
 }
 
-/** True when no session is behind its mark and none removed is still indexed (one statement, no lock). */
+/**
+ * The freshness check every search runs first: one statement, no lock. A FULL JOIN (which PostgreSQL
+ * runs only as a merge or hash join) reads each table once; a count, not EXISTS, so the planner
+ * costs the whole scan a fresh index needs (a hash join of two sequential scans) rather than an early
+ * exit. As two EXISTS it probed `search_sessions` once per session: 93 ms at 10,000 sessions, against
+ * ~10–30 ms now (docs/postgres.md, "Plans at fleet scale"). Its cost still grows with the fleet.
+ */
+export const FRESH_SQL = `SELECT count(*) > 0 AS behind FROM sessions s FULL JOIN search_sessions i ON i.session_id = s.id
+  WHERE s.id IS NULL OR i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq`;
+
+/** True when no session is behind its mark and none removed is still indexed (FRESH_SQL). */
 async function isFresh(client: PoolClient): Promise<boolean> {
-  const { rows } = await client.query<{ behind: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
-                     WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)
-         OR EXISTS (SELECT 1 FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)) AS behind`,
-  );
+  const { rows } = await client.query<{ behind: boolean }>(FRESH_SQL);
   return !rows[0]!.behind;
 }
 

@@ -71,7 +71,7 @@ export async function forkSession(
          RETURNING ${INFO_COLUMNS}, header`,
         [sourceId, h.id, h.cwd, h.created, header, h.parentSession, h.title, upto],
       );
-      if (rows[0] === undefined) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+      if (rows[0] === undefined) throw new TranscriptStoreError("SESSION_EXISTS", `A session ${h.id} already exists`);
       await client.query(
         `INSERT INTO entries (session_id, seq, entry_id, kind, line)
          SELECT $2, seq, entry_id, kind, line FROM entries WHERE session_id = $1 AND seq <= $3`,

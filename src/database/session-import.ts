@@ -92,7 +92,7 @@ export async function importSession(pool: Pool, limits: PgLimits, source: PgImpo
         [h.id, h.cwd, h.created, source.header, h.parentSession, h.title],
       );
       if (rowCount === 0) {
-        throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`, {
+        throw new TranscriptStoreError("SESSION_EXISTS", `A session ${h.id} already exists`, {
           cause: new SessionCreatedMeanwhile(h.id),
         });
       }
@@ -248,7 +248,7 @@ async function missingBlobs(
 /**
  * Creates a session with its first rows in ONE transaction (a deferred session's first commit, a
  * fork of a session that is not stored yet, written from memory): cut short, it leaves no session,
- * never an empty one. Optionally takes its lease in the same transaction. `PERSISTENCE_FAILED` when
+ * never an empty one. Optionally takes its lease in the same transaction. `SESSION_EXISTS` when
  * the id exists. Like a fenced append, the transaction may sit idle (its process paused) no longer
  * than the lease's length (without a lease, `DEFAULT_IMPORT_IDLE_MS`), then the server ends it: a
  * blob row it inserted holds another writer of the same blob only that long.
@@ -268,7 +268,7 @@ export async function createSessionWithRows(
        VALUES ($1, $2, COALESCE($3, now()), $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
       [h.id, h.cwd, h.created, header, h.parentSession, h.title],
     );
-    if (rowCount === 0) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+    if (rowCount === 0) throw new TranscriptStoreError("SESSION_EXISTS", `A session ${h.id} already exists`);
     const rows = new RowsWritten(h.id, 0, limits);
     for (const batch of lines) await rows.write(client, batch, () => null);
     await rows.finish(client);

@@ -35,7 +35,7 @@ export async function createSession(
        RETURNING ${INFO_COLUMNS}, header`,
       [h.id, h.cwd, h.created, header, h.parentSession, h.title],
     );
-    if (rows[0] === undefined) throw new TranscriptStoreError("PERSISTENCE_FAILED", `A session ${h.id} already exists`);
+    if (rows[0] === undefined) throw new TranscriptStoreError("SESSION_EXISTS", `A session ${h.id} already exists`);
     const token = lease ? await takeLease(client, h.id, lease.holder, lease.ttlMs) : null;
     return { session: toSession(rows[0]), token };
   });

@@ -158,3 +158,44 @@ export class LineSplitter {
     this.onLine(line);
   }
 }
+
+/** True when two scanned lines are the same bytes, both ended by `\n` or both not. */
+export function sameLine(a: ScannedLine, b: ScannedLine): boolean {
+  return a.terminated === b.terminated && a.bytes.equals(b.bytes);
+}
+
+/**
+ * The pull form of `LineSplitter` (it is one inside), for a reader that walks two streams in
+ * step: `next()` hands out one line at a time, reading a chunk from `read` (which fills the buffer
+ * it is given and returns how many bytes it put there, 0 at the end) only when no line is waiting.
+ * Pure: the caller's `read` does the I/O.
+ */
+export class LinePuller {
+  private waiting: ScannedLine[] = [];
+  private taken = 0;
+  private ended = false;
+  private readonly splitter = new LineSplitter((line) => this.waiting.push(line));
+
+  constructor(
+    private readonly read: (into: Buffer) => number,
+    private readonly chunkSize = 64 * 1024,
+  ) {}
+
+  /** The next line, or null once the stream has ended. */
+  next(): ScannedLine | null {
+    while (this.taken === this.waiting.length) {
+      if (this.ended) return null;
+      this.waiting = [];
+      this.taken = 0;
+      // A fresh chunk each time: lines the splitter hands out may share its memory.
+      const chunk = Buffer.allocUnsafe(this.chunkSize);
+      const n = this.read(chunk);
+      if (n > 0) this.splitter.push(chunk.subarray(0, n));
+      else {
+        this.ended = true;
+        this.splitter.end();
+      }
+    }
+    return this.waiting[this.taken++]!;
+  }
+}

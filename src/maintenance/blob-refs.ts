@@ -1,19 +1,9 @@
 import { constants } from "node:fs";
-import { BLOB_REF_PREFIX, isBlobHash } from "../blob/blob-ref.ts";
+import { forEachBlobRef } from "../blob/blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import { io } from "../io.ts";
 import { DEFAULT_CHUNK_SIZE } from "../session/session-file-reader.ts";
-
-const PREFIX = Buffer.from(BLOB_REF_PREFIX);
-
-/** Adds every well-formed `blob:sha256:<hex>` found in `bytes` (raw text) to `into`. */
-export function collectRefs(bytes: Buffer, into: { add(hash: string): unknown }): void {
-  for (let at = bytes.indexOf(PREFIX); at !== -1; at = bytes.indexOf(PREFIX, at + 1)) {
-    const hash = bytes.toString("latin1", at + PREFIX.length, at + PREFIX.length + 64);
-    if (isBlobHash(hash)) into.add(hash);
-  }
-}
 
 /** Counts references with multiplicity (for dedup statistics). */
 export class RefCounter {
@@ -48,11 +38,11 @@ export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: s
   }
   const quarantine = path.endsWith(".quarantine.jsonl");
   const splitter = new LineSplitter(({ bytes }) => {
-    collectRefs(bytes, into);
+    forEachBlobRef(bytes, (hash) => into.add(hash));
     if (quarantine && bytes.includes('"base64":"')) {
       try {
         const record = JSON.parse(bytes.toString("utf8")) as { base64?: unknown };
-        if (typeof record.base64 === "string") collectRefs(Buffer.from(record.base64, "base64"), into);
+        if (typeof record.base64 === "string") forEachBlobRef(Buffer.from(record.base64, "base64"), (hash) => into.add(hash));
       } catch {
         // a damaged quarantine line still had its raw refs collected above
       }

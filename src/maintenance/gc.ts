@@ -1,10 +1,10 @@
 import { join, resolve } from "node:path";
 import { isBlobHash } from "../blob/blob-ref.ts";
-import { BlobStore, isBlobTempName } from "../blob/blob-store.ts";
+import { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { isInside, readReferrers, type Referrer } from "../blob/blob-referrers.ts";
 import { lockBlobStore } from "../blob/gc-lock.ts";
-import { io } from "../io.ts";
+import { io, isTempFileName } from "../io.ts";
 import { isLeftoverLock, removeLeftoverLock } from "../session/session-lock.ts";
 import { blobRefsOfFile } from "./blob-refs.ts";
 import { filesOfPlace } from "./gc-files.ts";
@@ -163,7 +163,7 @@ async function sweep(
   }
   try {
     for (const name of io.readdirSync(options.blobsDir)) {
-      if (!isBlobTempName(name) || name.endsWith(`.${process.pid}.gc.tmp`)) continue;
+      if (!isTempFileName(name) || name.endsWith(`.${process.pid}.gc.tmp`)) continue;
       const path = join(options.blobsDir, name);
       // In-flight temp files of live writers are young: only long-abandoned ones go.
       if (io.statSync(path).mtimeMs > Math.min(cutoff, now() - TEMP_MIN_AGE_MS)) continue;

@@ -1,10 +1,11 @@
-import { basename, dirname, join } from "node:path";
+import { BLOB_REF_PREFIX, forEachBlobRef } from "../blob/blob-ref.ts";
 import { BlobStore } from "../blob/blob-store.ts";
-import { errnoCode, TranscriptStoreError, type ErrorCode, type StoreWarning } from "../errors.ts";
+import { TranscriptStoreError, type ErrorCode, type StoreWarning } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import { io } from "../io.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
+import { writeSessionFileAtomic } from "../session/session-file.ts";
 
 /**
  * The way back from the blob store to files pi itself reads (docs/pi.md, Images in a pi tree):
@@ -24,24 +25,19 @@ export interface InlineImagesReport {
   message?: string;
 }
 
-const REF = Buffer.from("blob:sha256:");
-const REF_PATTERN = /blob:sha256:[0-9a-f]{64}/g;
 const CHUNK = 1 << 20;
-
-/** Writes all of `bytes` (a write may take fewer). */
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += io.writeSync(fd, bytes, done, bytes.length - done, null);
-}
 
 const LF = Buffer.from("\n");
 
 function countRefs(text: string): number {
-  return text.match(REF_PATTERN)?.length ?? 0;
+  let count = 0;
+  forEachBlobRef(text, () => count++);
+  return count;
 }
 
 /** A line with its refs resolved, or null when it holds none that resolve (copied as it is). */
 function inlineLine(bytes: Buffer, blobs: BlobStore): { text: string; images: number } | null {
-  if (bytes.indexOf(REF) === -1) return null;
+  if (!bytes.includes(BLOB_REF_PREFIX)) return null;
   const text = bytes.toString("utf8");
   let record: unknown;
   try {
@@ -69,56 +65,59 @@ export async function inlineImagesInFile(path: string, blobsDir: string): Promis
   } catch (err) {
     return failed(path, err);
   }
-  const temp = join(dirname(path), `.${basename(path)}.inline-${process.pid}.tmp`);
   let fd: number | null = null;
-  let out: number | null = null;
   try {
     const before = io.statSync(path);
     const blobs = new BlobStore(blobsDir);
     fd = io.openSync(path, "r");
-    out = io.openSync(temp, "wx", before.mode & 0o777);
-    const target = out;
+    const source = fd;
     let images = 0;
-    const splitter = new LineSplitter((line) => {
-      const inlined = inlineLine(line.bytes, blobs);
-      if (inlined !== null) images += inlined.images;
-      writeAll(target, inlined !== null ? Buffer.from(inlined.text) : line.bytes);
-      if (line.terminated) writeAll(target, LF);
-    });
-    const chunk = Buffer.allocUnsafe(CHUNK);
-    for (let n = io.readSync(fd, chunk, 0, CHUNK, null); n > 0; n = io.readSync(fd, chunk, 0, CHUNK, null))
-      splitter.push(chunk.subarray(0, n));
-    splitter.end();
-    io.closeSync(fd);
-    fd = null;
-    if (images === 0) return { path, status: "unchanged", images: 0 };
-    io.fsyncSync(out);
-    io.closeSync(out);
-    out = null;
-    const after = io.statSync(path);
-    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs)
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Session file changed while its images were inlined; left as it is: ${path}`);
-    lock.assertHeld();
-    io.renameSync(temp, path);
+    try {
+      // The session writer's atomic rewrite: temp file (the file's own mode) → fsync → rename.
+      writeSessionFileAtomic(
+        path,
+        (emit) => {
+          const splitter = new LineSplitter((line) => {
+            const inlined = inlineLine(line.bytes, blobs);
+            if (inlined !== null) images += inlined.images;
+            emit(inlined !== null ? Buffer.from(inlined.text) : line.bytes);
+            if (line.terminated) emit(LF);
+          });
+          const chunk = Buffer.allocUnsafe(CHUNK);
+          for (let n = io.readSync(source, chunk, 0, CHUNK, null); n > 0; n = io.readSync(source, chunk, 0, CHUNK, null))
+            splitter.push(chunk.subarray(0, n));
+          splitter.end();
+          if (images === 0) throw UNCHANGED;
+        },
+        {
+          fsync: true,
+          mode: before.mode & 0o777,
+          beforeRename: () => {
+            const after = io.statSync(path);
+            if (after.size !== before.size || after.mtimeMs !== before.mtimeMs)
+              throw new TranscriptStoreError(
+                "PERSISTENCE_FAILED",
+                `Session file changed while its images were inlined; left as it is: ${path}`,
+              );
+            lock.assertHeld();
+          },
+        },
+      );
+    } catch (err) {
+      if (err === UNCHANGED) return { path, status: "unchanged", images: 0 };
+      throw err;
+    }
     return { path, status: "inlined", images };
   } catch (err) {
     return failed(path, err);
   } finally {
     if (fd !== null) io.closeSync(fd);
-    if (out !== null) io.closeSync(out);
-    removeTemp(temp);
     await lock.release();
   }
 }
 
-/** Removes the temp file unless it was renamed over the session (or never made). */
-function removeTemp(temp: string): void {
-  try {
-    io.unlinkSync(temp);
-  } catch (err) {
-    if (errnoCode(err) !== "ENOENT") throw err;
-  }
-}
+/** Thrown out of the rewrite when no line held an image ref: the temp file is dropped, the file left alone. */
+const UNCHANGED = Symbol("unchanged");
 
 function failed(path: string, err: unknown): InlineImagesReport {
   if (err instanceof TranscriptStoreError) return { path, status: "failed", images: 0, code: err.code, message: err.message };

@@ -1,24 +1,19 @@
-import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
-import { BLOB_REF_PREFIX, isBlobRef } from "../blob/blob-ref.ts";
+import { blobRefsIn, toBlobRef } from "../blob/blob-ref.ts";
 import type { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { io } from "../io.ts";
+import { hashOpenFile, io } from "../io.ts";
 import { DEFAULT_CHUNK_SIZE, scanSessionFile } from "../session/session-file-reader.ts";
 
 /** sha256 of a file's bytes, streamed. */
 export function hashFile(path: string): string | null {
   try {
-    const hash = createHash("sha256");
     const fd = io.openSync(path, "r");
-    const buf = Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE);
     try {
-      for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null))
-        hash.update(buf.subarray(0, n));
+      return hashOpenFile(fd, DEFAULT_CHUNK_SIZE);
     } finally {
       io.closeSync(fd);
     }
-    return hash.digest("hex");
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return null;
     throw err;
@@ -53,12 +48,12 @@ export function verifyWritten(
     temp,
     {
       mapRecord: (_record, text) => {
-        for (let at = text.indexOf(BLOB_REF_PREFIX); at !== -1; at = text.indexOf(BLOB_REF_PREFIX, at + 1)) {
-          const ref = text.slice(at, at + BLOB_REF_PREFIX.length + 64);
-          if (!isBlobRef(ref) || checked.has(ref)) continue;
+        for (const hash of blobRefsIn(text)) {
+          const ref = toBlobRef(hash);
+          if (checked.has(ref)) continue;
           checked.add(ref);
           const path = blobs.pathOf(ref);
-          const size = fresh.get(ref.slice(BLOB_REF_PREFIX.length));
+          const size = fresh.get(hash);
           if (size !== undefined) {
             const stat = io.lstatSync(path, { throwIfNoEntry: false });
             if (stat === undefined || !stat.isFile() || stat.size !== size)

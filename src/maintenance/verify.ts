@@ -1,10 +1,10 @@
 import { basename, dirname, join } from "node:path";
+import { forEachBlobRef } from "../blob/blob-ref.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { errnoCode } from "../errors.ts";
 import type { RawRecord } from "../format/types.ts";
 import { io } from "../io.ts";
 import { scanSessionFile } from "../session/session-file-reader.ts";
-import { collectRefs } from "./blob-refs.ts";
 
 export type FindingKind =
   | "BAD_HEADER"
@@ -58,7 +58,7 @@ export function verifySessionFile(
       mapRecord: (record: RawRecord, text: string) => {
         if (typeof record.id === "string") ids.add(record.id);
         if (typeof record.parentId === "string") parents.push({ parentId: record.parentId, id: String(record.id) });
-        if (text.includes("blob:sha256:")) collectRefs(Buffer.from(text), refs);
+        forEachBlobRef(text, (hash) => refs.add(hash));
         return {};
       },
     });

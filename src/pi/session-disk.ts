@@ -128,7 +128,7 @@ export class PiSessionDisk {
 
   /**
    * The first write of a new session: the header and `entries` as a new file. Refused
-   * (PERSISTENCE_FAILED, nothing changed, no lock taken over) when a file is already at the path:
+   * (SESSION_EXISTS, nothing changed, no lock taken over) when a file is already at the path:
    * another writer created it (pi creates the file exclusively too), and replacing it would lose
    * that session.
    */
@@ -141,7 +141,7 @@ export class PiSessionDisk {
 
   private assertAbsent(): void {
     if (existsSync(this.path))
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Session file already exists (another writer created it): ${this.path}`, {
+      throw new TranscriptStoreError("SESSION_EXISTS", `Session file already exists (another writer created it): ${this.path}`, {
         path: this.path,
       });
   }

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { toBlobRef } from "../blob/blob-ref.ts";
+import { toBlobRef, blobHashOf } from "../blob/blob-ref.ts";
 import { decodeCanonicalBase64, decodeWithoutWhitespace } from "./externalize-images.ts";
 import { payloadKindAt } from "./image-shapes.ts";
 import { DESCEND, mapTree, type SlotContext } from "./map-tree.ts";
@@ -41,10 +40,6 @@ function scratchFor(chars: number): Buffer | undefined {
   if (chars > (SCRATCH_BYTES / 3) * 4) return undefined;
   scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES);
   return scratch;
-}
-
-function sha256(bytes: Buffer): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** A line with its large payloads cut out. */
@@ -143,7 +138,7 @@ function base64Cut(line: Buffer, start: number, end: number): Cut | null {
     if (/[\t\r\n]/.test(text)) return null;
     decoded = decodeWithoutWhitespace(text, into); // not decoded twice: the canonical try failed
   }
-  return decoded === null ? null : { start, end, kind: "base64", hash: sha256(decoded) };
+  return decoded === null ? null : { start, end, kind: "base64", hash: blobHashOf(decoded) };
 }
 
 /** A `data:image/<type>;base64,<base64>` URL (no escape) whose base64 part is canonical (so every byte is plain ASCII). */
@@ -154,7 +149,7 @@ function dataUrlCut(line: Buffer, start: number, end: number): Cut | null {
   if (!/^data:image\/[\x21-\x2b\x2d-\x7e]*;base64$/.test(head)) return null;
   const into = scratchFor(end - comma - 1);
   if (decodeCanonicalBase64(line.toString("latin1", comma + 1, end), into) === null) return null;
-  return { start, end, kind: "dataUrl", hash: sha256(line.subarray(start, end)) };
+  return { start, end, kind: "dataUrl", hash: blobHashOf(line.subarray(start, end)) };
 }
 
 /** A record parsed from the cut line, put back together. */

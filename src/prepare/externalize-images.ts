@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { looksLikeBlobRef, toBlobRef } from "../blob/blob-ref.ts";
+import { looksLikeBlobRef, toBlobRef, blobHashOf } from "../blob/blob-ref.ts";
 import { mapImagePayloads, type PayloadKind } from "./image-shapes.ts";
 
 /** Shortest base64 image payload that is moved to the blob store. @default 1024 */
@@ -75,7 +74,7 @@ export function externalizeImages<T>(value: T, threshold: number): ExternalizedI
       if (kind === "base64" && payload.length >= threshold && !looksLikeBlobRef(payload)) keptInline++;
       return payload;
     }
-    const hash = createHash("sha256").update(bytes).digest("hex");
+    const hash = blobHashOf(bytes);
     blobs.push({ hash, bytes });
     return toBlobRef(hash);
   });

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { BlobStore } from "../blob/blob-store.ts";
-import { isBlobRef, parseBlobRef } from "../blob/blob-ref.ts";
+import { isBlobRef, parseBlobRef, blobHashOf } from "../blob/blob-ref.ts";
 import { splitGluedObjects } from "../format/split-glued.ts";
 import { io } from "../io.ts";
 import { mapImagePayloads } from "../prepare/image-shapes.ts";
@@ -87,7 +86,7 @@ export class InlineImageSources {
       mapImagePayloads(record, (payload, kind) => {
         if (found !== null) return payload;
         const bytes = payloadBytes(payload, kind, 0);
-        if (bytes !== null && createHash("sha256").update(bytes).digest("hex") === hash) found = bytes;
+        if (bytes !== null && blobHashOf(bytes) === hash) found = bytes;
         return payload;
       });
       if (found !== null) break;

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import { errnoCode } from "../errors.ts";
-import { io } from "../io.ts";
+import { hashOpenFile, io } from "../io.ts";
 import { openReadNoFollow, writeSmallFileNoFollow } from "./no-follow.ts";
 import { artifactsDirOf } from "./paths.ts";
 
@@ -115,13 +114,7 @@ function fileMatches(path: string, size: number, sha256: string): boolean {
     return false;
   }
   try {
-    if (io.fstatSync(fd).size !== size) return false;
-    const hash = createHash("sha256");
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (let n = io.readSync(fd, buf, 0, buf.length, null); n > 0; n = io.readSync(fd, buf, 0, buf.length, null)) {
-      hash.update(buf.subarray(0, n));
-    }
-    return hash.digest("hex") === sha256;
+    return io.fstatSync(fd).size === size && hashOpenFile(fd) === sha256;
   } finally {
     io.closeSync(fd);
   }

@@ -31,7 +31,7 @@ export function isSymlinkRefusal(err: unknown): boolean {
  */
 export function writeSmallFileNoFollow(path: string, data: Buffer, code: ErrorCode): void {
   refuseSymlink(path, code);
-  writeFileAtomic(path, (emit) => emit(data), { fsync: true });
+  writeFileAtomic(path, data, { fsync: true });
 }
 
 /** Throws `code` when `path` is a symlink. */

@@ -125,25 +125,24 @@ const HEADER_TYPE = /"type"\s*:\s*"session"/;
 export function headerEndOffset(path: string | number, chunkSize = 1 << 16): number | null {
   const fd = typeof path === "number" ? path : io.openSync(path, "r");
   try {
-    const chunk = Buffer.allocUnsafe(chunkSize);
-    let pending: Buffer[] = [];
-    let position = 0;
+    // undefined while still looking; the offset past the header line, or null for no header
+    const seen: { end: number | null | undefined } = { end: undefined };
     let nonBlank = 0;
-    for (;;) {
+    const splitter = new LineSplitter((line) => {
+      if (seen.end !== undefined) return;
+      const text = line.bytes.toString("utf8");
+      if (HEADER_TYPE.test(text)) seen.end = line.offset + line.bytes.length + 1;
+      else if (text.replace(/\0/g, "").trim().length > 0 && ++nonBlank >= 2) seen.end = null;
+    });
+    const chunk = Buffer.allocUnsafe(chunkSize);
+    let position = 0;
+    while (seen.end === undefined) {
       const n = io.readSync(fd, chunk, 0, chunkSize, position);
-      if (n === 0) return null;
-      const data = chunk.subarray(0, n);
-      let start = 0;
-      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
-        const text = Buffer.concat([...pending, data.subarray(start, nl)]).toString("utf8");
-        pending = [];
-        if (HEADER_TYPE.test(text)) return position + nl + 1;
-        if (text.replace(/\0/g, "").trim().length > 0 && ++nonBlank >= 2) return null;
-        start = nl + 1;
-      }
-      if (start < n) pending.push(Buffer.from(data.subarray(start)));
+      if (n === 0) return null; // an unterminated last line is no header line yet
+      splitter.push(chunk.subarray(0, n));
       position += n;
     }
+    return seen.end;
   } finally {
     if (typeof path !== "number") io.closeSync(fd);
   }

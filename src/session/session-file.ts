@@ -10,8 +10,9 @@
  *   quarantine file beside it, O_NOFOLLOW, fsynced), `rewrite` (whole file, atomically), `sync`,
  *   `relocate` (after a move), `close`.
  * - `writeSessionFileAtomic`: a whole file from a stream of chunks, via an exclusive temp file
- *   renamed over it (fsynced, with its directory, when asked).
- * - `SessionFileDraft` / `draftPathFor`: a new file written beside its target under a temp name
+ *   renamed over it (fsynced, with its directory, when asked): the I/O seam's `writeFileAtomic`,
+ *   named here so that every session-file writer is this module's.
+ * - `SessionFileDraft`: a new file written beside its target under a temp name (`tempPathFor`)
  *   (created exclusively, 0600), made visible by `commit` or `renameIntoPlace` only.
  * - `backupSessionFile`: a copy beside the file that never replaces an earlier backup.
  *
@@ -21,10 +22,22 @@
  */
 import { constants } from "node:fs";
 import { basename, dirname } from "node:path";
-import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { TranscriptStoreError } from "../errors.ts";
 import type { MalformedLine } from "../format/load-report.ts";
+import { copyNew } from "../io-exclusive.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
-import { ensureDir, FILE_MODE, fsyncDir, io, syncFile, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
+import {
+  type AtomicWriteOptions,
+  ensureDir,
+  FILE_MODE,
+  type FileWriter,
+  fsyncDir,
+  io,
+  syncFile,
+  tempPathFor,
+  writeFileAtomic,
+  writeFully,
+} from "../io.ts";
 import { forgetHandle, openWithRelief, touchHandle, type EvictableHandle } from "./append-handles.ts";
 import { isSymlinkRefusal, openAppendNoFollow } from "./no-follow.ts";
 import { quarantinePathOf } from "./paths.ts";
@@ -340,13 +353,8 @@ export class SessionFile implements EvictableHandle {
  * file beside it (0600), (fsynced and) renamed over it; on failure the temp file is removed and
  * `path` is as it was. Errors are the file system's own. Returns the bytes written.
  */
-export function writeSessionFileAtomic(path: string, write: (emit: (data: Buffer) => void) => void, options: { fsync: boolean }): number {
-  return writeFileAtomic(path, write as (emit: (data: Uint8Array) => void) => void, options);
-}
-
-/** The temp name a draft of `target` is written under (a dot file beside it, ending in `.tmp`). */
-export function draftPathFor(target: string): string {
-  return tempPathFor(target);
+export function writeSessionFileAtomic(path: string, write: FileWriter, options: AtomicWriteOptions): number {
+  return writeFileAtomic(path, write, options);
 }
 
 /** Renames a finished draft at `temp` over `target` (the commit); fsyncs the directory when asked. */
@@ -370,8 +378,8 @@ export class SessionFileDraft {
     this.fd = io.openSync(path, "wx", FILE_MODE);
   }
 
-  /** Creates the draft at `temp` (by default a fresh `draftPathFor(target)`). */
-  static begin(target: string, temp = draftPathFor(target)): SessionFileDraft {
+  /** Creates the draft at `temp` (by default a fresh `tempPathFor(target)`). */
+  static begin(target: string, temp = tempPathFor(target)): SessionFileDraft {
     return new SessionFileDraft(target, temp);
   }
 
@@ -418,27 +426,12 @@ export function backupSessionFile(source: string): string {
     syncFile(temp);
     for (let n = 1; ; n++) {
       const bak = n === 1 ? `${source}.bak` : `${source}.${n}.bak`;
-      try {
-        linkOrCopyExclusive(temp, bak);
+      if (copyNew(temp, bak)) {
         fsyncDir(dirname(bak));
         return bak;
-      } catch (err) {
-        if (errnoCode(err) !== "EEXIST") throw err;
       }
     }
   } finally {
     io.rmSync(temp, { force: true });
-  }
-}
-
-/** A hard link where the file system has them, else an exclusive copy: never replaces `to`. */
-function linkOrCopyExclusive(from: string, to: string): void {
-  try {
-    io.linkSync(from, to);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw err;
-    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
-    syncFile(to);
   }
 }

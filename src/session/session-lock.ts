@@ -75,7 +75,7 @@ function readDeclaration(path: string): LockDeclaration | null {
 function writeDeclaration(path: string, declaration: LockDeclaration): void {
   try {
     // The rename replaces a link planted at the name instead of writing through it.
-    writeFileAtomic(lockDeclarationPathOf(path), (emit) => emit(Buffer.from(JSON.stringify(declaration))), { fsync: false });
+    writeFileAtomic(lockDeclarationPathOf(path), Buffer.from(JSON.stringify(declaration)), { fsync: false });
   } catch {
     // Without a declaration takers fall back to their own stale period: the lock still works.
   }

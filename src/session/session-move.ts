@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { fsyncDir, io, syncFile } from "../io.ts";
+import { fsyncDir, io, syncFile, tempPathFor } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
 import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
 import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
 import { artifactsDirOf, quarantinePathOf } from "./paths.ts";
-import { draftPathFor, renameIntoPlace, SessionFileDraft } from "./session-file.ts";
+import { renameIntoPlace, SessionFileDraft } from "./session-file.ts";
 import { copyFileFrom, headerEndOffset } from "./session-file-reader.ts";
 
 export { journalPathOf, incomingPathOf, readMoveJournal } from "./move-journal.ts";
@@ -51,8 +51,8 @@ export function moveSessionFiles(plan: MovePlan): void {
     }
   };
 
-  if (io.existsSync(to)) throw new TranscriptStoreError("MOVE_FAILED", `A session already exists at ${to}`, { path: to });
-  const temp = draftPathFor(to);
+  if (io.existsSync(to)) throw new TranscriptStoreError("SESSION_EXISTS", `A session already exists at ${to}`, { path: to });
+  const temp = tempPathFor(to);
 
   if (headerLine !== null) {
     // The note lets an open of the destination find (and finish or undo) the move first.

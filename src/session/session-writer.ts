@@ -1,5 +1,5 @@
 import type { BlobStore } from "../blob/blob-store.ts";
-import { BLOB_REF_PREFIX } from "../blob/blob-ref.ts";
+import { BLOB_REF_PREFIX, forEachBlobRef } from "../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { linesToQuarantine } from "../format/session-parser.ts";
@@ -9,7 +9,6 @@ import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
 import type { RehydrateMode } from "./session-options.ts";
 
-const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
 /** Longest line (in worst-case UTF-8 bytes) encoded into the reused buffer; longer ones get their own. */
 const SCRATCH_LIMIT = 4 * 1024 * 1024;
 
@@ -205,13 +204,12 @@ export class SessionWriter {
    */
   private storeReferencedBlobs(prepared: PreparedLine): void {
     const own = new Set(prepared.blobs.map((b) => b.hash));
-    for (const match of prepared.line.matchAll(REF_PATTERN)) {
-      const hash = match[1]!;
-      if (own.has(hash) || this.blobs.hasSync(hash)) continue;
+    forEachBlobRef(prepared.line, (hash) => {
+      if (own.has(hash) || this.blobs.hasSync(hash)) return;
       own.add(hash);
       const bytes = this.options.missingBlob(hash);
       if (bytes !== null) this.blobs.putHashedSync(hash, bytes);
       else this.options.warn({ code: "BLOB_MISSING", message: `Writing a ref to blob ${hash}, which is missing and not found inline` });
-    }
+    });
   }
 }

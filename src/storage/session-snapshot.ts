@@ -1,3 +1,4 @@
+import { blobRefsIn } from "../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import { prepareLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
@@ -112,12 +113,9 @@ export function snapshotOfEntries(
   };
 }
 
-const REF = /blob:sha256:([0-9a-f]{64})/g;
-
-/** The blob hashes a stored line names. */
+/** The blob hashes a stored line names (each once). */
 export function hashesIn(line: string): string[] {
-  if (!line.includes("blob:sha256:")) return [];
-  return [...new Set([...line.matchAll(REF)].map((m) => m[1]!))];
+  return [...new Set(blobRefsIn(line))];
 }
 
 /** Every blob hash the lines of `snapshot` name, each once (for a backend that derives them from its lines). */

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, lstatSync, writeFileSync, existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { isTempFileName } from "../../src/io.ts";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { OutputSink } from "../../src/artifacts/output-sink.ts";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -66,7 +67,7 @@ describe("symlinks planted as or in the artifacts directory are never written th
     expect(existsSync(target)).toBe(false);
   });
 
-  it("a symlink planted at the content name a writer is about to publish: coded error, link and target untouched", () => {
+  it("a symlink planted at the content name a writer is about to publish: OUTPUT_EXISTS, link and target untouched", () => {
     const root = tempDir("ts-art-link-");
     const secret = join(root, "secret.txt");
     writeFileSync(secret, "top secret");
@@ -75,7 +76,7 @@ describe("symlinks planted as or in the artifacts directory are never written th
     writer.write("streamed");
     const planted = join(store.dir, `${writer.id}.bash.log`);
     symlinkSync(secret, planted);
-    expect(codeOf(() => writer.finish())).toBe("PERSISTENCE_FAILED");
+    expect(codeOf(() => writer.finish())).toBe("OUTPUT_EXISTS");
     expect(readFileSync(secret, "utf8")).toBe("top secret");
     expect(lstatSync(planted).isSymbolicLink()).toBe(true);
     expect(store.get(writer.id)).toBeNull();
@@ -83,6 +84,26 @@ describe("symlinks planted as or in the artifacts directory are never written th
     const next = store.save("after", { toolType: "bash" });
     expect(Number(next.id)).toBeGreaterThan(Number(writer.id));
     expect(lstatSync(next.path).isFile()).toBe(true);
+  });
+
+  it("another tool's regular file at the content name a writer is about to publish: OUTPUT_EXISTS, the file untouched", () => {
+    const root = tempDir("ts-art-taken-");
+    const store = new ArtifactStore(join(root, "session"));
+    const writer = store.createWriter("bash");
+    writer.write("streamed");
+    const taken = join(store.dir, `${writer.id}.bash.log`);
+    writeFileSync(taken, "another tool's output");
+    const err = (() => {
+      try {
+        writer.finish();
+      } catch (e) {
+        return e as { code?: string; path?: string };
+      }
+      return null;
+    })();
+    expect(err).toMatchObject({ code: "OUTPUT_EXISTS", path: taken });
+    expect(readFileSync(taken, "utf8")).toBe("another tool's output");
+    expect(readdirSync(store.dir).filter(isTempFileName)).toEqual([]);
   });
 
   it("symlinks planted at the next content and metadata names are stepped over, never written through", () => {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,8 +5,7 @@ import { isBlobRef, parseBlobRef } from "../../src/blob/blob-ref.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
 import { injectFault } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
-
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+import { sha } from "../support/sha.ts";
 
 describe("BlobStore", () => {
   it("names a blob by the sha256 of exactly its bytes and writes it 0600", async () => {

@@ -1,12 +1,12 @@
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
 import { REPO_ROOT, runTs } from "../support/child.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const BIN = join(REPO_ROOT, "bin/transcript-store.mjs");
 
@@ -39,9 +39,7 @@ describe("transcript-store session commands", () => {
     expect(lines[0]).toEqual(m.header);
     expect(lines[1].message.content[1].data).toBe(png);
     const refs = await cli(["export", m.sessionId, "--refs", "--root", root]);
-    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(
-      `blob:sha256:${createHash("sha256").update(Buffer.from(png, "base64")).digest("hex")}`,
-    );
+    expect(JSON.parse(refs.stdout.split("\n")[1]!).message.content[1].data).toBe(`blob:sha256:${sha(Buffer.from(png, "base64"))}`);
 
     const other = tempDir();
     const imported = await cli(["import", "--root", other, "--json"], { stdin: exported.stdout });
@@ -79,6 +77,22 @@ describe("transcript-store session commands", () => {
     const stats = await cli(["stats", "--root", root, "--json"]);
     expect(stats.records[0]).toMatchObject({ sessions: 2, blobs: 1, references: 2, referencedBlobs: 1, dedupRatio: 2 });
     expect((await cli(["ls", "--root", root], { cwd })).stdout).toContain("look at this");
+  });
+
+  it("mv onto a path another session holds exits 1 with SESSION_EXISTS (stderr and the --json error record), nothing moved", async () => {
+    const { root, m } = await store();
+    const elsewhere = join(root, "elsewhere");
+    const other = await SessionManager.create(elsewhere, { root });
+    other.appendMessage({ role: "user", content: "held" });
+    await other.close();
+    const taken = join(dirname(other.sessionFile!), basename(m.sessionFile!));
+    writeFileSync(taken, "another session\n");
+    const mv = await cli(["mv", m.sessionId, elsewhere, "--root", root, "--json"]);
+    expect(mv.code).toBe(1);
+    expect(mv.stderr).toContain("SESSION_EXISTS");
+    expect(mv.records.at(-1)).toMatchObject({ type: "error", code: "SESSION_EXISTS", exitCode: 1 });
+    expect(readFileSync(taken, "utf8")).toBe("another session\n");
+    expect(existsSync(m.sessionFile!)).toBe(true);
   });
 
   it("usage errors print one line and exit 2; expected failures exit 1 without a stack", async () => {

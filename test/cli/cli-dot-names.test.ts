@@ -1,12 +1,10 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliProcess } from "../support/cli.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
-
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+import { sha } from "../support/sha.ts";
 
 /** A pi v1 session (no version) holding one inline image of its own. */
 function v1Session(id: string, png: Buffer): string {

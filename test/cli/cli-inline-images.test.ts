@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { cli } from "../support/cli.ts";
 import { makePng } from "../support/png.ts";
 import { writePiSession } from "../support/pi-tree.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const TIME = "2026-01-02T03:04:05.678Z";
 
@@ -65,7 +65,7 @@ describe("images in a pi tree: the switch is explicit, and there is a way back",
     const t = piTree();
     const original = readFileSync(t.file, "utf8");
     expect((await cli(["migrate", "--in-place", ...t.dirs])).code).toBe(0);
-    const hash = createHash("sha256").update(Buffer.from(t.png, "base64")).digest("hex");
+    const hash = sha(Buffer.from(t.png, "base64"));
     // A malformed line a writer left: kept where it is.
     appendFileSync(t.file, "{not json\n");
     const withRefs = readFileSync(t.file, "utf8");

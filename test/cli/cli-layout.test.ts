@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { cli } from "../support/cli.ts";
 import { makePng } from "../support/png.ts";
 import { piDirName, writePiSession } from "../support/pi-tree.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const TIME = "2026-01-02T03:04:05.678Z";
 
@@ -70,7 +70,7 @@ describe("CLI on a pi tree (--layout, detected)", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ type: "session", version: 3, cwd: t.cwd });
-    const hash = createHash("sha256").update(Buffer.from(t.png, "base64")).digest("hex");
+    const hash = sha(Buffer.from(t.png, "base64"));
     expect(lines[1].message.content[1].data).toBe(`blob:sha256:${hash}`);
     expect(lines.slice(1).map((l) => [l.id, l.parentId])).toEqual([
       ["11111111", null],
@@ -79,7 +79,7 @@ describe("CLI on a pi tree (--layout, detected)", () => {
     expect(readdirSync(t.sessionsDir).sort()).toEqual([piDirName(t.cwd), piDirName(join(t.base, "elsewhere"))].sort());
     expect(readdirSync(join(t.sessionsDir, piDirName(t.cwd)))).toEqual([t.old.split("/").at(-1)]);
 
-    const orphan = createHash("sha256").update("orphan").digest("hex");
+    const orphan = sha("orphan");
     writeFileSync(join(t.blobsDir, orphan), "orphan");
     const old = new Date(Date.now() - 48 * 3600_000);
     for (const name of blobDirEntries(t.blobsDir)) utimesSync(join(t.blobsDir, name), old, old);

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,10 +7,10 @@ import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { blobDirEntries } from "../support/blob-dir.ts";
 import { sharedData } from "../support/shared-data.ts";
+import { sha } from "../support/sha.ts";
 
 /** The real pi v1 transcripts shared beside the repository (null: the tests that need them skip). */
 const REAL = sharedData("real-sessions");
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
 function snapshot(dir: string): Map<string, string> {
   const out = new Map<string, string>();

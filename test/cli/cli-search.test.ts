@@ -1,7 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { cli, cliProcess } from "../support/cli.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { append, message, writeSession } from "../index/helpers/sessions.ts";
 
@@ -62,10 +65,25 @@ describe("transcript-store search / index", () => {
     expect(bad.code).toBe(1);
     expect(bad.records.at(-1)).toMatchObject({ type: "error", code: "INVALID_QUERY" });
     expect((await cli(["--root", root, "search"])).code).toBe(2);
-    // a database store's index is not served by this command yet: said, not guessed
-    const pg = await cli(["--root", root, "--store", "postgres://127.0.0.1:1/none", "search", "rotate"]);
+    // --index names a file of the file tree's index: with a database store it is a usage error, not ignored
+    const pg = await cli(["--root", root, "--store", "postgres://127.0.0.1:1/none", "search", "rotate", "--index", "x.sqlite"]);
     expect(pg.code).toBe(2);
     expect(pg.stderr).toContain("database store");
+  });
+
+  it.skipIf(!pgCluster())("search and index --status answer from a PostgreSQL store's own index (--store)", async () => {
+    const url = await freshDatabase();
+    const m = await SessionManager.create("/proj", { store: url });
+    const entry = m.appendMessage({ role: "user", content: "rotate the zebra logs" });
+    await m.close();
+    await closeUrlStores();
+    const out = await cli(["--store", url, "search", "zebra", "--json"]);
+    expect(out.code).toBe(0);
+    expect(out.records.filter((r) => r.type === "hit").map((r) => [r.sessionId, r.entryId])).toEqual([[m.sessionId, entry]]);
+    const status = await cli(["--store", url, "index", "--status", "--json"]);
+    expect(status.code).toBe(0);
+    expect(status.records.at(-1)).toMatchObject({ fresh: true });
+    await closeUrlStores();
   });
 
   it("--index names the index file (for a tree that must stay untouched)", async () => {

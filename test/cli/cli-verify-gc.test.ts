@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,8 +7,7 @@ import { injectFault } from "../support/fault.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { blobDirEntries } from "../support/blob-dir.ts";
-
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+import { sha } from "../support/sha.ts";
 
 async function storeWithImages(root: string, seeds: number[]) {
   const m = await SessionManager.create(join(root, "proj"), { root });

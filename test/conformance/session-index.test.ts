@@ -45,14 +45,10 @@ async function write(options: SessionManagerOptions) {
 }
 
 describeBackends("SessionIndex conformance", (backend) => {
-  // The PostgreSQL index is built on its own branch (pgindex): until it is merged, this suite runs on the file tree only.
-  const skip = backend.name === "postgres";
-  if (skip) console.warn("SKIPPED: SessionIndex conformance [postgres]: the PostgreSQL index is not on this branch yet");
-
   const search = async (index: SessionIndex, query: string, options?: Parameters<SessionIndex["search"]>[1]) =>
     (await index.search(query, options)).map((h) => h.entryId).sort();
 
-  it.skipIf(skip)("finds words, phrases and prefixes across sessions; hits name the entry the append returned", async () => {
+  it("finds words, phrases and prefixes across sessions; hits name the entry the append returned", async () => {
     const options = await backend.options();
     const { a, b, ids } = await write(options);
     const index = await openSessionIndex(options);
@@ -73,7 +69,7 @@ describeBackends("SessionIndex conformance", (backend) => {
     }
   });
 
-  it.skipIf(skip)("filters by cwd, time, role, model and session", async () => {
+  it("filters by cwd, time, role, model and session", async () => {
     const options = await backend.options();
     const { a, b, ids } = await write(options);
     const index = await openSessionIndex(options);
@@ -92,7 +88,7 @@ describeBackends("SessionIndex conformance", (backend) => {
     }
   });
 
-  it.skipIf(skip)("catches up with appends before answering, says when it is behind, and rebuilds to the same answers", async () => {
+  it("catches up with appends before answering, says when it is behind, and rebuilds to the same answers", async () => {
     const options = await backend.options();
     const { a, b, ids } = await write(options);
     const index = await openSessionIndex(options);

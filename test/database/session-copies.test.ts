@@ -44,6 +44,26 @@ describe.skipIf(!pgCluster())("PostgreSQL fork, move, list, resolve, delete, art
     await expect(store.forkSession(randomUUID(), headerLine())).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
   });
 
+  it("creating, forking or importing onto an id the database holds is SESSION_EXISTS, and changes no row", async () => {
+    const { store, url } = await freshStore();
+    const { session, token } = await store.createSession(headerLine(), { lease: { holder: "w", ttlMs: 60_000 } });
+    await store.appendBatch(session.id, token!, 1, [entryLine(1)]);
+    const taken = headerLine(session.id, "/elsewhere");
+    const db = rawPool(url);
+    const rows = async () => (await db.query("SELECT id, cwd, header, last_seq::int FROM sessions ORDER BY id")).rows;
+    const before = await rows();
+    await expect(store.createSession(taken)).rejects.toMatchObject({ code: "SESSION_EXISTS" });
+    await expect(store.createSessionWithRows(taken, [{ lines: [entryLine(1)], blobs: [] }])).rejects.toMatchObject({
+      code: "SESSION_EXISTS",
+    });
+    await expect(store.forkSession(session.id, taken)).rejects.toMatchObject({ code: "SESSION_EXISTS" });
+    const source = { header: taken, batches: () => [{ lines: [entryLine(1)], blobs: [] }], bytesOf: () => null };
+    await expect(store.importSession(source, null)).rejects.toMatchObject({ code: "SESSION_EXISTS" });
+    expect(await rows()).toEqual(before);
+    expect((await db.query("SELECT count(*)::int AS n FROM entries")).rows[0].n).toBe(1);
+    await db.end();
+  });
+
   it("moves a session to another cwd in one transaction: listing follows, entries and artifacts stay", async () => {
     const { store } = await freshStore();
     const { session, token } = await store.createSession(headerLine(randomUUID(), "/a"), { lease: { holder: "w", ttlMs: 60_000 } });

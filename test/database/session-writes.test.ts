@@ -168,6 +168,6 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7]);
     await expect(store.loadSession("nope")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
     await expect(store.createSession('{"type":"message"}')).rejects.toMatchObject({ code: "BAD_HEADER" });
-    await expect(store.createSession(headerLine(id))).rejects.toMatchObject({ code: "PERSISTENCE_FAILED" });
+    await expect(store.createSession(headerLine(id))).rejects.toMatchObject({ code: "SESSION_EXISTS" });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LineSplitter, type LineSplitterOptions, type ScannedLine } from "../../src/format/line-splitter.ts";
+import { LinePuller, LineSplitter, type LineSplitterOptions, sameLine, type ScannedLine } from "../../src/format/line-splitter.ts";
 
 function split(data: Buffer, chunkSize: number, options: LineSplitterOptions = {}): ScannedLine[] {
   const lines: ScannedLine[] = [];
@@ -109,5 +109,36 @@ describe("LineSplitter with maxLineBytes", () => {
     const { lines } = splitLimited(Buffer.from(`${"x".repeat(50)}\n`), 7, 50, 10);
     expect(lines[0]!.bytes.toString()).toBe("x".repeat(50));
     expect(lines[0]!.fullLength).toBeUndefined();
+  });
+});
+
+describe("LinePuller", () => {
+  /** A source handing out `data` in reads of at most `max` bytes. */
+  const source = (data: Buffer, max: number) => {
+    let at = 0;
+    return (into: Buffer) => {
+      const n = data.copy(into, 0, at, Math.min(data.length, at + Math.min(max, into.length)));
+      at += n;
+      return n;
+    };
+  };
+
+  it.each([1, 3, 64])("hands out the splitter's lines one at a time (%i-byte reads), then null for good", (max) => {
+    const data = Buffer.from('{"h":1}\n\n{"é":"ü"}\nlast');
+    const puller = new LinePuller(source(data, max), 4);
+    const got: ScannedLine[] = [];
+    for (let line = puller.next(); line !== null; line = puller.next()) got.push(line);
+    expect(got.map((l) => [l.bytes.toString(), l.offset, l.terminated])).toEqual(
+      split(data, max).map((l) => [l.bytes.toString(), l.offset, l.terminated]),
+    );
+    expect(got.map((l) => l.bytes.toString())).toEqual(['{"h":1}', "", '{"é":"ü"}', "last"]);
+    expect(puller.next()).toBeNull();
+  });
+
+  it("sameLine tells a final line without its newline from the same bytes with one", () => {
+    const [a] = split(Buffer.from("x\n"), 8);
+    const [b] = split(Buffer.from("x"), 8);
+    expect(sameLine(a!, a!)).toBe(true);
+    expect(sameLine(a!, b!)).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { migrateFile } from "../../src/maintenance/migrate-file.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const header = { type: "session", id: "mig-v1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/m" };
 const msg = (t: string) => ({ type: "message", timestamp: "t", message: { role: "user", content: t } });
@@ -62,12 +63,11 @@ describe("migrateFile agrees with the in-memory migration", () => {
 
 describe("migrateFile verification", () => {
   it("heals a blob that is already in the store but corrupt, from the file's own image bytes", async () => {
-    const { createHash } = await import("node:crypto");
     const { mkdirSync, readFileSync } = await import("node:fs");
     const { makePng } = await import("../support/png.ts");
     const dir = tempDir();
     const png = makePng(30, 30, 8);
-    const hash = createHash("sha256").update(png).digest("hex");
+    const hash = sha(png);
     mkdirSync(join(dir, "blobs"));
     writeFileSync(join(dir, "blobs", hash), "not the image"); // corrupt, left by an earlier crash or disk
     const path = join(dir, "s.jsonl");

@@ -56,6 +56,14 @@ describe("importing the library", () => {
     },
   );
 
+  it("conformance/index.js (the published suite) loads neither the CLI nor its dependencies nor the PostgreSQL driver", () => {
+    const url = JSON.stringify(pathToFileURL(join(REPO_ROOT, "dist", "conformance", "index.js")).href);
+    const { packages, dist } = loadedBy(`const s = await import(${url}); if (typeof s.runConformance !== "function") process.exit(3);`);
+    expect(dist).toContain("conformance/index.js");
+    for (const name of HEAVY) expect(packages, name).not.toContain(name);
+    expect(dist.filter((m) => m.startsWith("cli/") && m !== "cli/load-main.js")).toEqual([]);
+  });
+
   it("loads the CLI when `main` runs, and the driver when a PostgreSQL store connects", () => {
     const cli = loadedBy(
       `const { main } = await import(${INDEX});` +

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import { blobDirEntries } from "../support/blob-dir.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { assistant, linesOf, piHome, user } from "./helpers.ts";
+import { sha } from "../support/sha.ts";
 
 const savedHome = process.env.TRANSCRIPT_STORE_HOME;
 afterEach(() => {
@@ -23,7 +23,7 @@ describe("pi facade on the engine", () => {
     const storeHome = tempDir();
     process.env.TRANSCRIPT_STORE_HOME = storeHome;
     const png = makePng(24, 24, 7).toString("base64");
-    const hash = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
+    const hash = sha(Buffer.from(png, "base64"));
     const sm = SessionManager.create(h.cwd, undefined, { agentDir: h.agentDir });
     const u = sm.appendMessage({
       role: "user",
@@ -92,7 +92,7 @@ describe("pi facade on the engine", () => {
     const b = SessionManager.open(path, undefined, undefined, opts);
     a.appendMessage(user("from a"));
     const written = readFileSync(path, "utf8");
-    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(() => b.appendMessage(user("from b"))).toThrow(expect.objectContaining({ code: "SESSION_EXISTS" }));
     expect(readFileSync(path, "utf8")).toBe(written);
     expect(b.getEntries()).toEqual([]);
     // a is still the writer.
@@ -104,7 +104,7 @@ describe("pi facade on the engine", () => {
     const c = SessionManager.open(other, undefined, undefined, opts);
     const foreign = '{"type":"session","version":3,"id":"foreign","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n';
     writeFileSync(other, foreign);
-    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
+    expect(() => c.appendMessage(user("from c"))).toThrow(expect.objectContaining({ code: "SESSION_EXISTS" }));
     expect(readFileSync(other, "utf8")).toBe(foreign);
     c.close();
     b.close();

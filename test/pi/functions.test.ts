@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import {
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { assistant, piHome, user } from "./helpers.ts";
+import { sha } from "../support/sha.ts";
 
 const T = "2026-01-01T00:00:00.000Z";
 const e = (id: string, parentId: string | null, rest: Record<string, unknown>) =>
@@ -119,7 +119,7 @@ describe("pi free functions", () => {
     const loaded = loadEntriesFromFile(sm.getSessionFile()!, { blobsDir: h.blobsDir });
     expect(loaded[0]).toEqual(sm.getHeader());
     expect(loaded.slice(1)).toEqual(sm.getEntries());
-    const hash = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
+    const hash = sha(Buffer.from(png, "base64"));
     expect(JSON.stringify(loaded)).not.toContain(hash);
   });
 

@@ -1,7 +1,6 @@
 // Differential test of cutting image payloads out of lines before they are parsed (issue 14): for
 // seeded random session files holding large payloads in every image shape, mixed with look-alikes,
 // a lazy open must give what it gives when no line is cut (the cutter switched off below).
-import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import { CUT_MIN_LINE_BYTES, CUT_MIN_PAYLOAD_BYTES, cutCounters } from "../../sr
 import { SessionManager } from "../../src/session/session-manager.ts";
 import type { SessionManagerOptions } from "../../src/session/session-options.ts";
 import { int, pick, type Random, storeOneImage } from "../support/differential.ts";
+import { sha } from "../support/sha.ts";
 
 /** Off: the loader's cutter finds nothing to cut, so every line is parsed whole (the path before cutting). */
 const cutter = vi.hoisted(() => ({ on: true }));
@@ -185,8 +185,6 @@ function sessionFile(seed: number): { text: string; variants: Set<string> } {
   }
   return { text: `${lines.join("\n")}\n`, variants: variantsUsed };
 }
-
-const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 
 /**
  * Each blob ref in `value` with the string `rehydrated` holds in its place: the ref must be the

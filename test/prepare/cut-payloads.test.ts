@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { cutCounters, cutImagePayloads, restoreCuts } from "../../src/prepare/cut-payloads.ts";
 import { externalizeImages } from "../../src/prepare/externalize-images.ts";
 import { makePng } from "../support/png.ts";
+import { sha } from "../support/sha.ts";
 
 const THRESHOLD = 1024;
 /** A PNG of ~60 KB, so its base64 (~80 KB) makes a line long enough to be cut. */
@@ -29,8 +29,6 @@ function cutLineResult(line: string): { value: unknown; hashes: string[] } | nul
   const rest = externalizeImages(restored.value, THRESHOLD);
   return { value: rest.value, hashes: [...restored.hashes, ...rest.blobs.map((b) => b.hash)] };
 }
-
-const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 
 describe("cutting image payloads out of a line before it is parsed", () => {
   const shapes: [string, unknown, string][] = [

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/format/types.ts";
 import { decodeCanonicalBase64, externalizeImages } from "../../src/prepare/externalize-images.ts";
@@ -6,8 +5,8 @@ import { prepareEntryForPersistence, prepareLine, resolvePrepareOptions } from "
 import { stripTransientFields } from "../../src/prepare/strip-transient-fields.ts";
 import { TRUNCATION_SUFFIX, truncateString, truncateStrings } from "../../src/prepare/truncate-strings.ts";
 import { makePng } from "../support/png.ts";
+import { sha } from "../support/sha.ts";
 
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 const options = resolvePrepareOptions();
 const png = makePng(24, 24, 7);
 const b64 = png.toString("base64");

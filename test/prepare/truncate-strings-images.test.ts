@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import { TRUNCATION_SUFFIX, truncateStrings } from "../../src/prepare/truncate-s
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const MAX = 1000;
 const options = resolvePrepareOptions({ maxStringChars: MAX });
@@ -54,7 +54,7 @@ describe("string truncation never cuts an image payload", () => {
       const prepared = prepareLine(entry([block]), options);
       expect(prepared.blobs).toHaveLength(1);
       expect(prepared.blobs[0]!.bytes.equals(png)).toBe(true);
-      expect(JSON.stringify(prepared.entry)).toContain(`blob:sha256:${createHash("sha256").update(png).digest("hex")}`);
+      expect(JSON.stringify(prepared.entry)).toContain(`blob:sha256:${sha(png)}`);
       expect(prepared.imagesKeptInline).toBe(0);
     }
   });

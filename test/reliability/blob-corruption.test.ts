@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,8 +9,7 @@ import { cli } from "../support/cli.ts";
 import { withWriteFault } from "../support/fault-steps.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
-
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+import { sha } from "../support/sha.ts";
 
 /** Blob corruption as the fault suite knows it: what a crash, a foreign in-place writer or the disk leaves. */
 const CORRUPTIONS: Array<[string, (bytes: Buffer) => Buffer]> = [

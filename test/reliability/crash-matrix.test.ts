@@ -13,7 +13,6 @@ import {
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
 import { TranscriptStoreError } from "../../src/errors.ts";
@@ -24,6 +23,7 @@ import { prng, spawnTs } from "../support/child.ts";
 import { writeImageHeavyLegacySession } from "../support/legacy-images.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const CHILD = join(import.meta.dirname, "helpers/crash-child.ts");
 const ROUNDS = Number(process.env.RELIABILITY_ROUNDS ?? 20);
@@ -277,10 +277,10 @@ describe("crash matrix: SIGKILL at seeded moments of every operation", () => {
         if (killed) kills++;
         const store = new ArtifactStore(dir);
         for (const ack of acks) {
-          const [, id, sha] = ack.split(" ");
+          const [, id, expected] = ack.split(" ");
           const content = store.getText(id!);
           expect(content, `${op} ${id}`).not.toBeNull();
-          expect(createHash("sha256").update(content!).digest("hex")).toBe(sha);
+          expect(sha(content!)).toBe(expected);
           checked++;
         }
         for (const ref of store.list()) {

@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,8 +9,8 @@ import { blobDirEntries } from "../support/blob-dir.ts";
 import { injectFault } from "../support/fault.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 const HOUR = 3600_000;
 
 function ageAll(dir: string): void {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,8 +10,8 @@ import { cli } from "../support/cli.ts";
 import { injectFault } from "../support/fault.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 const HOUR = 3600_000;
 
 function ageAll(dir: string, ms: number): void {

@@ -9,12 +9,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { quarantinePathOf } from "../../src/session/paths.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const OUTSIDE_BYTES = "precious file outside the store\n";
 
@@ -132,7 +132,7 @@ describe("symlinks planted at the other names the engine writes are never writte
   it("a blob's final name: the link is replaced by the real bytes, its target untouched", async () => {
     const root = tempDir();
     const data = Buffer.alloc(3000, 9);
-    const hash = createHash("sha256").update(data).digest("hex");
+    const hash = sha(data);
     mkdirSync(join(root, "blobs"), { recursive: true });
     const target = outsideFile();
     symlinkSync(target, join(root, "blobs", hash));

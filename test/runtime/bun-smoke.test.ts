@@ -1,7 +1,6 @@
 // The library under Bun (omp's runtime): a Bun child runs test/runtime/helpers/bun-smoke.mjs against the built dist/,
 // and this side checks what it left on disk and reads it back with the Node build.
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { onLines, REPO_ROOT } from "../support/child.ts";
 import { expectCode } from "../support/error-code.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const BUN = bunBinary();
 const SCRIPT = join(import.meta.dirname, "helpers/bun-smoke.mjs");
@@ -48,8 +48,6 @@ function startBun(args: string[]): BunChild {
   return { line, exit };
 }
 
-const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
-
 describe.skipIf(BUN === null)(`the library under Bun ${BUN_VERSION} (built dist/)`, () => {
   it("creates a session, stores an image as a blob, spills an artifact, forks and reopens; Node reads it all back", async () => {
     expect(existsSync(join(REPO_ROOT, "dist", "index.js")), "dist/ is built by `npm test` (npm run build)").toBe(true);
@@ -66,7 +64,7 @@ describe.skipIf(BUN === null)(`the library under Bun ${BUN_VERSION} (built dist/
     expect(out.runtime).toBe(`bun ${BUN_VERSION}`);
 
     // the image went to the blob store: the blob holds the PNG's bytes, the line holds only its ref
-    const hash = sha256(png);
+    const hash = sha(png);
     expect(readFileSync(join(root, "blobs", hash)).equals(png)).toBe(true);
     const text = readFileSync(out.sessionFile, "utf8");
     expect(text).not.toContain(png.toString("base64").slice(0, 64));

@@ -7,6 +7,7 @@ import { scanLimits } from "../../src/session/session-file-reader.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const LIMIT = 4096;
 const saved = { ...scanLimits };
@@ -26,7 +27,6 @@ function writeSession(root: string, giant: string): string {
 }
 
 const png = makePng(200, 200, 7);
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 describe("a too-large line holding one giant image", () => {
   it.each(["eager", "lazy"] as const)(

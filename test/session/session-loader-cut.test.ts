@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { externalizeImages } from "../../src/prepare/externalize-images.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { sha } from "../support/sha.ts";
 
 const header = { type: "session", version: 3, id: "0190a5d2-0000-7000-8000-00000000c0de", timestamp: "t", cwd: "/p" };
 const pngs = [makePng(140, 140, 11), makePng(150, 130, 12), makePng(130, 150, 13), makePng(145, 145, 14)];
@@ -99,7 +99,7 @@ describe("a lazy open cuts large image payloads out before parsing, with the ref
     const m = await SessionManager.open(path, { root, readOnly: true, rehydrate: "lazy" });
     expect(m.loadReport.repaired.length).toBe(1);
     const refs = m.getEntries().map((e) => JSON.stringify(e).match(/blob:sha256:[0-9a-f]{64}/)?.[0]);
-    expect(refs).toEqual(pngs.slice(0, 2).map((p) => `blob:sha256:${createHash("sha256").update(p).digest("hex")}`));
+    expect(refs).toEqual(pngs.slice(0, 2).map((p) => `blob:sha256:${sha(p)}`));
     expect(m.getEntries().map((e) => m.rehydrate(e))).toEqual([
       JSON.parse(glued.slice(0, glued.indexOf("}{") + 1)),
       JSON.parse(glued.slice(glued.indexOf("}{") + 1)),

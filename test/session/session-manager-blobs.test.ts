@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,8 +6,7 @@ import { SessionManager } from "../../src/session/session-manager.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { blobDirEntries } from "../support/blob-dir.ts";
-
-const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+import { sha } from "../support/sha.ts";
 
 describe("SessionManager with blobs", () => {
   const png = makePng(40, 40, 3);

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { artifactsDirOf, quarantinePathOf } from "../../src/session/paths.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
@@ -170,6 +170,22 @@ describe("moveTo before the first assistant message (deferUntilAssistant)", () =
     expect(reopened.getEntries()).toHaveLength(2);
     expect(reopened.artifacts!.getText(saved.id)).toBe("saved before any file");
     await reopened.close();
+  });
+
+  it("a destination another session holds is SESSION_EXISTS (not MOVE_FAILED): nothing moves, nothing is replaced", async () => {
+    const { root, newCwd, m } = await setup();
+    const oldPath = m.sessionFile!;
+    const before = readFileSync(oldPath);
+    const other = await SessionManager.create(newCwd, { root });
+    other.appendMessage({ role: "user", content: "the other session" });
+    await other.close();
+    const taken = join(dirname(other.sessionFile!), basename(oldPath));
+    writeFileSync(taken, "held by another session\n");
+    await expect(m.moveTo(newCwd)).rejects.toMatchObject({ code: "SESSION_EXISTS", path: taken });
+    expect(readFileSync(taken, "utf8")).toBe("held by another session\n");
+    expect(readFileSync(oldPath).equals(before)).toBe(true);
+    expect(wholeAt(oldPath, taken)).toBe("old");
+    await m.close();
   });
 
   it("a move within the same cwd is a no-op, not SESSION_LOCKED", async () => {

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { makePng } from "./png.ts";
+import { sha } from "./sha.ts";
 
 /**
  * Seeded hostile values for the conformance fuzz (test/conformance/hostile-values.test.ts), and the
@@ -267,7 +267,7 @@ export function cutString(text: string, max: number): string {
 }
 
 const isCanonical = (b64: string) => b64.length > 0 && Buffer.from(b64, "base64").toString("base64") === b64;
-const refOf = (bytes: Buffer) => `blob:sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+const refOf = (bytes: Buffer) => `blob:sha256:${sha(bytes)}`;
 
 /** An image payload as stored (`"stored"`) and as an eager open gives it back (`"read"`). */
 function imagePayload(data: string, as: "stored" | "read"): string {

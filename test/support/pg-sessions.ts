@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll } from "vitest";
 import { PgStore } from "../../src/database/index.ts";
 import type { PgBlobWrite, PgLine } from "../../src/database/types.ts";
 import { freshDatabase } from "./postgres.ts";
+import { sha } from "./sha.ts";
 
 const opened: Array<PgStore | pg.Pool> = [];
 
@@ -48,5 +49,5 @@ export function entryLine(n: number, refs: string[] = []): PgLine {
 /** Blob bytes with their hash. */
 export function blob(text: string): PgBlobWrite {
   const bytes = Buffer.from(text);
-  return { sha256: createHash("sha256").update(bytes).digest("hex"), bytes };
+  return { sha256: sha(bytes), bytes };
 }

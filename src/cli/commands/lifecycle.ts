@@ -9,7 +9,7 @@ import { parseAge, parseSize, type PrunePolicy } from "../../lifecycle/retention
 import type { SessionInfo } from "../../session/session-info.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
-import { resolveArg } from "./sessions.ts";
+import { resolveArg } from "../resolve-session.ts";
 
 /**
  * The lifecycle over the CLI's store. A session's usage rows go to the store's usage ledger when it

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { StoreWarning } from "../../errors.ts";
 import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
 import { openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
-import { formatBytes, printWarning, UsageError, type Command, type CommandContext } from "../context.ts";
+import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 
 const DURATION = /^(\d+)(m|h|d|w)$/;
@@ -20,10 +20,13 @@ export function parseTimeOption(name: string, value: string, now: number): Date 
   return date;
 }
 
-/** Opens the file tree's index for the CLI's store (`--index` names another file). */
+/** Opens the index of the CLI's store: the file tree's (`--index` names another file) or the database's own. */
 async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void): Promise<SessionIndex> {
-  if (ctx.store !== undefined) throw new UsageError("the search index of a database store is not available here yet");
   const indexPath = ctx.values.index as string | undefined;
+  if (ctx.store !== undefined) {
+    if (indexPath !== undefined) throw new UsageError("--index names the file tree's index file; a database store keeps its index itself");
+    return openSessionIndex({ store: storeOptions(ctx).store!, onWarning });
+  }
   return openSessionIndex({
     ...(ctx.root !== undefined ? { root: ctx.root } : {}),
     sessionsDir: ctx.dirs.sessionsDir,

@@ -1,33 +1,13 @@
-import { resolve, sep } from "node:path";
-import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
-import { io } from "../../io.ts";
-import { scanSessionFile } from "../../session/session-file-reader.ts";
-import { readSessionInfo, type SessionInfo } from "../../session/session-info.ts";
+import { resolve } from "node:path";
+import type { StoreWarning } from "../../errors.ts";
+import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
-import { formatBytes, formatTable, printWarning, storeOptions, type Command, type CommandContext } from "../context.ts";
+import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
+import { resolveArg } from "../resolve-session.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
 
 function infoRecord(info: SessionInfo) {
   return { type: "session", ...info, created: info.created.toISOString(), modified: info.modified.toISOString() };
-}
-
-/**
- * Resolves a session argument: a path to a `.jsonl` session file (absolute, or relative to the
- * cwd, anywhere), else an id prefix, file-name prefix or file-name id searched in the store (a
- * database store takes ids and id prefixes only).
- */
-export async function resolveArg(ctx: CommandContext, arg: string): Promise<SessionInfo> {
-  if (ctx.store === undefined && (arg.endsWith(".jsonl") || arg.includes(sep))) {
-    const path = resolve(ctx.io.cwd, arg);
-    const info = readSessionInfo(path);
-    if (info !== null) return info;
-    // A file that is there but not a session says why (another agent's transcript, a bad header).
-    const scanned = io.statSync(path, { throwIfNoEntry: false })?.isFile() ? scanSessionFile(path) : null;
-    if (scanned !== null && scanned.header === null)
-      throw new TranscriptStoreError("BAD_HEADER", `Not a session file (${scanned.headerProblem ?? "no header"}): ${path}`, { path });
-    if (arg.endsWith(".jsonl")) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${path}`, { path });
-  }
-  return SessionManager.resolve(arg, ctx.io.cwd, storeOptions(ctx));
 }
 
 export const lsCommand: Command = {

@@ -10,10 +10,12 @@ import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { resolveArg } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
 import { readNdjson } from "../ndjson-input.ts";
-import { resolveArg } from "./sessions.ts";
+import { EXPORT_TARGETS } from "../export-targets.ts";
+import { UsageError } from "../context.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
 const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
@@ -22,12 +24,24 @@ export const exportCommand: Command = {
   name: "export",
   readOnly: true,
   summary: "write a session as NDJSON to stdout (images inlined unless --refs; damaged lines as raw records)",
-  usage: "export <id> [--refs]",
-  options: { refs: { type: "boolean", default: false } },
+  usage: `export <id> [--refs] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
+  options: {
+    refs: { type: "boolean", default: false },
+    to: { type: "string" },
+    output: { type: "string", short: "o" },
+    branch: { type: "string" },
+  },
   minArgs: 1,
   maxArgs: 1,
   async run(ctx) {
+    const to = ctx.values.to as string | undefined;
+    const output = ctx.values.output as string | undefined;
+    if (to !== undefined && EXPORT_TARGETS[to] === undefined)
+      throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
+    if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
+    if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");
     const info = await resolveArg(ctx, ctx.positionals[0]!);
+    if (to !== undefined) return EXPORT_TARGETS[to]!(ctx, info.path, output);
     let notInlined = 0;
     let rehydrating = false;
     const print = printWarning(ctx.io);

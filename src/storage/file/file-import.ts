@@ -1,9 +1,9 @@
+import { createExclusive, writeNew } from "../../io-exclusive.ts";
 import { dirname, join, sep } from "node:path";
-import { writeNew } from "../../artifacts/artifact-files.ts";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
-import { errnoCode, TranscriptStoreError } from "../../errors.ts";
-import { ensureDir, FILE_MODE, io } from "../../io.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import { ensureDir, io } from "../../io.ts";
 import { artifactsDirOf, cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile, SessionFileDraft } from "../../session/session-file.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
@@ -32,13 +32,7 @@ function newPathFor(snapshot: SessionSnapshot, options: ResolvedSessionManagerOp
 /** Creates `path` empty and exclusively (false: a file is there): an import never replaces a session. */
 function claimNewFile(path: string): boolean {
   ensureDir(dirname(path));
-  try {
-    io.closeSync(io.openSync(path, "wx", FILE_MODE));
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
-    throw err;
-  }
+  return createExclusive(path);
 }
 
 /**
@@ -72,7 +66,7 @@ async function carryArtifacts(snapshot: SessionSnapshot, path: string, options: 
     }
     const dir = join(root, ...parts.slice(0, -1));
     ensureDir(dir, options.fsync);
-    writeNew(dir, parts[parts.length - 1]!, artifact.bytes, options.fsync);
+    writeNew(join(dir, parts[parts.length - 1]!), artifact.bytes, { fsync: options.fsync });
   }
 }
 

@@ -1,12 +1,12 @@
-import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import { join } from "node:path";
-import { isTempName, listEntries, openGuarded, publishNew, readGuarded } from "../../artifacts/artifact-files.ts";
+import { listEntries, openGuarded, readGuarded } from "../../artifacts/artifact-files.ts";
+import { publishNew } from "../../io-exclusive.ts";
 import { LOG_FILE, metaFileName } from "../../artifacts/artifact-names.ts";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { decodeMeta } from "../../artifacts/metadata.ts";
 import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors.ts";
-import { ensureDir, FILE_MODE, io, removeQuietly, writeFully } from "../../io.ts";
+import { ensureDir, FILE_MODE, io, isTempFileName, removeQuietly, tempPathFor, writeFully } from "../../io.ts";
 import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 
@@ -88,7 +88,7 @@ export class PgArtifactMirror {
     }
     const present = new Set<string>();
     for (const entry of entries) {
-      if (!entry.isFile() || isTempName(entry.name)) continue;
+      if (!entry.isFile() || isTempFileName(entry.name)) continue;
       if (!isStorableArtifactId(entry.name)) {
         this.warn("PERSISTENCE_FAILED", `Artifact file ${JSON.stringify(entry.name)} has no storable name; kept locally only`);
         continue;
@@ -157,7 +157,7 @@ export class PgArtifactMirror {
     const dir = this.dir!;
     this.prepare(dir);
     // a short temp name: an id may already be 255 bytes, the longest file name
-    const temp = join(dir, `.pg-restore.${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+    const temp = tempPathFor(join(dir, name), "pg-restore");
     let fd: number | undefined;
     try {
       fd = io.openSync(temp, "wx", FILE_MODE);

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { parseBlobRef, toBlobRef } from "../../blob/blob-ref.ts";
+import { parseBlobRef, toBlobRef, blobHashOf } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import type { PgBlobs } from "../../database/index.ts";
 import type { Blobs } from "../session-storage.ts";
@@ -42,7 +41,7 @@ export class PgBlobCache {
     const wanted = [...hashes].filter((h) => !this.bytes.has(h) && !this.corrupt.has(h));
     if (wanted.length === 0) return;
     for (const [hash, bytes] of await blobs.getMany(wanted)) {
-      if (createHash("sha256").update(bytes).digest("hex") === hash) this.bytes.set(hash, bytes);
+      if (blobHashOf(bytes) === hash) this.bytes.set(hash, bytes);
       else this.corrupt.add(hash);
     }
   }

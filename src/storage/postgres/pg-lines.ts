@@ -1,4 +1,4 @@
-import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
+import { BLOB_REF_PREFIX, blobRefsIn } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { emptyLoadReport, type LoadReport } from "../../format/load-report.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
@@ -6,22 +6,12 @@ import { prepareLine, type ResolvedPrepareOptions } from "../../prepare/pipeline
 import type { PgBlobWrite, PgEntry, PgLine } from "../../database/index.ts";
 import { messageText, preview } from "../../session/session-info.ts";
 
-const REF_PATTERN = /blob:sha256:([0-9a-f]{64})/g;
-
 /** An entry turned into a row: its prepared line, the blobs it stores, the refs it names. */
 export interface PreparedRow {
   row: PgLine;
   blobs: PgBlobWrite[];
   /** What lazy memory keeps (the prepared entry). */
   prepared: SessionEntry;
-}
-
-/** The hashes a line's blob refs name (one search of the text, only when it can hold one). */
-export function refsIn(line: string): string[] {
-  if (!line.includes(BLOB_REF_PREFIX)) return [];
-  const out = new Set<string>();
-  for (const match of line.matchAll(REF_PATTERN)) out.add(match[1]!);
-  return [...out];
 }
 
 /** A user message's preview, for listing. */
@@ -63,7 +53,7 @@ export function prepareRow(
   if (prepared.imagesKeptInline > 0) {
     warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole` });
   }
-  const refs = prepared.mayHoldRefs ? refsIn(prepared.line) : [];
+  const refs = prepared.mayHoldRefs ? blobRefsIn(prepared.line) : [];
   return {
     row: {
       line: prepared.line,
@@ -120,7 +110,7 @@ export function entriesOf(rows: readonly PgEntry[]): {
     const entry = value as unknown as SessionEntry;
     if (row.line.includes(BLOB_REF_PREFIX)) {
       withRefs.add(entry);
-      for (const hash of refsIn(row.line)) refs.add(hash);
+      for (const hash of blobRefsIn(row.line)) refs.add(hash);
     }
     entries.push(entry);
   }

@@ -4,7 +4,8 @@ import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../datab
 import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { hashesOfLines, importConflict, type ImportOutcome, type SessionSnapshot, type SnapshotArtifact } from "../session-snapshot.ts";
-import { parseHeader, previewOfLine, refsIn } from "./pg-lines.ts";
+import { blobRefsIn } from "../../blob/blob-ref.ts";
+import { parseHeader, previewOfLine } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
 /**
@@ -65,7 +66,7 @@ function rowOf(line: string): PgLine {
     entryId: typeof entry.id === "string" ? entry.id : null,
     kind: typeof entry.type === "string" ? entry.type : null,
     firstMessage: previewOfLine(line),
-    blobRefs: refsIn(line),
+    blobRefs: blobRefsIn(line),
   };
 }
 

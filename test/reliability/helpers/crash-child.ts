@@ -9,6 +9,7 @@ import { collectGarbage } from "../../../src/maintenance/gc.ts";
 import { migrateFile } from "../../../src/maintenance/migrate-file.ts";
 import { io } from "../../../src/io.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
+import { sha } from "../../support/sha.ts";
 
 const [op, work, root] = process.argv.slice(2) as [string, string, string];
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -74,7 +75,7 @@ switch (op) {
     for (let i = 0; ; i++) {
       const content = `artifact ${i} `.repeat(((i * 7919) % 50) * 400 + 1);
       const ref = store.save(content, { toolType: "bash" });
-      say(`saved ${ref.id} ${createHash("sha256").update(content).digest("hex")}`);
+      say(`saved ${ref.id} ${sha(content)}`);
     }
   }
   case "sink-spill": {

@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
@@ -9,6 +8,7 @@ import { snapshotOfEntries } from "../../../src/storage/session-snapshot.ts";
 import { REPO_ROOT } from "../../support/child.ts";
 import { makePng } from "../../support/png.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
+import { sha } from "../../support/sha.ts";
 
 const backends: PostgresBackend[] = [];
 afterEach(async () => {
@@ -112,7 +112,7 @@ describe.skipIf(!pgCluster())("PostgresBackend.importSnapshot: re-imports never 
     const oldHash = await store.blobs.put(old);
     await store.pool.query("UPDATE blobs SET touched = now() - interval '2 hours'");
     const fresh = makePng(16, 16, 8);
-    const freshHash = createHash("sha256").update(fresh).digest("hex");
+    const freshHash = sha(fresh);
     const withImage = (n: number, hash: string): SessionEntry => ({
       ...entry(n),
       message: { role: "user", content: [{ type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }] },

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
@@ -6,6 +6,7 @@ import type { PgLimits } from "../../../src/database/index.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { tempDir } from "../../support/temp-dir.ts";
+import { sha } from "../../support/sha.ts";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -54,7 +55,6 @@ async function recordingBackend(limits: Partial<PgLimits>): Promise<{ backend: P
   return { backend, sent, pool };
 }
 
-const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 const image = (bytes: Buffer) => ({ type: "image" as const, data: bytes.toString("base64"), mimeType: "image/png" });
 
 describe.skipIf(!pgCluster())("PostgreSQL values larger than one statement should carry", () => {

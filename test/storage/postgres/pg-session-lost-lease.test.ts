@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
 import { TranscriptStoreError } from "../../../src/errors.ts";
@@ -7,6 +7,7 @@ import { SessionManager } from "../../../src/session/session-manager.ts";
 import { EntriesNotStored } from "../../../src/storage/postgres/pg-session.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { tempDir } from "../../support/temp-dir.ts";
+import { sha } from "../../support/sha.ts";
 
 const opened: PostgresBackend[] = [];
 afterEach(async () => {
@@ -106,7 +107,7 @@ describe.skipIf(!pgCluster())("a PostgreSQL writer whose lease was taken over", 
     const rescue = await m.fork();
     await rescue.close();
     expect(await storedLines(store, rescue.sessionId)).toHaveLength(2);
-    const hash = createHash("sha256").update(png).digest("hex");
+    const hash = sha(png);
     expect(await store.blobs.get(hash)).toEqual(png);
     const again = await SessionManager.open(rescue.sessionId, { store: backend, root: tempDir(), readOnly: true });
     const content = (again.getEntries()[1]!.message as { content: Array<{ data: string }> }).content;

@@ -1,27 +1,23 @@
+import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
-import { expect, it } from "vitest";
-import { type SessionEntry, SessionManager, type SessionManagerOptions, type StoreWarning } from "../../src/index.ts";
-import { expectCode } from "../support/error-code.ts";
-import { makePng } from "../support/png.ts";
-import { describeBackends } from "./backends.ts";
+import type { StoreWarning } from "../errors.ts";
+import { SessionManager } from "../session/session-manager.ts";
+import {
+  assistant,
+  type ConformanceBackend,
+  ids,
+  refOf,
+  type Register,
+  rejectsWithCode,
+  throwsWithCode,
+  user,
+  withImage,
+} from "./harness.ts";
+import { conformancePng as makePng } from "./png.ts";
 
-const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
-const assistant = (text: string) => ({ role: "assistant", content: [{ type: "text", text }], timestamp: 2 });
-const withImage = (png: Buffer) => ({
-  role: "user",
-  content: [
-    { type: "text", text: "look" },
-    { type: "image", data: png.toString("base64"), mimeType: "image/png" },
-  ],
-  timestamp: 3,
-});
-
-/** Where a session can be opened again: its file, or its id in a database. */
-const refOf = (m: SessionManager) => m.sessionFile ?? m.sessionId;
-const ids = (entries: SessionEntry[]) => entries.map((e) => [e.id, e.parentId, e.type]);
-
-describeBackends("SessionManager conformance", (backend) => {
-  it("appends, persists and reopens the same tree, ids and images", async () => {
+/** The core behaviours: write, reopen, lock, list, resolve, fork, move, artifacts, deferral, gc, where data goes. */
+export function sessionManagerBehaviours(test: Register, backend: ConformanceBackend): void {
+  test("appends, persists and reopens the same tree, ids and images", async () => {
     const options = await backend.options();
     const png = makePng(64, 64, 7);
     const m = await SessionManager.create("/work/a", options);
@@ -36,17 +32,20 @@ describeBackends("SessionManager conformance", (backend) => {
     await m.close();
 
     const again = await SessionManager.open(refOf(m), options);
-    expect(again.sessionId).toBe(m.sessionId);
-    expect(again.cwd).toBe("/work/a");
-    expect(ids(again.getEntries())).toEqual(ids(written));
+    assert.equal(again.sessionId, m.sessionId);
+    assert.equal(again.cwd, "/work/a");
+    assert.deepEqual(ids(again.getEntries()), ids(written));
     const image = (again.getEntry(i)!.message as { content: Array<{ data?: string }> }).content[1]!;
-    expect(image.data).toBe(png.toString("base64"));
-    expect(again.getTree()).toHaveLength(1);
-    expect(again.buildContext().messages.map((msg) => msg.role)).toEqual(["user", "assistant"]);
+    assert.equal(image.data, png.toString("base64"));
+    assert.equal(again.getTree().length, 1);
+    assert.deepEqual(
+      again.buildContext().messages.map((msg) => msg.role),
+      ["user", "assistant"],
+    );
     await again.close();
   });
 
-  it("keeps images out of the transcript: the store holds the blob, a lazy open holds the ref", async () => {
+  test("keeps images out of the transcript: the store holds the blob, a lazy open holds the ref", async () => {
     const options = await backend.options();
     const png = makePng(64, 64, 9);
     const m = await SessionManager.create("/work/b", options);
@@ -54,34 +53,37 @@ describeBackends("SessionManager conformance", (backend) => {
     await m.close();
     const lazy = await SessionManager.open(refOf(m), { ...options, rehydrate: "lazy", readOnly: true });
     const data = (lazy.getEntry(i)!.message as { content: Array<{ data?: string }> }).content[1]!.data!;
-    expect(data).toMatch(/^blob:sha256:[0-9a-f]{64}$/);
-    expect(await lazy.blobs.has(data)).toBe(true);
-    expect((await lazy.blobs.get(data))!.equals(png)).toBe(true);
+    assert.match(data, /^blob:sha256:[0-9a-f]{64}$/);
+    assert.equal(await lazy.blobs.has(data), true);
+    assert.equal((await lazy.blobs.get(data))!.equals(png), true);
     const context = lazy.buildContext({ rehydrate: true });
-    expect(JSON.stringify(context.messages)).toContain(png.toString("base64").slice(0, 100));
+    assert.ok(JSON.stringify(context.messages).includes(png.toString("base64").slice(0, 100)));
     await lazy.close();
   });
 
-  it("has one writer: a second writable open is SESSION_LOCKED, a read-only open works, close frees it", async () => {
+  test("has one writer: a second writable open is SESSION_LOCKED, a read-only open works, close frees it", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/c", options);
     m.appendMessage(user("one"));
     await m.flush();
-    await expectCode(SessionManager.open(refOf(m), options), "SESSION_LOCKED");
+    await rejectsWithCode(SessionManager.open(refOf(m), options), "SESSION_LOCKED");
     const reader = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(reader.getEntries()).toHaveLength(1);
-    expect(() => reader.appendMessage(user("no"))).toThrowError(expect.objectContaining({ code: "READ_ONLY" }));
+    assert.equal(reader.getEntries().length, 1);
+    throwsWithCode(() => reader.appendMessage(user("no")), "READ_ONLY");
     await reader.close();
     await m.close();
     const next = await SessionManager.open(refOf(m), options);
     next.appendMessage(user("two"));
     await next.close();
     const last = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(last.getEntries().map((e) => (e.message as { content: string }).content)).toEqual(["one", "two"]);
+    assert.deepEqual(
+      last.getEntries().map((e) => (e.message as { content: string }).content),
+      ["one", "two"],
+    );
     await last.close();
   });
 
-  it("lists newest first by cwd and resolves an id prefix", async () => {
+  test("lists newest first by cwd and resolves an id prefix", async () => {
     const options = await backend.options();
     let t = Date.parse("2026-01-01T00:00:00Z");
     const tick = () => {
@@ -101,19 +103,22 @@ describeBackends("SessionManager conformance", (backend) => {
     await c.close();
 
     const inX = await SessionManager.list("/work/x", options);
-    expect(inX.map((s) => s.id)).toEqual([b.sessionId, a.sessionId]);
-    expect(inX[0]!.firstMessage).toBe("second in x");
-    expect(inX[0]!.messageCount).toBe(2);
-    expect((await SessionManager.listAll(options)).map((s) => s.id).sort()).toEqual([a, b, c].map((m) => m.sessionId).sort());
+    assert.deepEqual(
+      inX.map((s) => s.id),
+      [b.sessionId, a.sessionId],
+    );
+    assert.equal(inX[0]!.firstMessage, "second in x");
+    assert.equal(inX[0]!.messageCount, 2);
+    assert.deepEqual((await SessionManager.listAll(options)).map((s) => s.id).sort(), [a, b, c].map((m) => m.sessionId).sort());
     const found = await SessionManager.resolve(c.sessionId.slice(0, 20), "/elsewhere", options);
-    expect(found.id).toBe(c.sessionId);
+    assert.equal(found.id, c.sessionId);
     const opened = await SessionManager.open(found.path, { ...options, readOnly: true });
-    expect(opened.sessionId).toBe(c.sessionId);
+    assert.equal(opened.sessionId, c.sessionId);
     await opened.close();
-    await expectCode(SessionManager.resolve("ffffffff-no-such", "/work/x", options), "SESSION_NOT_FOUND");
+    await rejectsWithCode(SessionManager.resolve("ffffffff-no-such", "/work/x", options), "SESSION_NOT_FOUND");
   });
 
-  it("forks the whole session or one branch; the source is unchanged", async () => {
+  test("forks the whole session or one branch; the source is unchanged", async () => {
     const options = await backend.options();
     const png = makePng(32, 32, 3);
     const m = await SessionManager.create("/work/f", options);
@@ -123,50 +128,62 @@ describeBackends("SessionManager conformance", (backend) => {
     m.branch(u);
     m.appendMessage(assistant("a2"));
     const whole = await m.fork();
-    expect(whole.header.parentSession).toBe(m.sessionId);
-    expect(ids(whole.getEntries())).toEqual(ids(m.getEntries()));
+    assert.equal(whole.header.parentSession, m.sessionId);
+    assert.deepEqual(ids(whole.getEntries()), ids(m.getEntries()));
     await whole.close();
     const branch = await m.fork({ atEntryId: a1, cwd: "/work/g" });
-    expect(branch.getEntries().map((e) => e.id)).toEqual([u, a1]);
-    expect(branch.cwd).toBe("/work/g");
+    assert.deepEqual(
+      branch.getEntries().map((e) => e.id),
+      [u, a1],
+    );
+    assert.equal(branch.cwd, "/work/g");
     await branch.close();
     const before = ids(m.getEntries());
     await m.close();
 
     const reopenedWhole = await SessionManager.open(refOf(whole), { ...options, readOnly: true });
-    expect(ids(reopenedWhole.getEntries())).toEqual(before);
+    assert.deepEqual(ids(reopenedWhole.getEntries()), before);
     const img = reopenedWhole.getEntries().find((e) => JSON.stringify(e).includes("look"))!;
-    expect((img.message as { content: Array<{ data?: string }> }).content[1]!.data).toBe(png.toString("base64"));
+    assert.equal((img.message as { content: Array<{ data?: string }> }).content[1]!.data, png.toString("base64"));
     await reopenedWhole.close();
     const reopenedBranch = await SessionManager.open(refOf(branch), { ...options, readOnly: true });
-    expect(reopenedBranch.getEntries().map((e) => e.id)).toEqual([u, a1]);
+    assert.deepEqual(
+      reopenedBranch.getEntries().map((e) => e.id),
+      [u, a1],
+    );
     await reopenedBranch.close();
     const source = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(ids(source.getEntries())).toEqual(before);
+    assert.deepEqual(ids(source.getEntries()), before);
     await source.close();
-    expect((await SessionManager.list("/work/g", options)).map((s) => s.id)).toEqual([branch.sessionId]);
+    assert.deepEqual(
+      (await SessionManager.list("/work/g", options)).map((s) => s.id),
+      [branch.sessionId],
+    );
   });
 
-  it("moves a session to another cwd, all of it", async () => {
+  test("moves a session to another cwd, all of it", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/old", options);
     m.appendMessage(user("move me"));
     m.artifacts!.save("tool output", { toolType: "bash" });
     await m.moveTo("/work/new");
     m.appendMessage(assistant("moved"));
-    expect(m.cwd).toBe("/work/new");
+    assert.equal(m.cwd, "/work/new");
     await m.close();
-    expect(await SessionManager.list("/work/old", options)).toEqual([]);
+    assert.deepEqual(await SessionManager.list("/work/old", options), []);
     const [info] = await SessionManager.list("/work/new", options);
-    expect(info!.id).toBe(m.sessionId);
+    assert.equal(info!.id, m.sessionId);
     const again = await SessionManager.open(info!.path, { ...options, readOnly: true });
-    expect(again.cwd).toBe("/work/new");
-    expect(again.getEntries()).toHaveLength(2);
-    expect(again.artifacts!.list().map((a) => a.toolType)).toEqual(["bash"]);
+    assert.equal(again.cwd, "/work/new");
+    assert.equal(again.getEntries().length, 2);
+    assert.deepEqual(
+      again.artifacts!.list().map((a) => a.toolType),
+      ["bash"],
+    );
     await again.close();
   });
 
-  it("keeps artifacts with their session, and a fork carries them", async () => {
+  test("keeps artifacts with their session, and a fork carries them", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/art", options);
     m.appendMessage(user("run it"));
@@ -176,55 +193,59 @@ describeBackends("SessionManager conformance", (backend) => {
     await m.close();
     for (const target of [refOf(m), refOf(fork)]) {
       const s = await SessionManager.open(target, { ...options, readOnly: true });
-      expect(s.artifacts!.getText(ref.id)).toBe("x".repeat(50_000));
+      assert.equal(s.artifacts!.getText(ref.id), "x".repeat(50_000));
       await s.close();
     }
     await fork.close();
   });
 
-  it("writes nothing before the first assistant message with deferUntilAssistant", async () => {
+  test("writes nothing before the first assistant message with deferUntilAssistant", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/d", { ...options, deferUntilAssistant: true });
     m.appendMessage(user("pending"));
     await m.flush();
-    expect(await SessionManager.list("/work/d", options)).toEqual([]);
+    assert.deepEqual(await SessionManager.list("/work/d", options), []);
     m.appendMessage(assistant("now"));
     await m.close();
     const [info] = await SessionManager.list("/work/d", options);
     const again = await SessionManager.open(info!.path, { ...options, readOnly: true });
-    expect(again.getEntries().map((e) => e.type)).toEqual(["message", "message"]);
+    assert.deepEqual(
+      again.getEntries().map((e) => e.type),
+      ["message", "message"],
+    );
     await again.close();
   });
 
-  it("gc deletes only blobs no session references", async () => {
-    const options: SessionManagerOptions = await backend.options();
+  test("gc deletes only blobs no session references", async () => {
+    const options = await backend.options();
     const kept = makePng(40, 40, 1);
     const m = await SessionManager.create("/work/gc", options);
     m.appendMessage(withImage(kept));
     await m.close();
     const orphan = await m.blobs.put(makePng(40, 40, 2));
     const report = await SessionManager.gc({ ...options, graceMs: 0 });
-    expect(report.deleted).toEqual([orphan.hash]);
+    assert.deepEqual(report.deleted, [orphan.hash]);
     const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(JSON.stringify(again.getEntries())).toContain(kept.toString("base64").slice(0, 100));
+    assert.ok(JSON.stringify(again.getEntries()).includes(kept.toString("base64").slice(0, 100)));
     await again.close();
   });
 
-  it("database sessions write nothing under the file root", async () => {
+  test("a backend given as `store` writes nothing under the file root; the file tree only its two folders", async () => {
     const options = await backend.options();
     const warnings: StoreWarning[] = [];
     const m = await SessionManager.create("/work/z", { ...options, onWarning: (w) => warnings.push(w) });
     m.appendMessage(withImage(makePng(16, 16, 5)));
     await m.close();
-    const written = readdirSync(options.root!);
-    if (backend.name === "postgres") {
-      expect(written).toEqual([]);
-      expect(m.sessionFile).toBeNull();
-      expect(m.location).toMatch(/#/);
+    const written = readdirSync(options.root);
+    if (options.store !== undefined) assert.deepEqual(written, []);
+    else assert.deepEqual(written.sort(), ["blobs", "sessions"]);
+    if (backend.sessionFiles) {
+      assert.notEqual(m.sessionFile, null);
+      assert.equal(m.location, m.sessionFile);
     } else {
-      expect(written.sort()).toEqual(["blobs", "sessions"]);
-      expect(m.location).toBe(m.sessionFile);
+      assert.equal(m.sessionFile, null);
+      assert.match(m.location!, /#/);
     }
-    expect(warnings).toEqual([]);
+    assert.deepEqual(warnings, []);
   });
-});
+}

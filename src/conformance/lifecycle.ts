@@ -1,14 +1,11 @@
-import { expect, it } from "vitest";
-import { SessionManager } from "../../src/index.ts";
-import { makePng } from "../support/png.ts";
-import { describeBackends } from "./backends.ts";
+import assert from "node:assert/strict";
+import { SessionManager } from "../session/session-manager.ts";
+import { assistant, type ConformanceBackend, refOf, type Register, throwsWithCode, user } from "./harness.ts";
+import { conformancePng as makePng } from "./png.ts";
 
-const user = (text: string) => ({ role: "user", content: text, timestamp: 1 });
-const assistant = (text: string) => ({ role: "assistant", content: [{ type: "text", text }], timestamp: 2 });
-const refOf = (m: SessionManager) => m.sessionFile ?? m.sessionId;
-
-describeBackends("lifecycle conformance", (backend) => {
-  it("continueRecent reopens the newest session of a cwd, else creates one", async () => {
+/** The lifecycle behaviours: continue, forkFrom, the pipeline, context entries, agent outputs, gc grace, close, deferral. */
+export function lifecycleBehaviours(test: Register, backend: ConformanceBackend): void {
+  test("continueRecent reopens the newest session of a cwd, else creates one", async () => {
     const options = await backend.options();
     let t = Date.parse("2026-02-01T00:00:00Z");
     const clock = {
@@ -25,29 +22,32 @@ describeBackends("lifecycle conformance", (backend) => {
     newer.appendMessage(user("second"));
     await newer.close();
     const again = await SessionManager.continueRecent("/work/cr", clock);
-    expect(again.sessionId).toBe(newer.sessionId);
-    expect(again.getEntries()).toHaveLength(1);
+    assert.equal(again.sessionId, newer.sessionId);
+    assert.equal(again.getEntries().length, 1);
     await again.close();
   });
 
-  it("forkFrom copies a session another writer holds, without taking it", async () => {
+  test("forkFrom copies a session another writer holds, without taking it", async () => {
     const options = await backend.options();
     const writer = await SessionManager.create("/work/ff", options);
     writer.appendMessage(user("held"));
     writer.appendMessage(assistant("yes"));
     await writer.flush();
     const fork = await SessionManager.forkFrom(refOf(writer), "/work/ff2", options);
-    expect(fork.getEntries().map((e) => e.id)).toEqual(writer.getEntries().map((e) => e.id));
-    expect(fork.cwd).toBe("/work/ff2");
+    assert.deepEqual(
+      fork.getEntries().map((e) => e.id),
+      writer.getEntries().map((e) => e.id),
+    );
+    assert.equal(fork.cwd, "/work/ff2");
     writer.appendMessage(user("still mine"));
     await writer.close();
     await fork.close();
     const source = await SessionManager.open(refOf(writer), { ...options, readOnly: true });
-    expect(source.getEntries()).toHaveLength(3);
+    assert.equal(source.getEntries().length, 3);
     await source.close();
   });
 
-  it("persists what the pipeline prepared: transient fields stripped, long strings cut, images whole", async () => {
+  test("persists what the pipeline prepared: transient fields stripped, long strings cut, images whole", async () => {
     const options = await backend.options();
     const png = makePng(30, 30, 4);
     const m = await SessionManager.create("/work/p", { ...options, maxStringChars: 1000 });
@@ -63,13 +63,13 @@ describeBackends("lifecycle conformance", (backend) => {
     await m.close();
     const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
     const message = again.getEntry(id)!.message as Record<string, unknown> & { content: Array<{ text?: string; data?: string }> };
-    expect(message.partialJson).toBeUndefined();
-    expect(message.content[0]!.text!.length).toBeLessThan(1200);
-    expect(message.content[1]!.data).toBe(png.toString("base64"));
+    assert.equal(message.partialJson, undefined);
+    assert.ok(message.content[0]!.text!.length < 1200, `cut to ${message.content[0]!.text!.length} characters`);
+    assert.equal(message.content[1]!.data, png.toString("base64"));
     await again.close();
   });
 
-  it("keeps compactions, labels and branch summaries: the reopened context is the same", async () => {
+  test("keeps compactions, labels and branch summaries: the reopened context is the same", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/ctx", options);
     const u = m.appendMessage(user("a"));
@@ -83,12 +83,12 @@ describeBackends("lifecycle conformance", (backend) => {
     const context = m.buildContext();
     await m.close();
     const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(again.buildContext()).toEqual(context);
-    expect(again.getLeafId()).toBe(m.getLeafId());
+    assert.deepEqual(again.buildContext(), context);
+    assert.equal(again.getLeafId(), m.getLeafId());
     await again.close();
   });
 
-  it("keeps artifacts and agent outputs across a reopen", async () => {
+  test("keeps artifacts and agent outputs across a reopen", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/ao", options);
     m.appendMessage(user("spawn"));
@@ -98,13 +98,13 @@ describeBackends("lifecycle conformance", (backend) => {
     const ref = store.save({ rows: [1, 2, 3] }, { toolType: "json" });
     await m.close();
     const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(again.artifacts!.getAgentOutput(id)).toBe("# Review\n\nall good\n");
-    expect(again.artifacts!.get(ref.id)).toEqual({ rows: [1, 2, 3] });
-    expect(again.artifacts!.listAgentOutputs()).toEqual([id]);
+    assert.equal(again.artifacts!.getAgentOutput(id), "# Review\n\nall good\n");
+    assert.deepEqual(again.artifacts!.get(ref.id), { rows: [1, 2, 3] });
+    assert.deepEqual(again.artifacts!.listAgentOutputs(), [id]);
     await again.close();
   });
 
-  it("keeps agent outputs under the longest ids the API accepts across a close and reopen", async () => {
+  test("keeps agent outputs under the longest ids the API accepts across a close and reopen", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/long-ids", options);
     m.appendMessage(user("spawn"));
@@ -114,44 +114,50 @@ describeBackends("lifecycle conformance", (backend) => {
     const first = store.allocateAgentOutputId("r".repeat(64), { parentPrefix: prefix });
     const second = store.allocateAgentOutputId("r".repeat(64), { parentPrefix: prefix });
     const given = `g.${"x".repeat(206)}`;
-    expect([first.length, second.length, given.length]).toEqual([200, 202, 208]);
+    assert.deepEqual([first.length, second.length, given.length], [200, 202, 208]);
     for (const id of [first, second, given]) store.saveAgentOutput(id, `# ${id.length}\n`);
     await m.close();
     const again = await SessionManager.open(refOf(m), { ...options, readOnly: true });
-    expect(again.artifacts!.listAgentOutputs()).toEqual([given, first, second].sort());
-    for (const id of [first, second, given]) expect(again.artifacts!.getAgentOutput(id)).toBe(`# ${id.length}\n`);
+    assert.deepEqual(again.artifacts!.listAgentOutputs(), [given, first, second].sort());
+    for (const id of [first, second, given]) assert.equal(again.artifacts!.getAgentOutput(id), `# ${id.length}\n`);
     await again.close();
   });
 
-  it("gc keeps an unreferenced blob younger than the grace period", async () => {
+  test("gc keeps an unreferenced blob younger than the grace period", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/young", options);
     await m.close();
     const young = await m.blobs.put(makePng(10, 10, 8));
-    expect((await SessionManager.gc({ ...options, graceMs: 3_600_000 })).deleted).toEqual([]);
-    expect(await m.blobs.has(young.ref)).toBe(true);
+    assert.deepEqual((await SessionManager.gc({ ...options, graceMs: 3_600_000 })).deleted, []);
+    assert.equal(await m.blobs.has(young.ref), true);
   });
 
-  it("a closed session refuses appends", async () => {
+  test("a closed session refuses appends", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/closed", options);
     await m.close();
-    expect(() => m.appendMessage(user("late"))).toThrowError(expect.objectContaining({ code: "READ_ONLY" }));
+    throwsWithCode(() => m.appendMessage(user("late")), "READ_ONLY");
   });
 
-  it("deferred: an assistant message that cannot be serialized is refused and the kept-back entries wait for the next one", async () => {
+  test("deferred: an assistant message that cannot be serialized is refused and the kept-back entries wait for the next one", async () => {
     const options = await backend.options();
     const m = await SessionManager.create("/work/defer-fail", { ...options, deferUntilAssistant: true });
     const u = m.appendMessage(user("kept back"));
     const bad = { role: "assistant", content: [{ type: "text", text: "x" }], usage: { big: 1n }, timestamp: 2 };
-    expect(() => m.appendMessage(bad as never)).toThrowError(expect.objectContaining({ code: "PERSISTENCE_FAILED" }));
-    expect(m.getEntries().map((e) => e.id)).toEqual([u]);
+    throwsWithCode(() => m.appendMessage(bad as never), "PERSISTENCE_FAILED");
+    assert.deepEqual(
+      m.getEntries().map((e) => e.id),
+      [u],
+    );
     const a = m.appendMessage(assistant("fine"));
     await m.close();
     const [info] = await SessionManager.list("/work/defer-fail", options);
     const again = await SessionManager.open(info!.path, { ...options, readOnly: true });
-    expect(again.getEntries().map((e) => e.id)).toEqual([u, a]);
-    expect(again.getEntry(a)!.parentId).toBe(u);
+    assert.deepEqual(
+      again.getEntries().map((e) => e.id),
+      [u, a],
+    );
+    assert.equal(again.getEntry(a)!.parentId, u);
     await again.close();
   });
-});
+}

@@ -1,0 +1,99 @@
+import { resolve } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { bundle } from "../../bundle/bundle-pack.ts";
+import { unbundle } from "../../bundle/bundle-restore.ts";
+import { parseCwdMap } from "../../bundle/cwd-map.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import { writeNewOutput } from "../output-file.ts";
+import { commandInput, printWarning, storeOptions, type Command, UsageError } from "../context.ts";
+import { terminalText } from "../terminal-text.ts";
+import { resolveArg } from "../resolve-session.ts";
+
+/** Streams `bytes` to the process's stdout, waiting on the reader (a pipe to ssh). */
+async function pipeArchive(bytes: Readable, out: Writable): Promise<number> {
+  let size = 0;
+  for await (const chunk of bytes) {
+    size += (chunk as Buffer).length;
+    if (!out.write(chunk)) {
+      await new Promise<void>((done) => {
+        const settle = () => {
+          out.off("drain", settle).off("error", settle).off("close", settle);
+          done();
+        };
+        out.once("drain", settle).once("error", settle).once("close", settle);
+      });
+    }
+  }
+  return size;
+}
+
+export const bundleCommand: Command = {
+  name: "bundle",
+  readOnly: true,
+  summary: "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file>",
+  usage: "bundle <id>… [-o <file>]",
+  options: { output: { type: "string", short: "o" } },
+  minArgs: 1,
+  async run(ctx) {
+    const output = ctx.values.output as string | undefined;
+    const out = ctx.io.stdoutBytes;
+    if (output === undefined && ctx.io.stdoutIsTTY === true) {
+      throw new UsageError("bundle: stdout is a terminal; pipe it (bundle <id> | ssh host transcript-store unbundle -) or give -o <file>");
+    }
+    if (output === undefined && out === undefined) throw new UsageError("bundle: no byte stdout here; give -o <file>");
+    const ids: string[] = [];
+    for (const arg of ctx.positionals) ids.push((await resolveArg(ctx, arg)).id);
+    const bytes = bundle(ids, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
+    const size =
+      output === undefined
+        ? await pipeArchive(bytes, out!)
+        : await writeNewOutput(resolve(ctx.io.cwd, output), bytes as AsyncIterable<Buffer>);
+    // The archive owns stdout: the summary goes to stderr (and, with -o, the records to stdout).
+    const text = terminalText`bundled ${ids.length} session(s), ${size} bytes${output === undefined ? "" : ` into ${output}`}`;
+    if (output !== undefined) ctx.emit({ type: "bundled", sessions: ids, bytes: size, path: resolve(ctx.io.cwd, output) }, text);
+    else ctx.io.stderr(`${text}\n`);
+    return 0;
+  },
+};
+
+export const unbundleCommand: Command = {
+  name: "unbundle",
+  summary:
+    "restore a bundle (a file, or - for stdin) into the store after checking every member; --cwd-map old=new moves sessions to another cwd",
+  usage: "unbundle <file|-> [--cwd-map old=new]… [--dry-run]",
+  createsStore: true,
+  options: { "cwd-map": { type: "string", multiple: true }, "dry-run": { type: "boolean", default: false } },
+  minArgs: 1,
+  maxArgs: 1,
+  async run(ctx) {
+    let cwdMap;
+    try {
+      cwdMap = parseCwdMap((ctx.values["cwd-map"] as string[] | undefined) ?? []);
+    } catch (err) {
+      if (err instanceof TranscriptStoreError) throw new UsageError(`unbundle: ${err.message}`);
+      throw err;
+    }
+    const file = ctx.positionals[0]!;
+    const source = commandInput(ctx, file);
+    const report = await unbundle(source, {
+      ...storeOptions(ctx),
+      cwdMap,
+      dryRun: ctx.values["dry-run"] === true,
+      onWarning: printWarning(ctx.io),
+    });
+    const would = report.dryRun ? "would be " : "";
+    for (const s of report.sessions) {
+      const where = s.location === null ? "" : ` ${s.location}`;
+      ctx.emit(
+        { type: "unbundled", ...s, dryRun: report.dryRun },
+        terminalText`${would}${s.status} ${s.id} (${s.lines} lines, ${s.artifacts} artifact(s), cwd ${s.cwd})${where}`,
+      );
+    }
+    if (report.missingBlobs.length > 0) {
+      ctx.io.stderr(
+        `warning: ${report.missingBlobs.length} blob(s) the sessions reference were not in the bundle (their source lacked them)\n`,
+      );
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,84 @@
+import { escapeHtml, fenceFor, imageDataUrl } from "./html-text.ts";
+import { type EntryView, type MessagePart, TITLES, viewOf } from "./message-parts.ts";
+import { branchOf, type TranscriptSource } from "./transcript-source.ts";
+
+function fenced(text: string, info = ""): string {
+  const fence = fenceFor(text);
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+/** A folded block: `<details>` with a summary (escaped) and Markdown inside. */
+function folded(summary: string, body: string): string {
+  return `<details><summary>${escapeHtml(summary)}</summary>\n\n${body}\n\n</details>`;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+function partMarkdown(part: MessagePart): string {
+  switch (part.kind) {
+    case "text":
+      return part.text;
+    case "thinking":
+      return folded("Thinking", part.redacted ? "_(redacted by the provider)_" : fenced(part.text, "text"));
+    case "toolCall":
+      return folded(`Tool call: ${part.name}${part.id === "" ? "" : ` (${part.id})`}`, fenced(json(part.arguments), "json"));
+    case "image": {
+      const url = imageDataUrl(part.mimeType, part.data);
+      return url === null ? `_[image of type ${part.mimeType} that is not base64 image data]_` : `![image](${url})`;
+    }
+    default:
+      return folded("Other content", fenced(json(part.value), "json"));
+  }
+}
+
+function heading(view: EntryView): string {
+  let title = TITLES[view.role] ?? view.role;
+  if (view.role === "toolResult") title += `: ${view.toolName ?? "?"}${view.isError === true ? " (error)" : ""}`;
+  if (view.model !== undefined) title += ` · ${view.model}`;
+  return `## ${title} · ${view.entry.timestamp} · \`${view.entry.id}\``;
+}
+
+function body(view: EntryView): string {
+  if (view.role === "toolResult") {
+    const text = view.parts
+      .filter((p) => p.kind !== "image")
+      .map(partMarkdown)
+      .join("\n\n");
+    const images = view.parts.filter((p) => p.kind === "image").map(partMarkdown);
+    return [folded(`Output${view.toolCallId === undefined ? "" : ` of ${view.toolCallId}`}`, fenced(text, "text")), ...images].join("\n\n");
+  }
+  return view.parts.map(partMarkdown).join("\n\n");
+}
+
+/**
+ * A readable Markdown transcript of one branch (root → `source.leafId`), in pieces: a heading per
+ * message with its role, time and entry id; thinking, tool calls and tool output folded in
+ * `<details>` with fences no content can close; images as `data:` URLs; fork points named (export
+ * another branch with `--branch <entryId>`); artifacts at the end, their text bounded.
+ */
+export function* markdownChunks(source: TranscriptSource): Generator<string> {
+  const { header } = source;
+  const title = typeof header.title === "string" && header.title !== "" ? header.title : `Session ${header.id}`;
+  yield `# ${title.replace(/\n/g, " ")}\n\n- session: \`${header.id}\`\n- cwd: \`${header.cwd}\`\n- created: ${header.timestamp}\n`;
+  yield `- branch: root → \`${source.leafId ?? "(empty)"}\`\n\n`;
+  const children = new Map<string | null, string[]>();
+  for (const e of source.entries) children.set(e.parentId, [...(children.get(e.parentId) ?? []), e.id]);
+  for (const entry of branchOf(source.entries, source.leafId)) {
+    const view = viewOf(source.rehydrate(entry));
+    if (view !== null) yield `${heading(view)}\n\n${body(view)}\n\n`;
+    const kids = children.get(entry.id) ?? [];
+    if (kids.length > 1)
+      yield `> Fork: ${kids.length} branches continue from \`${entry.id}\` (first entries: ${kids.map((k) => `\`${k}\``).join(", ")})\n\n`;
+  }
+  if (source.artifacts.length > 0) {
+    yield "## Artifacts\n\n";
+    for (const a of source.artifacts) {
+      const label = `${a.uri}${a.name === null ? "" : ` (${a.name})`}: ${a.toolType}, ${a.sizeBytes} bytes`;
+      const text =
+        a.text === null ? "_(not text: not embedded)_" : `${fenced(a.text, "text")}${a.cut ? "\n\n_(cut: the beginning only)_" : ""}`;
+      yield `${folded(label, text)}\n\n`;
+    }
+  }
+}
