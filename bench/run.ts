@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { benchAppend } from "./scenarios/append.ts";
+import { benchAppendEncrypted } from "./scenarios/append-encrypted.ts";
 import { benchBundle } from "./scenarios/bundle.ts";
 import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
@@ -26,6 +27,7 @@ import type { BenchContext, BenchRow } from "./types.ts";
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   append: benchAppend,
+  "append-encrypted": benchAppendEncrypted,
   open: benchOpen,
   "open-lazy": benchOpenLazy,
   externalize: benchExternalize,

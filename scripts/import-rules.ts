@@ -139,6 +139,7 @@ export const WRITERS: Writer[] = [
       "src/session/giant-lines.ts", // the rewrite after a giant image line went to the blob store
       "src/maintenance/migrate-file.ts", // migrate: rewrite as v3, --backup
       "src/maintenance/inline-images.ts", // inline-images: its rewrite (once it goes through writeSessionFileAtomic)
+      "src/maintenance/rekey.ts", // rekey: an encrypted session re-encrypted under another key (temp + rename)
       "src/pi/session-disk.ts", // the pi adapter's synchronous session
     ],
   },

@@ -152,6 +152,16 @@ export const THROWN_CODES = {
     use: "`rm` (or a prune meeting a session pinned meanwhile) of a pinned session; prune itself never selects one.",
     caller: "Unpin it first if it really should go.",
   },
+  KEY_REQUIRED: {
+    meaning: "The session is encrypted and no key was given (or the key provider gave none).",
+    use: "Opening, forking or reading an encrypted session without `encryption`, or a reader that does not decrypt (migrate, verify).",
+    caller: "Pass `encryption: { key }` or `{ keyProvider }` with the key the header's key id names; nothing was read or written.",
+  },
+  DECRYPT_FAILED: {
+    meaning: "An encrypted session cannot be decrypted: another key, or a line that fails authentication.",
+    use: "A key whose id is not the header's, or a line tampered with, moved, swapped or copied from another session; never served.",
+    caller: "Use the right key; a line that fails under the right key was altered: restore the file from a backup (it was left as it was).",
+  },
 } as const satisfies Record<ErrorCode, ErrorCodeDoc>;
 
 /** Codes only ever delivered to `onWarning`, never thrown (the thrown codes may be warnings too). */

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   "INVALID_CONFIG",
   "SESSION_PINNED",
   "BUNDLE_CORRUPT",
+  "KEY_REQUIRED",
+  "DECRYPT_FAILED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -42,6 +42,7 @@ export { isBlobRef, parseBlobRef, toBlobRef, BLOB_REF_PREFIX } from "./blob/blob
 export { SessionManager } from "./session/session-manager.ts";
 export type { BuildContextOptions } from "./session/session-manager.ts";
 export type { SessionManagerOptions, RehydrateMode } from "./session/session-options.ts";
+export type { EncryptionOptions } from "./session/encryption-options.ts";
 export type { SessionContext, SessionTreeNode } from "./session/session-tree.ts";
 export { cwdBucket, defaultRoot, detectLayout, type SessionLayout } from "./session/paths.ts";
 
@@ -81,6 +82,10 @@ export { migrateFile } from "./maintenance/migrate-file.ts";
 export type { MigrateFileOptions, MigrateFileReport } from "./maintenance/migrate-file.ts";
 export { verifySessionFile } from "./maintenance/verify.ts";
 export type { Finding, VerifyFileResult } from "./maintenance/verify.ts";
+export { rekeySessionFile } from "./maintenance/rekey.ts";
+export type { RekeyOptions, RekeyReport } from "./maintenance/rekey.ts";
+export { keyIdOf } from "./session/line-cipher.ts";
+export type { StoreKey } from "./session/line-cipher.ts";
 export { collectGarbage, DEFAULT_GC_GRACE_MS } from "./maintenance/gc.ts";
 export { forgetReferrers, readReferrers } from "./blob/blob-referrers.ts";
 export type { Referrer } from "./blob/blob-referrers.ts";

@@ -15,6 +15,7 @@ import {
 import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
+import { rekeyCommand } from "./commands/rekey.ts";
 import { gcCommand } from "./commands/gc.ts";
 import {
   archiveCommand,
@@ -69,6 +70,7 @@ const COMMANDS: Command[] = [
   purgeCommand,
   pruneCommand,
   demoCommand,
+  rekeyCommand,
 ];
 
 /** Wraps `text` to `width` columns, each line after the first indented by `indent` spaces. */

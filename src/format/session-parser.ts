@@ -1,3 +1,4 @@
+import { TranscriptStoreError } from "../errors.ts";
 import { type DecodedLine, decodeLine, stripBom } from "./decode-line.ts";
 import type { MalformedLine } from "./load-report.ts";
 import type { ScannedLine } from "./line-splitter.ts";
@@ -51,6 +52,12 @@ export interface SessionParserOptions {
    * it cannot; the line itself is then parsed). `mapRecord` is then given the shorter text and `cut`.
    */
   cutLine?: (bytes: Buffer) => LineCut | null;
+  /**
+   * Turns each entry line's record into the record it stands for, before anything else looks at it
+   * (an encrypted session's lines are decrypted here), given the header and the line's ordinal among
+   * the entry records (1-based). May throw: the scan stops.
+   */
+  openRecord?: (record: RawRecord, header: SessionHeader, ordinal: number) => RawRecord;
 }
 
 /** A line's bytes with parts cut out, and how the record parsed from them is made whole again. */
@@ -165,19 +172,20 @@ export class SessionParser {
   }
 
   /** One object of a line: the header (or omp title) until there is one, then an entry record. */
-  private takeObject(record: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer, cut = false): void {
+  private takeObject(stored: RawRecord, text: string, scanned: ScannedLine, bytes: Buffer, cut = false): void {
     if (this.header === null && this.headerProblem === null) {
-      this.takeHeader(record);
+      this.takeHeader(stored);
       return;
     }
     if (this.header === null) {
       // Lines after a bad header are not interpreted, only looked at to say what the file is.
       if (this.foreignProbe > 0) {
         this.foreignProbe--;
-        this.foreign ??= foreignFormatOf(record);
+        this.foreign ??= foreignFormatOf(stored);
       }
       return;
     }
+    const record = this.options.openRecord ? this.options.openRecord(stored, this.header, this.parsedCount + 1) : this.plain(stored);
     const version = typeof this.header.version === "number" ? this.header.version : 1;
     if (version >= 2) {
       const id = record.id;
@@ -202,6 +210,20 @@ export class SessionParser {
     const { mapRecord } = this.options;
     const mapped = mapRecord ? mapRecord(record, text, lineIndex, scanned.offset, scanned.bytes.length, cut) : record;
     this.records.push({ record: mapped, lineIndex });
+  }
+
+  /**
+   * An entry record read without `openRecord`: an encrypted session's lines are never handed on as
+   * records (a reader that cannot decrypt must not rewrite or count them): `KEY_REQUIRED`.
+   */
+  private plain(record: RawRecord): RawRecord {
+    if (this.header !== null && this.header.encryption !== undefined) {
+      throw new TranscriptStoreError(
+        "KEY_REQUIRED",
+        `Session ${this.header.id} is encrypted; this reader does not decrypt it, nothing is read`,
+      );
+    }
+    return record;
   }
 
   private takeHeader(value: RawRecord): void {

@@ -8,6 +8,7 @@ import type { LineCut } from "../format/session-parser.ts";
 import { cutImagePayloads, restoreCuts } from "../prepare/cut-payloads.ts";
 import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
+import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { externalizeGiantLines } from "./giant-lines.ts";
 import { scanSessionFile, type ScannedSession } from "./session-file-reader.ts";
@@ -33,6 +34,8 @@ export interface LoadSessionOptions {
   /** The caller holds the lock: a line too large for one string may be rewritten (giant images go to the blob store). */
   writable?: boolean;
   fsync?: boolean;
+  /** The store key for an encrypted session (its header says so): `KEY_REQUIRED` without it. */
+  key?: StoreKey | null;
 }
 
 /**
@@ -86,9 +89,25 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
       return record;
     }
   };
-  const parserOptions = eager ? { mapRecord } : { mapRecord, cutLine };
+  // An encrypted session's lines are decrypted before anything looks at them (the cipher is the header's).
+  let cipher: LineCipher | null | undefined;
+  const openRecord = (record: RawRecord, header: SessionHeader, ordinal: number): RawRecord => {
+    if (cipher === undefined) cipher = withPath(path, () => cipherFor(header, options.key ?? null));
+    if (cipher !== null) return withPath(path, () => cipher!.open(record, ordinal));
+    // A header stripped of its encryption must not turn the session plain (later appends would be written in clear).
+    if (record.type === "encrypted") {
+      throw new TranscriptStoreError("DECRYPT_FAILED", `Entry line ${ordinal} is encrypted but the header is not; nothing is served`, {
+        path,
+      });
+    }
+    return record;
+  };
+  const parserOptions = eager ? { mapRecord, openRecord } : { mapRecord, cutLine, openRecord };
   let parsed = scanSessionFile(path, parserOptions, options.chunkSize);
   if (parsed === null) return null;
+  // A header-only encrypted session is refused without its key too (nothing of it is rewritten).
+  const scannedHeader = parsed.header;
+  if (scannedHeader !== null && cipher === undefined) withPath(path, () => cipherFor(scannedHeader, options.key ?? null));
   if (options.writable && parsed.header !== null && parsed.malformed.some((m) => m.length !== undefined)) {
     // Lines too large for one string: a giant image in one is streamed to the blob store and the
     // line rewritten with its ref; anything else stays a reported problem, its bytes on disk.
@@ -159,4 +178,14 @@ function externalizeOnLoad(record: RawRecord, offset: number, length: number, op
     options.warn({ code: "IMAGE_NOT_EXTERNALIZED", message: `${keptInline} image payload(s) are not base64; kept inline` });
   for (const blob of blobs) options.sources.add(blob.hash, offset, length);
   return value;
+}
+
+/** `fn()`, its coded error given the session's path. */
+function withPath<T>(path: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof TranscriptStoreError && err.path === undefined) throw new TranscriptStoreError(err.code, err.message, { path });
+    throw err;
+  }
 }

@@ -7,6 +7,7 @@ import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type S
 import { backendOf } from "../storage/backends.ts";
 import { applyLifecycle, type LifecycleListOptions } from "../lifecycle/listing-flags.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
+import { incognitoSession } from "../storage/incognito-session.ts";
 import type { Blobs, OpenedSession, SessionStorage, StoreGcOptions, StoreGcReport } from "../storage/session-storage.ts";
 import { DeferredTree, type EntryTree } from "./entry-tree.ts";
 import { forkHeader } from "./fork-header.ts";
@@ -15,6 +16,7 @@ import { artifactsDirOf } from "./paths.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import type { DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
+import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
@@ -63,10 +65,17 @@ export class SessionManager {
 
   /** A new session for `cwd` (in the store's bucket of that cwd, or a new row set in the database). */
   static async create(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const resolved = resolveSessionManagerOptions(options);
+    let resolved = resolveSessionManagerOptions(options);
     const created = resolved.now();
     const id = uuidv7(created.getTime());
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
+    if (resolved.encryption !== null) {
+      // The header names the key in clear; every entry line is encrypted (line-cipher.ts).
+      const encryption = newHeaderEncryption(resolved.encryption);
+      resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, encryption) };
+      header.encryption = encryption;
+    }
+    if (resolved.incognito) return new SessionManager(resolved, incognitoSession(header, [], resolved));
     return new SessionManager(resolved, await backendOf(resolved).create(header, resolved));
   }
 
@@ -77,7 +86,11 @@ export class SessionManager {
    * valid header is never overwritten (`BAD_HEADER`).
    */
   static async open(path: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    const resolved = resolveSessionManagerOptions(options);
+    let resolved = resolveSessionManagerOptions(options);
+    refuseIncognito(resolved, "open");
+    if (resolved.encryption !== null && resolved.store === null) {
+      resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, { path: resolve(path) }) };
+    }
     return new SessionManager(resolved, await backendOf(resolved).open(path, resolved));
   }
 
@@ -104,6 +117,7 @@ export class SessionManager {
   /** The most recent session of `cwd`, or a new one when there is none. */
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
+    refuseIncognito(resolved, "continueRecent");
     const backend = backendOf(resolved);
     // Archived and trashed sessions are not resumed: they stay openable by id or path.
     const sessions = await applyLifecycle(await backend.list(cwd, resolved), backend, resolved);
@@ -126,7 +140,9 @@ export class SessionManager {
    */
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
-    if (atEntryId === undefined) {
+    refuseIncognito(resolveSessionManagerOptions(rest), "forkFrom");
+    // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
+    if (atEntryId === undefined && rest.encryption === undefined) {
       const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
       const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
       if (copied) return new SessionManager(resolved, copied);
@@ -424,4 +440,9 @@ export class SessionManager {
     tree.byId.set(entry.id, entry);
     tree.leafId = entry.id;
   }
+}
+
+/** An incognito session is only ever new: opening, resuming or forking a stored one would read (and lock) the store. */
+function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
+  if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
 }

@@ -11,6 +11,7 @@ import type { PrepareStage } from "../prepare/pipeline.ts";
 import { lazyRedactionKey } from "./redaction-key.ts";
 import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
+import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
 
 export type RehydrateMode = "eager" | "lazy";
 
@@ -57,6 +58,18 @@ export interface SessionManagerOptions extends PrepareOptions {
    * @default off: what is written is what was given
    */
   redact?: RedactOption;
+  /**
+   * Incognito (`create` only): entries and blobs stay in memory, artifacts in a private temp
+   * directory removed on close; nothing reaches the store root, the blob directory or a database.
+   * Refused with `store`, `readOnly` or `fsync`. @default false
+   */
+  incognito?: boolean;
+  /**
+   * Encryption at rest (file store): `{ key }` (32 bytes) or `{ keyProvider, keyId }`. New sessions
+   * are encrypted line by line (README, Privacy); opening an encrypted session needs its key
+   * (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with `store`, `incognito` and `rehydrate: "lazy"`.
+   */
+  encryption?: EncryptionOptions;
 }
 
 export interface ResolvedSessionManagerOptions {
@@ -77,6 +90,9 @@ export interface ResolvedSessionManagerOptions {
   redactor: SecretRedactor | null;
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
+  incognito: boolean;
+  /** Null: new sessions are plain (and encrypted ones cannot be opened). */
+  encryption: ResolvedEncryption | null;
   /** The options as given, for managers derived from this one (fork, move). */
   original: SessionManagerOptions;
 }
@@ -109,11 +125,16 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   if (!Number.isInteger(chunkSize) || chunkSize < 1)
     throw new TranscriptStoreError("INVALID_OPTION", "chunkSize must be a positive integer");
+  const incognito = bool("incognito", options.incognito, false);
+  if (incognito) refuseWithIncognito(options);
   const dirs = resolveStoreDirs(options);
   const onWarning = options.onWarning ?? (() => {});
   const redactor = resolveRedactor(options);
   const stages: readonly PrepareStage[] =
     redactor === null ? (options.stages ?? []) : [redactStage(redactor, onWarning), ...(options.stages ?? [])];
+  const encryption = resolveEncryption(options.encryption);
+  if (encryption !== null) refuseWithEncryption(options);
+  const prepare = resolvePrepareOptions({ ...options, stages });
   return {
     ...dirs,
     layout: resolveLayout(options.layout, dirs.sessionsDir),
@@ -126,11 +147,32 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     chunkSize,
     cwd: options.cwd,
     now: options.now ?? (() => new Date()),
-    prepare: resolvePrepareOptions({ ...options, stages }),
+    // Encrypted lines keep their images inline (encrypted with the line): nothing goes to the blob store in clear.
+    prepare: encryption === null ? prepare : { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER },
     redactor,
     store: resolveStore(options.store),
+    incognito,
+    encryption,
     original: options,
   };
+}
+
+/** Options that would make an incognito session reach a store, or that mean nothing without one. */
+function refuseWithIncognito(options: SessionManagerOptions): void {
+  const contradicting = (["store", "readOnly", "fsync", "encryption"] as const).filter(
+    (key) => options[key] !== undefined && options[key] !== false,
+  );
+  if (contradicting.length > 0) {
+    throw new TranscriptStoreError("INVALID_OPTION", `incognito cannot be combined with ${contradicting.join(", ")}: nothing is stored`);
+  }
+}
+
+/** Options encryption cannot honour yet: another backend, lazy images (refs into encrypted lines). */
+function refuseWithEncryption(options: SessionManagerOptions): void {
+  if (options.store !== undefined)
+    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store only (not with store)");
+  if (options.rehydrate === "lazy")
+    throw new TranscriptStoreError("INVALID_OPTION", 'encryption cannot be combined with rehydrate: "lazy"');
 }
 
 /** A given layout (validated), else the one the sessions tree shows, else omp's. */

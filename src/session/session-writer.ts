@@ -4,6 +4,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { linesToQuarantine } from "../format/session-parser.ts";
 import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
 import type { RehydrateMode } from "./session-options.ts";
@@ -24,6 +25,10 @@ export interface SessionWriterOptions {
   /** A whole-file rewrite from entries landed (the file now refers to stored blobs only). */
   rewritten: () => void;
   warn: (warning: StoreWarning) => void;
+  /** The store key: a session whose header is encrypted has its entry lines encrypted with it. */
+  key?: StoreKey | null;
+  /** Entry lines the file already holds (an opened file's), for an encrypted line's ordinal. @default 0 */
+  entryLines?: number;
 }
 
 /**
@@ -42,6 +47,10 @@ let encoded: Buffer = Buffer.allocUnsafe(0);
 export class SessionWriter {
   /** Entries kept back by `deferUntilAssistant` until the first assistant message. */
   private readonly deferred: SessionEntry[] = [];
+  /** Entry lines in the file: the next one's ordinal is this plus one (bound into an encrypted line). */
+  private entryLines: number;
+  /** The session's line cipher (undefined until first needed; null: a plain session). */
+  private cipher: LineCipher | null | undefined;
 
   constructor(
     readonly file: SessionFile,
@@ -49,7 +58,9 @@ export class SessionWriter {
     private readonly options: SessionWriterOptions,
     private readonly header: () => SessionHeader,
     private headerWritten: boolean,
-  ) {}
+  ) {
+    this.entryLines = options.entryLines ?? 0;
+  }
 
   /** True once the file holds at least its header. */
   get hasHeader(): boolean {
@@ -75,7 +86,8 @@ export class SessionWriter {
       return entry;
     }
     const { line, entry: prepared, blobs } = this.prepare(entry);
-    this.file.append(this.encode(line));
+    this.file.append(this.encode(this.seal(line, this.entryLines + 1)));
+    this.entryLines++;
     // A concurrent gc (with a short grace period) may have collected a blob that existed before
     // this line referenced it: put it back before the append is acknowledged.
     for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
@@ -105,16 +117,20 @@ export class SessionWriter {
 
   /** Writes header + entries as a fresh file (atomic replace). */
   writeWhole(entries: readonly SessionEntry[]): void {
+    let ordinal = 0;
     this.file.rewrite((emit) => {
       emit(this.headerLine());
-      for (const entry of entries) emit(Buffer.from(`${this.prepare(entry).line}\n`));
+      for (const entry of entries) emit(Buffer.from(`${this.seal(this.prepare(entry).line, ++ordinal)}\n`));
     });
+    this.entryLines = ordinal;
     this.headerWritten = true;
     this.options.rewritten();
   }
 
   /** Writes the header followed by the bytes `body` emits (whole lines) as a fresh file (atomic replace). */
   writeHeaderAndBody(body: (emit: (data: Buffer) => void) => void): void {
+    // Copied lines are bound to their session: an encrypted session's fork writes its entries instead.
+    if (this.lineCipher() !== null) throw new TranscriptStoreError("PERSISTENCE_FAILED", "An encrypted session's lines cannot be copied");
     this.file.rewrite((emit) => {
       emit(this.headerLine());
       body(emit);
@@ -141,6 +157,17 @@ export class SessionWriter {
             : "Final line was missing its newline",
       });
     }
+  }
+
+  /** The line as written: encrypted (bound to the session and `ordinal`) when the session is. */
+  private seal(line: string, ordinal: number): string {
+    const cipher = this.lineCipher();
+    return cipher === null ? line : cipher.seal(line, ordinal);
+  }
+
+  private lineCipher(): LineCipher | null {
+    if (this.cipher === undefined) this.cipher = cipherFor(this.header(), this.options.key ?? null);
+    return this.cipher;
   }
 
   private headerLine(): Buffer {

@@ -28,6 +28,7 @@ const COMMANDS = [
   "search",
   "index",
   "demo",
+  "rekey",
 ];
 
 async function oneSession(sessionsDir?: string) {

@@ -1,3 +1,4 @@
+import { headerEncryption } from "../../session/line-cipher.ts";
 import { basename, join } from "node:path";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { registerReferrer, referrerFor } from "../../blob/blob-referrers.ts";
@@ -35,6 +36,8 @@ export interface FileSessionInit {
   scanned?: { identity: FileIdentity; length: number };
   /** Starts a fork's new file: file-start.ts `startNewFile`, handed in so that the creator is imported by no one it creates. */
   startNew: StartNewFile;
+  /** Entry lines the opened file holds (the next encrypted line's ordinal follows them). @default 0 */
+  entryLines?: number;
 }
 
 /** `startNewFile` (file-start.ts): locks a new session file at `path` and writes its header, entries or copied body. */
@@ -89,6 +92,8 @@ export class FileSessionStorage implements SessionStorage {
         rewritten: () => this.sources.clear(),
         register: () => this.registerWithBlobs(),
         warn: (w) => hooks.warn(w),
+        key: init.options.encryption?.key ?? null,
+        entryLines: init.entryLines ?? 0,
       },
       () => hooks.header(),
       init.headerWritten,
@@ -233,6 +238,7 @@ export class FileSessionStorage implements SessionStorage {
   private copyableBody(): ForkBody | null {
     const file = this.writer.file;
     if (!this.fileMatchesMemory || this.closed) return null;
+    if (headerEncryption(this.hooks.header()) !== null) return null; // encrypted lines are bound to their session
     if (!this.writer.hasHeader || this.sources.size > 0) return null;
     if (this.scanned !== null) return scannedBody(file.path, this.scanned);
     if (this.readOnly || this.lock === null) return null;

@@ -135,6 +135,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
       warn,
       writable: !readOnly,
       fsync: options.fsync,
+      key: options.encryption?.key ?? null,
     });
     const file = new SessionFile(abs, { fsync: options.fsync, now: options.now });
     if (loaded === null) {
@@ -165,6 +166,7 @@ export async function openFile(path: string, options: ResolvedSessionManagerOpti
         sources,
         fileMatchesMemory: isCleanCurrentFile(loaded),
         startNew: startNewFile,
+        entryLines: loaded.parsed.records.length,
         scanned:
           readOnly && loaded.parsed.identity !== null
             ? { identity: loaded.parsed.identity, length: loaded.parsed.completeLength }

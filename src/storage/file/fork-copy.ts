@@ -9,6 +9,7 @@
  * lazy read takes out) is settled when the fork is read: its file is rewritten from memory, as the
  * open-and-fork path writes such a fork.
  */
+import { headerEncryption } from "../../session/line-cipher.ts";
 import { constants } from "node:fs";
 import { resolve } from "node:path";
 import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";
@@ -63,7 +64,8 @@ export async function forkFileByCopy(
   }
   try {
     const plan = planOf(fd);
-    if (plan === null) return fallBack();
+    // An encrypted session's lines are bound to its id: its fork is written from its entries (the open path, with the key).
+    if (plan === null || headerEncryption(plan.header) !== null) return fallBack();
     const header = forkHeader(plan.header, cwd, options.now());
     const path = sessionPathFor(header, options);
     ensureParent(path, options);

@@ -1,0 +1,72 @@
+import { resolve } from "node:path";
+import { TranscriptStoreError } from "../errors.ts";
+import type { RawRecord, SessionHeader } from "../format/types.ts";
+import { cipherFor, ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../session/line-cipher.ts";
+import { scanSessionFile } from "../session/session-file-reader.ts";
+import { writeSessionFileAtomic } from "../session/session-file.ts";
+import { acquireSessionLock } from "../session/session-lock.ts";
+
+export interface RekeyOptions {
+  /** The key the session is encrypted with now. */
+  from: StoreKey;
+  /** The key to encrypt it with (its `keyId` goes into the header). */
+  to: StoreKey;
+  fsync?: boolean;
+}
+
+export interface RekeyReport {
+  path: string;
+  entries: number;
+  fromKeyId: string;
+  toKeyId: string;
+}
+
+/**
+ * Re-encrypts an encrypted session file under another key, all or nothing: under the session's
+ * lock, every line is decrypted with `from` (any failure: `KEY_REQUIRED` / `DECRYPT_FAILED`, nothing
+ * written) and the whole file is written again (temp file + rename) with the header naming `to`.
+ * A file with malformed lines or a torn tail is refused (`PERSISTENCE_FAILED`): open it once to repair it.
+ */
+export async function rekeySessionFile(path: string, options: RekeyOptions): Promise<RekeyReport> {
+  const abs = resolve(path);
+  const lock = await acquireSessionLock(abs, { onCompromised: () => {} });
+  try {
+    const texts: string[] = [];
+    let header: SessionHeader | null = null;
+    const scanned = scanSessionFile(abs, {
+      openRecord: (record: RawRecord, head: SessionHeader, ordinal: number) => {
+        header = head;
+        const cipher = cipherFor(head, options.from);
+        if (cipher === null)
+          throw new TranscriptStoreError("INVALID_OPTION", `${abs} is not encrypted: rekey changes an encrypted session's key`);
+        const text = cipher.openText(record, ordinal);
+        texts.push(text);
+        return JSON.parse(text) as RawRecord;
+      },
+    });
+    if (scanned === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session at ${abs}`, { path: abs });
+    if (scanned.header === null) throw new TranscriptStoreError("BAD_HEADER", `Not a session file: ${abs}`, { path: abs });
+    header ??= scanned.header;
+    const current = headerEncryption(header);
+    if (current === null)
+      throw new TranscriptStoreError("INVALID_OPTION", `${abs} is not encrypted: rekey changes an encrypted session's key`);
+    cipherFor(header, options.from); // a header-only session: the key is still checked
+    if (scanned.malformed.length > 0 || scanned.tornTail !== null || scanned.repaired.length > 0 || scanned.missingFinalNewline) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `${abs} has lines to repair: open it once, then rekey`, { path: abs });
+    }
+    const next: SessionHeader = { ...header, encryption: { scheme: ENCRYPTION_SCHEME, keyId: options.to.keyId } };
+    const cipher = new LineCipher(options.to, header.id);
+    lock.assertHeld();
+    writeSessionFileAtomic(
+      abs,
+      (emit) => {
+        emit(Buffer.from(`${JSON.stringify(next)}\n`));
+        for (let i = 0; i < texts.length; i++) emit(Buffer.from(`${cipher.seal(texts[i]!, i + 1)}\n`));
+      },
+      { fsync: options.fsync ?? true },
+    );
+    return { path: abs, entries: texts.length, fromKeyId: current.keyId, toKeyId: options.to.keyId };
+  } finally {
+    await lock.release();
+  }
+}
