@@ -35,6 +35,11 @@ describeBackends("import --from / export --to", (backend) => {
     const out = await cli([...args, "export", images.id, "--to", "claude-code"]);
     expect(out.code).toBe(0);
     expect(recordsOf(out.stdout)).toEqual(recordsOf(readFileSync(images.path, "utf8")));
+    // --branch cuts the views (atif, markdown, html); this export gives the transcript back whole: said, not ignored
+    const branch = await cli([...args, "export", images.id, "--to", "claude-code", "--branch", "x"]);
+    expect(branch.code).toBe(2);
+    expect(branch.stderr).toContain("--branch");
+    expect(branch.stdout).toBe("");
 
     const rollout = join(FIXTURES, "codex/synthetic-v0.2x-pre-envelope.jsonl");
     const cx = await cli([...args, "import", "--from", "codex", rollout, "--json"]);

@@ -76,6 +76,8 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
  */
 export function foreignExport(format: InterchangeFormat) {
   return async (ctx: CommandContext, id: string, output: string | undefined): Promise<number> => {
+    if (ctx.values.branch !== undefined)
+      throw new UsageError(`export --to ${format}: --branch is for atif, markdown and html; this export gives the transcript back whole`);
     const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
     const summary: ForeignExportSummary = { lines: 0, skipped: 0 };
     async function* bytes(): AsyncIterable<Buffer> {
