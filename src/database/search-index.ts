@@ -1,3 +1,4 @@
+import { emptyRefreshReport } from "../index/refresh-report.ts";
 import type { IndexRefreshReport } from "../index/session-index.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
@@ -330,21 +331,7 @@ async function inSnapshot<T>(client: PoolClient, fn: () => Promise<T>): Promise<
 export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<PgIndexRefreshReport> {
   const doing = rebuild ? "Rebuilding the search index" : "Refreshing the search index";
   return withClient(pool, doing, async (client) => {
-    const report: PgIndexRefreshReport = {
-      sessionsIndexed: 0,
-      filesSeen: 0,
-      sessionsAdded: 0,
-      sessionsUpdated: 0,
-      sessionsReindexed: 0,
-      sessionsRemoved: 0,
-      removed: 0,
-      entriesIndexed: 0,
-      bytesRead: 0,
-      headerBytesRead: 0,
-      artifactBytesRead: 0,
-      malformedLines: 0,
-      largeLinesSkipped: 0,
-    };
+    const report: PgIndexRefreshReport = { ...emptyRefreshReport(), sessionsIndexed: 0, removed: 0 };
     // nothing to do: no lock taken, nothing written (a role that may only read searches a fresh index)
     if (!rebuild && (await isFresh(client))) return report;
     await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);

@@ -17,23 +17,8 @@ import type {
   SearchOptions,
   SessionIndex,
 } from "./session-index.ts";
+import { emptyRefreshReport } from "./refresh-report.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
-
-function emptyReport(): IndexRefreshReport {
-  return {
-    filesSeen: 0,
-    sessionsAdded: 0,
-    sessionsUpdated: 0,
-    sessionsReindexed: 0,
-    sessionsRemoved: 0,
-    entriesIndexed: 0,
-    bytesRead: 0,
-    headerBytesRead: 0,
-    artifactBytesRead: 0,
-    malformedLines: 0,
-    largeLinesSkipped: 0,
-  };
-}
 
 type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
 
@@ -127,7 +112,7 @@ export class FileSessionIndex implements SessionIndex {
    * `batchBytes` read each (one commit per file would flush an FTS5 segment per file).
    */
   private refreshNow(): IndexRefreshReport {
-    const report = emptyReport();
+    const report = emptyRefreshReport();
     this.db.exec("BEGIN IMMEDIATE");
     try {
       this.refreshIn(report);

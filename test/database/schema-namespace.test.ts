@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SCHEMA_TABLES } from "../support/pg-sessions.ts";
 import { SessionManager } from "../../src/index.ts";
 import { PgStore, SCHEMA_VERSION } from "../../src/database/index.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
@@ -34,19 +35,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema option: the tables in a namespa
     const again = track(await PgStore.connect(url, { schema: "transcript_store" }));
     expect((await again.loadSession(session.id)).entries.map((e) => e.line)).toEqual([entryLine(1).line, entryLine(2).line]);
     expect(await tablesOf(db, "public")).toEqual(["sessions"]);
-    expect(await tablesOf(db, "transcript_store")).toEqual([
-      "artifact_chunks",
-      "artifacts",
-      "blob_refs",
-      "blobs",
-      "entries",
-      "search_entries",
-      "search_sessions",
-      "session_lifecycle",
-      "sessions",
-      "ts_schema_version",
-      "usage_ledger",
-    ]);
+    expect(await tablesOf(db, "transcript_store")).toEqual(SCHEMA_TABLES);
     expect((await db.query("SELECT * FROM public.sessions ORDER BY sid")).rows).toEqual(before.rows);
     expect((await db.query("SELECT id FROM transcript_store.sessions")).rows).toEqual([{ id: session.id }]);
   });

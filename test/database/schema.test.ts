@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SCHEMA_TABLES } from "../support/pg-sessions.ts";
 import { PgStore, SCHEMA_VERSION } from "../../src/database/index.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { rawPool, track } from "../support/pg-sessions.ts";
@@ -12,19 +13,7 @@ describe.skipIf(!pgCluster())("PostgreSQL schema", () => {
     await track(await PgStore.connect(url)).close();
     const db = rawPool(url);
     const tables = await db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
-    expect(tables.rows.map((r) => r.tablename)).toEqual([
-      "artifact_chunks",
-      "artifacts",
-      "blob_refs",
-      "blobs",
-      "entries",
-      "search_entries",
-      "search_sessions",
-      "session_lifecycle",
-      "sessions",
-      "ts_schema_version",
-      "usage_ledger",
-    ]);
+    expect(tables.rows.map((r) => r.tablename)).toEqual(SCHEMA_TABLES);
     await db.query("INSERT INTO sessions (id, cwd, created, header) VALUES ('keep', '/x', now(), '{}')");
     await track(await PgStore.connect(url)).close();
     const versions = await db.query("SELECT version FROM ts_schema_version ORDER BY version");

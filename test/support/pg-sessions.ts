@@ -51,3 +51,18 @@ export function blob(text: string): PgBlobWrite {
   const bytes = Buffer.from(text);
   return { sha256: sha(bytes), bytes };
 }
+
+/** Every table the schema creates (each schema test checks the database holds exactly these). */
+export const SCHEMA_TABLES = [
+  "artifact_chunks",
+  "artifacts",
+  "blob_refs",
+  "blobs",
+  "entries",
+  "search_entries",
+  "search_sessions",
+  "session_lifecycle",
+  "sessions",
+  "ts_schema_version",
+  "usage_ledger",
+];
