@@ -18,6 +18,8 @@ import type {
   SessionIndex,
 } from "./session-index.ts";
 import { emptyRefreshReport } from "./refresh-report.ts";
+import { ListingCache } from "./listing-cache.ts";
+import { LISTING_TABLES } from "./listing-table.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
 
 type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
@@ -104,7 +106,14 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   async refresh(): Promise<IndexRefreshReport> {
-    return this.guarded(() => this.refreshNow());
+    const report = this.guarded(() => this.refreshNow());
+    this.guarded(() => this.refreshListing());
+    return report;
+  }
+
+  /** The listing rows (src/index/listing-cache.ts) of every session file, brought up to date with the search rows. */
+  private refreshListing(): void {
+    new ListingCache(this.db).refresh(this.paths(), Date.now());
   }
 
   /**
@@ -201,12 +210,15 @@ export class FileSessionIndex implements SessionIndex {
       this.db.exec("BEGIN IMMEDIATE");
       try {
         this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
+        for (const table of LISTING_TABLES) this.db.exec(`DELETE FROM ${table}`);
         this.db.exec("COMMIT");
       } catch (err) {
         this.db.exec("ROLLBACK");
         throw err;
       }
-      return this.refreshNow();
+      const report = this.refreshNow();
+      this.refreshListing();
+      return report;
     });
   }
 

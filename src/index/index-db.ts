@@ -2,9 +2,10 @@ import { mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
+import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
 
 /** The index schema's version (`PRAGMA user_version`); another version is dropped and rebuilt. */
-export const INDEX_SCHEMA_VERSION = 2;
+export const INDEX_SCHEMA_VERSION = 3;
 
 /** How long a refresh waits for another process's transaction on the index (then `STORE_BUSY`). @default 10000 */
 export const INDEX_BUSY_TIMEOUT_MS = 10_000;
@@ -94,11 +95,13 @@ function configure(db: SqliteDatabase, sessionsDir: string, busyTimeoutMs: numbe
   if (state === "reset") {
     db.exec("BEGIN IMMEDIATE");
     db.exec("DROP TABLE IF EXISTS entries_text; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS meta;");
+    for (const table of LISTING_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec("COMMIT");
   }
   if (state !== "kept") {
     db.exec("BEGIN IMMEDIATE");
     db.exec(SCHEMA);
+    db.exec(LISTING_SCHEMA);
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sessionsDir', ?)").run(sessionsDir);
     db.exec(`PRAGMA user_version = ${INDEX_SCHEMA_VERSION}`);
     db.exec("COMMIT");

@@ -14,7 +14,26 @@ export interface DiscoveryOptions {
   /** Bucket naming of `sessionsDir`. @default detected per root, else "omp" */
   layout?: SessionLayout;
   onWarning?: WarningHandler;
+  /**
+   * Whether a listing answers from the store's index (src/index/listing-reader.ts) when it is
+   * fresh, checked file by file by stat: "auto" when an index file exists (none is created),
+   * "create" building one when missing, "off" never. @default "auto"
+   */
+  listIndex?: ListIndexMode;
+  /** The index file a listing uses. @default the one `openSessionIndex` uses for the same tree */
+  indexPath?: string;
+  /** Reads the listing infos of the files walked (each null is unlisted). @default each file read, see `sessionInfoOf` */
+  readInfos?: ListingInfoReader;
 }
+
+/** See `DiscoveryOptions.listIndex`. */
+export type ListIndexMode = "auto" | "create" | "off";
+
+/**
+ * The listing infos of `paths`, in their order (null: the file is not listed). `readOne` is the
+ * listing without an index (one file read, or its in-process cache entry).
+ */
+export type ListingInfoReader = (paths: string[], readOne: (path: string) => SessionInfo | null) => Array<SessionInfo | null>;
 
 function sessionRoots(options: DiscoveryOptions): string[] {
   const { sessionsDir } = resolveStoreDirs(options);
@@ -95,7 +114,7 @@ const INFO_CACHE_LIMIT = 50_000;
  * reads, close). Nothing is ever written next to the sessions: listing someone's pi tree leaves it
  * as it was.
  */
-function sessionInfoOf(path: string): SessionInfo | null {
+export function sessionInfoOf(path: string): SessionInfo | null {
   const hit = infoCache.get(path);
   if (hit !== undefined) {
     let stat;
@@ -124,12 +143,13 @@ export function clearSessionInfoCache(): void {
   infoCache.clear();
 }
 
-function infos(paths: string[], onWarning?: WarningHandler): SessionInfo[] {
+function infos(paths: string[], options: DiscoveryOptions): SessionInfo[] {
+  const { onWarning, readInfos } = options;
+  const read = readInfos === undefined ? paths.map(sessionInfoOf) : readInfos(paths, sessionInfoOf);
   const out: SessionInfo[] = [];
-  for (const path of paths) {
-    const info = sessionInfoOf(path);
+  for (const [i, info] of read.entries()) {
     if (info !== null) out.push(info);
-    else if (onWarning !== undefined) onWarning(unlisted(path));
+    else if (onWarning !== undefined) onWarning(unlisted(paths[i]!));
   }
   return out.sort((a, b) => b.modified.getTime() - a.modified.getTime() || b.created.getTime() - a.created.getTime());
 }
@@ -154,14 +174,14 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
     const layout = (i === 0 ? options.layout : undefined) ?? detectLayout(root) ?? "omp";
     bucketFiles(join(root, cwdBucket(abs, layout)), paths, options.onWarning);
   }
-  return infos(paths, options.onWarning).filter((info) => info.cwd === abs || info.cwd === "");
+  return infos(paths, options).filter((info) => info.cwd === abs || info.cwd === "");
 }
 
 /** Every session under every root, newest first. */
 export async function listAllSessions(options: DiscoveryOptions = {}): Promise<SessionInfo[]> {
   const paths: string[] = [];
   for (const root of sessionRoots(options)) rootFiles(root, paths, options.onWarning);
-  return infos(paths, options.onWarning);
+  return infos(paths, options);
 }
 
 function matches(info: SessionInfo, arg: string): boolean {

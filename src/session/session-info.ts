@@ -152,6 +152,9 @@ export interface InfoStat {
   mtime: Date;
   mtimeMs: number;
   birthtime: Date;
+  /** Device and inode (a full `Stats` has them): what an index checks a cached listing by. */
+  dev?: number;
+  ino?: number;
 }
 
 /**

@@ -162,20 +162,20 @@ export class SessionManager {
   static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
-    return applyLifecycle(await backend.list(cwd, { ...resolved, roots: options.roots }), backend, resolved, options);
+    return applyLifecycle(await backend.list(cwd, { ...resolved, ...listingOf(options) }), backend, resolved, options);
   }
 
   /** Every session of the store (and of `roots`), newest first; archived ones only with `includeArchived`. */
   static async listAll(options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
-    return applyLifecycle(await backend.list(null, { ...resolved, roots: options.roots }), backend, resolved, options);
+    return applyLifecycle(await backend.list(null, { ...resolved, ...listingOf(options) }), backend, resolved, options);
   }
 
   /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
   static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
     const resolved = resolveSessionManagerOptions(options);
-    return backendOf(resolved).resolve(arg, cwd, { ...resolved, roots: options.roots });
+    return backendOf(resolved).resolve(arg, cwd, { ...resolved, ...listingOf(options) });
   }
 
   /** Deletes the store's blobs that no session references and that are older than the grace period. */
@@ -445,4 +445,14 @@ export class SessionManager {
 /** An incognito session is only ever new: opening, resuming or forking a stored one would read (and lock) the store. */
 function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
   if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
+}
+
+/** What a listing takes beyond the store's options: extra roots and the index it may answer from (checked here). */
+function listingOf(options: DiscoveryOptions): DiscoveryOptions {
+  const { listIndex, indexPath } = options;
+  if (listIndex !== undefined && listIndex !== "auto" && listIndex !== "create" && listIndex !== "off")
+    throw new TranscriptStoreError("INVALID_OPTION", `listIndex must be "auto", "create" or "off", got ${String(listIndex)}`);
+  if (indexPath !== undefined && (typeof indexPath !== "string" || indexPath.length === 0))
+    throw new TranscriptStoreError("INVALID_OPTION", "indexPath must be a non-empty string");
+  return { roots: options.roots, listIndex, indexPath };
 }

@@ -11,8 +11,39 @@ import { forkFileByCopy } from "./fork-copy.ts";
 import { exportFile, locateFile } from "./file-export.ts";
 import { importFile } from "./file-import.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
+import { openListingReader } from "../../index/listing-reader.ts";
 import { FileLifecycle } from "../../lifecycle/file-lifecycle.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
+
+/**
+ * Runs a listing with the store's index as its source of listing facts when it has one (fresh
+ * rows by stat, stale files read), else as before: reading each file's head and tail.
+ */
+async function withListingIndex<T>(
+  options: ResolvedSessionManagerOptions & DiscoveryOptions,
+  list: (discovery: DiscoveryOptions) => Promise<T>,
+): Promise<T> {
+  const discovery: DiscoveryOptions = {
+    sessionsDir: options.sessionsDir,
+    layout: options.layout,
+    roots: options.roots,
+    onWarning: options.onWarning,
+  };
+  const reader = await openListingReader({
+    root: options.original.root,
+    sessionsDir: options.sessionsDir,
+    roots: options.roots,
+    indexPath: options.indexPath,
+    mode: options.listIndex,
+    onWarning: options.onWarning,
+  });
+  if (reader === null) return list(discovery);
+  try {
+    return await list({ ...discovery, readInfos: reader.read });
+  } finally {
+    reader.close();
+  }
+}
 
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
@@ -31,13 +62,11 @@ export const fileBackend: StorageBackend = {
   },
 
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]> {
-    const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
-    return cwd === null ? listAllSessions(discovery) : listSessions(cwd, discovery);
+    return withListingIndex(options, (discovery) => (cwd === null ? listAllSessions(discovery) : listSessions(cwd, discovery)));
   },
 
   resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
-    const discovery = { sessionsDir: options.sessionsDir, layout: options.layout, roots: options.roots, onWarning: options.onWarning };
-    return resolveSession(arg, cwd, discovery);
+    return withListingIndex(options, (discovery) => resolveSession(arg, cwd, discovery));
   },
 
   lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
