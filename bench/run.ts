@@ -1,4 +1,5 @@
 // `npm run bench [-- --only append,open] [--size 50MB] [--repeats 5] [--json out.json] [--compare old.json] [--quick]`
+// `npm run bench -- --only list-index [--list-sessions 10000]`: the first `ls` from a warm index (2,000 sessions by default).
 // `npm run bench -- --store postgres [--url postgres://…] [--only pg-append,…]`: the PostgreSQL backend's scenarios, against a
 // throwaway cluster the run starts (or the server --url names; each scenario makes and drops a database of its own).
 import { readFileSync, writeFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { benchFork } from "./scenarios/fork.ts";
 import { benchForeignImport } from "./scenarios/foreign-import.ts";
 import { benchIndex } from "./scenarios/index.ts";
 import { benchList } from "./scenarios/list.ts";
+import { benchListIndex } from "./scenarios/list-index.ts";
 import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
@@ -33,6 +35,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   externalize: benchExternalize,
   migrate: benchMigrate,
   list: benchList,
+  "list-index": benchListIndex,
   fork: benchFork,
   "many-sessions": benchManySessions,
   "foreign-import": benchForeignImport,
@@ -66,6 +69,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     store: { type: "string", default: "file" },
     url: { type: "string" },
+    "list-sessions": { type: "string" },
   },
 });
 
@@ -74,6 +78,7 @@ const scenarios = values.store === "postgres" ? PG_SCENARIOS : SCENARIOS;
 const only = values.only ? values.only.split(",").map((s) => s.trim()) : Object.keys(scenarios);
 for (const name of only) if (!(name in scenarios)) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(", ")}`);
 const ctx: BenchContext = { sizeBytes: parseSize(values.size!), repeats: Math.max(1, Number(values.repeats)), quick: values.quick! };
+if (values["list-sessions"] !== undefined) ctx.listSessions = Math.max(1, Number(values["list-sessions"]));
 
 const fmt = (n: number | null) => (n === null ? "—" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const rows: BenchRow[] = [];

@@ -7,6 +7,8 @@ export interface BenchContext {
   quick: boolean;
   /** `--store postgres`: the server the PostgreSQL scenarios use (each makes its own database on it). */
   pgUrl?: string;
+  /** `--list-sessions <n>`: sessions of the list-index scenario. @default 2000 */
+  listSessions?: number;
 }
 
 /** One line of the results table. */
