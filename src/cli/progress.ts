@@ -18,9 +18,26 @@ export interface Progress {
  */
 const running = new Set<{ stop(): void }>();
 
+/** Bars drawn during one synchronous step (an index build): restored on exit, no loop to stop between files. */
+const drawing = new Set<() => void>();
+
 /** Stops all progress still running: a bar's cursor is shown and line wrap turned back on. Idempotent. */
 export function stopProgressBars(): void {
   for (const progress of [...running]) progress.stop();
+  for (const stop of [...drawing]) stop();
+}
+
+/**
+ * Registers a bar drawn during synchronous work until the returned stop is called (idempotent):
+ * `stopProgressBars` restores the terminal however the run ends, but a signal is not held for a
+ * `tick` (the work has no place to stop in between; the run ends once it returns).
+ */
+export function trackDrawing(stop: () => void): () => void {
+  const handle = () => {
+    if (drawing.delete(handle)) stop();
+  };
+  drawing.add(handle);
+  return handle;
 }
 
 /**

@@ -141,7 +141,9 @@ export class FileSessionIndex implements SessionIndex {
     const known = this.known();
     const seen = new Set<string>();
     let batch = 0;
-    for (const path of this.paths()) {
+    const paths = this.paths();
+    for (const path of paths) {
+      this.options.onProgress?.({ filesDone: report.filesSeen, filesTotal: paths.length, path });
       seen.add(path);
       report.filesSeen++;
       const row = known.get(path);

@@ -124,6 +124,15 @@ export interface SessionIndexOptions {
   /** Matches ranked by relevance (BM25); a query matching more lists the newest first. @default 5000 */
   maxRankedMatches?: number;
   onWarning?: WarningHandler;
+  /** Called before each session file a refresh or rebuild looks at (synchronously, between two files). */
+  onProgress?: (progress: IndexProgress) => void;
+}
+
+/** Where a refresh or rebuild is: `filesDone` of `filesTotal` session files looked at so far, `path` the next. */
+export interface IndexProgress {
+  filesDone: number;
+  filesTotal: number;
+  path: string;
 }
 
 export interface ResolvedSessionIndexOptions {
@@ -134,6 +143,7 @@ export interface ResolvedSessionIndexOptions {
   busyTimeoutMs: number;
   maxRankedMatches: number;
   onWarning: WarningHandler;
+  onProgress: ((progress: IndexProgress) => void) | null;
 }
 
 /** Validates options once and applies the defaults. */
@@ -168,7 +178,10 @@ export function resolveSessionIndexOptions(options: SessionIndexOptions = {}): R
   const indexPath =
     options.indexPath !== undefined ? resolve(options.indexPath) : join(root, "index", own ? "sessions.sqlite" : `tree-${tree}.sqlite`);
   const onWarning = options.onWarning ?? (() => {});
-  return { sessionsDir, roots, indexPath, batchBytes, busyTimeoutMs, maxRankedMatches, onWarning };
+  if (options.onProgress !== undefined && typeof options.onProgress !== "function")
+    throw new TranscriptStoreError("INVALID_OPTION", "onProgress must be a function");
+  const onProgress = options.onProgress ?? null;
+  return { sessionsDir, roots, indexPath, batchBytes, busyTimeoutMs, maxRankedMatches, onWarning, onProgress };
 }
 
 /**

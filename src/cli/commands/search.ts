@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import type { StoreWarning } from "../../errors.ts";
 import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
-import { openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
+import { type IndexRefreshReport, openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
+import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 
@@ -21,7 +22,7 @@ export function parseTimeOption(name: string, value: string, now: number): Date 
 }
 
 /** Opens the index of the CLI's store: the file tree's (`--index` names another file) or the database's own. */
-async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void): Promise<SessionIndex> {
+async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void, progress?: IndexProgressOutput): Promise<SessionIndex> {
   const indexPath = ctx.values.index as string | undefined;
   if (ctx.store !== undefined) {
     if (indexPath !== undefined) throw new UsageError("--index names the file tree's index file; a database store keeps its index itself");
@@ -32,6 +33,7 @@ async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => vo
     sessionsDir: ctx.dirs.sessionsDir,
     ...(indexPath !== undefined ? { indexPath: resolve(ctx.io.cwd, indexPath) } : {}),
     onWarning,
+    ...(progress?.onProgress !== undefined ? { onProgress: progress.onProgress } : {}),
   });
 }
 
@@ -63,7 +65,8 @@ export const searchCommand: Command = {
   name: "search",
   summary: 'search every session\'s messages: words, "phrases", prefix*; ranked hits with session, entry, role, time',
   usage:
-    "search <query…> [--cwd <dir>] [--since <date|7d>] [--until <date|7d>] [--role <role>] [--model <m>] [--session <id>] [--limit <n>]",
+    "search <query…> [--cwd <dir>] [--since <date|7d>] [--until <date|7d>] [--role <role>] [--model <m>] [--session <id>] " +
+    "[--limit <n>] [--progress]",
   options: {
     cwd: { type: "string" },
     since: { type: "string" },
@@ -73,13 +76,20 @@ export const searchCommand: Command = {
     session: { type: "string" },
     limit: { type: "string" },
     index: { type: "string" },
+    progress: { type: "boolean", default: false },
   },
   minArgs: 1,
   async run(ctx) {
     const options = searchOptions(ctx);
-    const index = await openIndex(ctx, printWarning(ctx.io));
+    const progress = startIndexProgress(ctx, "indexing", false);
+    const index = await openIndex(ctx, printWarning(ctx.io), progress);
     try {
-      const hits = await index.search(ctx.positionals.join(" "), options);
+      let hits: Awaited<ReturnType<SessionIndex["search"]>>;
+      try {
+        hits = await index.search(ctx.positionals.join(" "), options);
+      } finally {
+        progress.stop();
+      }
       for (const hit of hits) {
         const time = hit.timestamp === "" ? "-" : hit.timestamp.slice(0, 16).replace("T", " ");
         ctx.emit(
@@ -101,17 +111,19 @@ export const searchCommand: Command = {
 export const indexCommand: Command = {
   name: "index",
   summary: "bring the search index up to date (--status: how far behind, reading nothing; --rebuild: from nothing)",
-  usage: "index [--status | --rebuild] [--index <file>]",
+  usage: "index [--status | --rebuild] [--index <file>] [--progress]",
   options: {
     status: { type: "boolean", default: false },
     rebuild: { type: "boolean", default: false },
     index: { type: "string" },
+    progress: { type: "boolean", default: false },
   },
   readOnly: (values) => values.status === true,
   maxArgs: 0,
   async run(ctx) {
     if (ctx.values.status && ctx.values.rebuild) throw new UsageError("index: --status and --rebuild exclude each other");
-    const index = await openIndex(ctx, printWarning(ctx.io));
+    const progress = ctx.values.status ? { stop() {} } : startIndexProgress(ctx, "indexing", ctx.values.rebuild === true);
+    const index = await openIndex(ctx, printWarning(ctx.io), progress);
     try {
       if (ctx.values.status) {
         const s = await index.status();
@@ -124,7 +136,12 @@ export const indexCommand: Command = {
         );
         return 0;
       }
-      const r = ctx.values.rebuild ? await index.rebuild() : await index.refresh();
+      let r: IndexRefreshReport;
+      try {
+        r = ctx.values.rebuild ? await index.rebuild() : await index.refresh();
+      } finally {
+        progress.stop();
+      }
       ctx.emit(
         { type: "index-refresh", rebuilt: ctx.values.rebuild === true, ...r },
         `${ctx.values.rebuild ? "rebuilt" : "refreshed"}: ${r.filesSeen} file(s) seen, ${r.sessionsAdded} added, ` +
