@@ -59,6 +59,8 @@ export async function benchListIndex(ctx: BenchContext): Promise<BenchRow[]> {
         ratio: w / b,
         target: "≤ 0.2×",
         met: w / b <= 0.2,
+        // On a loaded machine the medians drift with the other processes; the fastest runs show the work itself.
+        extra: { fastestOurs: Math.min(...warm), fastestBaseline: Math.min(...base), fastestRatio: Math.min(...warm) / Math.min(...base) },
       },
       {
         scenario: `first ls of ${total} sessions filling a new index (listIndex: create, once)`,
