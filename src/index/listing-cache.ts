@@ -15,7 +15,7 @@ export const LISTING_RACY_MS = 3000;
 /** Above this many files a listing loads the whole table once instead of one look-up per file. */
 const LOAD_ALL_ABOVE = 64;
 
-function statOf(path: string): Stats | null {
+export function statOf(path: string): Stats | null {
   try {
     return io.statSync(path);
   } catch {
@@ -24,7 +24,7 @@ function statOf(path: string): Stats | null {
 }
 
 /** The stat a listing was read under, when it can key a row: it has an identity and is not racily recent. */
-function cacheKey(st: InfoStat, now: number): ListingStat | null {
+export function cacheKey(st: InfoStat, now: number): ListingStat | null {
   if (st.dev === undefined || st.ino === undefined || st.mtimeMs > now - LISTING_RACY_MS) return null;
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
 }

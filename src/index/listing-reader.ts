@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import type { WarningHandler } from "../errors.ts";
 import type { ListIndexMode, ListingInfoReader } from "../session/discovery.ts";
-import type { SessionInfo } from "../session/session-info.ts";
 import { INDEX_SCHEMA_VERSION, isBusyError, isCorruptionError, openIndexDatabase } from "./index-db.ts";
 import { ListingCache } from "./listing-cache.ts";
 import { resolveSessionIndexOptions } from "./session-index.ts";
@@ -41,7 +40,7 @@ function openExisting(db: SqliteDatabase, tree: string): SqliteDatabase | null {
   return recorded === tree ? db : null;
 }
 
-function unavailable(onWarning: WarningHandler | undefined, path: string, err: unknown): void {
+export function unavailable(onWarning: WarningHandler | undefined, path: string, err: unknown): void {
   if (isBusyError(err)) return; // another process is writing it: listed from the files, nothing to report
   onWarning?.({
     code: "INDEX_UNAVAILABLE",
@@ -51,12 +50,13 @@ function unavailable(onWarning: WarningHandler | undefined, path: string, err: u
 }
 
 /**
- * Opens the index for a listing, or returns null: mode "off"; no index file ("auto" creates none);
- * no `node:sqlite`; an index of another schema version or tree (the next `search` or `index`
- * rebuilds it); a damaged or unreadable one (`INDEX_UNAVAILABLE` warning). A listing never fails
- * because of its index: without one it reads the files as it always did.
+ * Opens the index for a reader of its cached per-file facts (listing, accounting), or returns
+ * null: mode "off"; no index file ("auto" creates none); no `node:sqlite`; an index of another
+ * schema version or tree (the next `search` or `index` rebuilds it); a damaged or unreadable one
+ * (`INDEX_UNAVAILABLE` warning). Its reader never fails because of it: without one it reads the
+ * files as it always did.
  */
-export async function openListingReader(options: ListingIndexOptions): Promise<ListingReader | null> {
+export async function openFactsDatabase(options: ListingIndexOptions): Promise<{ db: SqliteDatabase; indexPath: string } | null> {
   const mode = options.mode ?? "auto";
   if (mode === "off") return null;
   let resolved;
@@ -80,18 +80,16 @@ export async function openListingReader(options: ListingIndexOptions): Promise<L
     return null;
   }
   let db: SqliteDatabase | null = null;
-  let cache: ListingCache;
   try {
     if (mode === "create") db = openIndexDatabase(open, indexPath, tree, options.onWarning ?? (() => {}), LISTING_BUSY_TIMEOUT_MS);
     else {
-      const existing = open(indexPath);
-      db = existing;
-      if (openExisting(existing, tree) === null) {
-        existing.close();
+      db = open(indexPath);
+      if (openExisting(db, tree) === null) {
+        db.close();
         return null;
       }
     }
-    cache = new ListingCache(db);
+    return { db, indexPath };
   } catch (err) {
     try {
       db?.close();
@@ -101,27 +99,43 @@ export async function openListingReader(options: ListingIndexOptions): Promise<L
     unavailable(options.onWarning, indexPath, err);
     return null;
   }
-  const live = db;
+}
+
+/** Runs `write`; a failure is not the reader's (busy, read-only, disk full: the next one reads those files again), damage is said. */
+export function writeBack(write: () => void, indexPath: string, onWarning: WarningHandler | undefined): void {
+  try {
+    write();
+  } catch (err) {
+    if (isCorruptionError(err)) unavailable(onWarning, indexPath, err);
+  }
+}
+
+/** Opens the index for a listing (see `openFactsDatabase`), or returns null: the listing reads the files. */
+export async function openListingReader(options: ListingIndexOptions): Promise<ListingReader | null> {
+  const opened = await openFactsDatabase(options);
+  if (opened === null) return null;
+  const { db, indexPath } = opened;
+  let cache: ListingCache;
+  try {
+    cache = new ListingCache(db);
+  } catch (err) {
+    db.close();
+    unavailable(options.onWarning, indexPath, err);
+    return null;
+  }
   return {
     read(paths, readOne) {
-      let infos: Array<SessionInfo | null>;
       try {
         const pass = cache.pass(paths, Date.now());
-        infos = pass.infos;
-        try {
-          cache.store(pass, null);
-        } catch (err) {
-          // Not written back (busy, read-only, disk full): the listing stands, the next one reads those files again.
-          if (isCorruptionError(err)) unavailable(options.onWarning, indexPath, err);
-        }
+        writeBack(() => cache.store(pass, null), indexPath, options.onWarning);
+        return pass.infos;
       } catch (err) {
         unavailable(options.onWarning, indexPath, err);
-        infos = paths.map(readOne);
+        return paths.map(readOne);
       }
-      return infos;
     },
     close() {
-      live.close();
+      db.close();
     },
   };
 }

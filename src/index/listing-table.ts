@@ -25,10 +25,19 @@ CREATE TABLE IF NOT EXISTS session_listing (
   parent_session TEXT,
   torn_tail INTEGER
 ) STRICT, WITHOUT ROWID;
+-- du's per-session accounting (src/index/accounting-cache.ts), keyed the same way.
+CREATE TABLE IF NOT EXISTS session_accounting (
+  path TEXT PRIMARY KEY,
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ms REAL NOT NULL,
+  account TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
 `;
 
 /** The tables `LISTING_SCHEMA` creates (dropped with the index's own when its schema changes). */
-export const LISTING_TABLES = ["session_listing"] as const;
+export const LISTING_TABLES = ["session_listing", "session_accounting"] as const;
 
 /** A file's identity and version as a listing checks it. */
 export interface ListingStat {
@@ -58,7 +67,7 @@ export interface ListingRow {
 }
 
 /** True when the row was read from the file as it is now (same device, inode, size and mtime). */
-export function rowMatches(row: ListingRow, st: ListingStat): boolean {
+export function rowMatches(row: Pick<ListingRow, "dev" | "ino" | "size" | "mtime_ms">, st: ListingStat): boolean {
   return row.dev === st.dev && row.ino === st.ino && row.size === st.size && row.mtime_ms === st.mtimeMs;
 }
 

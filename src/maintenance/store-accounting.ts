@@ -14,6 +14,9 @@ import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../database/accounting.ts";
+import { type AccountingCache, openAccountingCache } from "../index/accounting-cache.ts";
+import type { ListIndexMode } from "../session/discovery.ts";
+import type { SessionInfo } from "../session/session-info.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
@@ -29,6 +32,13 @@ export interface AccountingOptions extends SessionManagerOptions {
   ledgerPath?: string;
   /** Called before each session is read (a CLI reports progress and stops between sessions there). */
   onSession?: (id: string) => void | Promise<void>;
+  /**
+   * Whether each session's accounting (and the listing) comes from the index, while its file's stat
+   * is unchanged (src/index/accounting-cache.ts): as `DiscoveryOptions.listIndex`. @default "auto"
+   */
+  listIndex?: ListIndexMode;
+  /** The index file. @default the one `openSessionIndex` uses for the same tree */
+  indexPath?: string;
 }
 
 /** Every session of a store accounted for, and its blob store. */
@@ -82,10 +92,34 @@ export async function accountStore(options: AccountingOptions = {}): Promise<Sto
     }
     return names;
   };
-  for (const info of await SessionManager.listAll(options)) {
+  const cache = await openAccountingCache({
+    root: options.root,
+    sessionsDir: resolved.sessionsDir,
+    indexPath: options.indexPath,
+    mode: options.listIndex,
+    onWarning: options.onWarning,
+  });
+  try {
+    await accountFiles(await SessionManager.listAll(options), options, cache, namesIn, spaces, accounts);
+  } finally {
+    cache?.close();
+  }
+  return { spaces, accounts, blobSizes: fileBlobSizes(resolved.blobsDir) };
+}
+
+/** Each listed session file accounted for (from the index's cache when it holds the file as it is). */
+async function accountFiles(
+  infos: SessionInfo[],
+  options: AccountingOptions,
+  cache: AccountingCache | null,
+  namesIn: (dir: string) => string[],
+  spaces: SessionSpace[],
+  accounts: SessionAccount[],
+): Promise<void> {
+  for (const info of infos) {
     await options.onSession?.(info.id);
     try {
-      const account = accountSessionFile(info.path);
+      const account = cache === null ? accountSessionFile(info.path) : cache.account(info.path, accountSessionFile);
       if (account === null) continue; // removed since it was listed
       spaces.push(fileSessionSpace(info.path, account, info, namesIn(dirname(info.path))));
       accounts.push(account);
@@ -95,7 +129,6 @@ export async function accountStore(options: AccountingOptions = {}): Promise<Sto
       options.onWarning({ code: err.code, message: err.message, path: info.path });
     }
   }
-  return { spaces, accounts, blobSizes: fileBlobSizes(resolved.blobsDir) };
 }
 
 /** `du`: the store's rows (by session or cwd, largest first, at most `top`) and its totals. */

@@ -84,4 +84,3 @@ describe("index progress output", () => {
     60_000,
   );
 });
-
