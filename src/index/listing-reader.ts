@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import type { WarningHandler } from "../errors.ts";
+import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { ListIndexMode, ListingInfoReader } from "../session/discovery.ts";
 import { INDEX_SCHEMA_VERSION, isBusyError, isCorruptionError, openIndexDatabase } from "./index-db.ts";
 import { ListingCache } from "./listing-cache.ts";
@@ -41,7 +41,8 @@ function openExisting(db: SqliteDatabase, tree: string): SqliteDatabase | null {
 }
 
 export function unavailable(onWarning: WarningHandler | undefined, path: string, err: unknown): void {
-  if (isBusyError(err)) return; // another process is writing it: listed from the files, nothing to report
+  // Another process is writing it (raw, or as opening it codes it): listed from the files, nothing to report.
+  if (isBusyError(err) || (err instanceof TranscriptStoreError && err.code === "STORE_BUSY")) return;
   onWarning?.({
     code: "INDEX_UNAVAILABLE",
     message: `The index cannot be read (${(err as Error).message}); sessions are listed from their files`,

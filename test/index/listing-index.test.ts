@@ -144,6 +144,11 @@ describe("listing from the index", () => {
     expect(byId.get("a1")!.firstMessage).toBe("HELLO 1");
     expect(byId.has("a2")).toBe(false);
     expect(byId.get("a9")!.firstMessage).toBe("new one");
+    // continueRecent resumes the session appended last, as a listing without the index would.
+    const recent = await SessionManager.continueRecent("/tmp/a", { root, readOnly: true });
+    expect(recent.sessionId).toBe(without.list.find((s) => s.cwd === "/tmp/a")!.id);
+    expect(recent.sessionId).toBe("a0");
+    await recent.close();
     // Written back: the next listing reads nothing.
     const again = await opened(sessions, () => listing({ root }));
     expect(again.result).toEqual(without);
@@ -203,6 +208,29 @@ describe("listing from the index", () => {
     const damaged = await listing({ root });
     expect(damaged.list).toEqual(without.list);
     expect(damaged.warnings).toEqual([{ code: "INDEX_UNAVAILABLE", path: indexPath }, ...without.warnings]);
+  });
+
+  it("lists while another connection holds the index's write lock: no wait past 200 ms, no warning, nothing written back", async () => {
+    const { root, sessions } = store();
+    await buildIndex(root);
+    const grown = join(sessions, "-tmp-a", "2026-01-01T00-00-00-000Z_a0.jsonl");
+    appendFileSync(grown, message("assistant", "more"));
+    age(grown, new Date(OLD.getTime() + 1000));
+    const open = await loadSqlite();
+    const holder = open(join(root, "index", "sessions.sqlite"));
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const without = await listing({ root, listIndex: "off" });
+      const busy = await opened(sessions, () => listing({ root }));
+      expect(busy.result).toEqual(without);
+      expect(busy.files).toEqual([grown]);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+    const after = await opened(sessions, () => listing({ root }));
+    expect(after.files).toEqual([grown]); // not written back while busy: read again, and kept now
+    expect((await opened(sessions, () => listing({ root }))).files).toEqual([]);
   });
 
   it("keeps the index of a tree read in place at the store's index location, writing nothing into the tree", async () => {
