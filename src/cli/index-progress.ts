@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import cliProgress from "cli-progress";
 import { type IndexProgress, resolveSessionIndexOptions } from "../index/session-index.ts";
 import type { CommandContext } from "./context.ts";
-import { trackDrawing } from "./progress.ts";
+import { type DrawnBar, startDrawnBar } from "./progress.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 /** What a command hands the index (`onProgress`, absent when nothing is shown) and calls once it is done. */
@@ -46,24 +45,14 @@ export function startIndexProgress(ctx: CommandContext, verb: string, rebuild: b
       stop() {},
     };
   }
-  let bar: cliProgress.SingleBar | null = null;
-  let untrack: (() => void) | null = null;
+  let bar: DrawnBar | null = null;
   return {
     onProgress({ filesDone, filesTotal, path }) {
-      if (bar === null) {
-        // The bar writes its own control sequences to the process's stderr; the file name is the only text not ours.
-        const drawn = new cliProgress.SingleBar(
-          { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
-          cliProgress.Presets.shades_classic,
-        );
-        drawn.start(filesTotal, 0, { label: "" });
-        bar = drawn;
-        untrack = trackDrawing(() => drawn.stop());
-      }
-      bar.update(filesDone + 1, { label: terminalSafe(path) });
+      bar ??= startDrawnBar(verb, filesTotal);
+      bar.update(filesDone + 1, path);
     },
     stop() {
-      untrack?.();
+      bar?.stop();
     },
   };
 }

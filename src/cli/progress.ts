@@ -27,17 +27,29 @@ export function stopProgressBars(): void {
   for (const stop of [...drawing]) stop();
 }
 
+/** A bar on the terminal's stderr, moved by its caller: `update` a count and a label (escaped here), then `stop`. */
+export interface DrawnBar {
+  update(done: number, label: string): void;
+  /** Idempotent; `stopProgressBars` calls it too, however the run ends. */
+  stop(): void;
+}
+
 /**
- * Registers a bar drawn during synchronous work until the returned stop is called (idempotent):
- * `stopProgressBars` restores the terminal however the run ends, but a signal is not held for a
+ * A bar for synchronous work (an index build calls back between files without yielding): drawn
+ * as `startProgress`'s, the terminal restored however the run ends, but a signal is not held for a
  * `tick` (the work has no place to stop in between; the run ends once it returns).
  */
-export function trackDrawing(stop: () => void): () => void {
-  const handle = () => {
-    if (drawing.delete(handle)) stop();
+export function startDrawnBar(verb: string, total: number): DrawnBar {
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { label: "" });
+  const stop = () => {
+    if (drawing.delete(stop)) bar.stop();
   };
-  drawing.add(handle);
-  return handle;
+  drawing.add(stop);
+  return { update: (done, label) => bar.update(done, { label: terminalSafe(label) }), stop };
 }
 
 /**
