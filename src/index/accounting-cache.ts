@@ -1,7 +1,7 @@
 import type { SessionAccount } from "../accounting/session-account.ts";
 import { cacheKey, statOf } from "./listing-cache.ts";
 import { type ListingIndexOptions, openFactsDatabase, unavailable, writeBack } from "./listing-reader.ts";
-import { type ListingStat, rowMatches } from "./listing-table.ts";
+import { type ListingStat, statMatches } from "./listing-table.ts";
 import type { SqliteStatement } from "./sqlite.ts";
 
 /** A row of `session_accounting`. */
@@ -58,7 +58,7 @@ export async function openAccountingCache(options: ListingIndexOptions): Promise
       if (before !== null && !broken) {
         try {
           const row = byPath.get(path) as unknown as AccountingRow | undefined;
-          if (row !== undefined && rowMatches(row, before)) return decode(row.account);
+          if (row !== undefined && statMatches(row.dev, row.ino, row.size, row.mtime_ms, before)) return decode(row.account);
         } catch (err) {
           broken = true; // said once; the rest of the pass reads its files
           unavailable(options.onWarning, indexPath, err);
@@ -67,7 +67,7 @@ export async function openAccountingCache(options: ListingIndexOptions): Promise
       const account = compute(path);
       const after = account === null || before === null ? null : statOf(path);
       const key = after === null ? null : cacheKey(after, Date.now());
-      const same = key !== null && rowMatches({ dev: before!.dev, ino: before!.ino, size: before!.size, mtime_ms: before!.mtimeMs }, key);
+      const same = key !== null && statMatches(before!.dev, before!.ino, before!.size, before!.mtimeMs, key);
       if (same && account !== null) pending.push({ path, key: key!, account });
       return account;
     },

@@ -45,9 +45,9 @@ export class ListingCache {
   }
 
   private rowsOf(paths: string[]): (path: string) => ListingRow | undefined {
-    if (paths.length <= LOAD_ALL_ABOVE) return (path) => this.statements.byPath.get(path) as unknown as ListingRow | undefined;
+    if (paths.length <= LOAD_ALL_ABOVE) return this.statements.byPath;
     const rows = new Map<string, ListingRow>();
-    for (const row of this.statements.all.all() as unknown as ListingRow[]) rows.set(row.path, row);
+    for (const row of this.statements.all()) rows.set(row[0], row);
     return (path) => rows.get(path);
   }
 
@@ -79,7 +79,10 @@ export class ListingCache {
     let gone = pass.gone;
     if (seen !== null) {
       const set = new Set(seen);
-      gone = (this.statements.all.all() as unknown as ListingRow[]).map((r) => r.path).filter((p) => !set.has(p));
+      gone = this.statements
+        .all()
+        .map((r) => r[0])
+        .filter((p) => !set.has(p));
     }
     if (pass.stale.length === 0 && gone.length === 0) return;
     this.db.exec("BEGIN IMMEDIATE");
