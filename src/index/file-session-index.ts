@@ -19,7 +19,7 @@ import type {
 } from "./session-index.ts";
 import { emptyRefreshReport } from "./refresh-report.ts";
 import { ListingCache } from "./listing-cache.ts";
-import { LISTING_TABLES } from "./listing-table.ts";
+import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
 
 type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
@@ -113,6 +113,7 @@ export class FileSessionIndex implements SessionIndex {
 
   /** The listing rows (src/index/listing-cache.ts) of every session file, brought up to date with the search rows. */
   private refreshListing(): void {
+    this.db.exec(LISTING_SCHEMA); // IF NOT EXISTS: an index made without them at this version gets them here
     new ListingCache(this.db).refresh(this.paths(), Date.now());
   }
 

@@ -3,6 +3,7 @@ import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { ListIndexMode, ListingInfoReader } from "../session/discovery.ts";
 import { INDEX_SCHEMA_VERSION, isBusyError, isCorruptionError, openIndexDatabase } from "./index-db.ts";
 import { ListingCache } from "./listing-cache.ts";
+import { LISTING_TABLES } from "./listing-table.ts";
 import { resolveSessionIndexOptions } from "./session-index.ts";
 import { loadSqlite, type SqliteDatabase } from "./sqlite.ts";
 
@@ -37,7 +38,10 @@ function openExisting(db: SqliteDatabase, tree: string): SqliteDatabase | null {
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
   if (version !== INDEX_SCHEMA_VERSION) return null;
   const recorded = db.prepare("SELECT value FROM meta WHERE key = 'sessionsDir'").get()?.value;
-  return recorded === tree ? db : null;
+  if (recorded !== tree) return null;
+  // An index made by a build without these tables at the same version number: no rows to serve yet.
+  const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('${LISTING_TABLES.join("', '")}')`);
+  return Number(tables.get()?.n ?? 0) === LISTING_TABLES.length ? db : null;
 }
 
 export function unavailable(onWarning: WarningHandler | undefined, path: string, err: unknown): void {

@@ -70,7 +70,8 @@ export type ListingRow = [
 ];
 
 const LISTING_COLUMNS =
-  "path, dev, ino, size, mtime_ms, listed, session_id, cwd, title, created_ms, modified_ms, message_count, first_message, parent_session, torn_tail";
+  "path, dev, ino, size, mtime_ms, listed, session_id, cwd, title, created_ms, modified_ms, message_count, " +
+  "first_message, parent_session, torn_tail";
 
 /** True when a row keyed by this stat was read from the file as it is now (same device, inode, size and mtime). */
 export function statMatches(dev: number, ino: number, size: number, mtimeMs: number, st: ListingStat): boolean {

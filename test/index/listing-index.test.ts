@@ -233,6 +233,22 @@ describe("listing from the index", () => {
     expect((await opened(sessions, () => listing({ root }))).files).toEqual([]);
   });
 
+  it("an index of this version without the listing tables: listed from the files, no warning; index adds them", async () => {
+    const { root, sessions } = store();
+    await buildIndex(root);
+    const indexPath = join(root, "index", "sessions.sqlite");
+    const open = await loadSqlite();
+    const db = open(indexPath);
+    db.exec("DROP TABLE session_listing; DROP TABLE session_accounting");
+    db.close();
+    const without = await listing({ root, listIndex: "off" });
+    expect(await listing({ root })).toEqual(without);
+    await buildIndex(root);
+    const warm = await opened(sessions, () => listing({ root }));
+    expect(warm.result).toEqual(without);
+    expect(warm.files).toEqual([]);
+  });
+
   it("keeps the index of a tree read in place at the store's index location, writing nothing into the tree", async () => {
     const { root: tree, sessions } = store();
     const root = tempDir("ts-listing-store-");
