@@ -74,7 +74,7 @@ export class ListingCache {
     return out;
   }
 
-  /** Writes back what a pass re-read (one transaction); rows of files not seen are dropped when `complete`. */
+  /** Writes back what a pass re-read (one transaction); given `seen` (the whole tree), rows of files not in it are dropped. */
   store(pass: ListingPass, seen: string[] | null): void {
     let gone = pass.gone;
     if (seen !== null) {
