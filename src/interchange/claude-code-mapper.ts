@@ -19,6 +19,8 @@ const KEPT_TYPES = new Set([
   "attachment",
   "permission-mode",
   "worktree-state",
+  // ours: an entry a conversion to Claude Code could not express (to-claude-code.ts)
+  "transcript-store",
 ]);
 
 /** A Claude content block in our (pi) block shape; unknown blocks pass as they are. */

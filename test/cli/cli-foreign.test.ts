@@ -35,10 +35,10 @@ describeBackends("import --from / export --to", (backend) => {
     const out = await cli([...args, "export", images.id, "--to", "claude-code"]);
     expect(out.code).toBe(0);
     expect(recordsOf(out.stdout)).toEqual(recordsOf(readFileSync(images.path, "utf8")));
-    // --branch cuts the views (atif, markdown, html); this export gives the transcript back whole: said, not ignored
-    const branch = await cli([...args, "export", images.id, "--to", "claude-code", "--branch", "x"]);
-    expect(branch.code).toBe(2);
-    expect(branch.stderr).toContain("--branch");
+    // --branch names an entry of the session: one it does not hold is refused before anything is written
+    const branch = await cli([...args, "export", images.id, "--to", "claude-code", "--branch", "ffffffff"]);
+    expect(branch.code).toBe(1);
+    expect(branch.stderr).toContain("ENTRY_NOT_FOUND");
     expect(branch.stdout).toBe("");
 
     const rollout = join(FIXTURES, "codex/synthetic-v0.2x-pre-envelope.jsonl");
@@ -50,10 +50,16 @@ describeBackends("import --from / export --to", (backend) => {
     expect(written.stdout).toBe("");
     expect(recordsOf(readFileSync(file, "utf8"))).toEqual(recordsOf(readFileSync(rollout, "utf8")));
 
-    const wrong = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code"]);
-    expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("INVALID_OPTION");
-    expect(wrong.stdout).toBe("");
+    // a Codex session to Claude Code is converted: Claude Code records our importer reads back, every line accounted for
+    const claudeFile = join(tempDir("ts-foreign-out-"), "claude.jsonl");
+    const converted = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code", "-o", claudeFile]);
+    expect(converted.code).toBe(0);
+    // the three records Codex keeps whole (meta, state, the prompt's event) have no Claude Code form: kept, and said so
+    expect(converted.stderr.match(/EXTENSION_KEPT/g)).toHaveLength(3);
+    const claude = recordsOf(readFileSync(claudeFile, "utf8")) as Array<Record<string, unknown>>;
+    expect(claude.filter((r) => r.type === "user" || r.type === "assistant").length).toBe(5);
+    const back = await cli([...args, "import", "--from", "claude-code", claudeFile, "--json"]);
+    expect(back.records[0]).toMatchObject({ status: "created", counts: { records: claude.length, mapped: 5, damaged: 0 }, problems: [] });
   });
 });
 
