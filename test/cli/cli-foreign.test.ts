@@ -100,3 +100,19 @@ it("export --to codex -o onto a file that exists is OUTPUT_EXISTS, the file unto
   expect(out.stderr).toContain("OUTPUT_EXISTS");
   expect(readFileSync(target, "utf8")).toBe("mine\n");
 });
+
+describeBackends("subagents", (backend) => {
+  it("ls --json names the parent of a subagent's session; show marks the entry that spawned it", async () => {
+    const args = backend.cliArgs(await backend.options());
+    const imported = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "subagents/claude-code"), "--json"]);
+    expect(imported.code).toBe(0);
+    const [parent, child] = imported.records.sort((a, b) => String(a.path).length - String(b.path).length);
+    const ls = await cli([...args, "ls", "--all", "--json"]);
+    expect(ls.records.find((r) => r.id === child!.id)).toMatchObject({ parentSession: parent!.id });
+    expect(ls.records.find((r) => r.id === parent!.id)!.parentSession).toBeNull();
+    const show = await cli([...args, "show", parent!.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout.split("\n").filter((l) => l.includes(`[subagent ${child!.id}]`))).toHaveLength(1);
+    expect(show.stdout).toMatch(new RegExp(`^[0-9a-f]{8} message/toolResult \\[subagent ${child!.id}\\]`, "m"));
+  });
+});
