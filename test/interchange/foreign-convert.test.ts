@@ -345,10 +345,15 @@ describe("export --to claude-code|codex converts a session not imported from tha
     ["claude-code", "codex"],
     ["codex", "claude-code"],
   ] as const) {
-    for (const name of readdirSync(join(FIXTURES, from)).filter((n) => n.endsWith(".jsonl"))) {
-      it(`${from} ${name} → ${to} → our importer: the same context`, async () => {
+    // every fixture of the agent, the subagent transcripts included
+    const names = [from, `subagents/${from}`, `subagents/${from}-real`]
+      .filter((d) => existsSync(join(FIXTURES, d)))
+      .flatMap((d) => (readdirSync(join(FIXTURES, d), { recursive: true }) as string[]).map((n) => join(d, n)))
+      .filter((n) => n.endsWith(".jsonl"));
+    for (const name of names) {
+      it(`${name} → ${to} → our importer: the same context`, async () => {
         const root = tempDir("ts-convert-root-");
-        const imported = await importForeignFile(from, join(FIXTURES, from, name), { root });
+        const imported = await importForeignFile(from, join(FIXTURES, name), { root });
         const { report } = await roundTrip(root, imported.id, to);
         const back = await contextViews(root, report.location!, to);
         const source = await sourceViews(root, imported.location!, to);

@@ -81,6 +81,29 @@ describe("subagent transcripts name their parent; the parent's spawning entry na
     expect(await collectRecords("claude-code", parent.id, root)).toEqual(recordsOf(CLAUDE_PARENT));
   });
 
+  it("Claude Code 2.1.39, real: a Task spawn (agent a2898e3) and its subagent transcript, linked both ways", async () => {
+    const root = tempDir("ts-subagent-");
+    const dir = join(FIXTURES, "subagents/claude-code-real");
+    const reports = await importForeign("claude-code", [dir], { root });
+    expect(reports.map((r) => r.status)).toEqual(["created", "created"]);
+    for (const r of reports) {
+      expect(r.counts.records).toBe(recordsOf(r.path).length);
+      expect(r.counts.mapped + r.counts.kept).toBe(r.counts.records);
+    }
+    const [parent, child] = reports.sort((a, b) => a.path.length - b.path.length) as [ForeignImportReport, ForeignImportReport];
+    const c = await opened(root, child);
+    expect(c.header.parentSession).toBe(parent.id);
+    expect(c.header.foreign).toMatchObject({ parent: { sessionId: "4d5611e5-241a-462a-8d15-5122611a9569", agentId: "a2898e3" } });
+    const p = await opened(root, parent);
+    expect(p.entries.map(subagentOf).filter((l) => l !== null)).toEqual([
+      { session: child.id, toolCallId: "toolu_017pLRuPHYTX5t99EnLyV53m" },
+    ]);
+    expect(callIds(p.entries)).toContain("toolu_017pLRuPHYTX5t99EnLyV53m");
+    expect((await importForeign("claude-code", [dir], { root })).map((r) => r.status)).toEqual(["unchanged", "unchanged"]);
+    expect(await collectRecords("claude-code", child.id, root)).toEqual(recordsOf(child.path));
+    expect(await collectRecords("claude-code", parent.id, root)).toEqual(recordsOf(parent.path));
+  });
+
   it("Claude Code, real files: the 2.0.64 agent file and the 2.1.39 compaction agent name their sessions", async () => {
     const root = tempDir("ts-subagent-");
     const cc = join(FIXTURES, "claude-code");
