@@ -39,10 +39,13 @@ function claudeBlock(b: unknown, index: number, lost: RawRecord[], anthropic: bo
     return { type: "image", source: { type: "base64", media_type: b.mimeType, data: b.data } };
   if (b.type === "thinking" && typeof b.thinking === "string") {
     const signature = typeof b.thinkingSignature === "string" ? b.thinkingSignature : "";
-    // a signature is Anthropic's: another provider's (e.g. OpenAI's encrypted reasoning) means nothing to Claude
-    if (!anthropic && signature !== "") lost.push({ index, thinkingSignature: signature });
-    if (b.redacted === true) return { type: "redacted_thinking", data: anthropic ? signature : "" };
-    return { type: "thinking", thinking: b.thinking, signature: anthropic ? signature : "" };
+    // Claude's API refuses a thinking block without Anthropic's signature: another provider's thinking stays in the extension
+    if (!anthropic || signature === "") {
+      lost.push({ index, block: b, reason: "thinking without an Anthropic signature" });
+      return null;
+    }
+    if (b.redacted === true) return { type: "redacted_thinking", data: signature };
+    return { type: "thinking", thinking: b.thinking, signature };
   }
   if (b.type === "toolCall") {
     const id = toolId(b.id);
@@ -111,7 +114,7 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
       record = { ...base("user"), message: { role: "user", content: [result] } };
     } else {
       const m = step.message;
-      const content = claudeBlocks(m.content, lost, m.provider === "anthropic" || m.provider === undefined);
+      const content = claudeBlocks(m.content, lost, m.provider === "anthropic");
       const message: RawRecord = {
         id: `msg_${uuid.replace(/-/g, "")}`,
         type: "message",

@@ -125,11 +125,15 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
       }
       yield* flushText();
       if (isRecord(b) && b.type === "thinking" && typeof b.thinking === "string") {
-        if (typeof b.thinkingSignature === "string" && b.thinkingSignature !== "") lose("a thinking signature (Codex keeps OpenAI's own)");
+        // pi keeps OpenAI's reasoning item whole as the signature: its encrypted content goes back where Codex keeps it
+        const own = openaiReasoning(b.thinkingSignature);
+        if (own === null && typeof b.thinkingSignature === "string" && b.thinkingSignature !== "")
+          lose("a thinking signature that is not OpenAI's");
         yield line(ts, "response_item", {
           type: "reasoning",
           summary: [{ type: "summary_text", text: b.thinking }],
-          encrypted_content: null,
+          content: null,
+          encrypted_content: typeof own?.encrypted_content === "string" ? own.encrypted_content : null,
         });
       } else if (isRecord(b) && b.type === "toolCall") {
         const args = JSON.stringify(b.arguments ?? {});
@@ -143,6 +147,17 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
     }
     yield* flushText();
     if (blocks.length === 0) yield line(ts, "response_item", { type: "message", role: "assistant", content: [] });
+  }
+}
+
+/** The OpenAI reasoning item a thinking signature holds (pi's openai-responses provider keeps it as JSON), or null. */
+function openaiReasoning(signature: unknown): RawRecord | null {
+  if (typeof signature !== "string" || !signature.startsWith("{")) return null;
+  try {
+    const item: unknown = JSON.parse(signature);
+    return isRecord(item) && item.type === "reasoning" ? item : null;
+  } catch {
+    return null;
   }
 }
 

@@ -22,6 +22,7 @@ interface View {
   role: string;
   text: string;
   thinking?: string;
+  signedThinking?: string;
   calls?: Array<{ name: unknown; args: unknown }>;
   isError?: boolean;
   images: number;
@@ -51,6 +52,15 @@ function viewOf(m: Msg): View | null {
         role: "assistant",
         text: joined(blocks, "text", "text"),
         thinking: joined(blocks, "thinking", "thinking"),
+        // what Claude's API accepts back: thinking signed by Anthropic (the rest is kept in the extension, checked below)
+        signedThinking:
+          m.provider === "anthropic"
+            ? joined(
+                blocks.filter((b) => b.thinkingSignature),
+                "thinking",
+                "thinking",
+              )
+            : "",
         calls: blocks.filter((b) => b.type === "toolCall").map((b) => ({ name: b.name, args: b.arguments })),
         images,
       };
@@ -77,6 +87,7 @@ function merged(views: View[]): View[] {
     if (v.role === "assistant" && last?.role === "assistant") {
       last.text += v.text;
       last.thinking = (last.thinking ?? "") + (v.thinking ?? "");
+      last.signedThinking = (last.signedThinking ?? "") + (v.signedThinking ?? "");
       last.calls = [...(last.calls ?? []), ...(v.calls ?? [])];
     } else out.push({ ...v });
   }
@@ -121,12 +132,14 @@ async function roundTrip(root: string, idOrPath: string, format: InterchangeForm
   expect(report.problems).toEqual([]);
   expect(report.counts.mapped).toBeGreaterThan(0);
 
-  return { report, warnings, lines };
+  return { report, warnings, lines, text: Buffer.concat(lines.map(foreignLineBytes)).toString("utf8") };
 }
 
 /** Checks the re-imported context against the source's (views), message for message. */
-function expectSameContext(source: View[], back: View[], format: InterchangeFormat): void {
+function expectSameContext(source: View[], back: View[], format: InterchangeFormat, exported: string): void {
   expect(back.map((v) => v.role)).toEqual(source.map((v) => v.role));
+  // thinking the target cannot take is in the file all the same (its extension)
+  for (const s of source) if (s.thinking) expect(exported).toContain(JSON.stringify(s.thinking).slice(1, -1));
   source.forEach((s, i) => {
     const b = back[i]!;
     if (s.contains !== undefined) {
@@ -135,7 +148,7 @@ function expectSameContext(source: View[], back: View[], format: InterchangeForm
     }
     expect(b.text).toBe(s.text);
     if (s.role === "assistant") {
-      expect(b.thinking).toBe(s.thinking);
+      expect(b.thinking).toBe(format === "claude-code" ? s.signedThinking : s.thinking);
       expect(b.calls).toEqual(s.calls);
     }
     // Codex's function output is text and has no error flag (both kept in the extension)
@@ -236,7 +249,7 @@ async function nativeSession(root: string) {
     provider: "openai",
     model: "gpt-test-2",
     content: [
-      { type: "thinking", thinking: "hm", thinkingSignature: '{"id":"rs_1"}' },
+      { type: "thinking", thinking: "hm", thinkingSignature: '{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc-1"}' },
       { type: "text", text: "Switched." },
     ],
     timestamp: 8,
@@ -255,17 +268,16 @@ describe("export --to claude-code|codex converts a session not imported from tha
     it(`a native session → ${format} → our importer: the same context; every entry the agent cannot say kept and warned`, async () => {
       const root = tempDir("ts-convert-root-");
       const { id, location } = await nativeSession(root);
-      const { report, warnings, lines } = await roundTrip(root, id, format);
+      const { report, warnings, lines, text } = await roundTrip(root, id, format);
       const back = await contextViews(root, report.location!, format);
       const source = await sourceViews(root, location, format);
       expect(source.some((v) => v.contains !== undefined)).toBe(true); // the bash execution and the custom message are in it
-      expectSameContext(source, back, format);
+      expectSameContext(source, back, format, text);
       // the model change, thinking level, label, custom entry and system prompt: each kept and named in a warning
       const kept = warnings.filter((w) => w.code === "EXTENSION_KEPT").map((w) => w.message);
       for (const type of ["thinking_level_change", "label", "custom", "message"])
         expect(kept.some((k) => k.includes(`(${type})`))).toBe(true);
       const records = lines.map((l) => ("record" in l ? (l.record as Record<string, unknown>) : {}));
-      const text = JSON.stringify(records);
       expect(text).toContain('"thinkingLevel":"high"');
       expect(text).toContain('"customType":"ext-state"');
       expect(text).toContain('"content":"You are a test."');
@@ -291,17 +303,21 @@ describe("export --to claude-code|codex converts a session not imported from tha
           "gpt-test-2",
         ]);
         expect(kept.some((k) => k.includes("error result"))).toBe(true);
+        // OpenAI's reasoning item (pi keeps it as the signature) gives its encrypted content back to Codex; Anthropic's signature cannot
+        const reasoning = records.filter((r) => (r.payload as Msg)?.type === "reasoning").map((r) => (r.payload as Msg).encrypted_content);
+        expect(reasoning.slice(0, 2)).toEqual([null, "enc-1"]);
+        expect(kept.some((k) => k.includes("not OpenAI's"))).toBe(true);
       }
     });
 
     it(`--branch: the path to that entry only (${format})`, async () => {
       const s = await viewsSession();
-      const { report } = await roundTrip(s.root, s.m.sessionId, format, s.ids.otherLeaf);
+      const { report, text } = await roundTrip(s.root, s.m.sessionId, format, s.ids.otherLeaf);
       const back = await contextViews(s.root, report.location!, format);
       const source = await sourceViews(s.root, s.m.location!, format, s.ids.otherLeaf);
       expect(back.map((v) => v.text)).toContain("Other branch answer.");
       expect(back.map((v) => v.text)).not.toContain("Active branch answer.");
-      expectSameContext(source, back, format);
+      expectSameContext(source, back, format, text);
       await expect(collect(exportForeign(format, s.m.sessionId, { root: s.root, branch: "ffffffff" }))).rejects.toMatchObject({
         code: "ENTRY_NOT_FOUND",
       });
@@ -354,11 +370,11 @@ describe("export --to claude-code|codex converts a session not imported from tha
       it(`${name} → ${to} → our importer: the same context`, async () => {
         const root = tempDir("ts-convert-root-");
         const imported = await importForeignFile(from, join(FIXTURES, name), { root });
-        const { report } = await roundTrip(root, imported.id, to);
+        const { report, text } = await roundTrip(root, imported.id, to);
         const back = await contextViews(root, report.location!, to);
         const source = await sourceViews(root, imported.location!, to);
         expect(source.length).toBeGreaterThan(0);
-        expectSameContext(source, back, to);
+        expectSameContext(source, back, to, text);
       });
     }
   }
@@ -372,11 +388,11 @@ describe("export --to claude-code|codex converts a session not imported from tha
     for (const format of ["claude-code", "codex"] as const) {
       it(`real pi session ${name} → ${format} → our importer: the same context`, async () => {
         const root = tempDir("ts-convert-root-");
-        const { report } = await roundTrip(root, join(REAL, name), format);
+        const { report, text } = await roundTrip(root, join(REAL, name), format);
         const back = await contextViews(root, report.location!, format);
         const source = await sourceViews(root, join(REAL, name), format);
         expect(source.length).toBeGreaterThan(10);
-        expectSameContext(source, back, format);
+        expectSameContext(source, back, format, text);
       }, 60_000);
     }
   }
