@@ -2,6 +2,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
+import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
 import { toClaudeCode } from "./to-claude-code.ts";
 import { toCodex } from "./to-codex.ts";
@@ -28,6 +29,14 @@ async function refOf(idOrPath: string, options: SessionManagerOptions): Promise<
 export interface ForeignExportOptions extends SessionManagerOptions {
   /** The entry whose path (root → it) is exported. @default the whole session (its source), or the leaf (a conversion) */
   branch?: string;
+}
+
+/** An imported subagent's parent (header `parentSession`) and the source's fields about its spawn (`foreign.parent`), or null. */
+function subagentParent(header: SessionHeader): { sessionId: string; spawn: RawRecord } | null {
+  const from = header.foreign;
+  if (typeof header.parentSession !== "string" || !isRecord(from) || !isRecord(from.parent)) return null;
+  const { sessionId: _source, ...spawn } = from.parent;
+  return { sessionId: header.parentSession, spawn };
 }
 
 const CONVERTERS: Record<InterchangeFormat, typeof toClaudeCode> = { "claude-code": toClaudeCode, codex: toCodex };
@@ -58,7 +67,9 @@ export async function* exportForeign(
     if (source !== format) {
       const path = m.getBranch(branch).map((e) => m.rehydrate(e));
       let lines = 0;
-      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn })) yield { line: ++lines, record };
+      const subagentOf = subagentParent(m.header);
+      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
+        yield { line: ++lines, record };
       return { lines, skipped: 0, converted: true };
     }
     let lines = 0;

@@ -16,6 +16,13 @@ export const CLAUDE_EXTENSION_FIELD = "transcriptStore";
 export interface ConvertOptions {
   /** The session id written in every record (Claude Code's `sessionId`, Codex's `session_meta.id`). */
   sessionId: string;
+  /**
+   * For a subagent's session (imported as one: header `parentSession` and `foreign.parent`): the
+   * parent's session id and the source's fields about the spawn. The subagent is written as the agent
+   * writes one: Claude Code's sidechain records under the parent's `sessionId` with an `agentId`;
+   * Codex's `session_meta.source.subagent.thread_spawn`. @default null
+   */
+  subagentOf?: { sessionId: string; spawn: RawRecord } | null;
   cwd: string;
   warn: (warning: StoreWarning) => void;
 }
@@ -80,15 +87,20 @@ function claudeBlocks(content: unknown, lost: RawRecord[], anthropic: boolean): 
  */
 export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOptions): Generator<RawRecord> {
   const { sessionId, cwd } = options;
+  const sub = options.subagentOf ?? null;
   let parent: string | null = null;
   const uuidOf = (key: string) => derivedSessionId("claude-code", `${sessionId}:${key}`);
+  // a subagent's records name its parent's session and its own agent id (the file goes in <parent>/subagents/agent-<id>.jsonl)
+  const agentId =
+    sub === null ? null : typeof sub.spawn.agentId === "string" ? sub.spawn.agentId : `a${sessionId.replace(/-/g, "").slice(0, 16)}`;
   const base = (type: string): RawRecord => ({
     parentUuid: parent,
-    isSidechain: false,
+    isSidechain: sub !== null,
     userType: "external",
     cwd,
-    sessionId,
+    sessionId: sub?.sessionId ?? sessionId,
     version: CLAUDE_CODE_VERSION,
+    ...(agentId === null ? {} : { agentId }),
     type,
   });
   const warn = (entry: SessionEntry, what: string, where = `the record's ${CLAUDE_EXTENSION_FIELD} field`) =>
@@ -151,7 +163,7 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
     if (step.kind === "kept") {
       warn(step.entry, `${step.why}, which Claude Code has no record for`, `a ${CLAUDE_EXTENSION_TYPE} record`);
       // outside the uuid chain: Claude Code's reader does not know the type
-      yield { type: CLAUDE_EXTENSION_TYPE, sessionId, timestamp: step.entry.timestamp, entry: step.entry };
+      yield { type: CLAUDE_EXTENSION_TYPE, sessionId: sub?.sessionId ?? sessionId, timestamp: step.entry.timestamp, entry: step.entry };
     } else if (step.kind === "compaction") {
       const boundary = uuidOf(`${step.entry.id}:boundary`);
       const logical = parent;

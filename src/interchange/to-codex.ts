@@ -45,7 +45,8 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
     cwd: options.cwd,
     originator: "transcript-store",
     cli_version: CODEX_VERSION,
-    source: "cli",
+    // a sub-agent's rollout names the thread that spawned it
+    source: options.subagentOf == null ? "cli" : { subagent: { thread_spawn: threadSpawn(options.subagentOf) } },
     model_provider: provider,
   });
   const turnContext = (timestamp: string) =>
@@ -148,6 +149,13 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
     yield* flushText();
     if (blocks.length === 0) yield line(ts, "response_item", { type: "message", role: "assistant", content: [] });
   }
+}
+
+/** Codex's `thread_spawn` for a subagent: its parent thread, and the depth and role a Codex source named. */
+function threadSpawn(sub: { sessionId: string; spawn: RawRecord }): RawRecord {
+  const spawn: RawRecord = { parent_thread_id: sub.sessionId, depth: typeof sub.spawn.depth === "number" ? sub.spawn.depth : 1 };
+  for (const key of ["agent_role", "agent_nickname"]) if (typeof sub.spawn[key] === "string") spawn[key] = sub.spawn[key];
+  return spawn;
 }
 
 /** The OpenAI reasoning item a thinking signature holds (pi's openai-responses provider keeps it as JSON), or null. */

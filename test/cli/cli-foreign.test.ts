@@ -54,8 +54,12 @@ describeBackends("import --from / export --to", (backend) => {
     const claudeFile = join(tempDir("ts-foreign-out-"), "claude.jsonl");
     const converted = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code", "-o", claudeFile]);
     expect(converted.code).toBe(0);
-    // the three records Codex keeps whole (meta, state, the prompt's event) have no Claude Code form: kept, and said so
-    expect(converted.stderr.match(/EXTENSION_KEPT/g)).toHaveLength(3);
+    // the three records Codex keeps whole (meta, state, the prompt's event) have no Claude Code form, nor has the
+    // reasoning (Claude's API takes only thinking Anthropic signed): kept, and said so, one warning each
+    const kept = converted.stderr.split("\n").filter((l) => l.includes("EXTENSION_KEPT"));
+    expect(kept).toHaveLength(4);
+    expect(kept.filter((l) => l.includes("(custom)"))).toHaveLength(3);
+    expect(kept.filter((l) => l.includes("(message)") && l.includes("no Claude Code form"))).toHaveLength(1);
     const claude = recordsOf(readFileSync(claudeFile, "utf8")) as Array<Record<string, unknown>>;
     expect(claude.filter((r) => r.type === "user" || r.type === "assistant").length).toBe(5);
     const back = await cli([...args, "import", "--from", "claude-code", claudeFile, "--json"]);

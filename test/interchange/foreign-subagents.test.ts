@@ -1,8 +1,8 @@
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { exportForeign } from "../../src/interchange/export-foreign.ts";
+import { exportForeign, foreignLineBytes } from "../../src/interchange/export-foreign.ts";
 import { derivedSessionId, subagentOf, type InterchangeFormat } from "../../src/interchange/foreign-entry.ts";
 import { importForeign, importForeignFile, type ForeignImportReport } from "../../src/interchange/import-foreign.ts";
 import type { SessionEntry } from "../../src/format/types.ts";
@@ -149,5 +149,42 @@ describe("subagent transcripts name their parent; the parent's spawning entry na
     expect((await importForeignFile("codex", CODEX_PARENT, { root })).status).toBe("unchanged");
     expect(await collectRecords("codex", child.id, root)).toEqual(recordsOf(CODEX_CHILD));
     expect(await collectRecords("codex", parent.id, root)).toEqual(recordsOf(CODEX_PARENT));
+  });
+
+  it("a subagent converted to the other agent is written as its subagent; re-imported, linked to the converted parent", async () => {
+    const root = tempDir("ts-subagent-");
+    const [parent, child] = (await importForeign("claude-code", [join(FIXTURES, "subagents/claude-code-real")], { root })).sort(
+      (a, b) => a.path.length - b.path.length,
+    ) as [ForeignImportReport, ForeignImportReport];
+    const out = tempDir("ts-subagent-out-");
+    const write = async (format: InterchangeFormat, id: string, name: string, from = root) => {
+      const lines: Buffer[] = [];
+      for await (const l of exportForeign(format, id, { root: from })) lines.push(foreignLineBytes(l));
+      writeFileSync(join(out, name), Buffer.concat(lines));
+      return join(out, name);
+    };
+    const childRollout = await write("codex", child.id, "child.jsonl");
+    const meta = recordsOf(childRollout)[0];
+    expect(meta.payload.id).toBe(child.id);
+    expect(meta.payload.source).toEqual({ subagent: { thread_spawn: { parent_thread_id: parent.id, depth: 1 } } });
+    const parentRollout = await write("codex", parent.id, "parent.jsonl");
+    expect(recordsOf(parentRollout)[0].payload.id).toBe(parent.id);
+    const again = tempDir("ts-subagent-");
+    const p2 = await importForeignFile("codex", parentRollout, { root: again });
+    const c2 = await importForeignFile("codex", childRollout, { root: again });
+    expect((await opened(again, c2)).header.parentSession).toBe(p2.id);
+
+    // and back the other way: the Codex subagent to Claude Code, sidechain records under the parent's sessionId
+    const claudeChild = await write("claude-code", c2.id, "agent.jsonl", again);
+    const records = recordsOf(claudeChild).filter((r) => r.type === "user" || r.type === "assistant");
+    expect(records.length).toBeGreaterThan(0);
+    for (const r of records)
+      expect(r).toMatchObject({ isSidechain: true, sessionId: p2.id, agentId: expect.stringMatching(/^a[0-9a-f]{16}$/) });
+    const claudeParent = await write("claude-code", p2.id, `${p2.id}.jsonl`, again);
+    const third = tempDir("ts-subagent-");
+    const p3 = await importForeignFile("claude-code", claudeParent, { root: third });
+    const c3 = await importForeignFile("claude-code", claudeChild, { root: third });
+    expect((await opened(third, c3)).header.parentSession).toBe(p3.id);
+    expect((await opened(third, p3)).header.parentSession).toBeUndefined();
   });
 });
