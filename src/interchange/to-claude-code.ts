@@ -1,7 +1,7 @@
 import type { StoreWarning } from "../errors.ts";
 import { isRecord, type RawRecord, type SessionEntry } from "../format/types.ts";
 import { convertSteps, entryRest, type ConvertStep } from "./convert-steps.ts";
-import { derivedSessionId } from "./foreign-entry.ts";
+import { derivedSessionId, subagentOf } from "./foreign-entry.ts";
 
 /** The Claude Code version written in converted records: the newest whose record shapes our fixtures show. */
 export const CLAUDE_CODE_VERSION = "2.1.39";
@@ -34,6 +34,11 @@ function toolId(id: unknown): string {
 }
 
 const STOP_REASONS: Record<string, string> = { stop: "end_turn", toolUse: "tool_use", length: "max_tokens" };
+
+/** The agent id a converted subagent gets in Claude Code (`agent-<id>.jsonl`): `a` and 16 hex digits of its session id. */
+export function claudeAgentId(sessionId: string): string {
+  return `a${sessionId.replace(/-/g, "").slice(0, 16)}`;
+}
 
 /** One pi block in Claude's shape, or null (then what was lost is in `lost`). */
 function claudeBlock(b: unknown, index: number, lost: RawRecord[], anthropic: boolean): unknown {
@@ -91,8 +96,13 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
   let parent: string | null = null;
   const uuidOf = (key: string) => derivedSessionId("claude-code", `${sessionId}:${key}`);
   // a subagent's records name its parent's session and its own agent id (the file goes in <parent>/subagents/agent-<id>.jsonl)
-  const agentId =
-    sub === null ? null : typeof sub.spawn.agentId === "string" ? sub.spawn.agentId : `a${sessionId.replace(/-/g, "").slice(0, 16)}`;
+  const agentId = sub === null ? null : typeof sub.spawn.agentId === "string" ? sub.spawn.agentId : claudeAgentId(sessionId);
+  // the tool calls that spawned a subagent (imported links): their results name its agent id, as Claude Code's Task results do
+  const spawned = new Map<string, string>();
+  for (const e of path) {
+    const link = subagentOf(e);
+    if (link?.toolCallId) spawned.set(link.toolCallId, link.session);
+  }
   const base = (type: string): RawRecord => ({
     parentUuid: parent,
     isSidechain: sub !== null,
@@ -124,6 +134,8 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
       const result: RawRecord = { type: "tool_result", tool_use_id: toolId(m.toolCallId), content: claudeBlocks(m.content, lost, true) };
       if (m.isError === true) result.is_error = true;
       record = { ...base("user"), message: { role: "user", content: [result] } };
+      const child = typeof m.toolCallId === "string" && step.replay === undefined ? spawned.get(m.toolCallId) : undefined;
+      if (child !== undefined) record.toolUseResult = { status: "completed", agentId: claudeAgentId(child) };
     } else {
       const m = step.message;
       const content = claudeBlocks(m.content, lost, m.provider === "anthropic");

@@ -1,5 +1,6 @@
 import { isRecord, type RawRecord, type SessionEntry } from "../format/types.ts";
 import { convertSteps, entryRest, type ConvertStep } from "./convert-steps.ts";
+import { subagentOf } from "./foreign-entry.ts";
 import type { ConvertOptions } from "./to-claude-code.ts";
 
 /** The Codex version written in `session_meta.cli_version`: the newest whose rollout shapes our fixtures show. */
@@ -79,6 +80,10 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
       continue;
     }
     yield* items(step, ts, (what) => warn(step.entry, what));
+    // a result that spawned a subagent (an imported link): the event Codex writes when a spawn ends names its thread
+    const link = subagentOf(step.entry);
+    if (link !== null && step.replay === undefined)
+      yield line(ts, "event_msg", { type: "collab_agent_spawn_end", call_id: link.toolCallId, new_thread_id: link.session });
     const ext: RawRecord = { entry: step.kind === "note" ? step.entry : entryRest(step.entry) };
     if (step.replay !== undefined) ext.replayOf = step.replay;
     yield extension(ts, ext);

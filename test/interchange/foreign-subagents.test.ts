@@ -173,6 +173,9 @@ describe("subagent transcripts name their parent; the parent's spawning entry na
     const p2 = await importForeignFile("codex", parentRollout, { root: again });
     const c2 = await importForeignFile("codex", childRollout, { root: again });
     expect((await opened(again, c2)).header.parentSession).toBe(p2.id);
+    // the parent's side: the spawn's end event names the subagent's thread, so the Task call's link holds too
+    const links2 = (await opened(again, p2)).entries.map(subagentOf).filter((l) => l !== null);
+    expect(links2).toEqual([{ session: c2.id, toolCallId: "toolu_017pLRuPHYTX5t99EnLyV53m" }]);
 
     // and back the other way: the Codex subagent to Claude Code, sidechain records under the parent's sessionId
     const claudeChild = await write("claude-code", c2.id, "agent.jsonl", again);
@@ -185,6 +188,9 @@ describe("subagent transcripts name their parent; the parent's spawning entry na
     const p3 = await importForeignFile("claude-code", claudeParent, { root: third });
     const c3 = await importForeignFile("claude-code", claudeChild, { root: third });
     expect((await opened(third, c3)).header.parentSession).toBe(p3.id);
+    // and the Task result names the subagent's agent id again (toolUseResult.agentId)
+    const links3 = (await opened(third, p3)).entries.map(subagentOf).filter((l) => l !== null);
+    expect(links3).toEqual([{ session: c3.id, toolCallId: "toolu_017pLRuPHYTX5t99EnLyV53m" }]);
     expect((await opened(third, p3)).header.parentSession).toBeUndefined();
   });
 });
