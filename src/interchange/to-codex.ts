@@ -31,11 +31,9 @@ function modelName(value: unknown): string | null {
 export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions): Generator<RawRecord> {
   const first = path[0]?.timestamp ?? new Date(0).toISOString();
   let model: string | null = null;
-  let provider = "openai";
   for (const e of path) {
     if (e.type === "message" && isRecord(e.message) && e.message.role === "assistant") {
-      model ??= modelName(e.message.model);
-      if (typeof e.message.provider === "string") provider = e.message.provider;
+      model = modelName(e.message.model);
       break;
     }
   }
@@ -48,7 +46,8 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
     cli_version: CODEX_VERSION,
     // a sub-agent's rollout names the thread that spawned it
     source: options.subagentOf == null ? "cli" : { subagent: { thread_spawn: threadSpawn(options.subagentOf) } },
-    model_provider: provider,
+    // Codex's default provider: another agent's provider name means nothing to Codex; each message's own is in its extension item
+    model_provider: "openai",
   });
   const turnContext = (timestamp: string) =>
     line(timestamp, "turn_context", {
