@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { buildSessionContext } from "../../src/session/session-tree.ts";
+import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
+import { backendOf } from "../../src/storage/backends.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportLine } from "../../src/interchange/export-foreign.ts";
 import { foreignOf, type InterchangeFormat } from "../../src/interchange/foreign-entry.ts";
 import { importForeignFile, type ForeignImportReport } from "../../src/interchange/import-foreign.ts";
@@ -132,7 +134,29 @@ async function roundTrip(root: string, idOrPath: string, format: InterchangeForm
   expect(report.problems).toEqual([]);
   expect(report.counts.mapped).toBeGreaterThan(0);
 
+  await expectEveryEntryKept(
+    root,
+    idOrPath,
+    branch,
+    lines.map((l) => ("record" in l ? (l.record as Msg) : {})),
+  );
   return { report, warnings, lines, text: Buffer.concat(lines.map(foreignLineBytes)).toString("utf8") };
+}
+
+/** Nothing dropped: every entry of the exported path is named by an extension of the export (whole, or beside its records). */
+async function expectEveryEntryKept(root: string, idOrPath: string, branch: string | undefined, records: Msg[]): Promise<void> {
+  const resolved = resolveSessionManagerOptions({ root, onWarning: () => {} });
+  const ref = existsSync(idOrPath) ? idOrPath : (await backendOf(resolved).locate(idOrPath, resolved))!;
+  const m = await SessionManager.open(ref, { root, readOnly: true });
+  const ids = m.getBranch(branch).map((e) => e.id);
+  await m.close();
+  const kept = new Set<unknown>();
+  for (const r of records) {
+    const ext = (r.transcriptStore ?? (r.type === "transcript-store" ? r : (r.payload as Msg | undefined))) as Msg | undefined;
+    const entry = ext?.entry as Msg | undefined;
+    if (entry !== undefined) kept.add(entry.id);
+  }
+  expect(ids.filter((id) => !kept.has(id))).toEqual([]);
 }
 
 /** Checks the re-imported context against the source's (views), message for message. */
