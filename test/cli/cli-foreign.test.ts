@@ -4,6 +4,7 @@ import { expect, it } from "vitest";
 import { describeBackends } from "../conformance/backends.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { viewsSession } from "../interchange/views-session.ts";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/foreign");
 
@@ -119,4 +120,21 @@ describeBackends("subagents", (backend) => {
     expect(show.stdout.split("\n").filter((l) => l.includes(`[subagent ${child!.id}]`))).toHaveLength(1);
     expect(show.stdout).toMatch(new RegExp(`^[0-9a-f]{8} message/toolResult \\[subagent ${child!.id}\\]`, "m"));
   });
+});
+
+it("export --to codex --branch converts a native session's path to that entry (-o a new file); the warnings name the kept entries", async () => {
+  const s = await viewsSession();
+  const file = join(tempDir("ts-foreign-out-"), "rollout.jsonl");
+  const out = await cli(["--root", s.root, "export", s.m.sessionId, "--to", "codex", "--branch", s.ids.otherLeaf, "-o", file]);
+  expect(out.code).toBe(0);
+  expect(out.stdout).toBe("");
+  expect(out.stderr).toContain("EXTENSION_KEPT");
+  const prompts = (recordsOf(readFileSync(file, "utf8")) as Array<{ type: string; payload: Record<string, unknown> }>)
+    .filter((r) => r.type === "event_msg" && r.payload.type === "user_message")
+    .map((r) => r.payload.message);
+  expect(prompts).toContain("Other branch question.");
+  expect(prompts).not.toContain("Active branch follow-up.");
+  const again = await cli(["--root", s.root, "export", s.m.sessionId, "--to", "codex", "-o", file]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain("OUTPUT_EXISTS");
 });
