@@ -122,7 +122,7 @@ describeBackends("subagents", (backend) => {
   });
 });
 
-it("export --to codex --branch converts a native session's path to that entry (-o a new file); the warnings name the kept entries", async () => {
+it("export --to codex --branch converts a native session's path to that entry (-o a new file); kept entries warned", async () => {
   const s = await viewsSession();
   const file = join(tempDir("ts-foreign-out-"), "rollout.jsonl");
   const out = await cli(["--root", s.root, "export", s.m.sessionId, "--to", "codex", "--branch", s.ids.otherLeaf, "-o", file]);
