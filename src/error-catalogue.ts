@@ -216,6 +216,11 @@ export const WARNING_ONLY_CODES = {
     use: "Opening an index whose file cannot be used as it is; the sessions are the source of truth, so nothing is lost.",
     caller: "Nothing to do; a rebuild of a large store takes a while once.",
   },
+  EXTENSION_KEPT: {
+    meaning: "An export to another agent's format met an entry (or part of one) it has no form for; kept in the export's extension.",
+    use: "`export --to claude-code|codex` converting a session not imported from that agent (docs/interchange.md, Converting).",
+    caller: "Nothing is lost: re-importing the file keeps the extension record whole; the agent itself does not see that part.",
+  },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;
 
 /** Every code with its documentation, thrown codes first, each list in catalogue order. */

@@ -45,7 +45,8 @@ export type WarningCode =
   | "IMAGE_TOO_LARGE"
   | "GLUED_RECORDS_SPLIT"
   | "INDEX_REBUILT"
-  | "SECRET_REDACTED";
+  | "SECRET_REDACTED"
+  | "EXTENSION_KEPT";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

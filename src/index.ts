@@ -152,3 +152,7 @@ export type { ForeignExportLine, ForeignExportSummary } from "./interchange/expo
 export { defaultForeignTree } from "./interchange/foreign-files.ts";
 export type { ForeignField, InterchangeFormat } from "./interchange/foreign-entry.ts";
 export type { ForeignCounts, ForeignProblem } from "./interchange/build-foreign-session.ts";
+export type { ForeignExportOptions } from "./interchange/export-foreign.ts";
+export { subagentOf } from "./interchange/foreign-entry.ts";
+export type { SubagentLink } from "./interchange/foreign-entry.ts";
+export type { ForeignParent } from "./interchange/foreign-mapper.ts";

@@ -172,13 +172,16 @@ export async function scanForeignSession(
   for await (const _ of foreignEntries(lines, mapper, { ...options, sessionId: undefined, storedTorn: undefined }, tally));
   const format = mapper.format;
   const sourceId = mapper.sourceId();
+  const parent = mapper.parent();
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_VERSION,
     id: derivedSessionId(format, sourceId ?? options.fallbackKey),
     timestamp: tally.firstTimestamp ?? EPOCH,
     cwd: mapper.cwd() ?? options.fallbackCwd ?? "/",
-    [FOREIGN_FIELD]: { format, sessionId: sourceId ?? options.fallbackKey },
+    // a subagent names the session that spawned it by the id that session's import derives (in the store or not yet)
+    ...(parent === null ? {} : { parentSession: derivedSessionId(format, parent.sessionId) }),
+    [FOREIGN_FIELD]: { format, sessionId: sourceId ?? options.fallbackKey, ...(parent === null ? {} : { parent }) },
   };
   const records = tally.counts.records - tally.counts.damaged;
   return {

@@ -1,7 +1,7 @@
 import { isRecord, type RawRecord } from "../format/types.ts";
 import { foreignFormatOf } from "../format/foreign-format.ts";
-import { keptDraft, millisOf, type EntryDraft, type MappedLine } from "./foreign-entry.ts";
-import type { ForeignMapper, Placement } from "./foreign-mapper.ts";
+import { derivedSessionId, keptDraft, millisOf, SUBAGENT_FIELD, type EntryDraft, type MappedLine } from "./foreign-entry.ts";
+import type { ForeignMapper, ForeignParent, Placement } from "./foreign-mapper.ts";
 
 /** Claude Code record types kept whole as `custom` entries (not sent to the model). */
 const KEPT_TYPES = new Set([
@@ -19,6 +19,8 @@ const KEPT_TYPES = new Set([
   "attachment",
   "permission-mode",
   "worktree-state",
+  // ours: an entry a conversion to Claude Code could not express (to-claude-code.ts)
+  "transcript-store",
 ]);
 
 /** A Claude content block in our (pi) block shape; unknown blocks pass as they are. */
@@ -52,6 +54,7 @@ export class ClaudeCodeMapper implements ForeignMapper {
   private session: string | null = null;
   private agent: string | null = null;
   private dir: string | null = null;
+  private sidechain = false;
 
   /** `fileStem`: the file's name without `.jsonl` (a subagent file shares its session's id). */
   constructor(private readonly fileStem: string | null = null) {}
@@ -69,6 +72,12 @@ export class ClaudeCodeMapper implements ForeignMapper {
 
   cwd(): string | null {
     return this.dir;
+  }
+
+  /** A subagent's transcript (sidechain records in a file of its own): its parent is the session its records name. */
+  parent(): ForeignParent | null {
+    if (this.session === null || !this.sidechain || this.sourceId() === this.session) return null;
+    return this.agent === null ? { sessionId: this.session } : { sessionId: this.session, agentId: this.agent };
   }
 
   placement(value: unknown): Placement {
@@ -108,6 +117,7 @@ export class ClaudeCodeMapper implements ForeignMapper {
     if (this.session === null && typeof r.sessionId === "string") this.session = r.sessionId;
     if (this.agent === null && typeof r.agentId === "string") this.agent = r.agentId;
     if (this.dir === null && typeof r.cwd === "string") this.dir = r.cwd;
+    if (r.isSidechain === true) this.sidechain = true;
   }
 
   private user(r: RawRecord): EntryDraft[] {
@@ -140,6 +150,13 @@ export class ClaudeCodeMapper implements ForeignMapper {
       } else pending.push(block(b));
     }
     flush();
+    // a Task/Agent tool's result names the subagent it ran (`toolUseResult.agentId`): its transcript imports as that session
+    const spawned = isRecord(r.toolUseResult) ? r.toolUseResult.agentId : undefined;
+    const result = drafts.find((d) => (d.message as RawRecord).role === "toolResult");
+    if (typeof spawned === "string" && this.session !== null && result !== undefined) {
+      const session = derivedSessionId(this.format, `${this.session}:agent-${spawned}`);
+      result[SUBAGENT_FIELD] = { session, toolCallId: (result.message as RawRecord).toolCallId };
+    }
     return drafts;
   }
 

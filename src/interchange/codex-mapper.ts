@@ -1,6 +1,6 @@
 import { isRecord, type RawRecord } from "../format/types.ts";
-import { keptDraft, millisOf, type EntryDraft, type MappedLine } from "./foreign-entry.ts";
-import type { ForeignMapper, Placement } from "./foreign-mapper.ts";
+import { derivedSessionId, keptDraft, millisOf, SUBAGENT_FIELD, type EntryDraft, type MappedLine } from "./foreign-entry.ts";
+import type { ForeignMapper, ForeignParent, Placement } from "./foreign-mapper.ts";
 
 /** Codex rollout line types (the enveloped format, `{timestamp, type, payload}`). */
 const ENVELOPE_TYPES = new Set(["session_meta", "response_item", "event_msg", "turn_context", "compacted"]);
@@ -60,6 +60,7 @@ export class CodexMapper implements ForeignMapper {
   readonly format = "codex" as const;
   private id: string | null = null;
   private dir: string | null = null;
+  private spawnedBy: ForeignParent | null = null;
   private model: unknown = undefined;
   private provider: unknown = "openai";
   private readonly toolNames = new Map<string, string>();
@@ -85,6 +86,10 @@ export class CodexMapper implements ForeignMapper {
 
   cwd(): string | null {
     return this.dir;
+  }
+
+  parent(): ForeignParent | null {
+    return this.spawnedBy;
   }
 
   placement(): Placement {
@@ -118,6 +123,13 @@ export class CodexMapper implements ForeignMapper {
     if (this.id === null && typeof p.id === "string") this.id = p.id;
     if (this.dir === null && typeof p.cwd === "string") this.dir = p.cwd;
     if (typeof p.model_provider === "string") this.provider = p.model_provider;
+    // a sub-agent's rollout: `source: {subagent: {thread_spawn: {parent_thread_id, depth, agent_role, …}}}`
+    const source = isRecord(p.source) && isRecord(p.source.subagent) ? p.source.subagent : null;
+    const spawn = source !== null && isRecord(source.thread_spawn) ? source.thread_spawn : null;
+    if (this.spawnedBy === null && spawn !== null && typeof spawn.parent_thread_id === "string") {
+      const { parent_thread_id, ...rest } = spawn;
+      this.spawnedBy = { sessionId: parent_thread_id, ...rest };
+    }
   }
 
   private enveloped(r: RawRecord): MappedLine {
@@ -128,6 +140,11 @@ export class CodexMapper implements ForeignMapper {
         return { drafts: [keptDraft(this.format, "session_meta")], outcome: "kept" };
       case "event_msg":
         if (payload.type === "user_message" && typeof payload.message === "string") return this.promptEvent(payload);
+        if (payload.type === "collab_agent_spawn_end" && typeof payload.new_thread_id === "string") {
+          // the spawn's end names the sub-agent's thread: its rollout imports as that session
+          const subagent = { session: derivedSessionId(this.format, payload.new_thread_id), toolCallId: payload.call_id ?? null };
+          return { drafts: [{ ...keptDraft(this.format, "event_msg"), [SUBAGENT_FIELD]: subagent }], outcome: "kept" };
+        }
         return { drafts: [keptDraft(this.format, "event_msg")], outcome: "kept" };
       case "turn_context":
         if (payload.model !== undefined) this.model = payload.model;

@@ -2,7 +2,10 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
+import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
+import { toClaudeCode } from "./to-claude-code.ts";
+import { toCodex } from "./to-codex.ts";
 
 /** One line of the exported transcript: a record (a JSON value), or a damaged line's exact bytes. */
 export type ForeignExportLine = { line: number; record: unknown } | { line: number; raw: Buffer; terminated: boolean };
@@ -12,9 +15,9 @@ export interface ForeignExportSummary {
   lines: number;
   /** Entries not imported from the source (a continuation in this store): not written. */
   skipped: number;
+  /** True when the session was converted (not imported from this format): the lines are new records. */
+  converted: boolean;
 }
-
-const NAMES: Record<InterchangeFormat, string> = { "claude-code": "Claude Code", codex: "Codex" };
 
 /** The `open` ref of `idOrPath`: a stored session of exactly that id, else the argument as it is (a file). */
 async function refOf(idOrPath: string, options: SessionManagerOptions): Promise<string> {
@@ -22,29 +25,56 @@ async function refOf(idOrPath: string, options: SessionManagerOptions): Promise<
   return (await backendOf(resolved).locate(idOrPath, resolved)) ?? idOrPath;
 }
 
+/** Options of `exportForeign`: where the session is (as for SessionManager), and `branch`. */
+export interface ForeignExportOptions extends SessionManagerOptions {
+  /** The entry whose path (root → it) is exported. @default the whole session (its source), or the leaf (a conversion) */
+  branch?: string;
+}
+
+/** An imported subagent's parent (header `parentSession`) and the source's fields about its spawn (`foreign.parent`), or null. */
+function subagentParent(header: SessionHeader): { sessionId: string; spawn: RawRecord } | null {
+  const from = header.foreign;
+  if (typeof header.parentSession !== "string" || !isRecord(from) || !isRecord(from.parent)) return null;
+  const { sessionId: _source, ...spawn } = from.parent;
+  return { sessionId: header.parentSession, spawn };
+}
+
+const CONVERTERS: Record<InterchangeFormat, typeof toClaudeCode> = { "claude-code": toClaudeCode, codex: toCodex };
+
 /**
- * The source records of a session imported from `format`, in their original order, images inline
- * again (rehydrated from the blob store): equal, as JSON values, to the lines that were imported.
- * A session not imported from `format` is `INVALID_OPTION`; a session that is not imported at all too.
+ * A session as `format`'s transcript lines. A session imported from `format` gives its source
+ * records, in their original order, images inline again (rehydrated from the blob store): equal, as
+ * JSON values, to the lines that were imported (with `branch`: those of the entries on its path).
+ * Any other session (native, or imported from the other agent) is converted, its path to `branch`
+ * (default: the leaf), into records that agent reads (`to-claude-code.ts`, `to-codex.ts`); what it
+ * cannot express is kept in its extension and reported (`EXTENSION_KEPT` warnings). An unknown
+ * `branch` is `ENTRY_NOT_FOUND`, before anything is yielded.
  */
 export async function* exportForeign(
   format: InterchangeFormat,
   idOrPath: string,
-  options: SessionManagerOptions = {},
+  options: ForeignExportOptions = {},
 ): AsyncGenerator<ForeignExportLine, ForeignExportSummary> {
-  const ref = await refOf(idOrPath, options);
-  const warn = options.onWarning ?? ((_: StoreWarning) => {});
-  const m = await SessionManager.open(ref, { ...options, readOnly: true, rehydrate: "lazy", onWarning: warn });
+  const { branch, ...storeOptions } = options;
+  const ref = await refOf(idOrPath, storeOptions);
+  const warn = storeOptions.onWarning ?? ((_: StoreWarning) => {});
+  const m = await SessionManager.open(ref, { ...storeOptions, readOnly: true, rehydrate: "lazy", onWarning: warn });
   try {
+    if (branch !== undefined && m.getEntry(branch) === undefined)
+      throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry ${branch} in session ${m.sessionId}`);
     const from = m.header.foreign;
     const source = typeof from === "object" && from !== null ? (from as { format?: unknown }).format : undefined;
     if (source !== format) {
-      const what = typeof source === "string" ? `it was imported from ${source}` : "it was not imported from another agent";
-      throw new TranscriptStoreError("INVALID_OPTION", `session ${m.sessionId} cannot be exported to ${NAMES[format]}: ${what}`);
+      const path = m.getBranch(branch).map((e) => m.rehydrate(e));
+      let lines = 0;
+      const subagentOf = subagentParent(m.header);
+      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
+        yield { line: ++lines, record };
+      return { lines, skipped: 0, converted: true };
     }
     let lines = 0;
     let skipped = 0;
-    const entries = m.getEntries();
+    const entries = branch === undefined ? m.getEntries() : m.getBranch(branch);
     // A line torn at an earlier import and complete at a later one has two entries: the last one is the line.
     const lastOfLine = new Map<number, number>();
     entries.forEach((e, i) => {
@@ -66,19 +96,19 @@ export async function* exportForeign(
         yield { line: f.line, record: foreignOf(m.rehydrate(entry))!.record };
       }
     }
-    return { lines, skipped };
+    return { lines, skipped, converted: false };
   } finally {
     await m.close();
   }
 }
 
 /** `exportForeign` for Claude Code. */
-export function exportClaudeCode(idOrPath: string, options: SessionManagerOptions = {}) {
+export function exportClaudeCode(idOrPath: string, options: ForeignExportOptions = {}) {
   return exportForeign("claude-code", idOrPath, options);
 }
 
 /** `exportForeign` for Codex. */
-export function exportCodex(idOrPath: string, options: SessionManagerOptions = {}) {
+export function exportCodex(idOrPath: string, options: ForeignExportOptions = {}) {
   return exportForeign("codex", idOrPath, options);
 }
 

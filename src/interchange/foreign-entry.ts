@@ -67,6 +67,21 @@ export class EntryIds {
   }
 }
 
+/** The entry field naming the subagent session an entry spawned (docs/interchange.md, Subagents). */
+export const SUBAGENT_FIELD = "subagent";
+
+/** What `SUBAGENT_FIELD` holds: the subagent's session id in the store (derived, as its import gives it) and the spawning tool call. */
+export interface SubagentLink {
+  session: string;
+  toolCallId: string | null;
+}
+
+/** The `subagent` link of an entry, or null. */
+export function subagentOf(entry: SessionEntry): SubagentLink | null {
+  const s = entry[SUBAGENT_FIELD];
+  return isRecord(s) && typeof s.session === "string" ? (s as unknown as SubagentLink) : null;
+}
+
 /** What a mapper makes of one line: entries without ids yet (the first carries the source). */
 export type EntryDraft = { type: string; [key: string]: unknown };
 

@@ -21,6 +21,14 @@ export interface ForeignMapper {
   sourceId(): string | null;
   /** The working directory the source names, once seen. */
   cwd(): string | null;
+  /** For a subagent's transcript: the session that spawned it (the source's own id) and how it names the subagent. */
+  parent(): ForeignParent | null;
+}
+
+/** A subagent transcript's parent: the source id of the session that spawned it, and the source's own fields about the spawn. */
+export interface ForeignParent {
+  sessionId: string;
+  [key: string]: unknown;
 }
 
 export type { EntryDraft };

@@ -4,6 +4,7 @@ import { expect, it } from "vitest";
 import { describeBackends } from "../conformance/backends.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { viewsSession } from "../interchange/views-session.ts";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/foreign");
 
@@ -35,10 +36,10 @@ describeBackends("import --from / export --to", (backend) => {
     const out = await cli([...args, "export", images.id, "--to", "claude-code"]);
     expect(out.code).toBe(0);
     expect(recordsOf(out.stdout)).toEqual(recordsOf(readFileSync(images.path, "utf8")));
-    // --branch cuts the views (atif, markdown, html); this export gives the transcript back whole: said, not ignored
-    const branch = await cli([...args, "export", images.id, "--to", "claude-code", "--branch", "x"]);
-    expect(branch.code).toBe(2);
-    expect(branch.stderr).toContain("--branch");
+    // --branch names an entry of the session: one it does not hold is refused before anything is written
+    const branch = await cli([...args, "export", images.id, "--to", "claude-code", "--branch", "ffffffff"]);
+    expect(branch.code).toBe(1);
+    expect(branch.stderr).toContain("ENTRY_NOT_FOUND");
     expect(branch.stdout).toBe("");
 
     const rollout = join(FIXTURES, "codex/synthetic-v0.2x-pre-envelope.jsonl");
@@ -50,10 +51,20 @@ describeBackends("import --from / export --to", (backend) => {
     expect(written.stdout).toBe("");
     expect(recordsOf(readFileSync(file, "utf8"))).toEqual(recordsOf(readFileSync(rollout, "utf8")));
 
-    const wrong = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code"]);
-    expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("INVALID_OPTION");
-    expect(wrong.stdout).toBe("");
+    // a Codex session to Claude Code is converted: Claude Code records our importer reads back, every line accounted for
+    const claudeFile = join(tempDir("ts-foreign-out-"), "claude.jsonl");
+    const converted = await cli([...args, "export", cx.records[0]!.id, "--to", "claude-code", "-o", claudeFile]);
+    expect(converted.code).toBe(0);
+    // the three records Codex keeps whole (meta, state, the prompt's event) have no Claude Code form, nor has the
+    // reasoning (Claude's API takes only thinking Anthropic signed): kept, and said so, one warning each
+    const kept = converted.stderr.split("\n").filter((l) => l.includes("EXTENSION_KEPT"));
+    expect(kept).toHaveLength(4);
+    expect(kept.filter((l) => l.includes("(custom)"))).toHaveLength(3);
+    expect(kept.filter((l) => l.includes("(message)") && l.includes("no Claude Code form"))).toHaveLength(1);
+    const claude = recordsOf(readFileSync(claudeFile, "utf8")) as Array<Record<string, unknown>>;
+    expect(claude.filter((r) => r.type === "user" || r.type === "assistant").length).toBe(5);
+    const back = await cli([...args, "import", "--from", "claude-code", claudeFile, "--json"]);
+    expect(back.records[0]).toMatchObject({ status: "created", counts: { records: claude.length, mapped: 5, damaged: 0 }, problems: [] });
   });
 });
 
@@ -93,4 +104,37 @@ it("export --to codex -o onto a file that exists is OUTPUT_EXISTS, the file unto
   expect(out.code).toBe(1);
   expect(out.stderr).toContain("OUTPUT_EXISTS");
   expect(readFileSync(target, "utf8")).toBe("mine\n");
+});
+
+describeBackends("subagents", (backend) => {
+  it("ls --json names the parent of a subagent's session; show marks the entry that spawned it", async () => {
+    const args = backend.cliArgs(await backend.options());
+    const imported = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "subagents/claude-code"), "--json"]);
+    expect(imported.code).toBe(0);
+    const [parent, child] = imported.records.sort((a, b) => String(a.path).length - String(b.path).length);
+    const ls = await cli([...args, "ls", "--all", "--json"]);
+    expect(ls.records.find((r) => r.id === child!.id)).toMatchObject({ parentSession: parent!.id });
+    expect(ls.records.find((r) => r.id === parent!.id)!.parentSession).toBeNull();
+    const show = await cli([...args, "show", parent!.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout.split("\n").filter((l) => l.includes(`[subagent ${child!.id}]`))).toHaveLength(1);
+    expect(show.stdout).toMatch(new RegExp(`^[0-9a-f]{8} message/toolResult \\[subagent ${child!.id}\\]`, "m"));
+  });
+});
+
+it("export --to codex --branch converts a native session's path to that entry (-o a new file); kept entries warned", async () => {
+  const s = await viewsSession();
+  const file = join(tempDir("ts-foreign-out-"), "rollout.jsonl");
+  const out = await cli(["--root", s.root, "export", s.m.sessionId, "--to", "codex", "--branch", s.ids.otherLeaf, "-o", file]);
+  expect(out.code).toBe(0);
+  expect(out.stdout).toBe("");
+  expect(out.stderr).toContain("EXTENSION_KEPT");
+  const prompts = (recordsOf(readFileSync(file, "utf8")) as Array<{ type: string; payload: Record<string, unknown> }>)
+    .filter((r) => r.type === "event_msg" && r.payload.type === "user_message")
+    .map((r) => r.payload.message);
+  expect(prompts).toContain("Other branch question.");
+  expect(prompts).not.toContain("Active branch follow-up.");
+  const again = await cli(["--root", s.root, "export", s.m.sessionId, "--to", "codex", "-o", file]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain("OUTPUT_EXISTS");
 });

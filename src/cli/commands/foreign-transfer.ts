@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { TranscriptStoreError } from "../../errors.ts";
+import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
 import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
@@ -70,16 +70,27 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
   return failed > 0 ? 1 : 0;
 }
 
+/** `EXTENSION_KEPT` warnings printed one by one before a count. */
+const KEPT_SHOWN = 5;
+
 /**
- * `export <id> --to claude-code|codex`: the session's source lines as the agent wrote them (records
- * as compact JSON, damaged lines byte for byte), to stdout or to `-o <file>` (a new file: `OUTPUT_EXISTS` when the name is taken).
+ * `export <id> --to claude-code|codex [--branch <entry>]`: a session imported from that agent as
+ * the agent wrote it (records as compact JSON, damaged lines byte for byte; with `--branch`, the
+ * lines of that entry's path), any other session converted (its path to `--branch`, default the
+ * leaf), to stdout or to `-o <file>` (a new file: `OUTPUT_EXISTS` when the name is taken). What the
+ * target cannot express is kept in its extension: the first few such entries are named, then a count.
  */
 export function foreignExport(format: InterchangeFormat) {
   return async (ctx: CommandContext, id: string, output: string | undefined): Promise<number> => {
-    if (ctx.values.branch !== undefined)
-      throw new UsageError(`export --to ${format}: --branch is for atif, markdown and html; this export gives the transcript back whole`);
-    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
-    const summary: ForeignExportSummary = { lines: 0, skipped: 0 };
+    const branch = typeof ctx.values.branch === "string" ? ctx.values.branch : undefined;
+    const print = printWarning(ctx.io);
+    let kept = 0;
+    const onWarning = (w: StoreWarning) => {
+      if (w.code !== "EXTENSION_KEPT") return print(w);
+      if (kept++ < KEPT_SHOWN) print({ ...w, message: `${w.code}: ${w.message}` });
+    };
+    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, ...(branch === undefined ? {} : { branch }) });
+    const summary: ForeignExportSummary = { lines: 0, skipped: 0, converted: false };
     async function* bytes(): AsyncIterable<Buffer> {
       let step = await lines.next();
       while (step.done !== true) {
@@ -97,6 +108,7 @@ export function foreignExport(format: InterchangeFormat) {
       const write = ctx.io.records ?? ctx.io.stdout;
       for (const c of chunks) write(c.toString("utf8"));
     }
+    if (kept > KEPT_SHOWN) ctx.io.stderr(`… ${kept} EXTENSION_KEPT warning(s) in all: kept in the export's extension records\n`);
     if (summary.skipped > 0) {
       ctx.io.stderr(`${summary.skipped} entr(y/ies) added in this store after the import are not in the source format; not exported\n`);
     }

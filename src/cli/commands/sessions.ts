@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { StoreWarning } from "../../errors.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
+import { subagentOf } from "../../interchange/foreign-entry.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
@@ -94,7 +95,10 @@ export const showCommand: Command = {
           : Array.isArray(msg?.content)
             ? (msg.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join(" ")
             : "";
-      const line = `${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""} ${text.replace(/\s+/g, " ").slice(0, 100)}`;
+      // an imported agent's spawn names the subagent's session (docs/interchange.md, Subagents)
+      const sub = subagentOf(e);
+      const spawned = sub === null ? "" : ` [subagent ${sub.session}]`;
+      const line = `${e.id} ${e.type}${msg?.role ? `/${msg.role}` : ""}${spawned} ${text.replace(/\s+/g, " ").slice(0, 100)}`;
       ctx.io.stdout(`${terminalSafe(line)}\n`);
     }
     return 0;
