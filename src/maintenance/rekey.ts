@@ -1,17 +1,21 @@
 import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import type { RawRecord, SessionHeader } from "../format/types.ts";
+import { openLineText, sealLine } from "../session/keyed-lines.ts";
 import { cipherFor, ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../session/line-cipher.ts";
 import { scanSessionFile } from "../session/session-file-reader.ts";
 import { writeSessionFileAtomic } from "../session/session-file.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
+import { rekeyBlobs } from "./rekey-blobs.ts";
 
 export interface RekeyOptions {
-  /** The key the session is encrypted with now. */
+  /** The key the session (and its keyed blobs) is encrypted with now. */
   from: StoreKey;
   /** The key to encrypt it with (its `keyId` goes into the header). */
   to: StoreKey;
   fsync?: boolean;
+  /** The blob store of the session's keyed blobs (images): required when its lines reference any. */
+  blobsDir?: string;
 }
 
 export interface RekeyReport {
@@ -25,6 +29,7 @@ export interface RekeyReport {
  * Re-encrypts an encrypted session file under another key, all or nothing: under the session's
  * lock, every line is decrypted with `from` (any failure: `KEY_REQUIRED` / `DECRYPT_FAILED`, nothing
  * written) and the whole file is written again (temp file + rename) with the header naming `to`.
+ * Its keyed blobs (images) are stored again under the new key first (`rekeyBlobs`), the old ones left for gc.
  * A file with malformed lines or a torn tail is refused (`PERSISTENCE_FAILED`): open it once to repair it.
  */
 export async function rekeySessionFile(path: string, options: RekeyOptions): Promise<RekeyReport> {
@@ -39,7 +44,7 @@ export async function rekeySessionFile(path: string, options: RekeyOptions): Pro
         const cipher = cipherFor(head, options.from);
         if (cipher === null)
           throw new TranscriptStoreError("INVALID_OPTION", `${abs} is not encrypted: rekey changes an encrypted session's key`);
-        const text = cipher.openText(record, ordinal);
+        const text = openLineText(cipher, record, ordinal);
         texts.push(text);
         return JSON.parse(text) as RawRecord;
       },
@@ -54,6 +59,8 @@ export async function rekeySessionFile(path: string, options: RekeyOptions): Pro
     if (scanned.malformed.length > 0 || scanned.tornTail !== null || scanned.repaired.length > 0 || scanned.missingFinalNewline) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `${abs} has lines to repair: open it once, then rekey`, { path: abs });
     }
+    // Keyed blobs first, under new names: a failure here leaves the session as it was.
+    const rekeyed = rekeyBlobs(texts, options.blobsDir, options.from, options.to, options.fsync ?? true);
     const next: SessionHeader = { ...header, encryption: { scheme: ENCRYPTION_SCHEME, keyId: options.to.keyId } };
     const cipher = new LineCipher(options.to, header.id);
     lock.assertHeld();
@@ -61,7 +68,7 @@ export async function rekeySessionFile(path: string, options: RekeyOptions): Pro
       abs,
       (emit) => {
         emit(Buffer.from(`${JSON.stringify(next)}\n`));
-        for (let i = 0; i < texts.length; i++) emit(Buffer.from(`${cipher.seal(texts[i]!, i + 1)}\n`));
+        for (let i = 0; i < rekeyed.length; i++) emit(Buffer.from(`${sealLine(cipher, rekeyed[i]!, i + 1)}\n`));
       },
       { fsync: options.fsync ?? true },
     );
