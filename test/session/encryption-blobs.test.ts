@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlobStore } from "../../src/blob/blob-store.ts";
@@ -9,6 +9,7 @@ import type { StoreWarning } from "../../src/errors.ts";
 import { collectGarbage } from "../../src/maintenance/gc.ts";
 import { verifySessionFile } from "../../src/maintenance/verify.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
+import { onLines, spawnTs } from "../support/child.ts";
 import { codeOf, expectCode } from "../support/error-code.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -174,4 +175,52 @@ describe("keyed blobs of an encrypted session (file store)", () => {
     renameSync(join(blobsDir, name!), join(blobsDir, "gone"));
     expect(verifySessionFile(path, { blobsDir }).findings.map((f) => f.kind)).toEqual(["BLOB_MISSING"]);
   });
+
+  it("SIGKILL of a child mid-append of images: nothing acknowledged lost, every keyed ref has its blob, none in clear", async () => {
+    const root = tempDir();
+    const key = randomBytes(32);
+    const { path } = await sessionWithImage(root, key);
+    const child = join(import.meta.dirname, "helpers/encrypted-image-writer-child.ts");
+    const acknowledged: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const proc = spawnTs(child, [path, root, key.toString("hex"), String(round)]);
+      let stderr = "";
+      proc.stderr!.on("data", (d) => (stderr += d));
+      await new Promise<void>((resolve, reject) => {
+        let seen = 0;
+        onLines(proc, (line) => {
+          if (line.startsWith("ready")) return;
+          acknowledged.push(line);
+          if (++seen === 15 + round * 11) proc.kill("SIGKILL");
+        });
+        proc.on("exit", (_c, signal) => (signal === "SIGKILL" ? resolve() : reject(new Error(`child exited on its own: ${stderr}`))));
+      });
+      const past = new Date(Date.now() - 60_000);
+      if (existsSync(`${path}.lock`)) utimesSync(`${path}.lock`, past, past);
+      const warnings: StoreWarning[] = [];
+      const reopened = await SessionManager.open(path, {
+        root,
+        encryption: { key },
+        lockStaleMs: 2000,
+        onWarning: (w) => warnings.push(w),
+      });
+      const byId = new Map(reopened.getEntries().map((e) => [e.id, e]));
+      for (const id of acknowledged) {
+        expect(byId.has(id), `round ${round}: ${id} lost`).toBe(true);
+        expect(JSON.stringify(byId.get(id)), `round ${round}: ${id} not rehydrated`).not.toContain("blob:");
+      }
+      expect(warnings.filter((w) => w.code !== "TORN_TAIL_REPAIRED")).toEqual([]);
+      await reopened.close();
+      // without the key: every keyed ref the lines list names a sealed blob (no dangling ref)
+      const check = verifySessionFile(path, { blobsDir: join(root, "blobs") });
+      expect(check.findings).toEqual([]);
+    }
+    expect(acknowledged.length).toBeGreaterThanOrEqual(15 + 26 + 37);
+    for (const name of blobNames(root))
+      expect(
+        readFileSync(join(root, "blobs", name))
+          .subarray(0, 6)
+          .toString(),
+      ).toBe("tskb1\n");
+  }, 120_000);
 });
