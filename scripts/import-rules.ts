@@ -52,7 +52,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "blob-ref",
-    paths: ["src/blob/blob-ref.ts"],
+    paths: ["src/blob/blob-ref.ts", "src/blob/keyed-blob-ref.ts"],
     owns: "blob ref text (pure)",
     mayImport: ["errors"],
     pure: true,

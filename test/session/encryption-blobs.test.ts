@@ -10,6 +10,7 @@ import { collectGarbage } from "../../src/maintenance/gc.ts";
 import { verifySessionFile } from "../../src/maintenance/verify.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { onLines, spawnTs } from "../support/child.ts";
+import { cli } from "../support/cli.ts";
 import { codeOf, expectCode } from "../support/error-code.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -223,4 +224,17 @@ describe("keyed blobs of an encrypted session (file store)", () => {
           .toString(),
       ).toBe("tskb1\n");
   }, 120_000);
+
+  it("du counts an encrypted session's keyed blobs (from the clear lists), shared between two sessions", async () => {
+    const root = tempDir();
+    const key = randomBytes(32);
+    await sessionWithImage(root, key);
+    await sessionWithImage(root, key);
+    const run = await cli(["du", "--root", root, "--json"]);
+    expect(run.code).toBe(0);
+    const rows = run.records.filter((r) => r.type === "session");
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatchObject({ exclusiveBlobBytes: 0, sharedBlobBytes: PNG.length + 22 });
+    expect(run.records.at(-1)).toMatchObject({ type: "totals", sessions: 2, referencedBlobs: 1, referencedBlobBytes: PNG.length + 22 });
+  });
 });
