@@ -28,3 +28,45 @@ export function resealArtifacts(dir: string, from: ArtifactCipher, to: ArtifactC
   }
   return count;
 }
+
+/**
+ * Checks that every sealed file of an artifacts directory opens under `from` (or, left by a rekey
+ * that was interrupted, already under `to`), and returns the step that seals them under `to`
+ * (temp + rename each). A file that opens under neither is `DECRYPT_FAILED` before anything is
+ * written. The step reads each file again: memory holds one file at a time.
+ */
+export function planRekeyArtifacts(
+  dir: string,
+  from: ArtifactCipher,
+  to: ArtifactCipher,
+  fsync: boolean,
+): { files: number; commit: () => void } {
+  const pending: string[] = [];
+  for (const entry of listEntries(dir)) {
+    if (!entry.isFile() || !(entry.name.endsWith(".log") || entry.name.endsWith(".md"))) continue;
+    const path = join(dir, entry.name);
+    const bytes = readGuarded(path);
+    if (bytes === null || bytes === "unsafe" || !bytes.subarray(0, SEALED_ARTIFACT_MAGIC.length).equals(SEALED_ARTIFACT_MAGIC)) continue;
+    try {
+      from.open(entry.name, bytes, path);
+      pending.push(entry.name);
+    } catch (err) {
+      try {
+        to.open(entry.name, bytes, path);
+      } catch {
+        throw err;
+      }
+    }
+  }
+  return {
+    files: pending.length,
+    commit: () => {
+      for (const name of pending) {
+        const path = join(dir, name);
+        const bytes = readGuarded(path);
+        if (bytes === null || bytes === "unsafe") continue;
+        writeFileAtomic(path, to.seal(name, from.open(name, bytes, path)), { fsync });
+      }
+    },
+  };
+}

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ArtifactCipher } from "../../src/artifacts/artifact-cipher.ts";
 import type { StoreWarning } from "../../src/errors.ts";
 import { rekeySessionFile } from "../../src/maintenance/rekey.ts";
 import { keyIdOf } from "../../src/session/line-cipher.ts";
@@ -100,5 +101,44 @@ describe("rekey of a session with keyed blobs", () => {
     expect(reopened.getEntries()).toEqual(entries);
     await reopened.close();
     expect(warnings).toEqual([]);
+  });
+
+  it("covers artifacts and agent outputs: sealed again under the new key; a tampered one refuses the whole rekey", async () => {
+    const root = tempDir();
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const sm = await SessionManager.create(join(root, "p"), { root, encryption: { key: oldKey } });
+    sm.appendMessage({ role: "user", content: "hi" });
+    sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }] });
+    const a = sm.artifacts!.save("artifact text: medlar", { toolType: "bash" });
+    const b = sm.artifacts!.save("second: loquat", { toolType: "bash" });
+    const agent = sm.artifacts!.allocateAgentOutputId("planner");
+    sm.artifacts!.saveAgentOutput(agent, "# plan: sapodilla");
+    const dir = sm.artifacts!.dir;
+    await sm.close();
+    const path = sm.sessionFile!;
+    const to = storeKey(newKey);
+
+    const good = readFileSync(b.path);
+    writeFileSync(b.path, Buffer.from(good.map((x, i) => (i === 25 ? x ^ 1 : x))));
+    const before = snapshot(root);
+    await expectCode(rekeySessionFile(path, { from: storeKey(oldKey), to, blobsDir: join(root, "blobs") }), "DECRYPT_FAILED");
+    expect(snapshot(root)).toEqual(before);
+    writeFileSync(b.path, good);
+
+    // a rekey interrupted after sealing one artifact again: the next one skips it
+    const name = a.path.slice(dir.length + 1);
+    const id = JSON.parse(readFileSync(path, "utf8").split("\n")[0]!).id as string;
+    const plainA = new ArtifactCipher(oldKey, id).open(name, readFileSync(a.path));
+    writeFileSync(a.path, new ArtifactCipher(newKey, id).seal(name, plainA));
+
+    const report = await rekeySessionFile(path, { from: storeKey(oldKey), to, blobsDir: join(root, "blobs") });
+    expect(report.artifacts).toBe(2);
+    const reopened = await SessionManager.open(path, { root, encryption: { key: newKey } });
+    expect(reopened.artifacts!.getText(a.id)).toBe("artifact text: medlar");
+    expect(reopened.artifacts!.getText(b.id)).toBe("second: loquat");
+    expect(reopened.artifacts!.getAgentOutput(agent)).toBe("# plan: sapodilla");
+    await reopened.close();
+    expect(readdirSync(dir).some((n) => n.includes(".tmp"))).toBe(false);
   });
 });
