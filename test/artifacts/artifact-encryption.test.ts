@@ -93,7 +93,7 @@ describe("artifacts and agent outputs of an encrypted session (file store)", () 
     await sm.close();
   });
 
-  it("allocate (a file someone else writes in clear) is refused; a fork reads its copies (sealed again for its id), the source its own", async () => {
+  it("allocate (written in clear by its caller) is refused; a fork reads its copies (sealed again), the source its own", async () => {
     const root = tempDir();
     const key = randomBytes(32);
     const { sm, store, text, agentId } = await sessionWithArtifacts(root, key);
