@@ -65,7 +65,15 @@ export class ArtifactIndex {
   /** The default summary, read from the head of the content file (for records without one). */
   summaryFromFile(meta: ArtifactMeta): string {
     if (this.cipher !== null) {
-      const content = this.readContent(meta);
+      let content: Buffer | null;
+      try {
+        content = this.readContent(meta);
+      } catch (err) {
+        // A listing reads leniently: a file that does not authenticate lists without a summary, reported.
+        if (!(err instanceof TranscriptStoreError) || err.code !== "DECRYPT_FAILED") throw err;
+        this.warnOnce(this.logPath(meta), { code: "DECRYPT_FAILED", message: err.message, path: this.logPath(meta) });
+        return "";
+      }
       return content === null ? "" : summarize(content.subarray(0, SUMMARY_HEAD_BYTES).toString("utf8"));
     }
     const head = this.guarded(this.logPath(meta), readHeadGuarded(this.logPath(meta), SUMMARY_HEAD_BYTES));

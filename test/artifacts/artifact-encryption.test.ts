@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { artifactTools } from "../../src/artifacts/artifact-tools.ts";
+import type { StoreWarning } from "../../src/errors.ts";
 import { resolveInternalUrl } from "../../src/artifacts/internal-urls.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { codeOf } from "../support/error-code.ts";
@@ -80,6 +82,11 @@ describe("artifacts and agent outputs of an encrypted session (file store)", () 
     writeFileSync(text.path, Buffer.from(good.map((b, i) => (i === 30 ? b ^ 1 : b))));
     expect(codeOf(() => store.getText(text.id))).toBe("DECRYPT_FAILED");
     expect(codeOf(() => store.read(text.id))).toBe("DECRYPT_FAILED");
+    // a listing reads leniently: the damaged one lists without a summary, reported once
+    const warnings: StoreWarning[] = [];
+    const lenient = new ArtifactStore(store.dir, { cipher: store.cipher, onWarning: (w) => warnings.push(w) });
+    expect(lenient.list().map((r) => r.summary)).toEqual(["", expect.stringContaining("quokka"), expect.stringContaining("wombat")]);
+    expect(warnings.map((w) => w.code)).toEqual(["DECRYPT_FAILED"]);
     writeFileSync(text.path, otherGood); // another artifact's sealed bytes under this name
     expect(codeOf(() => store.get(text.id))).toBe("DECRYPT_FAILED");
     writeFileSync(text.path, TEXT); // written in clear by someone else
