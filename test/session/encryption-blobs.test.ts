@@ -237,4 +237,19 @@ describe("keyed blobs of an encrypted session (file store)", () => {
     for (const row of rows) expect(row).toMatchObject({ exclusiveBlobBytes: 0, sharedBlobBytes: PNG.length + 22 });
     expect(run.records.at(-1)).toMatchObject({ type: "totals", sessions: 2, referencedBlobs: 1, referencedBlobBytes: PNG.length + 22 });
   });
+
+  it("verify (CLI) checks an encrypted session without its key: exit 0 and an UNCHECKED record; a missing keyed blob: exit 1", async () => {
+    const root = tempDir();
+    const { path } = await sessionWithImage(root, randomBytes(32));
+    const run = await cli(["verify", "--root", root, "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.records.filter((r) => r.type === "unchecked")).toEqual([
+      { type: "unchecked", path, message: expect.stringContaining("checked without its key") },
+    ]);
+    expect(run.records.at(-1)).toMatchObject({ type: "summary", files: 1, entries: 2, findings: 0 });
+    rmSync(join(root, "blobs", blobNames(root)[0]!));
+    const missing = await cli(["verify", "--root", root, "--json"]);
+    expect(missing.code).toBe(1);
+    expect(missing.records.filter((r) => r.type === "finding").map((r) => r.kind)).toEqual(["BLOB_MISSING"]);
+  });
 });
