@@ -8,6 +8,7 @@ import type { StoreWarning } from "../../src/errors.ts";
 import { resolveInternalUrl } from "../../src/artifacts/internal-urls.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { codeOf } from "../support/error-code.ts";
+import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const TEXT = "artifact text: the vault code is persimmon-7731\nsecond line persimmon\nthird line";
@@ -15,11 +16,12 @@ const JSON_VALUE = { note: "json artifact: quokka-5521", n: 3 };
 const STREAMED = ["streamed chunk one: wombat-9914\n", "chunk two wombat\n"];
 const OUTPUT = "# Review\n\nagent output: capybara-3317\n";
 const MARKERS = ["persimmon", "quokka", "wombat", "capybara", "vault code"];
+const PNG = makePng(36, 36, 21);
 
 /** An encrypted session holding a text, a JSON and a streamed artifact and one agent output. */
 async function sessionWithArtifacts(root: string, key: Buffer) {
   const sm = await SessionManager.create(join(root, "p"), { root, encryption: { key } });
-  sm.appendMessage({ role: "user", content: "hi" });
+  sm.appendMessage({ role: "user", content: [{ type: "image", data: PNG.toString("base64"), mimeType: "image/png" }] });
   sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "hello" }] });
   const store = sm.artifacts!;
   const text = store.save(TEXT, { toolType: "bash", name: "vault" });
@@ -43,9 +45,14 @@ describe("artifacts and agent outputs of an encrypted session (file store)", () 
     const root = tempDir();
     const key = randomBytes(32);
     const { sm, store, text, json, streamed, agentId } = await sessionWithArtifacts(root, key);
-    for (const file of storeFiles(root)) {
-      const bytes = readFileSync(file, "utf8");
+    // nothing of the artifacts, the agent output or the image (its bytes or base64) in any file of the store
+    const files = storeFiles(root);
+    expect(files.some((f) => f.includes(`${join(root, "blobs")}/`))).toBe(true);
+    for (const file of files) {
+      const bytes = readFileSync(file);
       for (const marker of MARKERS) expect(bytes.includes(marker), `${marker} in ${file}`).toBe(false);
+      expect(bytes.includes(PNG.subarray(20, 80)), `image bytes in ${file}`).toBe(false);
+      expect(bytes.includes(PNG.toString("base64").slice(30, 110)), `image base64 in ${file}`).toBe(false);
     }
     expect(readFileSync(text.path).subarray(0, 5).toString()).toBe("tsa1\n");
     expect(store.getText(text.id)).toBe(TEXT);
