@@ -29,14 +29,20 @@ function refsOf(plain: string): string[] {
 
 /**
  * The encrypted line for `plain` at `ordinal`. A line naming blobs lists their refs in clear
- * (`"blobs":[…]`, docs/format.md): gc, du and verify find what an encrypted session references
+ * (`"blobs":[…]` before the ciphertext, docs/format.md): gc, du and verify find what an encrypted session references
  * without its key, and a reader checks the list against the decrypted line (`openLineChecked`).
  */
 export function sealLine(cipher: LineCipher, plain: string, ordinal: number): string {
   const sealed = cipher.seal(plain, ordinal);
   const refs = refsOf(plain);
-  return refs.length === 0 ? sealed : `${sealed.slice(0, -1)},"blobs":${JSON.stringify(refs)}}`;
+  if (refs.length === 0) return sealed;
+  const list = `"blobs":${JSON.stringify(refs)}`;
+  // Before the ciphertext: a torn line (its end lost) still names its blobs, so gc keeps them for its quarantine.
+  return sealed.startsWith(SEALED_PREFIX)
+    ? `${SEALED_PREFIX}${list},${sealed.slice(SEALED_PREFIX.length)}`
+    : `${sealed.slice(0, -1)},${list}}`;
 }
+const SEALED_PREFIX = '{"type":"encrypted","v":1,';
 
 /**
  * The plain JSON line an encrypted line holds, its clear blob list proven equal to the refs the

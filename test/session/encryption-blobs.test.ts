@@ -252,4 +252,28 @@ describe("keyed blobs of an encrypted session (file store)", () => {
     expect(missing.code).toBe(1);
     expect(missing.records.filter((r) => r.type === "finding").map((r) => r.kind)).toEqual(["BLOB_MISSING"]);
   });
+
+  it("a torn encrypted image line moved to quarantine still keeps its keyed blob from gc (no key needed)", async () => {
+    const root = tempDir();
+    const key = randomBytes(32);
+    const sm = await SessionManager.create(join(root, "project"), { root, encryption: { key } });
+    sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "first" }] });
+    sm.appendMessage(image());
+    await sm.close();
+    const path = sm.sessionFile!;
+    const [name] = blobNames(root);
+    const whole = readFileSync(path);
+    writeFileSync(path, whole.subarray(0, whole.length - 40)); // the image line torn: its tail and newline gone
+    const warnings: StoreWarning[] = [];
+    const reopened = await SessionManager.open(path, { root, encryption: { key }, onWarning: (w) => warnings.push(w) });
+    expect(reopened.getEntries()).toHaveLength(1);
+    await reopened.close();
+    expect(warnings.map((w) => w.code)).toEqual(["TORN_TAIL_REPAIRED"]);
+    const quarantine = `${path.slice(0, -".jsonl".length)}.quarantine.jsonl`;
+    expect(existsSync(quarantine)).toBe(true);
+    expect(readFileSync(path, "utf8")).not.toContain(name!);
+    const report = await collectGarbage({ sessionRoots: [join(root, "sessions")], blobsDir: join(root, "blobs"), graceMs: 0 });
+    expect(report.deleted).toEqual([]);
+    expect(blobNames(root)).toEqual([name]);
+  });
 });
