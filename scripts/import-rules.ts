@@ -52,7 +52,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "blob-ref",
-    paths: ["src/blob/blob-ref.ts"],
+    paths: ["src/blob/blob-ref.ts", "src/blob/keyed-blob-ref.ts"],
     owns: "blob ref text (pure)",
     mayImport: ["errors"],
     pure: true,
@@ -176,6 +176,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-store.ts": "artifact metadata (temp + rename)",
   "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
+  "src/artifacts/artifact-reseal.ts": "an encrypted fork's or rekey's artifact files sealed again (temp + rename)",
   "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
   "src/session/redaction-key.ts": "the store's redaction key <root>/redaction.key (exclusive temp, link publish, mode 0600)",

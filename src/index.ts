@@ -38,6 +38,7 @@ export { DEFAULT_MAX_STRING_CHARS, TRUNCATION_SUFFIX, SIGNATURE_KEYS } from "./p
 export { BlobStore } from "./blob/blob-store.ts";
 export type { BlobStoreOptions, PutResult, GetOptions } from "./blob/blob-store.ts";
 export { isBlobRef, parseBlobRef, toBlobRef, BLOB_REF_PREFIX } from "./blob/blob-ref.ts";
+export { isKeyedBlobRef, KEYED_BLOB_REF_PREFIX } from "./blob/keyed-blob-ref.ts";
 
 export { SessionManager } from "./session/session-manager.ts";
 export type { BuildContextOptions } from "./session/session-manager.ts";

@@ -1,4 +1,5 @@
 import { BLOB_REF_PREFIX, isBlobHash } from "../blob/blob-ref.ts";
+import { forEachKeyedBlobRef, KEYED_BLOB_REF_PREFIX } from "../blob/keyed-blob-ref.ts";
 import { decodeLine, stripBom } from "../format/decode-line.ts";
 import type { RawRecord } from "../format/types.ts";
 import { addByteKinds, classifyRecords, emptyByteKinds, type ByteKinds } from "./line-kinds.ts";
@@ -26,13 +27,14 @@ export interface SessionAccount {
   bytes: number;
   lines: number;
   kinds: ByteKinds;
-  /** Hashes of the blobs the lines reference (each once). */
+  /** Hashes of the blobs the lines reference (each once); keyed refs by their hex name (the file's name). */
   blobRefs: Set<string>;
   usage: UsageRow[];
   usageProblems: UsageProblem[];
 }
 
 const REF_PREFIX = Buffer.from(BLOB_REF_PREFIX);
+const KEYED_PREFIX = Buffer.from(KEYED_BLOB_REF_PREFIX);
 
 /**
  * Accounts for a session line by line, as a stream delivers it: memory holds one line and the
@@ -68,6 +70,8 @@ export class SessionAccountant {
       const hash = line.bytes.toString("latin1", at + REF_PREFIX.length, at + REF_PREFIX.length + 64);
       if (isBlobHash(hash)) a.blobRefs.add(hash);
     }
+    // An encrypted line lists its keyed refs in clear.
+    if (line.bytes.includes(KEYED_PREFIX)) forEachKeyedBlobRef(line.bytes, (hex) => a.blobRefs.add(hex));
     if (line.fullLength !== undefined) {
       a.kinds.oversized += lineBytes;
       return;

@@ -5,7 +5,8 @@ import { createExclusive } from "../io-exclusive.ts";
 import { listEntries, openGuarded, readGuarded } from "./artifact-files.ts";
 import { assertWellFormedText, bytesToText } from "./artifact-values.ts";
 import { pageFile } from "./file-pages.ts";
-import type { LinePage, LinePageOptions } from "./line-pages.ts";
+import { pageLines, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import type { ArtifactCipher } from "./artifact-cipher.ts";
 import { AGENT_OUTPUT_FILE, agentOutputFileName, assertAgentOutputId, MAX_AGENT_OUTPUT_ID, sanitizeAgentName } from "./artifact-names.ts";
 
 /** Options of `allocateAgentOutputId`. */
@@ -29,6 +30,9 @@ interface AgentOutputHost {
   readonly fsync: boolean;
   prepareDir(): void;
   warn(warning: StoreWarning): void;
+  /** An encrypted session's cipher: outputs are written sealed and read back through it. */
+  readonly cipher: ArtifactCipher | null;
+  sealed(name: string, plain: Uint8Array): Uint8Array;
 }
 
 /**
@@ -86,7 +90,7 @@ export class AgentOutputs {
     const bytes = Buffer.from(markdown, "utf8");
     const path = join(this.host.dir, agentOutputFileName(id));
     try {
-      writeFileAtomic(path, bytes, { fsync: this.host.fsync });
+      writeFileAtomic(path, this.host.sealed(agentOutputFileName(id), bytes), { fsync: this.host.fsync });
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save agent output ${id}: ${(err as Error).message}`, {
         path,
@@ -102,12 +106,19 @@ export class AgentOutputs {
     const path = join(this.host.dir, agentOutputFileName(id));
     const bytes = readGuarded(path);
     if (bytes === "unsafe") return this.unsafe(path);
-    return bytes === null ? null : bytesToText(bytes, id);
+    if (bytes === null) return null;
+    const cipher = this.host.cipher;
+    return bytesToText(cipher === null ? bytes : cipher.open(agentOutputFileName(id), bytes, path), id);
   }
 
   /** A page of an output's lines, read in chunks (memory bounded by the page); null when absent. */
   readPage(id: string, options: LinePageOptions): LinePage | null {
     assertAgentOutputId(id);
+    if (this.host.cipher !== null) {
+      // Sealed: decrypted whole (authenticated) before a page of it is served.
+      const markdown = this.read(id);
+      return markdown === null ? null : pageLines(markdown, options);
+    }
     const path = join(this.host.dir, agentOutputFileName(id));
     const fd = openGuarded(path);
     if (fd === "unsafe") return this.unsafe(path);

@@ -3,7 +3,10 @@ import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts
 import { io } from "../io.ts";
 import { listEntries, openGuarded, readGuarded, readHeadGuarded } from "./artifact-files.ts";
 import { pageFile } from "./file-pages.ts";
-import type { LinePage, LinePageOptions } from "./line-pages.ts";
+import { pageLines, type LinePage, type LinePageOptions } from "./line-pages.ts";
+import type { ArtifactCipher } from "./artifact-cipher.ts";
+import { SEALED_OVERHEAD } from "./artifact-cipher.ts";
+import { bytesToText } from "./artifact-values.ts";
 import { ID_PREFIXED, isArtifactId, LOG_FILE, META_FILE, metaFileName } from "./artifact-names.ts";
 import { decodeMeta, deriveMeta, logNameOf, summarize, SUMMARY_CHARS, type ArtifactMeta, type MetaState } from "./metadata.ts";
 
@@ -34,7 +37,12 @@ export class ArtifactIndex {
   /** Ids claimed but not finished when last read: read again on the next name lookup. */
   private readonly pendingNames = new Set<number>();
 
-  constructor(dir: string, warn: (warning: StoreWarning) => void) {
+  /** `cipher`: an encrypted session's (its content files are sealed, read back through it). */
+  constructor(
+    dir: string,
+    warn: (warning: StoreWarning) => void,
+    private readonly cipher: ArtifactCipher | null = null,
+  ) {
     this.dir = dir;
     this.warn = warn;
   }
@@ -56,6 +64,18 @@ export class ArtifactIndex {
 
   /** The default summary, read from the head of the content file (for records without one). */
   summaryFromFile(meta: ArtifactMeta): string {
+    if (this.cipher !== null) {
+      let content: Buffer | null;
+      try {
+        content = this.readContent(meta);
+      } catch (err) {
+        // A listing reads leniently: a file that does not authenticate lists without a summary, reported.
+        if (!(err instanceof TranscriptStoreError) || err.code !== "DECRYPT_FAILED") throw err;
+        this.warnOnce(this.logPath(meta), { code: "DECRYPT_FAILED", message: err.message, path: this.logPath(meta) });
+        return "";
+      }
+      return content === null ? "" : summarize(content.subarray(0, SUMMARY_HEAD_BYTES).toString("utf8"));
+    }
     const head = this.guarded(this.logPath(meta), readHeadGuarded(this.logPath(meta), SUMMARY_HEAD_BYTES));
     return head === null ? "" : summarize(head.toString("utf8"));
   }
@@ -63,18 +83,28 @@ export class ArtifactIndex {
   /** The content bytes, or null when the file is gone (or is not a regular file). */
   readContent(meta: ArtifactMeta): Buffer | null {
     const path = this.logPath(meta);
+    let bytes: Buffer | null;
     try {
-      return this.guarded(path, readGuarded(path));
+      bytes = this.guarded(path, readGuarded(path));
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not read artifact ${meta.id}: ${(err as Error).message}`, {
         path,
         cause: err,
       });
     }
+    // Sealed content is authenticated whole before any of it is served (`DECRYPT_FAILED` otherwise).
+    return bytes === null || this.cipher === null ? bytes : this.cipher.open(logNameOf(meta), bytes, path);
   }
 
-  /** A page of the content's lines, read in chunks (memory bounded by the page); null when gone. */
+  /**
+   * A page of the content's lines, read in chunks (memory bounded by the page); null when gone.
+   * Sealed content is decrypted whole first (memory bounded by the artifact).
+   */
   readPage(meta: ArtifactMeta, options: LinePageOptions): LinePage | null {
+    if (this.cipher !== null) {
+      const content = this.readContent(meta);
+      return content === null ? null : pageLines(bytesToText(content, meta.id), options);
+    }
     const path = this.logPath(meta);
     let fd: number | null | "unsafe";
     try {
@@ -207,7 +237,8 @@ export class ArtifactIndex {
   private sizeOf(meta: ArtifactMeta): number | null {
     try {
       const st = io.lstatSync(this.logPath(meta));
-      return st.isFile() ? st.size : null;
+      if (!st.isFile()) return null;
+      return this.cipher === null ? st.size : Math.max(0, st.size - SEALED_OVERHEAD);
     } catch (err) {
       if (errnoCode(err) === "ENOENT") return null;
       throw err;

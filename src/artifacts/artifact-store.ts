@@ -3,6 +3,7 @@ import { TranscriptStoreError, type StoreWarning, type WarningHandler } from "..
 import { io, isTempFileName, removeQuietly, writeFileAtomic } from "../io.ts";
 import { writeNew } from "../io-exclusive.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
+import type { ArtifactCipher } from "./artifact-cipher.ts";
 import { listEntries } from "./artifact-files.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
@@ -31,6 +32,12 @@ export interface ArtifactStoreOptions {
    * agent outputs), each reported as `SECRET_REDACTED`; byte artifacts are stored as given. @default none
    */
   redactor?: SecretRedactor | null;
+  /**
+   * An encrypted session's: every content file and agent output is sealed with it (docs/format.md,
+   * Encrypted artifacts), metadata carries no summary, streams are kept in memory until `finish()`,
+   * and `allocate` (a file written by someone else, in clear) is refused. @default none
+   */
+  cipher?: ArtifactCipher | null;
 }
 
 /** An id reserved for a writer that produces the content file itself (`allocate`). */
@@ -68,6 +75,8 @@ export class ArtifactStore {
   private readonly agentOutputs: AgentOutputs;
   /** @internal */
   readonly redactor: SecretRedactor | null;
+  /** @internal */
+  readonly cipher: ArtifactCipher | null;
 
   constructor(dir: string, options: ArtifactStoreOptions = {}) {
     if (typeof dir !== "string" || dir.length === 0)
@@ -81,7 +90,8 @@ export class ArtifactStore {
     this.onWarning = options.onWarning;
     this.fsync = options.fsync === true;
     this.redactor = options.redactor ?? null;
-    this.index = new ArtifactIndex(dir, (w) => this.warn(w));
+    this.cipher = options.cipher ?? null;
+    this.index = new ArtifactIndex(dir, (w) => this.warn(w), this.cipher);
     this.ids = new IdLedger(dir, this.index, this.fsync);
     this.agentOutputs = new AgentOutputs(this);
   }
@@ -104,19 +114,22 @@ export class ArtifactStore {
         v: 1,
         id,
         toolType,
-        summary: opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES)),
+        // An encrypted session's summary is read from its sealed content, never kept in clear.
+        summary:
+          this.cipher !== null ? undefined : (opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES))),
         sizeBytes: value.bytes.length,
         createdAt,
         contentType: opts.contentType ?? defaultContentType(value.encoding),
         encoding: value.encoding,
       };
+      if (meta.summary === undefined) delete meta.summary;
       if (opts.name !== undefined) meta.name = opts.name;
       if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
       let published: boolean;
       try {
         // Metadata first: a reader that sees the content file always finds finished metadata.
         writeFileAtomic(join(this.dir, metaFileName(id)), encodeMeta(meta), { fsync: this.fsync });
-        published = writeNew(join(this.dir, logNameOf(meta)), value.bytes, { fsync: this.fsync });
+        published = writeNew(join(this.dir, logNameOf(meta)), this.sealed(logNameOf(meta), value.bytes), { fsync: this.fsync });
       } catch (err) {
         this.releaseId(id);
         throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not save artifact ${id}: ${(err as Error).message}`, {
@@ -165,7 +178,12 @@ export class ArtifactStore {
     const next: ArtifactMeta = { ...meta, sizeBytes: bytes.length };
     if (meta.summary !== undefined) next.summary = summarize(text);
     writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeMeta(next), { fsync: this.fsync });
-    writeFileAtomic(join(this.dir, logNameOf(meta)), bytes, { fsync: this.fsync });
+    writeFileAtomic(join(this.dir, logNameOf(meta)), this.sealed(logNameOf(meta), bytes), { fsync: this.fsync });
+  }
+
+  /** @internal What a file named `name` holds for `plain`: sealed in an encrypted session, else `plain`. */
+  sealed(name: string, plain: Uint8Array): Uint8Array {
+    return this.cipher === null ? plain : this.cipher.seal(name, plain);
   }
 
   /** @internal Reports a write in which secrets were redacted (rules and counts only). */
@@ -180,6 +198,8 @@ export class ArtifactStore {
    * file appears at `path`; its size and summary are then read from the file.
    */
   allocate(toolType: string): AllocatedArtifact {
+    if (this.cipher !== null)
+      throw new TranscriptStoreError("INVALID_OPTION", "allocate is refused in an encrypted session (its file would be written in clear)");
     const type = sanitizeToolType(toolType);
     const id = this.claimId();
     const meta: ArtifactMeta = {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { isStoreError, TranscriptStoreError } from "../errors.ts";
 import { closeQuietly, FILE_MODE, fsyncDir, io, removeQuietly, tempPathFor, writeFileAtomic, writeFully } from "../io.ts";
-import { publishNew } from "../io-exclusive.ts";
+import { publishNew, writeNew } from "../io-exclusive.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
@@ -31,6 +31,8 @@ export class ArtifactWriter {
   private head: Buffer[] = [];
   private headBytes = 0;
   private state: "open" | "finished" | "aborted" = "open";
+  /** An encrypted session's stream: kept in memory, sealed whole on `finish()` (nothing in clear on disk). */
+  private readonly chunks: Buffer[] | null;
 
   /** Use `ArtifactStore.createWriter`. */
   constructor(store: ArtifactStore, toolType: string, options: WriterOptions) {
@@ -41,6 +43,8 @@ export class ArtifactWriter {
     this.uri = `artifact://${this.id}`;
     this.createdAt = store.clock();
     this.tempPath = tempPathFor(join(store.dir, logFileName(this.id, toolType)));
+    this.chunks = store.cipher === null ? null : [];
+    if (this.chunks !== null) return;
     try {
       this.fd = io.openSync(this.tempPath, "wx", FILE_MODE);
     } catch (err) {
@@ -62,12 +66,13 @@ export class ArtifactWriter {
    * nothing written). A failed write throws `PERSISTENCE_FAILED`; call `abort()` then.
    */
   write(chunk: string | Uint8Array): void {
-    if (this.state !== "open" || this.fd === undefined)
+    if (this.state !== "open" || (this.fd === undefined && this.chunks === null))
       throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
     if (typeof chunk === "string") assertWellFormedText(chunk, `A chunk of artifact ${this.id}`);
     const data = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     try {
-      writeFully(this.fd, data);
+      if (this.chunks !== null) this.chunks.push(Buffer.from(data));
+      else writeFully(this.fd!, data);
     } catch (err) {
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not write artifact ${this.id}: ${(err as Error).message}`, {
         path: this.tempPath,
@@ -84,8 +89,9 @@ export class ArtifactWriter {
 
   /** Publishes the artifact: metadata first, then the content file by rename. */
   finish(): ArtifactRef {
-    if (this.state !== "open" || this.fd === undefined)
+    if (this.state !== "open" || (this.fd === undefined && this.chunks === null))
       throw new TranscriptStoreError("INVALID_OPTION", `Artifact writer ${this.id} is ${this.state}`);
+    if (this.chunks !== null) return this.finishSealed(this.chunks);
     const store = this.store;
     const counts: RedactionCounts = new Map();
     if (store.redactor !== null) this.redactTemp(store.redactor, counts);
@@ -102,8 +108,8 @@ export class ArtifactWriter {
     if (this.options.name !== undefined) meta.name = this.options.name;
     if (this.options.ttlMs !== undefined) meta.expiresAt = this.createdAt + this.options.ttlMs;
     try {
-      if (store.fsync) io.fsyncSync(this.fd);
-      io.closeSync(this.fd);
+      if (store.fsync) io.fsyncSync(this.fd!);
+      io.closeSync(this.fd!);
       this.fd = undefined;
       writeFileAtomic(join(store.dir, metaFileName(this.id)), encodeMeta(meta), { fsync: store.fsync });
       // Never over whatever already holds the name (another tool's file, a planted symlink).
@@ -125,6 +131,51 @@ export class ArtifactWriter {
     this.state = "finished";
     store.remember(meta);
     store.reportRedacted(`Artifact ${this.id}`, counts, join(store.dir, logFileName(this.id, this.toolType)));
+    return store.toRef(meta, this.bytes);
+  }
+
+  /** `finish()` of an encrypted session's stream: redacted, sealed whole, published without replacing anything. */
+  private finishSealed(chunks: Buffer[]): ArtifactRef {
+    const store = this.store;
+    const counts: RedactionCounts = new Map();
+    let content = Buffer.concat(chunks);
+    if (store.redactor !== null) {
+      const text = content.toString("latin1");
+      const out = store.redactor.redactText(text, counts);
+      if (out !== text) content = Buffer.from(out, "latin1");
+    }
+    const meta: ArtifactMeta = {
+      v: 1,
+      id: this.id,
+      toolType: this.toolType,
+      sizeBytes: content.length,
+      createdAt: this.createdAt,
+      contentType: this.options.contentType ?? defaultContentType("text"),
+      encoding: "text",
+    };
+    if (this.options.name !== undefined) meta.name = this.options.name;
+    if (this.options.ttlMs !== undefined) meta.expiresAt = this.createdAt + this.options.ttlMs;
+    const name = logFileName(this.id, this.toolType);
+    const finalPath = join(store.dir, name);
+    try {
+      writeFileAtomic(join(store.dir, metaFileName(this.id)), encodeMeta(meta), { fsync: store.fsync });
+      if (!writeNew(finalPath, store.sealed(name, content), { fsync: store.fsync })) {
+        throw new TranscriptStoreError("OUTPUT_EXISTS", `Could not finish artifact ${this.id}: ${finalPath} already exists`, {
+          path: finalPath,
+        });
+      }
+    } catch (err) {
+      this.abort();
+      if (isStoreError(err, "OUTPUT_EXISTS")) throw err;
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not finish artifact ${this.id}: ${(err as Error).message}`, {
+        path: finalPath,
+        cause: err,
+      });
+    }
+    this.bytes = content.length;
+    this.state = "finished";
+    store.remember(meta);
+    store.reportRedacted(`Artifact ${this.id}`, counts, finalPath);
     return store.toRef(meta, this.bytes);
   }
 
@@ -169,6 +220,7 @@ export class ArtifactWriter {
   abort(): void {
     if (this.state === "finished") return;
     this.state = "aborted";
+    if (this.chunks !== null) this.chunks.length = 0;
     closeQuietly(this.fd);
     this.fd = undefined;
     removeQuietly(this.tempPath);

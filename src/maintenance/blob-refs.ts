@@ -1,5 +1,6 @@
 import { constants } from "node:fs";
 import { forEachBlobRef } from "../blob/blob-ref.ts";
+import { forEachKeyedBlobRef } from "../blob/keyed-blob-ref.ts";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { LineSplitter } from "../format/line-splitter.ts";
 import { io } from "../io.ts";
@@ -15,7 +16,8 @@ export class RefCounter {
 
 /**
  * Every blob hash a file references, read raw line by line, so refs inside malformed lines,
- * quarantine records (also their base64 form) and backups count too. Throws
+ * quarantine records (also their base64 form) and backups count too. Keyed refs count by their
+ * hex name (an encrypted line lists them in clear): no key is needed to keep what is referenced. Throws
  * `PERSISTENCE_FAILED` when the file cannot be read: a collector must never guess.
  */
 export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: string, into: T): T {
@@ -37,12 +39,18 @@ export function blobRefsOfFile<T extends { add(hash: string): unknown }>(path: s
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
   }
   const quarantine = path.endsWith(".quarantine.jsonl");
+  const visit = (hash: string) => into.add(hash);
   const splitter = new LineSplitter(({ bytes }) => {
-    forEachBlobRef(bytes, (hash) => into.add(hash));
+    forEachBlobRef(bytes, visit);
+    forEachKeyedBlobRef(bytes, visit);
     if (quarantine && bytes.includes('"base64":"')) {
       try {
         const record = JSON.parse(bytes.toString("utf8")) as { base64?: unknown };
-        if (typeof record.base64 === "string") forEachBlobRef(Buffer.from(record.base64, "base64"), (hash) => into.add(hash));
+        if (typeof record.base64 === "string") {
+          const raw = Buffer.from(record.base64, "base64");
+          forEachBlobRef(raw, visit);
+          forEachKeyedBlobRef(raw, visit);
+        }
       } catch {
         // a damaged quarantine line still had its raw refs collected above
       }

@@ -8,6 +8,8 @@ import type { LineCut } from "../format/session-parser.ts";
 import { cutImagePayloads, restoreCuts } from "../prepare/cut-payloads.ts";
 import { externalizeImages } from "../prepare/externalize-images.ts";
 import type { InlineImageSources } from "./inline-image-sources.ts";
+import { KeyedBlobs } from "../blob/keyed-blobs.ts";
+import { keyedBlobCipherOf, mentionsKeyedRef, openLineChecked } from "./keyed-lines.ts";
 import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { externalizeGiantLines } from "./giant-lines.ts";
@@ -72,12 +74,17 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
       },
     };
   };
+  // An encrypted session's cipher (the header's), set by its first entry line.
+  let cipher: LineCipher | null | undefined;
+  // Its images are keyed blobs, read back through decryption (keyed-lines.ts).
+  let keyed: KeyedBlobs | null = null;
   const mapRecord = (record: RawRecord, text: string, _lineIndex: number, offset: number, length: number, cut: boolean) => {
     // One substring search per line serves both the eager rehydration and the ref tracking.
-    const hasRef = eager || (options.writable === true && !hasBlobRefs) ? mentionsBlobRef(text) : false;
+    const hasRef =
+      eager || (options.writable === true && !hasBlobRefs) ? mentionsBlobRef(text) || (keyed !== null && mentionsKeyedRef(text)) : false;
     if (hasRef) hasBlobRefs = true;
     try {
-      if (eager) return hasRef ? rehydrateValue(record, blobs, warn) : record;
+      if (eager) return hasRef ? rehydrateValue(record, blobs, warn, keyed) : record;
       if (cut) for (const hash of cutHashes) options.sources.add(hash, offset, length);
       // A cut line held payloads of at least the threshold: its other payloads are looked at as the whole line's would be.
       const images = (cut || text.length >= options.blobThreshold) && text.includes("image");
@@ -90,10 +97,12 @@ export function loadSessionFile(path: string, options: LoadSessionOptions): Load
     }
   };
   // An encrypted session's lines are decrypted before anything looks at them (the cipher is the header's).
-  let cipher: LineCipher | null | undefined;
   const openRecord = (record: RawRecord, header: SessionHeader, ordinal: number): RawRecord => {
-    if (cipher === undefined) cipher = withPath(path, () => cipherFor(header, options.key ?? null));
-    if (cipher !== null) return withPath(path, () => cipher!.open(record, ordinal));
+    if (cipher === undefined) {
+      cipher = withPath(path, () => cipherFor(header, options.key ?? null));
+      if (cipher !== null) keyed = new KeyedBlobs(blobs, keyedBlobCipherOf(options.key!));
+    }
+    if (cipher !== null) return withPath(path, () => openLineChecked(cipher!, record, ordinal));
     // A header stripped of its encryption must not turn the session plain (later appends would be written in clear).
     if (record.type === "encrypted") {
       throw new TranscriptStoreError("DECRYPT_FAILED", `Entry line ${ordinal} is encrypted but the header is not; nothing is served`, {

@@ -147,8 +147,8 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     chunkSize,
     cwd: options.cwd,
     now: options.now ?? (() => new Date()),
-    // Encrypted lines keep their images inline (encrypted with the line): nothing goes to the blob store in clear.
-    prepare: encryption === null ? prepare : { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER },
+    // An encrypted session's images go to keyed blobs (keyed-lines.ts): nothing reaches the blob store in clear.
+    prepare,
     redactor,
     store: resolveStore(options.store),
     incognito,

@@ -4,6 +4,8 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { linesToQuarantine } from "../format/session-parser.ts";
 import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import { KeyedBlobs } from "../blob/keyed-blobs.ts";
+import { keyedBlobCipherOf, sealLine, toKeyedEntry, type KeyedWrite } from "./keyed-lines.ts";
 import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
@@ -51,6 +53,10 @@ export class SessionWriter {
   private entryLines: number;
   /** The session's line cipher (undefined until first needed; null: a plain session). */
   private cipher: LineCipher | null | undefined;
+  /** An encrypted session's keyed blobs (created with its cipher). */
+  private keyed: KeyedBlobs | null = null;
+  /** The keyed blobs the line being prepared references (an encrypted session's images). */
+  private keyedWrites: KeyedWrite[] = [];
 
   constructor(
     readonly file: SessionFile,
@@ -91,6 +97,7 @@ export class SessionWriter {
     // A concurrent gc (with a short grace period) may have collected a blob that existed before
     // this line referenced it: put it back before the append is acknowledged.
     for (const blob of blobs) if (!this.blobs.hasSync(blob.hash)) this.blobs.putHashedSync(blob.hash, blob.bytes);
+    for (const blob of this.takeKeyedWrites()) if (!this.blobs.hasSync(blob.hex)) this.keyed!.ensureSync(blob.hex, blob.bytes);
     return this.options.rehydrate === "lazy" ? prepared : entry;
   }
 
@@ -162,11 +169,20 @@ export class SessionWriter {
   /** The line as written: encrypted (bound to the session and `ordinal`) when the session is. */
   private seal(line: string, ordinal: number): string {
     const cipher = this.lineCipher();
-    return cipher === null ? line : cipher.seal(line, ordinal);
+    return cipher === null ? line : sealLine(cipher, line, ordinal);
+  }
+
+  private takeKeyedWrites(): KeyedWrite[] {
+    const writes = this.keyedWrites;
+    if (writes.length > 0) this.keyedWrites = [];
+    return writes;
   }
 
   private lineCipher(): LineCipher | null {
-    if (this.cipher === undefined) this.cipher = cipherFor(this.header(), this.options.key ?? null);
+    if (this.cipher === undefined) {
+      this.cipher = cipherFor(this.header(), this.options.key ?? null);
+      if (this.cipher !== null) this.keyed = new KeyedBlobs(this.blobs, keyedBlobCipherOf(this.options.key!));
+    }
     return this.cipher;
   }
 
@@ -192,10 +208,32 @@ export class SessionWriter {
     if (!prepared.mayHoldRefs || !prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
     // The store learns where this session lives before anything of it can reference a blob.
     this.options.register();
+    if (this.lineCipher() !== null) return this.keyedLine(prepared);
     // Order invariant: every referenced blob is in place before the line that references it.
     for (const blob of prepared.blobs) this.blobs.putHashedSync(blob.hash, blob.bytes);
     this.storeReferencedBlobs(prepared);
     return prepared;
+  }
+
+  /**
+   * An encrypted session's line: its images go to keyed blobs (stored before the line, like plain
+   * ones), never to the store in clear; the refs the entry carried are made keyed too when their
+   * bytes are at hand.
+   */
+  private keyedLine(prepared: PreparedLine): PreparedLine {
+    const own = new Map(prepared.blobs.map((b) => [b.hash, b.bytes] as const));
+    const bytesOf = (hash: string): Uint8Array | null => {
+      const mine = own.get(hash);
+      if (mine !== undefined) return mine;
+      try {
+        return this.blobs.getVerifiedSync(hash) ?? this.options.missingBlob(hash);
+      } catch {
+        return this.options.missingBlob(hash); // a corrupt stored copy: only the source's bytes will do
+      }
+    };
+    const { entry, written } = toKeyedEntry(prepared.entry, this.keyed!, bytesOf, this.options.warn);
+    this.keyedWrites = written;
+    return { ...prepared, entry, blobs: [], line: entry === prepared.entry ? prepared.line : JSON.stringify(entry) };
   }
 
   /**

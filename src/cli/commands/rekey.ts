@@ -30,7 +30,7 @@ export const rekeyCommand: Command = {
     const to = readKeyFile(ctx.io.cwd, ctx.values["new-key-file"], "new-key-file");
     const files = await findSessionFiles(ctx.positionals, ctx.io.cwd);
     for (const file of files) {
-      const report = await rekeySessionFile(file, { from, to });
+      const report = await rekeySessionFile(file, { from, to, blobsDir: ctx.dirs.blobsDir });
       ctx.emit(
         { type: "rekeyed", ...report },
         terminalText`rekeyed ${report.path} (${String(report.entries)} entries, key ${report.toKeyId})`,

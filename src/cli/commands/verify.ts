@@ -23,11 +23,13 @@ export const verifyCommand: Command = {
     const checked = new Map();
     const progress = startProgress(ctx.io, files.length, "verifying", ctx.json);
     let entries = 0;
+    const unchecked: Array<{ path: string; message: string }> = [];
     try {
       for (const file of files) {
         const result = verifySessionFile(file, { blobsDir: ctx.dirs.blobsDir, rehash: ctx.values["no-rehash"] !== true }, checked);
         entries += result.entries;
         findings.push(...result.findings);
+        if (result.unchecked !== undefined) unchecked.push({ path: file, message: result.unchecked });
         await progress.tick(basename(file));
       }
     } finally {
@@ -38,6 +40,7 @@ export const verifyCommand: Command = {
     );
     for (const f of findings)
       ctx.emit({ type: "finding", ...f }, terminalText`${f.kind.padEnd(18)} ${f.path}${f.line ? `:${f.line}` : ""}  ${f.message}`);
+    for (const u of unchecked) ctx.emit({ type: "unchecked", ...u }, terminalText`${"UNCHECKED".padEnd(18)} ${u.path}  ${u.message}`);
     ctx.emit(
       { type: "summary", files: files.length, entries, findings: findings.length },
       `${files.length} file(s), ${entries} entries, ${findings.length} finding(s)`,

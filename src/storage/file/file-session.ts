@@ -1,5 +1,7 @@
 import { headerEncryption } from "../../session/line-cipher.ts";
 import { basename, join } from "node:path";
+import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
+import { resealArtifacts } from "../../artifacts/artifact-reseal.ts";
 import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { registerReferrer, referrerFor } from "../../blob/blob-referrers.ts";
 import { BlobStore } from "../../blob/blob-store.ts";
@@ -127,8 +129,18 @@ export class FileSessionStorage implements SessionStorage {
         onWarning: this.options.onWarning,
         fsync: this.options.fsync,
         redactor: this.options.redactor,
+        cipher: this.artifactCipher(),
       });
     return this.artifactStore;
+  }
+
+  /** An encrypted session's artifacts are sealed under its key, bound to its id (null: a plain session). */
+  private artifactCipher(): ArtifactCipher | null {
+    const header = this.hooks.header();
+    if (headerEncryption(header) === null) return null;
+    const key = this.options.encryption?.key ?? null;
+    if (key === null) throw new TranscriptStoreError("KEY_REQUIRED", `Session ${header.id} is encrypted; its artifacts need the key`);
+    return new ArtifactCipher(key.key, header.id);
   }
 
   /** Records in the blob store where this session lives (gc marks every registered place). */
@@ -142,6 +154,15 @@ export class FileSessionStorage implements SessionStorage {
     const sourceArtifacts = artifactsDirOf(this.path);
     ensureParent(path, options);
     linkTree(sourceArtifacts, artifactsDirOf(path), (w) => options.onWarning(w), "link", options.fsync);
+    // An encrypted session's artifacts are bound to its id: the fork's copies are sealed again for the fork's.
+    const from = this.artifactCipher();
+    const key = this.options.encryption?.key ?? null;
+    try {
+      if (from !== null && key !== null) resealArtifacts(artifactsDirOf(path), from, new ArtifactCipher(key.key, header.id), options.fsync);
+    } catch (err) {
+      ensureRemoved(artifactsDirOf(path));
+      throw err;
+    }
     const body = request.whole ? this.copyableBody() : null;
     const copy: BodyWriter | null =
       body === null
