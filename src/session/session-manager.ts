@@ -140,10 +140,13 @@ export class SessionManager {
    */
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
-    refuseIncognito(resolveSessionManagerOptions(rest), "forkFrom");
+    const given = resolveSessionManagerOptions(rest);
+    refuseIncognito(given, "forkFrom");
     // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
     if (atEntryId === undefined && rest.encryption === undefined) {
-      const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
+      // The fork's own options are the given ones made writable: nothing else resolved depends on readOnly (not
+      // resolved twice: that read the sessions directory twice to detect its layout, and made a store URL's backend twice).
+      const resolved: ResolvedSessionManagerOptions = { ...given, readOnly: false, original: { ...rest, readOnly: false } };
       const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
       if (copied) return new SessionManager(resolved, copied);
     }
