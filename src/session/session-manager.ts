@@ -4,6 +4,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-report.ts";
 import { currentLabels, extractPath } from "../format/extract-path.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { isoTime } from "../format/iso-time.ts";
 import { backendOf } from "../storage/backends.ts";
 import { applyLifecycle, type LifecycleListOptions } from "../lifecycle/listing-flags.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
@@ -238,7 +239,7 @@ export class SessionManager {
       type: "message",
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: this.options.now().toISOString(),
+      timestamp: isoTime(this.options.now().getTime()),
       message,
     });
   }
@@ -254,7 +255,7 @@ export class SessionManager {
       type,
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: typeof timestamp === "string" ? timestamp : this.options.now().toISOString(),
+      timestamp: typeof timestamp === "string" ? timestamp : isoTime(this.options.now().getTime()),
       ...rest,
     });
   }
