@@ -18,7 +18,7 @@ import { rehydrateValue } from "./rehydrate.ts";
 import type { DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
-import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
+import { resolveSessionManagerOptions, systemNow, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
 export interface ForkOptions {
@@ -239,7 +239,7 @@ export class SessionManager {
       type: "message",
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: isoTime(this.options.now().getTime()),
+      timestamp: this.entryTimestamp(),
       message,
     });
   }
@@ -255,7 +255,7 @@ export class SessionManager {
       type,
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: typeof timestamp === "string" ? timestamp : isoTime(this.options.now().getTime()),
+      timestamp: typeof timestamp === "string" ? timestamp : this.entryTimestamp(),
       ...rest,
     });
   }
@@ -265,6 +265,12 @@ export class SessionManager {
     this.assertWritable();
     this.storage.assertHeld();
     return this.loaded();
+  }
+
+  /** A new entry's `timestamp`: the clock's time as ISO 8601 (the system clock read without building a `Date`). */
+  private entryTimestamp(): string {
+    const now = this.options.now;
+    return isoTime(now === systemNow ? Date.now() : now().getTime());
   }
 
   /** Persists a built entry, then adds what was kept to the tree; returns its id. */
