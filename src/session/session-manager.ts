@@ -18,7 +18,12 @@ import { rehydrateValue } from "./rehydrate.ts";
 import type { DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
-import { resolveSessionManagerOptions, systemNow, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
+import {
+  resolveSessionManagerOptions,
+  systemNow,
+  type ResolvedSessionManagerOptions,
+  type SessionManagerOptions,
+} from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
 export interface ForkOptions {

@@ -23,7 +23,10 @@ describe("isoTime", () => {
     const start = 1_764_124_799_000; // seconds across a day's end
     for (let ms = start; ms < start + 3000; ms++) expect(isoTime(ms)).toBe(new Date(ms).toISOString());
     let seed = 27;
-    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     for (let n = 0; n < 20_000; n++) {
       const ms = Math.floor(start + (random() - 0.5) * 4000);
       expect(isoTime(ms)).toBe(new Date(ms).toISOString());

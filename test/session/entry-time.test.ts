@@ -49,7 +49,10 @@ describe("entryTime", () => {
 
   it("agrees with the oracle on seeded random lines built from the pieces that matter", () => {
     let seed = 27;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     const pieces = ['"timestamp":"', '"', "\\", T, "2025", "x", "1".repeat(30), ",", "{", "}", ":", "é"];
     let dated = 0;
     for (let n = 0; n < 3000; n++) {
