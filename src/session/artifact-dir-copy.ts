@@ -39,9 +39,13 @@ export function linkTree(
     return result;
   }
   ensureDir(dst, fsync);
+  // Names from readdir hold no separator and are never "." or "..": each path is its directory's
+  // normalized prefix plus the name (what path.join gives, without normalizing once per file).
+  const fromPrefix = prefixOf(src);
+  const toPrefix = prefixOf(dst);
   for (const entry of entries) {
-    const from = join(src, entry.name);
-    const to = join(dst, entry.name);
+    const from = fromPrefix + entry.name;
+    const to = toPrefix + entry.name;
     if (entry.isSymbolicLink()) {
       result.failed++;
       warn({ code: "ARTIFACT_COPY_FAILED", message: "Symlink in artifacts directory not followed", path: from });
@@ -76,6 +80,11 @@ export function linkTree(
   }
   if (fsync) fsyncDir(dst);
   return result;
+}
+
+/** `dir` normalized, ending in one separator: `join(dir, name)` is this plus `name` for any name readdir gives. */
+function prefixOf(dir: string): string {
+  return join(dir, "x").slice(0, -1);
 }
 
 /** True when every file of `a` exists in `b` with the same bytes (used before deleting a cross-device source). */

@@ -103,18 +103,30 @@ export function readLineAt(fd: number, head: Buffer, offset: number, size: numbe
   return { bytes: got, complete: offset + got.length >= size };
 }
 
-const ENTRY_TIME = /"timestamp":"([^"\\]{1,64})"/;
+const TIME_KEY = Buffer.from('"timestamp":"');
+/** Longest time string taken: a longer run is no time. */
+const MAX_TIME_CHARS = 64;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /**
  * When a message line was written: its entry's `timestamp`, the line's first string
- * `"timestamp"` (pi writes it before the message; a regular expression over the line's first
- * 64 KiB, no parse). Null when there is none or it is no valid time.
+ * `"timestamp"` (pi writes it before the message) of 1 to 64 bytes holding neither a quote nor a
+ * backslash, found in the line's bytes (its first 64 KiB; nothing decoded but those bytes, no
+ * parse). Null when there is none or it is no valid time.
  */
 export function entryTime(line: { bytes: Buffer }): Date | null {
-  const at = ENTRY_TIME.exec(line.bytes.toString("latin1"))?.[1];
-  if (at === undefined) return null;
-  const date = new Date(at);
-  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? null : date;
+  const bytes = line.bytes;
+  for (let key = bytes.indexOf(TIME_KEY); key !== -1; key = bytes.indexOf(TIME_KEY, key + 1)) {
+    const start = key + TIME_KEY.length;
+    const limit = Math.min(bytes.length, start + MAX_TIME_CHARS + 1);
+    let end = start;
+    while (end < limit && bytes[end] !== QUOTE && bytes[end] !== BACKSLASH) end++;
+    if (end === start || end - start > MAX_TIME_CHARS || end === bytes.length || bytes[end] !== QUOTE) continue;
+    const date = new Date(bytes.toString("latin1", start, end));
+    return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? null : date;
+  }
+  return null;
 }
 
 /** pi's session name from a `session_info` line (trimmed; empty is a clear), or null. */

@@ -4,6 +4,7 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-report.ts";
 import { currentLabels, extractPath } from "../format/extract-path.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { isoTime } from "../format/iso-time.ts";
 import { backendOf } from "../storage/backends.ts";
 import { applyLifecycle, type LifecycleListOptions } from "../lifecycle/listing-flags.ts";
 import { MemorySessionStorage } from "../storage/memory-session.ts";
@@ -17,7 +18,12 @@ import { rehydrateValue } from "./rehydrate.ts";
 import type { DiscoveryOptions } from "./discovery.ts";
 import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
-import { resolveSessionManagerOptions, type ResolvedSessionManagerOptions, type SessionManagerOptions } from "./session-options.ts";
+import {
+  resolveSessionManagerOptions,
+  systemNow,
+  type ResolvedSessionManagerOptions,
+  type SessionManagerOptions,
+} from "./session-options.ts";
 import { buildSessionContext, buildTree, pathToEntry, type SessionContext, type SessionTreeNode } from "./session-tree.ts";
 
 export interface ForkOptions {
@@ -140,10 +146,13 @@ export class SessionManager {
    */
   static async forkFrom(sourcePath: string, cwd: string, options: SessionManagerOptions & ForkOptions = {}): Promise<SessionManager> {
     const { atEntryId, cwd: _ignored, ...rest } = options;
-    refuseIncognito(resolveSessionManagerOptions(rest), "forkFrom");
+    const given = resolveSessionManagerOptions(rest);
+    refuseIncognito(given, "forkFrom");
     // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
     if (atEntryId === undefined && rest.encryption === undefined) {
-      const resolved = resolveSessionManagerOptions({ ...rest, readOnly: false });
+      // The fork's own options are the given ones made writable: nothing else resolved depends on readOnly (not
+      // resolved twice: that read the sessions directory twice to detect its layout, and made a store URL's backend twice).
+      const resolved: ResolvedSessionManagerOptions = { ...given, readOnly: false, original: { ...rest, readOnly: false } };
       const copied = await backendOf(resolved).forkWhole?.(sourcePath, cwd, resolved);
       if (copied) return new SessionManager(resolved, copied);
     }
@@ -235,7 +244,7 @@ export class SessionManager {
       type: "message",
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: this.options.now().toISOString(),
+      timestamp: this.entryTimestamp(),
       message,
     });
   }
@@ -251,7 +260,7 @@ export class SessionManager {
       type,
       id: newEntryId(tree.byId),
       parentId: tree.leafId,
-      timestamp: typeof timestamp === "string" ? timestamp : this.options.now().toISOString(),
+      timestamp: typeof timestamp === "string" ? timestamp : this.entryTimestamp(),
       ...rest,
     });
   }
@@ -261,6 +270,12 @@ export class SessionManager {
     this.assertWritable();
     this.storage.assertHeld();
     return this.loaded();
+  }
+
+  /** A new entry's `timestamp`: the clock's time as ISO 8601 (the system clock read without building a `Date`). */
+  private entryTimestamp(): string {
+    const now = this.options.now;
+    return isoTime(now === systemNow ? Date.now() : now().getTime());
   }
 
   /** Persists a built entry, then adds what was kept to the tree; returns its id. */

@@ -97,6 +97,9 @@ export interface ResolvedSessionManagerOptions {
   original: SessionManagerOptions;
 }
 
+/** The clock when no `now` is given: the system's. An append reads `Date.now()` instead of calling it (no `Date` built). */
+export const systemNow = (): Date => new Date();
+
 function bool(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== "boolean") throw new TranscriptStoreError("INVALID_OPTION", `${name} must be a boolean, got ${String(value)}`);
@@ -146,7 +149,7 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     lockStaleMs,
     chunkSize,
     cwd: options.cwd,
-    now: options.now ?? (() => new Date()),
+    now: options.now ?? systemNow,
     // An encrypted session's images go to keyed blobs (keyed-lines.ts): nothing reaches the blob store in clear.
     prepare,
     redactor,

@@ -1,5 +1,5 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import type { StoreWarning } from "../../src/errors.ts";
@@ -307,6 +307,38 @@ describe("ArtifactStore ids and files", () => {
     expect(source.getAgentOutput("agent")).toBe("v1");
     expect(source.list().map((r) => r.id)).toEqual(["0"]);
     expect(source.save("source next", { toolType: "bash" }).id).toBe("1");
+  });
+
+  it("linkTree links every file under directories however they are spelled (relative, dotted, trailing separator, nested)", () => {
+    const root = tempDir("ts-art-");
+    const source = storeIn(root);
+    source.save("one", { toolType: "bash" });
+    source.saveAgentOutput(source.allocateAgentOutputId("agent"), "v1");
+    mkdirSync(join(source.dir, "sub", "deeper"), { recursive: true });
+    writeFileSync(join(source.dir, "sub", "deeper", "note.txt"), "nested");
+    symlinkSync("0.bash.log", join(source.dir, "sub", "link"));
+    const names = (dir: string): string[] =>
+      readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((n) => !n.endsWith("link"))
+        .sort();
+    const spellings = [
+      (dir: string) => `${dir}/`,
+      (dir: string) => `${dir}/./`,
+      (dir: string) => `${root}//${basename(source.dir)}/../${basename(dir)}`,
+      (dir: string) => relative(process.cwd(), dir),
+    ];
+    for (const [i, spell] of spellings.entries()) {
+      const forkDir = join(root, `fork${i}`);
+      const warnings: StoreWarning[] = [];
+      const result = linkTree(spell(source.dir), spell(forkDir), (w) => warnings.push(w));
+      expect(names(forkDir), `spelling ${i}`).toEqual(names(source.dir));
+      expect(result).toEqual({ linked: 4, copied: 0, failed: 1 });
+      // The skipped symlink is named by its normalized path, as path.join names it.
+      expect(warnings.map((w) => [w.code, w.path])).toEqual([["ARTIFACT_COPY_FAILED", join(spell(source.dir), "sub", "link")]]);
+      const nested = join("sub", "deeper", "note.txt");
+      expect(statSync(join(forkDir, nested)).ino, `spelling ${i}`).toBe(statSync(join(source.dir, nested)).ino);
+      expect(statSync(join(forkDir, "0.bash.log")).ino).toBe(statSync(join(source.dir, "0.bash.log")).ino);
+    }
   });
 
   it("a copy of the directory elsewhere (move) reads the same with paths under the new directory", () => {
