@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { extractPath } from "../format/extract-path.ts";
+import { isoTime } from "../format/iso-time.ts";
 import { ensureDir } from "../io.ts";
 import { uuidv7 } from "../session/ids.ts";
 import { buildContextEntries, buildSessionContext, buildSessionProjection } from "./context.ts";
@@ -614,7 +615,7 @@ export class SessionManager {
       ...fields,
       id: newShortId(this.index.byId),
       parentId: this.leafId,
-      timestamp: new Date().toISOString(),
+      timestamp: isoTime(Date.now()),
     } as SessionEntry;
     complete?.(entry as unknown as Record<string, unknown>);
     const previousLeaf = this.leafId;
