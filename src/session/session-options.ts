@@ -65,9 +65,10 @@ export interface SessionManagerOptions extends PrepareOptions {
    */
   incognito?: boolean;
   /**
-   * Encryption at rest (file store): `{ key }` (32 bytes) or `{ keyProvider, keyId }`. New sessions
-   * are encrypted line by line (README, Privacy); opening an encrypted session needs its key
-   * (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with `store`, `incognito` and `rehydrate: "lazy"`.
+   * Encryption at rest (file store and PostgreSQL): `{ key }` (32 bytes) or `{ keyProvider, keyId }`.
+   * New sessions are encrypted line by line (entry row by entry row in PostgreSQL; README, Privacy);
+   * opening an encrypted session needs its key (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with
+   * `incognito`, `rehydrate: "lazy"` and a `store` of another kind.
    */
   encryption?: EncryptionOptions;
 }
@@ -133,7 +134,8 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   const stages: readonly PrepareStage[] =
     redactor === null ? (options.stages ?? []) : [redactStage(redactor, onWarning), ...(options.stages ?? [])];
   const encryption = resolveEncryption(options.encryption);
-  if (encryption !== null) refuseWithEncryption(options);
+  const store = resolveStore(options.store);
+  if (encryption !== null) refuseWithEncryption(options, store);
   const prepare = resolvePrepareOptions({ ...options, stages });
   return {
     ...dirs,
@@ -150,7 +152,7 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     // Encrypted lines keep their images inline (encrypted with the line): nothing goes to the blob store in clear.
     prepare: encryption === null ? prepare : { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER },
     redactor,
-    store: resolveStore(options.store),
+    store,
     incognito,
     encryption,
     original: options,
@@ -167,10 +169,10 @@ function refuseWithIncognito(options: SessionManagerOptions): void {
   }
 }
 
-/** Options encryption cannot honour yet: another backend, lazy images (refs into encrypted lines). */
-function refuseWithEncryption(options: SessionManagerOptions): void {
-  if (options.store !== undefined)
-    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store only (not with store)");
+/** Options encryption cannot honour yet: a backend that does not encrypt, lazy images (refs into encrypted lines). */
+function refuseWithEncryption(options: SessionManagerOptions, store: StorageBackend | null): void {
+  if (store !== null && store.kind !== "postgres")
+    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store and the PostgreSQL backend only");
   if (options.rehydrate === "lazy")
     throw new TranscriptStoreError("INVALID_OPTION", 'encryption cannot be combined with rehydrate: "lazy"');
 }

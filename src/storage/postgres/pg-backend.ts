@@ -21,6 +21,8 @@ import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 import { PgLifecycle } from "./pg-lifecycle.ts";
+import { openRows, pgCipher, sealRow, withSessionKey } from "./pg-cipher.ts";
+import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
@@ -34,6 +36,8 @@ interface OpenState {
   refs?: Set<string>;
   /** Entries whose line names a ref (only they are rehydrated). */
   withRefs?: Set<SessionEntry>;
+  /** An encrypted session's key (null: plain). */
+  key: StoreKey | null;
 }
 
 /** Who holds a lease: host, process and a random tag (two managers of one process differ). */
@@ -82,11 +86,13 @@ export class PostgresBackend implements StorageBackend {
   async create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
     const store = await this.connect();
     const holder = leaseHolder();
+    const key = options.encryption?.key ?? null;
+    pgCipher(header, key); // an encrypted header needs its key before anything is written
     if (options.deferUntilAssistant) {
-      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false, firstMessageKnown: false });
+      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false, firstMessageKnown: false, key });
     }
     const { token } = await store.createSession(JSON.stringify(header), { lease: { holder, ttlMs: options.lockStaleMs } });
-    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true, firstMessageKnown: false });
+    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true, firstMessageKnown: false, key });
   }
 
   async open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
@@ -99,7 +105,9 @@ export class PostgresBackend implements StorageBackend {
       // Read after the lease is ours: every committed row is in the snapshot, and no one appends after it.
       const { session, entries: rows } = await store.loadSession(id);
       const header = parseHeader(session.header, `${this.name}#${id}`);
-      const { entries, report, refs, withRefs } = entriesOf(rows);
+      // An encrypted session's rows are opened before anything looks at them (nothing is served when one fails).
+      const key = (await withSessionKey(options, header)).encryption?.key ?? null;
+      const { entries, report, refs, withRefs } = entriesOf(openRows(header, rows, pgCipher(header, key)));
       const opened = await this.opened(store, header, entries, options, {
         token,
         holder,
@@ -108,6 +116,7 @@ export class PostgresBackend implements StorageBackend {
         firstMessageKnown: session.firstMessage !== null,
         refs,
         withRefs,
+        key,
       });
       return { ...opened, loadReport: report };
     } catch (err) {
@@ -226,6 +235,7 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
+            cipher: state.key === null ? null : withKey(pgCipher(header, state.key), state.key),
             forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
@@ -243,7 +253,10 @@ export class PostgresBackend implements StorageBackend {
     const lease = { holder, ttlMs: options.lockStaleMs };
     let session: PgSession;
     let token: number | null;
-    if (request.whole && source.isStored) {
+    // An encrypted source's rows are bound to its id: its fork is written from memory, sealed under the fork's id.
+    const key = source.storeKey;
+    const cipher = pgCipher(header, key);
+    if (request.whole && source.isStored && cipher === null) {
       // The rows memory shows: those stored, copied server-side, then those the source could not
       // store (a lost lease), written in the same transaction.
       const unstored = copy.unstored;
@@ -256,7 +269,10 @@ export class PostgresBackend implements StorageBackend {
     } else {
       // A branch: the source's artifacts and refs are copied server-side and its path written from
       // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
-      const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
+      const rows = entries.map((entry, i) => {
+        const prepared = prepareRow(entry, options.prepare, options.onWarning, cipher === null);
+        return cipher === null ? prepared : { ...prepared, row: sealRow(prepared.row, cipher, i + 1) };
+      });
       const blobs = withCachedBlobs(
         rows.map((r) => ({ row: r.row, blobs: r.blobs })),
         source,
@@ -269,8 +285,20 @@ export class PostgresBackend implements StorageBackend {
       }
     }
     const firstMessageKnown = session.firstMessage !== null;
-    return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
+    return this.opened(store, header, entries, options, {
+      token,
+      holder,
+      nextSeq: session.lastSeq + 1,
+      created: true,
+      firstMessageKnown,
+      key: cipher === null ? null : key,
+    });
   }
+}
+
+/** A cipher with its key, or null for a plain session. */
+function withKey(lines: LineCipher | null, key: StoreKey): { lines: LineCipher; key: StoreKey } | null {
+  return lines === null ? null : { lines, key };
 }
 
 /**
