@@ -11,6 +11,8 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, snapshotOfEntries } from "../session-snapshot.ts";
 import type { StorageHooks } from "../session-storage.ts";
 import { openFile } from "./file-start.ts";
+import { headerEncryption } from "../../session/line-cipher.ts";
+import { checkSealedLines } from "./sealed-export.ts";
 
 /** Sessions out of the file tree: the file backend's `locate` and `exportSnapshot` (imports: file-import.ts). */
 
@@ -104,6 +106,8 @@ const quietHooks = (options: ResolvedSessionManagerOptions, header: () => Sessio
  */
 export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
   const abs = resolve(path);
+  const sealed = await exportSealedFile(abs, options);
+  if (sealed !== null) return sealed;
   const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
   const storage = opened.storage(quietHooks(options, () => opened.header));
   const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
@@ -136,6 +140,29 @@ export async function exportFile(path: string, options: ResolvedSessionManagerOp
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * An encrypted session file exported without its key: its lines as they are (ciphertext moves as
+ * ciphertext, under the same key: its lines are bound to the session id and their order, which an
+ * import keeps), once `checkSealedLines` found nothing only the key could repair. Null: not that case.
+ */
+async function exportSealedFile(abs: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot | null> {
+  const header = readSessionHeader(abs);
+  if (header === null || headerEncryption(header) === null || (options.encryption?.key ?? null) !== null) return null;
+  await checkSealedLines(abs, header, rawLines(abs));
+  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
+  const lines = () => skipFirst(rawLines(abs));
+  return {
+    header,
+    headerLine: await firstLine(abs),
+    lines,
+    blobHashes: () => hashesOfLines(lines()),
+    damaged: 0,
+    quarantine: () => quarantineOf(abs),
+    artifacts: () => artifactFiles(artifactsDirOf(abs)),
+    blob: async (hash: string) => blobs.getVerifiedSync(hash),
+  };
 }
 
 async function firstLine(path: string): Promise<string> {
