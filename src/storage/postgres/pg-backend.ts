@@ -41,7 +41,7 @@ interface OpenState {
 }
 
 /** Who holds a lease: host, process and a random tag (two managers of one process differ). */
-function leaseHolder(): string {
+export function leaseHolder(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 }
 
