@@ -8,7 +8,7 @@ import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 import { describeCounts, redactSecretsStage, resolveRedactRules, SecretRedactor, type RedactOption } from "../prepare/redact-secrets.ts";
 import type { PrepareStage } from "../prepare/pipeline.ts";
-import { lazyRedactionKey } from "./redaction-key.ts";
+import { RedactionKeySlot } from "./redaction-key-slot.ts";
 import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
 import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
@@ -59,6 +59,12 @@ export interface SessionManagerOptions extends PrepareOptions {
    */
   redact?: RedactOption;
   /**
+   * The key of the redaction markers (32 bytes), shared by the stores given it: their markers agree.
+   * @default $TRANSCRIPT_STORE_REDACTION_KEY_FILE's key, else the store's (PostgreSQL: its
+   * `redaction_key` table, one per database), else `<root>/redaction.key`
+   */
+  redactionKey?: Uint8Array;
+  /**
    * Incognito (`create` only): entries and blobs stay in memory, artifacts in a private temp
    * directory removed on close; nothing reaches the store root, the blob directory or a database.
    * Refused with `store`, `readOnly` or `fsync`. @default false
@@ -89,6 +95,8 @@ export interface ResolvedSessionManagerOptions {
   prepare: ResolvedPrepareOptions;
   /** The redactor of the `redact` option (its stage runs first among the user stages); null: off. */
   redactor: SecretRedactor | null;
+  /** Where the redactor's key comes from (a database backend supplies its own); null: `redact` is off. */
+  redactionKey: RedactionKeySlot | null;
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
   incognito: boolean;
@@ -130,7 +138,8 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   if (incognito) refuseWithIncognito(options);
   const dirs = resolveStoreDirs(options);
   const onWarning = options.onWarning ?? (() => {});
-  const redactor = resolveRedactor(options);
+  const redactionKey = options.redact === undefined ? null : RedactionKeySlot.resolve(options.redactionKey, rootOf(options));
+  const redactor = redactionKey === null ? null : new SecretRedactor(resolveRedactRules(options.redact!), () => redactionKey.get());
   const stages: readonly PrepareStage[] =
     redactor === null ? (options.stages ?? []) : [redactStage(redactor, onWarning), ...(options.stages ?? [])];
   const encryption = resolveEncryption(options.encryption);
@@ -152,6 +161,7 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     // Encrypted lines keep their images inline (encrypted with the line): nothing goes to the blob store in clear.
     prepare: encryption === null ? prepare : { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER },
     redactor,
+    redactionKey,
     store,
     incognito,
     encryption,
@@ -194,11 +204,9 @@ function resolveStore(store: unknown): StorageBackend | null {
   throw new TranscriptStoreError("INVALID_OPTION", `store must be a storage backend or a ${storeUrlForms()} URL`);
 }
 
-/** The redactor the `redact` option asks for, its key under the store root (read or created on the first secret). */
-function resolveRedactor(options: SessionManagerOptions): SecretRedactor | null {
-  if (options.redact === undefined) return null;
-  const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
-  return new SecretRedactor(resolveRedactRules(options.redact), lazyRedactionKey(root));
+/** The store root the options name. */
+function rootOf(options: SessionManagerOptions): string {
+  return options.root !== undefined ? resolve(options.root) : defaultRoot();
 }
 
 /** The redaction stage, reporting each entry it changed as SECRET_REDACTED (rule ids and counts only). */

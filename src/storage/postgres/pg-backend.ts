@@ -85,6 +85,7 @@ export class PostgresBackend implements StorageBackend {
 
   async create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
     const store = await this.connect();
+    await loadRedactionKey(store, options);
     const holder = leaseHolder();
     const key = options.encryption?.key ?? null;
     pgCipher(header, key); // an encrypted header needs its key before anything is written
@@ -100,6 +101,7 @@ export class PostgresBackend implements StorageBackend {
     const holder = leaseHolder();
     const id = (await store.resolveSession(ref)).id;
     let token: number | null = null;
+    if (!options.readOnly) await loadRedactionKey(store, options);
     if (!options.readOnly) token = await store.leases.acquire(id, holder, options.lockStaleMs);
     try {
       // Read after the lease is ours: every committed row is in the snapshot, and no one appends after it.
@@ -249,6 +251,7 @@ export class PostgresBackend implements StorageBackend {
    */
   private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage, copy: ForkSource): Promise<OpenedSession> {
     const { header, entries, options } = request;
+    await loadRedactionKey(store, options);
     const holder = leaseHolder();
     const lease = { holder, ttlMs: options.lockStaleMs };
     let session: PgSession;
@@ -294,6 +297,16 @@ export class PostgresBackend implements StorageBackend {
       key: cipher === null ? null : key,
     });
   }
+}
+
+/**
+ * The database's redaction key into the options' key slot, before anything is prepared: every writer
+ * of one database makes the same markers (unless a key was given explicitly). Created by the first
+ * writer that needs it (redaction_key table).
+ */
+async function loadRedactionKey(store: PgStore, options: ResolvedSessionManagerOptions): Promise<void> {
+  const slot = options.redactionKey;
+  if (slot?.wantsStoreKey) slot.fromStore(await store.redactionKey(randomBytes(32)));
 }
 
 /** A cipher with its key, or null for a plain session. */
