@@ -19,7 +19,8 @@ export function readRedactionKeyFile(path: string): Uint8Array {
       cause: err,
     });
   }
-  if (!KEY_TEXT.test(text)) throw new TranscriptStoreError("INVALID_CONFIG", `The redaction key file ${path} is not 64 hex digits`, { path });
+  if (!KEY_TEXT.test(text))
+    throw new TranscriptStoreError("INVALID_CONFIG", `The redaction key file ${path} is not 64 hex digits`, { path });
   return Buffer.from(text.slice(0, 64), "hex");
 }
 
@@ -68,6 +69,7 @@ export class RedactionKeySlot {
 
   /** The key (read or created on first need). */
   get(): Uint8Array {
-    return (this.key ??= this.fallback());
+    if (this.key === null) this.key = this.fallback();
+    return this.key;
   }
 }

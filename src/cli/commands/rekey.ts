@@ -23,7 +23,9 @@ function readKeyFile(cwd: string, file: unknown, option: string): StoreKey {
 
 export const rekeyCommand: Command = {
   name: "rekey",
-  summary: "re-encrypt encrypted sessions (files, or database sessions with --store) under a new key, each all or nothing (keys: files of 32 bytes or 64 hex characters)",
+  summary:
+    "re-encrypt encrypted sessions (files, or database sessions with --store) under a new key, each all or nothing " +
+    "(keys: files of 32 bytes or 64 hex characters)",
   usage: "rekey <paths…|ids… with --store> --key-file <file> --new-key-file <file>",
   options: { "key-file": { type: "string" }, "new-key-file": { type: "string" } },
   minArgs: 1,
@@ -51,10 +53,7 @@ async function rekeyDatabase(ctx: CommandContext, from: StoreKey, to: StoreKey):
   for (const arg of ctx.positionals) {
     const { id } = await store.resolveSession(arg);
     const report = await rekeyPgSession(store, backend.name, id, { from, to });
-    ctx.emit(
-      { type: "rekeyed", ...report },
-      terminalText`rekeyed ${report.id} (${String(report.entries)} entries, key ${report.toKeyId})`,
-    );
+    ctx.emit({ type: "rekeyed", ...report }, terminalText`rekeyed ${report.id} (${String(report.entries)} entries, key ${report.toKeyId})`);
   }
   return 0;
 }

@@ -26,9 +26,13 @@ export async function checkSealedLines(path: string, header: SessionHeader, line
       const last = Buffer.alloc(1);
       io.readSync(fd, last, 0, 1, size - 1);
       if (last[0] !== 0x0a) {
-        throw new TranscriptStoreError("KEY_REQUIRED", `Session ${header.id} is encrypted and has a torn last line: only its key can repair it`, {
-          path,
-        });
+        throw new TranscriptStoreError(
+          "KEY_REQUIRED",
+          `Session ${header.id} is encrypted and has a torn last line: only its key can repair it`,
+          {
+            path,
+          },
+        );
       }
     } finally {
       io.closeSync(fd);

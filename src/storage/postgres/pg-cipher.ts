@@ -16,7 +16,10 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 export const ENCRYPTED_KIND = "encrypted";
 
 /** Options whose encryption holds the key of the session headed by `header` (asked of the key provider when needed). */
-export async function withSessionKey(options: ResolvedSessionManagerOptions, header: SessionHeader): Promise<ResolvedSessionManagerOptions> {
+export async function withSessionKey(
+  options: ResolvedSessionManagerOptions,
+  header: SessionHeader,
+): Promise<ResolvedSessionManagerOptions> {
   const encryption = headerEncryption(header);
   if (encryption === null || options.encryption === null) return options;
   return { ...options, encryption: await withProvidedKey(options.encryption, { keyId: encryption.keyId }) };

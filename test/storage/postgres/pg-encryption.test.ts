@@ -67,7 +67,8 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
       ["3", null, "encrypted"],
     ]);
     for (const r of rows) expect(Object.keys(JSON.parse(r.line)).sort()).toEqual(["ct", "iv", "tag", "type", "v"]);
-    const all = JSON.stringify((await db.query("SELECT * FROM entries")).rows) + JSON.stringify((await db.query("SELECT * FROM sessions")).rows);
+    const all =
+      JSON.stringify((await db.query("SELECT * FROM entries")).rows) + JSON.stringify((await db.query("SELECT * FROM sessions")).rows);
     expect(all).not.toContain("tangerine");
     expect(all).not.toContain("image/png");
     expect((await db.query("SELECT count(*)::int AS n FROM blobs")).rows[0].n).toBe(0);
@@ -86,7 +87,10 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
     const { backend } = await setup();
     const key = randomBytes(32);
     const asked: string[] = [];
-    const keyProvider = (keyId: string) => (asked.push(keyId), key);
+    const keyProvider = (keyId: string) => {
+      asked.push(keyId);
+      return key;
+    };
     const sm = await SessionManager.create("/p", { store: backend, encryption: { keyId: "kms:7", keyProvider } });
     sm.appendMessage({ role: "user", content: SECRET });
     await sm.close();
@@ -117,7 +121,10 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
     const row = JSON.parse((await rowsOf(db, id))[1]!.line);
     const ct = Buffer.from(row.ct, "base64");
     ct[5]! ^= 0x01;
-    await db.query("UPDATE entries SET line = $1 WHERE session_id = $2 AND seq = 2", [JSON.stringify({ ...row, ct: ct.toString("base64") }), id]);
+    await db.query("UPDATE entries SET line = $1 WHERE session_id = $2 AND seq = 2", [
+      JSON.stringify({ ...row, ct: ct.toString("base64") }),
+      id,
+    ]);
     const before = await snapshot(db);
     await expectCode(SessionManager.open(id, { store: backend, encryption: { key } }), "DECRYPT_FAILED");
     expect(await snapshot(db)).toBe(before);
@@ -132,7 +139,8 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
     const set = async (lines: Array<string | null>) => {
       await db.query("DELETE FROM entries WHERE session_id = $1", [id]);
       for (const [i, line] of lines.entries()) {
-        if (line !== null) await db.query("INSERT INTO entries (session_id, seq, kind, line) VALUES ($1, $2, 'encrypted', $3)", [id, i + 1, line]);
+        if (line !== null)
+          await db.query("INSERT INTO entries (session_id, seq, kind, line) VALUES ($1, $2, 'encrypted', $3)", [id, i + 1, line]);
       }
     };
     for (const variant of [
@@ -198,7 +206,10 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
     const fork = await SessionManager.open(whole.sessionId, { store: backend, encryption: { key }, readOnly: true });
     expect(fork.getEntries()).toEqual(entries);
     const part = await SessionManager.open(branch.sessionId, { store: backend, encryption: { key }, readOnly: true });
-    expect(part.getEntries().map((e) => (e as unknown as { message: { content: unknown } }).message.content)).toEqual([SECRET, [{ type: "text", text: "ok" }]]);
+    expect(part.getEntries().map((e) => (e as unknown as { message: { content: unknown } }).message.content)).toEqual([
+      SECRET,
+      [{ type: "text", text: "ok" }],
+    ]);
     for (const m of [reopened, fork, part]) await m.close();
     await expectCode(SessionManager.open(whole.sessionId, { store: backend, readOnly: true }), "KEY_REQUIRED");
   });

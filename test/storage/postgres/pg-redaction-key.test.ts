@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
-  it("two processes with separate roots writing to one database make identical markers; the key is one row, no root has a key file", async () => {
+  it("two processes with separate roots on one database make identical markers; one key row, no key file", async () => {
     const url = await freshDatabase();
     const db = rawPool(url);
     const roots = [tempDir(), tempDir()];
@@ -35,7 +35,7 @@ describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
     for (const root of roots) expect(existsSync(join(root, "redaction.key"))).toBe(false);
   }, 60_000);
 
-  it("an explicit redactionKey (or $TRANSCRIPT_STORE_REDACTION_KEY_FILE) wins over the store's key: a file store and a database agree", async () => {
+  it("a given redactionKey (or $TRANSCRIPT_STORE_REDACTION_KEY_FILE) wins over the store's: file store and database agree", async () => {
     const url = await freshDatabase();
     const backend = PostgresBackend.of(url);
     backends.push(backend);
