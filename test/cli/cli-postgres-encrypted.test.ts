@@ -55,4 +55,25 @@ describe.skipIf(!pgCluster())("an encrypted session moved between the file store
     expect(reread.getEntries()).toEqual(entries);
     await reread.close();
   });
+
+  it("verify --store reports an encrypted session it cannot read as a finding and checks the others (no abort)", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
+    try {
+      const sealed = await SessionManager.create("/proj", { store: backend, encryption: { key: randomBytes(32) } });
+      sealed.appendMessage({ role: "user", content: SECRET });
+      await sealed.close();
+      const plain = await SessionManager.create("/proj", { store: backend });
+      plain.appendMessage({ role: "user", content: "hello", timestamp: 1 });
+      await plain.close();
+    } finally {
+      await backend.close();
+    }
+    const run = await cli(["verify", "--store", url, "--json"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    const findings = run.records.filter((r) => r.type === "finding");
+    expect(findings).toEqual([expect.objectContaining({ kind: "unreadable", message: expect.stringContaining("KEY_REQUIRED") })]);
+    expect(run.records.at(-1)).toMatchObject({ type: "summary", sessions: 2, entries: 1 });
+  });
 });

@@ -214,6 +214,20 @@ describe.skipIf(!pgCluster())("encryption at rest (PostgreSQL backend)", () => {
     await expectCode(SessionManager.open(whole.sessionId, { store: backend, readOnly: true }), "KEY_REQUIRED");
   });
 
+  it("moveTo keeps an encrypted session readable (its rows are bound to its id and seqs, not its cwd)", async () => {
+    const { backend, db } = await setup();
+    const { id, key, entries } = await encryptedSession(backend);
+    const m = await SessionManager.open(id, { store: backend, encryption: { key } });
+    await m.moveTo("/elsewhere");
+    const next = m.appendMessage({ role: "user", content: "moved tangerine" });
+    await m.close();
+    expect((await db.query("SELECT cwd FROM sessions WHERE id = $1", [id])).rows[0].cwd).toBe("/elsewhere");
+    const reopened = await SessionManager.open(id, { store: backend, encryption: { key }, readOnly: true });
+    expect(reopened.getEntries().map((e) => e.id)).toEqual([...entries.map((e) => e.id), next]);
+    expect(reopened.header.cwd).toBe("/elsewhere");
+    await reopened.close();
+  });
+
   it("SIGKILL of a child mid-append: every acknowledged entry decrypts after reopening", async () => {
     const { url, backend, db } = await setup();
     const key = randomBytes(32);
