@@ -133,6 +133,11 @@ export class PostgresBackend implements StorageBackend {
     return rows.map((row) => this.infoOf(row));
   }
 
+  /** The database's redaction key for shared output (export, views): read, never created; null when none was made. */
+  async sharingRedactionKey(): Promise<Uint8Array | null> {
+    return (await this.connect()).readRedactionKey();
+  }
+
   /** Pins, archive and trash in the `session_lifecycle` table. */
   lifecycle(options: ResolvedSessionManagerOptions): LifecycleDriver {
     return new PgLifecycle(this, options);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, redactForSharing, SessionManager } from "../../../src/index.ts";
 import { runTs } from "../../support/child.ts";
+import { cli } from "../../support/cli.ts";
 import { expectCode } from "../../support/error-code.ts";
 import { rawPool } from "../../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
@@ -67,4 +68,24 @@ describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
     expect(await markerOf({ root: tempDir(), store: backend })).not.toBe(inDb);
     await expectCode(SessionManager.create("/p", { redact: "secrets", redactionKey: randomBytes(16), store: backend }), "INVALID_OPTION");
   }, 60_000);
+
+  it("export and the views of a database session redact with the database's key: their markers equal the stored ones", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
+    backends.push(backend);
+    const redacting = await SessionManager.create("/p", { root: tempDir(), store: backend, redact: "secrets" });
+    redacting.appendMessage({ role: "user", content: `token ${GH}` });
+    await redacting.close();
+    const stored = (await rawPool(url).query<{ line: string }>("SELECT line FROM entries")).rows[0]!.line.match(MARKER)![0];
+    const plain = await SessionManager.create("/p", { store: backend });
+    plain.appendMessage({ role: "user", content: `token ${GH}` });
+    await plain.close();
+    const exported = await cli(["export", plain.sessionId, "--store", url, "--root", tempDir()]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).not.toContain(GH);
+    expect(exported.stdout.match(MARKER)![0]).toBe(stored);
+    const view = await cli(["export", plain.sessionId, "--to", "markdown", "--store", url, "--root", tempDir()]);
+    expect(view.code, view.stderr).toBe(0);
+    expect(view.stdout.match(MARKER)![0]).toBe(stored);
+  });
 });
