@@ -148,7 +148,7 @@ export async function exportFile(path: string, options: ResolvedSessionManagerOp
  * import keeps), once `checkSealedLines` found nothing only the key could repair. Null: not that case.
  */
 async function exportSealedFile(abs: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot | null> {
-  const header = readSessionHeader(abs);
+  const header = headerQuietly(abs);
   if (header === null || headerEncryption(header) === null || (options.encryption?.key ?? null) !== null) return null;
   await checkSealedLines(abs, header, rawLines(abs));
   const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
@@ -163,6 +163,15 @@ async function exportSealedFile(abs: string, options: ResolvedSessionManagerOpti
     artifacts: () => artifactFiles(artifactsDirOf(abs)),
     blob: async (hash: string) => blobs.getVerifiedSync(hash),
   };
+}
+
+/** The file's header, or null when it has none or cannot be read (the open then reports what is wrong, with its code). */
+function headerQuietly(path: string): SessionHeader | null {
+  try {
+    return readSessionHeader(path);
+  } catch {
+    return null;
+  }
 }
 
 async function firstLine(path: string): Promise<string> {
