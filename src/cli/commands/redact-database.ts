@@ -8,8 +8,8 @@ import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { defaultRoot } from "../../session/paths.ts";
-import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
-import { redactPgSession, type PgRedactReport } from "../../storage/postgres/pg-redact.ts";
+import type { PgRedactReport } from "../../storage/postgres/pg-redact.ts";
+import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { storeOptions, UsageError, type CommandContext } from "../context.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -28,18 +28,18 @@ export function backupNameOf(id: string): string {
  * is `OUTPUT_EXISTS`: nothing rewritten): the secrets it holds are then yours to keep or destroy.
  */
 export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Promise<number> {
-  const backend = resolveSessionManagerOptions(storeOptions(ctx)).store;
-  if (!(backend instanceof PostgresBackend)) throw new UsageError("redact --store needs a PostgreSQL store");
-  const store = await backend.connect();
+  const resolved = resolveSessionManagerOptions(storeOptions(ctx));
+  const backend = storedRewritesOf(resolved.store);
+  if (backend === null) throw new UsageError("redact --store needs a database store");
   const slot = RedactionKeySlot.resolve(undefined, ctx.root ?? defaultRoot());
   // The database's key makes the markers; a dry run creates none (markers are never written, any key will do).
   if (slot.wantsStoreKey)
-    slot.fromStore(dryRun ? ((await store.readRedactionKey()) ?? randomBytes(32)) : await store.redactionKey(randomBytes(32)));
+    slot.fromStore(dryRun ? ((await backend.sharingRedactionKey()) ?? randomBytes(32)) : await backend.redactionKey());
   const redactor = new SecretRedactor(BUILTIN_SECRET_RULES, () => slot.get());
   const ids =
     ctx.positionals.length > 0
-      ? await Promise.all(ctx.positionals.map(async (arg) => (await store.resolveSession(arg)).id))
-      : (await store.listSessions({})).map((s) => s.id);
+      ? await Promise.all(ctx.positionals.map((arg) => backend.sessionIdOf(arg)))
+      : (await backend.list(null, resolved)).map((s) => s.id);
   const total: RedactionCounts = new Map();
   let rewritten = 0;
   let failed = 0;
@@ -49,7 +49,7 @@ export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Prom
     const artifactsFound: RedactionCounts = new Map();
     let artifacts = 0;
     try {
-      report = await redactPgSession(store, backend.name, id, redactor, {
+      report = await backend.redactSession(id, redactor, {
         dryRun,
         beforeRewrite:
           ctx.values.backup === true

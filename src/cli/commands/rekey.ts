@@ -5,8 +5,7 @@ import { rekeySessionFile } from "../../maintenance/rekey.ts";
 import { keyIdOf, type StoreKey } from "../../session/line-cipher.ts";
 import { storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { PostgresBackend } from "../../storage/postgres/pg-backend.ts";
-import { rekeyPgSession } from "../../storage/postgres/pg-rekey.ts";
+import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { terminalText } from "../terminal-text.ts";
 
@@ -47,12 +46,10 @@ export const rekeyCommand: Command = {
 
 /** `rekey <ids…> --store`: each database session re-encrypted in one transaction under its lease (pg-rekey.ts). */
 async function rekeyDatabase(ctx: CommandContext, from: StoreKey, to: StoreKey): Promise<number> {
-  const backend = resolveSessionManagerOptions(storeOptions(ctx)).store;
-  if (!(backend instanceof PostgresBackend)) throw new UsageError("rekey --store needs a PostgreSQL store");
-  const store = await backend.connect();
+  const backend = storedRewritesOf(resolveSessionManagerOptions(storeOptions(ctx)).store);
+  if (backend === null) throw new UsageError("rekey --store needs a database store");
   for (const arg of ctx.positionals) {
-    const { id } = await store.resolveSession(arg);
-    const report = await rekeyPgSession(store, backend.name, id, { from, to });
+    const report = await backend.rekeySession(arg, { from, to });
     ctx.emit({ type: "rekeyed", ...report }, terminalText`rekeyed ${report.id} (${String(report.entries)} entries, key ${report.toKeyId})`);
   }
   return 0;

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { Pool } from "../../database/pg-client.ts";
@@ -21,8 +20,12 @@ import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 import { PgLifecycle } from "./pg-lifecycle.ts";
+import { leaseHolder } from "./pg-lease-holder.ts";
 import { openRows, pgCipher, sealRow, withSessionKey } from "./pg-cipher.ts";
 import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
+import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
+import { rekeyPgSession, type PgRekeyReport } from "./pg-rekey.ts";
+import { redactPgSession, type PgRedactOptions, type PgRedactReport } from "./pg-redact.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
@@ -38,11 +41,6 @@ interface OpenState {
   withRefs?: Set<SessionEntry>;
   /** An encrypted session's key (null: plain). */
   key: StoreKey | null;
-}
-
-/** Who holds a lease: host, process and a random tag (two managers of one process differ). */
-export function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 }
 
 /**
@@ -136,6 +134,27 @@ export class PostgresBackend implements StorageBackend {
   /** The database's redaction key for shared output (export, views): read, never created; null when none was made. */
   async sharingRedactionKey(): Promise<Uint8Array | null> {
     return (await this.connect()).readRedactionKey();
+  }
+
+  /** The database's redaction key, created when it has none (`redact --store`). */
+  async redactionKey(): Promise<Uint8Array> {
+    return (await this.connect()).redactionKey(randomBytes(32));
+  }
+
+  /** `rekey --store`: session `ref` (an id or prefix) re-encrypted in one transaction under its lease (pg-rekey.ts). */
+  async rekeySession(ref: string, keys: { from: StoreKey; to: StoreKey }): Promise<PgRekeyReport> {
+    const store = await this.connect();
+    return rekeyPgSession(store, this.name, (await store.resolveSession(ref)).id, keys);
+  }
+
+  /** `redact --store`: session `id`'s rows scrubbed in one transaction under its lease (pg-redact.ts). */
+  async redactSession(id: string, redactor: SecretRedactor, options: PgRedactOptions): Promise<PgRedactReport> {
+    return redactPgSession(await this.connect(), this.name, id, redactor, options);
+  }
+
+  /** The id of session `ref` (an id or prefix). */
+  async sessionIdOf(ref: string): Promise<string> {
+    return (await (await this.connect()).resolveSession(ref)).id;
   }
 
   /** Pins, archive and trash in the `session_lifecycle` table. */

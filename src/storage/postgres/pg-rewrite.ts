@@ -1,6 +1,6 @@
 import type { PgEntry, PgSession, PgStore } from "../../database/index.ts";
 import type { SessionHeader } from "../../format/types.ts";
-import { leaseHolder } from "./pg-backend.ts";
+import { leaseHolder } from "./pg-lease-holder.ts";
 import { parseHeader } from "./pg-lines.ts";
 
 /** How long a maintenance rewrite holds a session's lease at most (it renews none: one read, one transaction). @default 60000 */
