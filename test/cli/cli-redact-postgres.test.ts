@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -113,5 +113,20 @@ describe.skipIf(!pgCluster())("transcript-store redact --store (PostgreSQL)", ()
     expect(taken.records[0]).toMatchObject({ status: "failed", error: { code: "OUTPUT_EXISTS" } });
     expect(readFileSync(join(cwd, `${m.sessionId}.pre-redact.jsonl`), "utf8")).toBe("mine");
     expect(JSON.stringify((await db.query("SELECT line FROM entries")).rows)).toContain(GH);
+  });
+
+  it("an encrypted session is reported encrypted and left as it is (its rows are ciphertext)", async () => {
+    const url = await freshDatabase();
+    const backend = PostgresBackend.of(url);
+    backends.push(backend);
+    const db = rawPool(url);
+    const m = await SessionManager.create("/p", { store: backend, encryption: { key: randomBytes(32) } });
+    m.appendMessage({ role: "user", content: `token ${GH}` });
+    await m.close();
+    const before = await digest(db);
+    const run = await cli(["redact", "--store", url, "--json"], { cwd: tempDir() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.records[0]).toMatchObject({ id: m.sessionId, status: "encrypted", entries: 0 });
+    expect(await digest(db)).toBe(before);
   });
 });

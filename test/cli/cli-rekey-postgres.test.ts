@@ -68,5 +68,14 @@ describe.skipIf(!pgCluster())("transcript-store rekey --store (PostgreSQL)", () 
     expect(reopened.getEntries()).toEqual(entries);
     await reopened.close();
     await expectCode(SessionManager.open(sm.sessionId, { store: backend, encryption: { key: oldKey }, readOnly: true }), "DECRYPT_FAILED");
+
+    const plain = await SessionManager.create("/p", { store: backend });
+    plain.appendMessage({ role: "user", content: "plain" });
+    await plain.close();
+    const settled = await digest(db);
+    const refused = await cli(["rekey", plain.sessionId, "--store", url, "--key-file", newFile, "--new-key-file", oldFile]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("INVALID_OPTION");
+    expect(await digest(db)).toBe(settled);
   });
 });
