@@ -21,6 +21,7 @@ import { benchOpenLazy } from "./scenarios/open-lazy.ts";
 import { benchPgAppend } from "./scenarios/pg-append.ts";
 import { benchRedact } from "./scenarios/redact.ts";
 import { benchPgAppend8 } from "./scenarios/pg-append-8.ts";
+import { benchPgAppendEncrypted } from "./scenarios/pg-append-encrypted.ts";
 import { benchPgFork } from "./scenarios/pg-fork.ts";
 import { benchPgList } from "./scenarios/pg-list.ts";
 import { benchPgOpen } from "./scenarios/pg-open.ts";
@@ -47,6 +48,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   "pg-append": benchPgAppend,
   "pg-append-8": benchPgAppend8,
+  "pg-append-encrypted": benchPgAppendEncrypted,
   "pg-open": benchPgOpen,
   "pg-list": benchPgList,
   "pg-fork": benchPgFork,

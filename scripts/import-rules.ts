@@ -186,7 +186,8 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/storage/postgres/pg-artifacts.ts": "artifact files of a PostgreSQL session's working directory",
   "src/cli/commands/demo.ts": "the demo's copies of the bundled fixtures",
   "src/bundle/bundle-spool.ts": "an unbundle's spool directory (<root>/.unbundle-*.tmp), removed after",
-  "src/cli/output-file.ts": "export -o and bundle -o: a new output file (temp beside it, published only if the name is free)",
+  "src/cli/output-file.ts":
+    "export -o, bundle -o and redact --store --backup: a new output file (temp beside it, published only if the name is free)",
 };
 
 const IO_WRITERS = /\bio\s*\.\s*(writeSync|ftruncateSync|truncateSync|renameSync|linkSync|copyFileSync|appendFileSync|writeFileSync)\s*\(/g;

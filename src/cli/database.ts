@@ -1,4 +1,5 @@
 import { withClient } from "../database/transaction.ts";
+import { TranscriptStoreError } from "../errors.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
 import type { PgStore } from "../database/index.ts";
@@ -82,7 +83,15 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
   const sessions = await SessionManager.listAll(storeOptions(ctx));
   let entries = 0;
   for (const info of sessions) {
-    const m = await SessionManager.open(info.id, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    let m: SessionManager;
+    try {
+      m = await SessionManager.open(info.id, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    } catch (err) {
+      // an encrypted session without its key (or failing it) is reported, as a file verify reports it, and the rest checked
+      if (!(err instanceof TranscriptStoreError) || (err.code !== "KEY_REQUIRED" && err.code !== "DECRYPT_FAILED")) throw err;
+      findings.push({ kind: "unreadable", session: info.id, message: `${err.code}: ${err.message}` });
+      continue;
+    }
     try {
       for (const bad of m.loadReport.malformed) findings.push({ kind: "malformed-row", session: info.id, message: bad.reason });
       const all = m.getEntries();

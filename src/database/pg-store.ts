@@ -18,6 +18,7 @@ import {
   resolveSession,
 } from "./session-reads.ts";
 import { appendBatch, createSession, rewriteSession } from "./session-writes.ts";
+import { ensureRedactionKey, readRedactionKey } from "./redaction-key.ts";
 import type { PgAppendResult, PgBlobWrite, PgEntry, PgLeaseRequest, PgLine, PgSession, PgSessionInfo } from "./types.ts";
 
 /** Options of `PgStore.connect`. */
@@ -183,6 +184,16 @@ export class PgStore {
     blobs: readonly PgBlobWrite[] = [],
   ): Promise<PgSession> {
     return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs);
+  }
+
+  /** The database's redaction key, `candidate` (32 bytes) stored as it when it has none yet (redaction-key.ts). */
+  redactionKey(candidate: Uint8Array): Promise<Buffer> {
+    return ensureRedactionKey(this.pool, candidate);
+  }
+
+  /** The database's redaction key, or null when none was made yet. */
+  readRedactionKey(): Promise<Buffer | null> {
+    return readRedactionKey(this.pool);
   }
 
   /** The session row with its header, or null. */

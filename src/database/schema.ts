@@ -139,6 +139,15 @@ const MIGRATIONS: readonly string[] = [
   `,
   // Step 9 (issue 24): the search index (SEARCH_STEP below).
   SEARCH_STEP,
+  // Step (issue 26): the store's one redaction key (redaction-key.ts), so every writer of the database
+  // makes the same markers. One row, inserted once by the first writer that needs it, never replaced.
+  `
+  CREATE TABLE redaction_key (
+    id      int PRIMARY KEY CHECK (id = 1),
+    key     bytea NOT NULL CHECK (octet_length(key) = 32),
+    created timestamptz NOT NULL DEFAULT now()
+  );
+  `,
 ];
 
 /** The schema version that brings the search index (its position above; it follows whatever step came before it). */

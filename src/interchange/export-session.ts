@@ -5,6 +5,7 @@ import { io } from "../io.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
+import { sharingKeyOf } from "../storage/sharing-key.ts";
 import { atifChunks, type AtifOptions } from "./atif.ts";
 import { htmlChunks } from "./html.ts";
 import { markdownChunks } from "./markdown.ts";
@@ -92,6 +93,7 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
         ? null
         : sharingRedactor({
             ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
+            key: await sharingKeyOf(resolved.store),
             ...(redact === true || redact === undefined ? {} : redact),
           });
     const counts: RedactionCounts = new Map();

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { resolveRedactRules, SecretRedactor, type RedactionCounts, type RedactOption } from "../prepare/redact-secrets.ts";
 import { defaultRoot } from "./paths.ts";
 import { readRedactionKey } from "./redaction-key.ts";
+import { REDACTION_KEY_FILE_ENV, readRedactionKeyFile } from "./redaction-key-slot.ts";
 
 /** How shared output (export, views, bundles) is redacted. */
 export interface SharingRedactionOptions {
@@ -15,7 +16,8 @@ export interface SharingRedactionOptions {
 }
 
 /**
- * The redactor for output that leaves the store. It uses the store's key when the store has one, so
+ * The redactor for output that leaves the store. It uses the key given, else the key file
+ * `$TRANSCRIPT_STORE_REDACTION_KEY_FILE` names, else the store's key when the store has one, so
  * a secret redacted on write and one redacted on export show the same marker; a store without a key
  * gets a random one for this redactor (a read-only export creates no file): markers then correlate
  * within the output only.
@@ -25,6 +27,11 @@ export function sharingRedactor(options: SharingRedactionOptions = {}): SecretRe
   if (options.key !== undefined) {
     const given = options.key;
     return new SecretRedactor(rules, () => given);
+  }
+  const shared = process.env[REDACTION_KEY_FILE_ENV];
+  if (shared !== undefined && shared.length > 0) {
+    const path = resolve(shared);
+    return new SecretRedactor(rules, () => readRedactionKeyFile(path));
   }
   const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
   let key: Uint8Array | undefined;

@@ -8,7 +8,7 @@ import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 import { describeCounts, redactSecretsStage, resolveRedactRules, SecretRedactor, type RedactOption } from "../prepare/redact-secrets.ts";
 import type { PrepareStage } from "../prepare/pipeline.ts";
-import { lazyRedactionKey } from "./redaction-key.ts";
+import { RedactionKeySlot } from "./redaction-key-slot.ts";
 import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
 import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
@@ -59,15 +59,22 @@ export interface SessionManagerOptions extends PrepareOptions {
    */
   redact?: RedactOption;
   /**
+   * The key of the redaction markers (32 bytes), shared by the stores given it: their markers agree.
+   * @default $TRANSCRIPT_STORE_REDACTION_KEY_FILE's key, else the store's (PostgreSQL: its
+   * `redaction_key` table, one per database), else `<root>/redaction.key`
+   */
+  redactionKey?: Uint8Array;
+  /**
    * Incognito (`create` only): entries and blobs stay in memory, artifacts in a private temp
    * directory removed on close; nothing reaches the store root, the blob directory or a database.
    * Refused with `store`, `readOnly` or `fsync`. @default false
    */
   incognito?: boolean;
   /**
-   * Encryption at rest (file store): `{ key }` (32 bytes) or `{ keyProvider, keyId }`. New sessions
-   * are encrypted line by line (README, Privacy); opening an encrypted session needs its key
-   * (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with `store`, `incognito` and `rehydrate: "lazy"`.
+   * Encryption at rest (file store and PostgreSQL): `{ key }` (32 bytes) or `{ keyProvider, keyId }`.
+   * New sessions are encrypted line by line (entry row by entry row in PostgreSQL; README, Privacy);
+   * opening an encrypted session needs its key (`KEY_REQUIRED`, `DECRYPT_FAILED`). Refused with
+   * `incognito`, `rehydrate: "lazy"` and a `store` of another kind.
    */
   encryption?: EncryptionOptions;
 }
@@ -88,6 +95,8 @@ export interface ResolvedSessionManagerOptions {
   prepare: ResolvedPrepareOptions;
   /** The redactor of the `redact` option (its stage runs first among the user stages); null: off. */
   redactor: SecretRedactor | null;
+  /** Where the redactor's key comes from (a database backend supplies its own); null: `redact` is off. */
+  redactionKey: RedactionKeySlot | null;
   /** The backend given by `store`; null: the file tree. */
   store: StorageBackend | null;
   incognito: boolean;
@@ -132,11 +141,13 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
   if (incognito) refuseWithIncognito(options);
   const dirs = resolveStoreDirs(options);
   const onWarning = options.onWarning ?? (() => {});
-  const redactor = resolveRedactor(options);
+  const redactionKey = options.redact === undefined ? null : RedactionKeySlot.resolve(options.redactionKey, rootOf(options));
+  const redactor = redactionKey === null ? null : new SecretRedactor(resolveRedactRules(options.redact!), () => redactionKey.get());
   const stages: readonly PrepareStage[] =
     redactor === null ? (options.stages ?? []) : [redactStage(redactor, onWarning), ...(options.stages ?? [])];
   const encryption = resolveEncryption(options.encryption);
-  if (encryption !== null) refuseWithEncryption(options);
+  const store = resolveStore(options.store);
+  if (encryption !== null) refuseWithEncryption(options, store);
   const prepare = resolvePrepareOptions({ ...options, stages });
   return {
     ...dirs,
@@ -153,7 +164,8 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     // An encrypted session's images go to keyed blobs (keyed-lines.ts): nothing reaches the blob store in clear.
     prepare,
     redactor,
-    store: resolveStore(options.store),
+    redactionKey,
+    store,
     incognito,
     encryption,
     original: options,
@@ -170,10 +182,10 @@ function refuseWithIncognito(options: SessionManagerOptions): void {
   }
 }
 
-/** Options encryption cannot honour yet: another backend, lazy images (refs into encrypted lines). */
-function refuseWithEncryption(options: SessionManagerOptions): void {
-  if (options.store !== undefined)
-    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store only (not with store)");
+/** Options encryption cannot honour yet: a backend that does not encrypt, lazy images (refs into encrypted lines). */
+function refuseWithEncryption(options: SessionManagerOptions, store: StorageBackend | null): void {
+  if (store !== null && store.kind !== "postgres")
+    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store and the PostgreSQL backend only");
   if (options.rehydrate === "lazy")
     throw new TranscriptStoreError("INVALID_OPTION", 'encryption cannot be combined with rehydrate: "lazy"');
 }
@@ -195,11 +207,9 @@ function resolveStore(store: unknown): StorageBackend | null {
   throw new TranscriptStoreError("INVALID_OPTION", `store must be a storage backend or a ${storeUrlForms()} URL`);
 }
 
-/** The redactor the `redact` option asks for, its key under the store root (read or created on the first secret). */
-function resolveRedactor(options: SessionManagerOptions): SecretRedactor | null {
-  if (options.redact === undefined) return null;
-  const root = options.root !== undefined ? resolve(options.root) : defaultRoot();
-  return new SecretRedactor(resolveRedactRules(options.redact), lazyRedactionKey(root));
+/** The store root the options name. */
+function rootOf(options: SessionManagerOptions): string {
+  return options.root !== undefined ? resolve(options.root) : defaultRoot();
 }
 
 /** The redaction stage, reporting each entry it changed as SECRET_REDACTED (rule ids and counts only). */

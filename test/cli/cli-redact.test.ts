@@ -119,11 +119,4 @@ describe("transcript-store redact", () => {
     const marker = (path: string) => /\[REDACTED:github-token:[0-9a-f]{8}\]/.exec(readFileSync(path, "utf8"))![0];
     expect(marker(file)).toBe(marker(w.sessionFile!));
   });
-
-  it("refuses a database store with INVALID_OPTION (not supported yet)", async () => {
-    const root = tempDir();
-    const run = await cli(["redact", "--root", root, "--store", "postgres://nobody@127.0.0.1:1/none", "--json"]);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toContain('"code":"INVALID_OPTION"');
-  });
 });

@@ -59,6 +59,7 @@ export const SCHEMA_TABLES = [
   "blob_refs",
   "blobs",
   "entries",
+  "redaction_key",
   "search_entries",
   "search_sessions",
   "session_lifecycle",

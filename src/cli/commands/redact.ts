@@ -4,8 +4,9 @@ import { redactSessionFile, type RedactFileReport } from "../../maintenance/reda
 import { BUILTIN_SECRET_RULES } from "../../prepare/secret-rules.ts";
 import { describeCounts, SecretRedactor, type RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { defaultRoot } from "../../session/paths.ts";
-import { lazyRedactionKey, readRedactionKey } from "../../session/redaction-key.ts";
-import { TranscriptStoreError } from "../../errors.ts";
+import { readRedactionKey } from "../../session/redaction-key.ts";
+import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
+import { redactDatabase } from "./redact-database.ts";
 import type { Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
@@ -16,19 +17,18 @@ import { resolveArg } from "../resolve-session.ts";
 export const redactCommand: Command = {
   name: "redact",
   summary: "scrub secrets from stored session files in place (atomic rewrite as migrate's; reports what it found per rule)",
-  usage: "redact [paths…|ids…] [--dry-run] [--backup]",
+  usage: "redact [paths…|ids…] [--dry-run] [--backup] (with --store: database sessions, each in one transaction)",
   options: {
     backup: { type: "boolean", default: false },
     "dry-run": { type: "boolean", default: false },
   },
   async run(ctx) {
-    if (ctx.store !== undefined) {
-      throw new TranscriptStoreError("INVALID_OPTION", "redact rewrites session files: a database store is not supported yet");
-    }
     const dryRun = ctx.values["dry-run"] === true;
+    if (ctx.store !== undefined) return redactDatabase(ctx, dryRun);
     const root = ctx.root !== undefined ? resolve(ctx.root) : defaultRoot();
     // The store's key makes the markers (created on the first secret); a dry run creates no file.
-    const key = dryRun ? () => readRedactionKey(root) ?? DRY_RUN_KEY : lazyRedactionKey(root);
+    const slot = RedactionKeySlot.resolve(undefined, root);
+    const key = dryRun && !slot.explicit ? () => readRedactionKey(root) ?? DRY_RUN_KEY : () => slot.get();
     const redactor = new SecretRedactor(BUILTIN_SECRET_RULES, key);
     const paths: string[] = [];
     // A path that exists is a file or a tree to search; anything else names a session (id or prefix).

@@ -3,7 +3,9 @@ import { TranscriptStoreError } from "../../errors.ts";
 import { io } from "../../io.ts";
 import { rekeySessionFile } from "../../maintenance/rekey.ts";
 import { keyIdOf, type StoreKey } from "../../session/line-cipher.ts";
-import { UsageError, type Command } from "../context.ts";
+import { storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import { resolveSessionManagerOptions } from "../../session/session-options.ts";
+import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { terminalText } from "../terminal-text.ts";
 
@@ -20,14 +22,16 @@ function readKeyFile(cwd: string, file: unknown, option: string): StoreKey {
 
 export const rekeyCommand: Command = {
   name: "rekey",
-  summary: "re-encrypt encrypted session files under a new key, each all or nothing (keys: files of 32 bytes or 64 hex characters)",
-  usage: "rekey <paths…> --key-file <file> --new-key-file <file>",
+  summary:
+    "re-encrypt encrypted sessions (files, or database sessions with --store) under a new key, each all or nothing " +
+    "(keys: files of 32 bytes or 64 hex characters)",
+  usage: "rekey <paths…|ids… with --store> --key-file <file> --new-key-file <file>",
   options: { "key-file": { type: "string" }, "new-key-file": { type: "string" } },
   minArgs: 1,
   async run(ctx) {
-    if (ctx.store !== undefined) throw new UsageError("rekey works on session files (the database store is not encrypted)");
     const from = readKeyFile(ctx.io.cwd, ctx.values["key-file"], "key-file");
     const to = readKeyFile(ctx.io.cwd, ctx.values["new-key-file"], "new-key-file");
+    if (ctx.store !== undefined) return rekeyDatabase(ctx, from, to);
     const files = await findSessionFiles(ctx.positionals, ctx.io.cwd);
     for (const file of files) {
       const report = await rekeySessionFile(file, { from, to, blobsDir: ctx.dirs.blobsDir });
@@ -39,3 +43,14 @@ export const rekeyCommand: Command = {
     return 0;
   },
 };
+
+/** `rekey <ids…> --store`: each database session re-encrypted in one transaction under its lease (pg-rekey.ts). */
+async function rekeyDatabase(ctx: CommandContext, from: StoreKey, to: StoreKey): Promise<number> {
+  const backend = storedRewritesOf(resolveSessionManagerOptions(storeOptions(ctx)).store);
+  if (backend === null) throw new UsageError("rekey --store needs a database store");
+  for (const arg of ctx.positionals) {
+    const report = await backend.rekeySession(arg, { from, to });
+    ctx.emit({ type: "rekeyed", ...report }, terminalText`rekeyed ${report.id} (${String(report.entries)} entries, key ${report.toKeyId})`);
+  }
+  return 0;
+}

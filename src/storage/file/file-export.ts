@@ -11,6 +11,8 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, snapshotOfEntries } from "../session-snapshot.ts";
 import type { StorageHooks } from "../session-storage.ts";
 import { openFile } from "./file-start.ts";
+import { headerEncryption } from "../../session/line-cipher.ts";
+import { checkSealedLines } from "./sealed-export.ts";
 
 /** Sessions out of the file tree: the file backend's `locate` and `exportSnapshot` (imports: file-import.ts). */
 
@@ -104,6 +106,8 @@ const quietHooks = (options: ResolvedSessionManagerOptions, header: () => Sessio
  */
 export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
   const abs = resolve(path);
+  const sealed = await exportSealedFile(abs, options);
+  if (sealed !== null) return sealed;
   const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
   const storage = opened.storage(quietHooks(options, () => opened.header));
   const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
@@ -135,6 +139,38 @@ export async function exportFile(path: string, options: ResolvedSessionManagerOp
     return { ...snapshot, ...common, damaged: report.malformed.length + (report.tornTail ? 1 : 0) };
   } finally {
     await storage.close();
+  }
+}
+
+/**
+ * An encrypted session file exported without its key: its lines as they are (ciphertext moves as
+ * ciphertext, under the same key: its lines are bound to the session id and their order, which an
+ * import keeps), once `checkSealedLines` found nothing only the key could repair. Null: not that case.
+ */
+async function exportSealedFile(abs: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot | null> {
+  const header = headerQuietly(abs);
+  if (header === null || headerEncryption(header) === null || (options.encryption?.key ?? null) !== null) return null;
+  await checkSealedLines(abs, header, rawLines(abs));
+  const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
+  const lines = () => skipFirst(rawLines(abs));
+  return {
+    header,
+    headerLine: await firstLine(abs),
+    lines,
+    blobHashes: () => hashesOfLines(lines()),
+    damaged: 0,
+    quarantine: () => quarantineOf(abs),
+    artifacts: () => artifactFiles(artifactsDirOf(abs)),
+    blob: async (hash: string) => blobs.getVerifiedSync(hash),
+  };
+}
+
+/** The file's header, or null when it has none or cannot be read (the open then reports what is wrong, with its code). */
+function headerQuietly(path: string): SessionHeader | null {
+  try {
+    return readSessionHeader(path);
+  } catch {
+    return null;
   }
 }
 

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { Pool } from "../../database/pg-client.ts";
@@ -21,6 +20,12 @@ import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 import { PgLifecycle } from "./pg-lifecycle.ts";
+import { leaseHolder } from "./pg-lease-holder.ts";
+import { openRows, pgCipher, sealRow, withSessionKey } from "./pg-cipher.ts";
+import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
+import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
+import { rekeyPgSession, type PgRekeyReport } from "./pg-rekey.ts";
+import { redactPgSession, type PgRedactOptions, type PgRedactReport } from "./pg-redact.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
@@ -34,11 +39,8 @@ interface OpenState {
   refs?: Set<string>;
   /** Entries whose line names a ref (only they are rehydrated). */
   withRefs?: Set<SessionEntry>;
-}
-
-/** Who holds a lease: host, process and a random tag (two managers of one process differ). */
-function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  /** An encrypted session's key (null: plain). */
+  key: StoreKey | null;
 }
 
 /**
@@ -81,12 +83,15 @@ export class PostgresBackend implements StorageBackend {
 
   async create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
     const store = await this.connect();
+    await loadRedactionKey(store, options);
     const holder = leaseHolder();
+    const key = options.encryption?.key ?? null;
+    pgCipher(header, key); // an encrypted header needs its key before anything is written
     if (options.deferUntilAssistant) {
-      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false, firstMessageKnown: false });
+      return this.opened(store, header, [], options, { token: null, holder, nextSeq: 1, created: false, firstMessageKnown: false, key });
     }
     const { token } = await store.createSession(JSON.stringify(header), { lease: { holder, ttlMs: options.lockStaleMs } });
-    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true, firstMessageKnown: false });
+    return this.opened(store, header, [], options, { token, holder, nextSeq: 1, created: true, firstMessageKnown: false, key });
   }
 
   async open(ref: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
@@ -94,12 +99,15 @@ export class PostgresBackend implements StorageBackend {
     const holder = leaseHolder();
     const id = (await store.resolveSession(ref)).id;
     let token: number | null = null;
+    if (!options.readOnly) await loadRedactionKey(store, options);
     if (!options.readOnly) token = await store.leases.acquire(id, holder, options.lockStaleMs);
     try {
       // Read after the lease is ours: every committed row is in the snapshot, and no one appends after it.
       const { session, entries: rows } = await store.loadSession(id);
       const header = parseHeader(session.header, `${this.name}#${id}`);
-      const { entries, report, refs, withRefs } = entriesOf(rows);
+      // An encrypted session's rows are opened before anything looks at them (nothing is served when one fails).
+      const key = (await withSessionKey(options, header)).encryption?.key ?? null;
+      const { entries, report, refs, withRefs } = entriesOf(openRows(header, rows, pgCipher(header, key)));
       const opened = await this.opened(store, header, entries, options, {
         token,
         holder,
@@ -108,6 +116,7 @@ export class PostgresBackend implements StorageBackend {
         firstMessageKnown: session.firstMessage !== null,
         refs,
         withRefs,
+        key,
       });
       return { ...opened, loadReport: report };
     } catch (err) {
@@ -120,6 +129,32 @@ export class PostgresBackend implements StorageBackend {
     const store = await this.connect();
     const rows = await store.listSessions(cwd === null ? {} : { cwd: resolve(cwd) });
     return rows.map((row) => this.infoOf(row));
+  }
+
+  /** The database's redaction key for shared output (export, views): read, never created; null when none was made. */
+  async sharingRedactionKey(): Promise<Uint8Array | null> {
+    return (await this.connect()).readRedactionKey();
+  }
+
+  /** The database's redaction key, created when it has none (`redact --store`). */
+  async redactionKey(): Promise<Uint8Array> {
+    return (await this.connect()).redactionKey(randomBytes(32));
+  }
+
+  /** `rekey --store`: session `ref` (an id or prefix) re-encrypted in one transaction under its lease (pg-rekey.ts). */
+  async rekeySession(ref: string, keys: { from: StoreKey; to: StoreKey }): Promise<PgRekeyReport> {
+    const store = await this.connect();
+    return rekeyPgSession(store, this.name, (await store.resolveSession(ref)).id, keys);
+  }
+
+  /** `redact --store`: session `id`'s rows scrubbed in one transaction under its lease (pg-redact.ts). */
+  async redactSession(id: string, redactor: SecretRedactor, options: PgRedactOptions): Promise<PgRedactReport> {
+    return redactPgSession(await this.connect(), this.name, id, redactor, options);
+  }
+
+  /** The id of session `ref` (an id or prefix). */
+  async sessionIdOf(ref: string): Promise<string> {
+    return (await (await this.connect()).resolveSession(ref)).id;
   }
 
   /** Pins, archive and trash in the `session_lifecycle` table. */
@@ -226,6 +261,7 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
+            cipher: state.key === null ? null : withKey(pgCipher(header, state.key), state.key),
             forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
@@ -239,11 +275,15 @@ export class PostgresBackend implements StorageBackend {
    */
   private async fork(store: PgStore, request: ForkRequest, source: PgSessionStorage, copy: ForkSource): Promise<OpenedSession> {
     const { header, entries, options } = request;
+    await loadRedactionKey(store, options);
     const holder = leaseHolder();
     const lease = { holder, ttlMs: options.lockStaleMs };
     let session: PgSession;
     let token: number | null;
-    if (request.whole && source.isStored) {
+    // An encrypted source's rows are bound to its id: its fork is written from memory, sealed under the fork's id.
+    const key = source.storeKey;
+    const cipher = pgCipher(header, key);
+    if (request.whole && source.isStored && cipher === null) {
       // The rows memory shows: those stored, copied server-side, then those the source could not
       // store (a lost lease), written in the same transaction.
       const unstored = copy.unstored;
@@ -256,7 +296,10 @@ export class PostgresBackend implements StorageBackend {
     } else {
       // A branch: the source's artifacts and refs are copied server-side and its path written from
       // memory, in one transaction (a fork cut short leaves nothing, never an empty session).
-      const rows = entries.map((entry) => prepareRow(entry, options.prepare, options.onWarning));
+      const rows = entries.map((entry, i) => {
+        const prepared = prepareRow(entry, options.prepare, options.onWarning, cipher === null);
+        return cipher === null ? prepared : { ...prepared, row: sealRow(prepared.row, cipher, i + 1) };
+      });
       const blobs = withCachedBlobs(
         rows.map((r) => ({ row: r.row, blobs: r.blobs })),
         source,
@@ -269,8 +312,30 @@ export class PostgresBackend implements StorageBackend {
       }
     }
     const firstMessageKnown = session.firstMessage !== null;
-    return this.opened(store, header, entries, options, { token, holder, nextSeq: session.lastSeq + 1, created: true, firstMessageKnown });
+    return this.opened(store, header, entries, options, {
+      token,
+      holder,
+      nextSeq: session.lastSeq + 1,
+      created: true,
+      firstMessageKnown,
+      key: cipher === null ? null : key,
+    });
   }
+}
+
+/**
+ * The database's redaction key into the options' key slot, before anything is prepared: every writer
+ * of one database makes the same markers (unless a key was given explicitly). Created by the first
+ * writer that needs it (redaction_key table).
+ */
+async function loadRedactionKey(store: PgStore, options: ResolvedSessionManagerOptions): Promise<void> {
+  const slot = options.redactionKey;
+  if (slot?.wantsStoreKey) slot.fromStore(await store.redactionKey(randomBytes(32)));
+}
+
+/** A cipher with its key, or null for a plain session. */
+function withKey(lines: LineCipher | null, key: StoreKey): { lines: LineCipher; key: StoreKey } | null {
+  return lines === null ? null : { lines, key };
 }
 
 /**

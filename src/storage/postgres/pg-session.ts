@@ -9,6 +9,8 @@ import type { PgArtifactMirror } from "./pg-artifacts.ts";
 import type { PgBlobCache } from "./pg-blob-cache.ts";
 import { LeaseKeeper } from "./pg-lease-keeper.ts";
 import { prepareRow } from "./pg-lines.ts";
+import { sealRow } from "./pg-cipher.ts";
+import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
 /**
@@ -65,6 +67,8 @@ export interface PgSessionInit {
   firstMessageKnown: boolean;
   /** The session's artifacts (a working directory written back to rows by flush). */
   artifacts: PgArtifactMirror;
+  /** An encrypted session's line cipher and key (pg-cipher.ts); null: a plain session. */
+  cipher: { lines: LineCipher; key: StoreKey } | null;
   forkInto: (request: ForkRequest, source: PgSessionStorage, copy: ForkSource) => Promise<OpenedSession>;
 }
 
@@ -94,6 +98,8 @@ export class PgSessionStorage implements SessionStorage {
   private createTried = false;
   /** Nothing is stored until the first assistant message (`deferUntilAssistant` on a new session). */
   private deferring: boolean;
+  /** The seq the next prepared entry will have (bound into an encrypted line): entries are queued and committed in order. */
+  private nextOrdinal: number;
 
   constructor(
     private readonly init: PgSessionInit,
@@ -103,6 +109,7 @@ export class PgSessionStorage implements SessionStorage {
     this.blobs = init.blobs;
     this.blobReader = init.cache;
     this.deferring = !init.created;
+    this.nextOrdinal = init.nextSeq;
     this.keeper = new LeaseKeeper(init.store.leases, init.sessionId, init.options.lockStaleMs, (err) => this.loseLease(err));
     if (init.token !== null) this.keeper.start(init.token);
   }
@@ -113,6 +120,11 @@ export class PgSessionStorage implements SessionStorage {
 
   get store(): PgStore {
     return this.init.store;
+  }
+
+  /** An encrypted session's key (a fork is encrypted with it), else null. */
+  get storeKey(): StoreKey | null {
+    return this.init.cipher?.key ?? null;
   }
 
   persist(entry: SessionEntry): SessionEntry {
@@ -139,7 +151,12 @@ export class PgSessionStorage implements SessionStorage {
    * (`PERSISTENCE_FAILED`), before the entry is in memory or queued: it can never block the entries after it.
    */
   private prepareEntry(entry: SessionEntry): Pending & { prepared: SessionEntry } {
-    const { row, blobs, prepared } = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), !this.init.firstMessageKnown);
+    const { cipher } = this.init;
+    const withPreview = !this.init.firstMessageKnown && cipher === null;
+    const plain = prepareRow(entry, this.init.options.prepare, (w) => this.hooks.warn(w), withPreview);
+    const { blobs, prepared } = plain;
+    // An encrypted session's line is sealed now, bound to the seq it will have (queued and committed in order).
+    const row = cipher === null ? plain.row : sealRow(plain.row, cipher.lines, this.nextOrdinal);
     const { limits } = this.init.store;
     checkLineSize(row.line, limits);
     for (const blob of blobs) checkBlobSize(blob.bytes.byteLength, limits);
@@ -154,6 +171,7 @@ export class PgSessionStorage implements SessionStorage {
       }
     }
     const bytes = row.line.length + blobs.reduce((n, b) => n + b.bytes.byteLength, 0);
+    this.nextOrdinal++;
     return { row, blobs, bytes, prepared };
   }
 

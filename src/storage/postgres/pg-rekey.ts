@@ -1,0 +1,34 @@
+import type { PgStore } from "../../database/index.ts";
+import { TranscriptStoreError } from "../../errors.ts";
+import { ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../../session/line-cipher.ts";
+import { openRows, pgCipher, sealRow } from "./pg-cipher.ts";
+import { withLeasedSession } from "./pg-rewrite.ts";
+
+/** What `rekeyPgSession` did. */
+export interface PgRekeyReport {
+  id: string;
+  entries: number;
+  fromKeyId: string;
+  toKeyId: string;
+}
+
+/**
+ * Re-encrypts the encrypted database session `id` under another key, all or nothing: under its lease,
+ * every row is opened with `from` (`KEY_REQUIRED` / `DECRYPT_FAILED`: nothing written), then the header
+ * naming `to` and every row sealed under `to` replace the old ones in ONE transaction fenced by the lease.
+ * A plain session is `INVALID_OPTION`.
+ */
+export function rekeyPgSession(store: PgStore, name: string, id: string, keys: { from: StoreKey; to: StoreKey }): Promise<PgRekeyReport> {
+  return withLeasedSession(store, id, name, async ({ header, rows, token }) => {
+    const current = headerEncryption(header);
+    if (current === null) {
+      throw new TranscriptStoreError("INVALID_OPTION", `Session ${id} is not encrypted: rekey changes an encrypted session's key`);
+    }
+    const plain = openRows(header, rows, pgCipher(header, keys.from));
+    const next = { ...header, encryption: { scheme: ENCRYPTION_SCHEME, keyId: keys.to.keyId } };
+    const cipher = new LineCipher(keys.to, id);
+    const lines = plain.map((row, i) => sealRow({ line: row.line, entryId: null, kind: null }, cipher, i + 1));
+    await store.rewriteSession(id, token, JSON.stringify(next), lines);
+    return { id, entries: lines.length, fromKeyId: current.keyId, toKeyId: keys.to.keyId };
+  });
+}
