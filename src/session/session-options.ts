@@ -161,8 +161,9 @@ export function resolveSessionManagerOptions(options: SessionManagerOptions = {}
     chunkSize,
     cwd: options.cwd,
     now: options.now ?? systemNow,
-    // An encrypted session's images go to keyed blobs (keyed-lines.ts): nothing reaches the blob store in clear.
-    prepare,
+    // An encrypted file session's images go to keyed blobs (keyed-lines.ts); a database's blob table has no keyed
+    // blobs, so there they stay inline, sealed with their line. Either way nothing reaches a blob store in clear.
+    prepare: encryption !== null && store !== null ? { ...prepare, blobThreshold: Number.MAX_SAFE_INTEGER } : prepare,
     redactor,
     redactionKey,
     store,
