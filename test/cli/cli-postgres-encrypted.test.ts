@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../src/index.ts";
 import { cli } from "../support/cli.ts";
+import { makePng } from "../support/png.ts";
 import { rawPool } from "../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -54,6 +55,33 @@ describe.skipIf(!pgCluster())("an encrypted session moved between the file store
     const reread = await SessionManager.open(returned, { root: back, encryption: { key }, readOnly: true });
     expect(reread.getEntries()).toEqual(entries);
     await reread.close();
+  });
+
+  it("migrate --to refuses an encrypted session with keyed blobs (images): KEY_REQUIRED, nothing written (they would dangle)", async () => {
+    const url = await freshDatabase();
+    const root = tempDir();
+    const m = await SessionManager.create("/proj", { root, encryption: { key: randomBytes(32) } });
+    m.appendMessage({
+      role: "user",
+      content: [
+        { type: "text", text: SECRET },
+        { type: "image", data: makePng(64, 64, 3).toString("base64"), mimeType: "image/png" },
+      ],
+    });
+    m.appendMessage({ role: "assistant", content: [{ type: "text", text: "noted" }] });
+    await m.close();
+    expect(readFileSync(m.sessionFile!, "utf8")).toContain("blob:hmac-sha256:");
+
+    const run = await cli(["migrate", "--root", root, "--to", url, "--json"]);
+    expect(run.code).not.toBe(0);
+    expect(run.stdout + run.stderr).toContain("KEY_REQUIRED");
+    const db = rawPool(url);
+    // Refused before anything was written: the schema itself was not created, or holds no row.
+    const made = (await db.query("SELECT to_regclass('entries') IS NOT NULL AS made")).rows[0].made;
+    if (made) {
+      expect((await db.query("SELECT count(*)::int AS n FROM entries")).rows[0].n).toBe(0);
+      expect((await db.query("SELECT count(*)::int AS n FROM sessions")).rows[0].n).toBe(0);
+    }
   });
 
   it("verify --store reports an encrypted session it cannot read as a finding and checks the others (no abort)", async () => {

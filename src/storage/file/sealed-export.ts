@@ -1,6 +1,7 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import type { SessionHeader } from "../../format/types.ts";
 import { io } from "../../io.ts";
+import { KEYED_BLOB_REF_PREFIX } from "../../blob/keyed-blob-ref.ts";
 
 /**
  * Whether the encrypted session file at `path` can be handed out as it is without its key: every
@@ -15,6 +16,15 @@ export async function checkSealedLines(path: string, header: SessionHeader, line
       throw new TranscriptStoreError(
         "KEY_REQUIRED",
         `Session ${header.id} is encrypted and its line ${n} is not a sealed line: only its key can repair it (${path})`,
+        { path },
+      );
+    }
+    if (line.includes(KEYED_BLOB_REF_PREFIX)) {
+      // Keyed blobs travel with neither a database (its blob table holds no keyed blobs) nor another
+      // store's blob directory (a snapshot's blobs are checked by their sha256): moved, the refs would dangle.
+      throw new TranscriptStoreError(
+        "KEY_REQUIRED",
+        `Session ${header.id} is encrypted and its line ${n} names keyed blobs (images): they cannot move with its sealed lines (${path})`,
         { path },
       );
     }
