@@ -73,6 +73,17 @@ function compileUserRule(rule: SecretRuleOptions, i: number): SecretRule {
   return { id: rule.id, pattern, ...(rule.keywords === undefined ? {} : { keywords: [...rule.keywords] }) };
 }
 
+/**
+ * A format's own say about one string of a value being redacted (`redactValue`): the string to put
+ * there (itself to keep it), or `undefined` for the usual rules.
+ */
+export type OwnStrings = (
+  text: string,
+  key: string | null,
+  parent: Record<string, unknown> | null,
+  counts: RedactionCounts,
+) => string | undefined;
+
 /** Replaces secrets by markers `[REDACTED:<rule>:<hash>]`; the hash is a keyed HMAC, so equal secrets give equal markers. */
 export class SecretRedactor {
   readonly rules: readonly SecretRule[];
@@ -179,12 +190,15 @@ export class SecretRedactor {
   /**
    * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
    * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
-   * nothing was found; the input is never mutated.
+   * nothing was found; the input is never mutated. `own` (a format's own ids and payloads, e.g. an
+   * agent's transcript records) is asked first about each string: what it returns is used, `undefined` goes on.
    */
-  redactValue<T>(value: T, counts: RedactionCounts): T {
+  redactValue<T>(value: T, counts: RedactionCounts, own?: OwnStrings): T {
     return mapTree(value, {
       visit: (child, key, parent, where) => {
         if (typeof child !== "string") return DESCEND;
+        const mine = own?.(child, key, parent, counts);
+        if (mine !== undefined) return mine;
         if (key !== null && ID_KEYS.has(key)) return child;
         // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
         if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
