@@ -183,3 +183,40 @@ it("CLI: export --to claude-code redacts and reports rule counts on stderr; --no
   expect(recordsOf(plain.stdout)).toEqual(recordsOf(readFileSync(source, "utf8")));
   expect(plain.stderr).not.toContain("redacted");
 });
+
+it("a Codex tool call's JSON arguments stay JSON when a secret sits next to an escaped quote", async () => {
+  const root = keyedStore();
+  const dir = tempDir("ts-fredact-src-");
+  const records = recordsOf(readFileSync(join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), "utf8"));
+  // the password runs up to the backslash of `\"`: redacting the JSON text as text would eat the escape
+  records[4]!.payload.arguments = JSON.stringify({ command: 'psql "password=Tr0ub4dor&3x"' });
+  const source = join(dir, "quoted.jsonl");
+  writeFileSync(source, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  const report = await importForeignFile("codex", source, { root });
+  const out = await exported("codex", report.id, { root });
+  expect(out.text).not.toContain("Tr0ub4dor");
+  const call = recordsOf(out.text)[4]!.payload;
+  expect(call.call_id).toBe("call_A");
+  expect(JSON.parse(call.arguments)).toEqual({
+    command: `psql "password=${redactForSharing("password=Tr0ub4dor&3x", { root }).slice(9)}"`,
+  });
+});
+
+it("a damaged line's bytes are redacted as well; --no-redact gives them back byte for byte", async () => {
+  const root = keyedStore();
+  const dir = tempDir("ts-fredact-src-");
+  const good = readFileSync(join(FIXTURES, "claude-code/synthetic-v1.0.83-images.jsonl"), "utf8");
+  const torn = `{"type":"user","message":{"content":"token ${GH} and \u00e9`;
+  const source = join(dir, "torn.jsonl");
+  writeFileSync(source, good + torn);
+  const report = await importForeignFile("claude-code", source, { root });
+  expect(report.counts.damaged).toBe(1);
+  const out = await exported("claude-code", report.id, { root });
+  const last = out.lines.at(-1)!;
+  expect("raw" in last).toBe(true);
+  const raw = foreignLineBytes(last).toString("utf8");
+  expect(raw).toBe(torn.replace(GH, redactForSharing(GH, { root })));
+  const plain = await exported("claude-code", report.id, { root, redactOutput: false });
+  expect(foreignLineBytes(plain.lines.at(-1)!).toString("utf8")).toBe(torn);
+  expect(plain.lines.slice(0, -1).map((l) => ("record" in l ? l.record : null))).toEqual(recordsOf(good));
+});
