@@ -42,11 +42,11 @@ function ownStrings(redactor: SecretRedactor): OwnStrings {
     if (key === "data" && parent?.type === "redacted_thinking") return text;
     const first = text.trimStart()[0];
     if (first !== "{" && first !== "[") return undefined;
-    const value = parsed(text);
-    if (value === undefined) return undefined;
     const found: RedactionCounts = new Map();
     const out = redactor.redactText(text, found);
-    if (out === text || parsed(out) !== undefined) return mergeInto(counts, found, out);
+    if (out === text) return text;
+    const value = parsed(out) === undefined ? parsed(text) : undefined;
+    if (value === undefined) return mergeInto(counts, found, out);
     const again: RedactionCounts = new Map();
     return mergeInto(counts, again, JSON.stringify(redactor.redactValue(value, again, own)));
   };
