@@ -9,6 +9,7 @@ import { importForeignFile } from "../../src/interchange/import-foreign.ts";
 import { redactForSharing } from "../../src/session/redact-for-sharing.ts";
 import { loadRedactionKey } from "../../src/session/redaction-key.ts";
 import { cli } from "../support/cli.ts";
+import { expectCode } from "../support/error-code.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/foreign");
@@ -219,4 +220,30 @@ it("a damaged line's bytes are redacted as well; --no-redact gives them back byt
   const plain = await exported("claude-code", report.id, { root, redactOutput: false });
   expect(foreignLineBytes(plain.lines.at(-1)!).toString("utf8")).toBe(torn);
   expect(plain.lines.slice(0, -1).map((l) => ("record" in l ? l.record : null))).toEqual(recordsOf(good));
+});
+
+it("redactOutput names a key or rules of its own; a bad rule is INVALID_OPTION before any line", async () => {
+  const root = keyedStore();
+  const report = await importForeignFile("claude-code", claudeCodeWithSecrets(tempDir("ts-fredact-src-")), { root });
+  const key = new Uint8Array(32).fill(7);
+  const own = await exported("claude-code", report.id, { root, redactOutput: { key } });
+  expect(own.text).toContain(redactForSharing(GH, { key }));
+  expect(own.text).not.toContain(redactForSharing(GH, { root }));
+  const acme = await exported("claude-code", report.id, {
+    root,
+    redactOutput: { redact: { builtin: false, rules: [{ id: "cart", pattern: /cart\.js/ }] } },
+  });
+  expect(acme.text).toContain(GH); // only the given rule runs
+  expect(acme.text).not.toContain("cart.js");
+  expect(acme.text).toMatch(/\[REDACTED:cart:[0-9a-f]{8}\]/);
+  const lines: ForeignExportLine[] = [];
+  const bad = (async () => {
+    for await (const l of exportForeign("claude-code", report.id, {
+      root,
+      redactOutput: { redact: { rules: [{ id: "BAD", pattern: /x/ }] } },
+    }))
+      lines.push(l);
+  })();
+  await expectCode(bad, "INVALID_OPTION");
+  expect(lines).toEqual([]);
 });
