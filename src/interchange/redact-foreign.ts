@@ -31,40 +31,15 @@ const DATA_IMAGE = /^data:image\/[A-Za-z0-9.+-]+;base64,/;
 
 /**
  * What a transcript record keeps as it is, beyond the redactor's own rules: ids and times, image
- * data URLs wherever they sit, the opaque `data` of Claude's `redacted_thinking`. A string holding
- * JSON (Codex's `arguments`) whose redaction would no longer parse is redacted as the JSON value it
- * holds, written back compact.
+ * data URLs wherever they sit, the opaque `data` of Claude's `redacted_thinking`. (A string holding
+ * JSON, Codex's `arguments`, stays JSON: the redactor sees to that.)
  */
-function ownStrings(redactor: SecretRedactor): OwnStrings {
-  const own: OwnStrings = (text, key, parent, counts) => {
-    if (key !== null && FOREIGN_ID_KEYS.has(key)) return text;
-    if (DATA_IMAGE.test(text)) return text;
-    if (key === "data" && parent?.type === "redacted_thinking") return text;
-    const first = text.trimStart()[0];
-    if (first !== "{" && first !== "[") return undefined;
-    const found: RedactionCounts = new Map();
-    const out = redactor.redactText(text, found);
-    if (out === text) return text;
-    const value = parsed(out) === undefined ? parsed(text) : undefined;
-    if (value === undefined) return mergeInto(counts, found, out);
-    const again: RedactionCounts = new Map();
-    return mergeInto(counts, again, JSON.stringify(redactor.redactValue(value, again, own)));
-  };
-  return own;
-}
-
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function mergeInto(counts: RedactionCounts, found: RedactionCounts, out: string): string {
-  for (const [rule, n] of found) counts.set(rule, (counts.get(rule) ?? 0) + n);
-  return out;
-}
+const ownStrings: OwnStrings = (text, key, parent) => {
+  if (key !== null && FOREIGN_ID_KEYS.has(key)) return text;
+  if (DATA_IMAGE.test(text)) return text;
+  if (key === "data" && parent?.type === "redacted_thinking") return text;
+  return undefined;
+};
 
 /**
  * A redactor of Claude Code and Codex records as they are shared (`export --to claude-code|codex`):
@@ -73,6 +48,5 @@ function mergeInto(counts: RedactionCounts, found: RedactionCounts, out: string)
  * `encrypted_content` stay as they are. The same record back when nothing was found.
  */
 export function foreignRecordRedactor(redactor: SecretRedactor, counts: RedactionCounts): <T>(record: T) => T {
-  const own = ownStrings(redactor);
-  return (record) => redactor.redactValue(record, counts, own);
+  return (record) => redactor.redactValue(record, counts, ownStrings);
 }

@@ -247,3 +247,27 @@ it("redactOutput names a key or rules of its own; a bad rule is INVALID_OPTION b
   await expectCode(bad, "INVALID_OPTION");
   expect(lines).toEqual([]);
 });
+
+it("the NDJSON export and a redacted write keep an imported Codex call's JSON arguments JSON", async () => {
+  const root = keyedStore();
+  const dir = tempDir("ts-fredact-src-");
+  const records = recordsOf(readFileSync(join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), "utf8"));
+  records[4]!.payload.arguments = JSON.stringify({ command: 'psql "password=Tr0ub4dor&3x"' });
+  const source = join(dir, "quoted.jsonl");
+  writeFileSync(source, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  const report = await importForeignFile("codex", source, { root });
+  const out = await cli(["--root", root, "export", report.id]);
+  expect(out.code).toBe(0);
+  expect(out.stdout).not.toContain("Tr0ub4dor");
+  const call = recordsOf(out.stdout).find((e) => e.foreign?.record?.payload?.type === "function_call")!;
+  expect(JSON.parse(call.foreign.record.payload.arguments)).toEqual({ command: expect.stringMatching(/^psql "password=\[REDACTED:/) });
+
+  // the same record written by a session that redacts on write
+  const m = await SessionManager.create(join(root, "proj"), { root, redact: "secrets" });
+  m.appendCustomEntry("codex:kept", { record: records[4] });
+  const stored = readFileSync(m.sessionFile!, "utf8");
+  await m.close();
+  expect(stored).not.toContain("Tr0ub4dor");
+  const kept = recordsOf(stored).find((e) => e.type === "custom")!;
+  expect(JSON.parse(kept.data.record.payload.arguments)).toEqual({ command: expect.stringMatching(/^psql "password=\[REDACTED:/) });
+});
