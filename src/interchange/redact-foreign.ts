@@ -23,6 +23,10 @@ const FOREIGN_ID_KEYS: ReadonlySet<string> = new Set([
   "sourceToolAssistantUUID",
   "call_id",
   "turn_id",
+  "thread_id",
+  "parent_thread_id",
+  "new_thread_id",
+  "process_id",
   "timestamp",
 ]);
 
