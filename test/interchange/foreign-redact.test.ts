@@ -271,3 +271,25 @@ it("the NDJSON export and a redacted write keep an imported Codex call's JSON ar
   const kept = recordsOf(stored).find((e) => e.type === "custom")!;
   expect(JSON.parse(kept.data.record.payload.arguments)).toEqual({ command: expect.stringMatching(/^psql "password=\[REDACTED:/) });
 });
+
+it("ids are never redacted, even one a rule would match (a Codex call_id, a Claude Code requestId)", async () => {
+  const root = keyedStore();
+  const dir = tempDir("ts-fredact-src-");
+  const cx = recordsOf(readFileSync(join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), "utf8"));
+  cx[4]!.payload.call_id = GH;
+  cx[5]!.payload.call_id = GH;
+  cx[5]!.payload.output += ` ${GH}`;
+  const cxPath = join(dir, "ids.jsonl");
+  writeFileSync(cxPath, cx.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  const cxOut = recordsOf((await exported("codex", (await importForeignFile("codex", cxPath, { root })).id, { root })).text);
+  expect(cxOut[4]!.payload.call_id).toBe(GH);
+  expect(cxOut[5]!.payload.call_id).toBe(GH);
+  expect(cxOut[5]!.payload.output).not.toContain(GH);
+
+  const cc = recordsOf(readFileSync(join(FIXTURES, "claude-code/synthetic-v1.0.83-images.jsonl"), "utf8"));
+  cc[2]!.requestId = STRIPE;
+  const ccPath = join(dir, "ids-cc.jsonl");
+  writeFileSync(ccPath, cc.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  const ccOut = recordsOf((await exported("claude-code", (await importForeignFile("claude-code", ccPath, { root })).id, { root })).text);
+  expect(ccOut).toEqual(cc);
+});
