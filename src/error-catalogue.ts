@@ -208,7 +208,7 @@ export const WARNING_ONLY_CODES = {
   },
   SECRET_REDACTED: {
     meaning: "Secrets in an entry, an artifact or an export were replaced by markers (rule ids and counts are reported, never the secret).",
-    use: "The redaction stage (`redact` option), `export` and the views, or the `redact` command changed text.",
+    use: "The redaction stage (`redact` option), `export` (NDJSON, the views, `--to claude-code|codex`) or `redact` changed text.",
     caller: "Nothing to do; `--no-redact` (export) or no `redact` option (writes) keeps the text as given.",
   },
   INDEX_REBUILT: {

@@ -3,8 +3,11 @@ import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
+import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
+import { redactBytesForSharing, sharingRedactor, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
 import { toClaudeCode } from "./to-claude-code.ts";
+import { foreignRecordRedactor } from "./redact-foreign.ts";
 import { toCodex } from "./to-codex.ts";
 
 /** One line of the exported transcript: a record (a JSON value), or a damaged line's exact bytes. */
@@ -29,6 +32,12 @@ async function refOf(idOrPath: string, options: SessionManagerOptions): Promise<
 export interface ForeignExportOptions extends SessionManagerOptions {
   /** The entry whose path (root → it) is exported. @default the whole session (its source), or the leaf (a conversion) */
   branch?: string;
+  /**
+   * Shared output is redacted (README, Privacy): every secret in the records' strings becomes the
+   * marker `export` and the views write (the store's key); ids, times, structure, image data and
+   * signatures stay. `false` gives the session's records exactly; an object names other rules or a key. @default true
+   */
+  redactOutput?: boolean | SharingRedactionOptions;
 }
 
 /** An imported subagent's parent (header `parentSession`) and the source's fields about its spawn (`foreign.parent`), or null. */
@@ -48,20 +57,30 @@ const CONVERTERS: Record<InterchangeFormat, typeof toClaudeCode> = { "claude-cod
  * Any other session (native, or imported from the other agent) is converted, its path to `branch`
  * (default: the leaf), into records that agent reads (`to-claude-code.ts`, `to-codex.ts`); what it
  * cannot express is kept in its extension and reported (`EXTENSION_KEPT` warnings). An unknown
- * `branch` is `ENTRY_NOT_FOUND`, before anything is yielded.
+ * `branch` is `ENTRY_NOT_FOUND`, before anything is yielded. Secrets are redacted unless
+ * `redactOutput: false` (one `SECRET_REDACTED` warning at the end: rule ids and counts).
  */
 export async function* exportForeign(
   format: InterchangeFormat,
   idOrPath: string,
   options: ForeignExportOptions = {},
 ): AsyncGenerator<ForeignExportLine, ForeignExportSummary> {
-  const { branch, ...storeOptions } = options;
+  const { branch, redactOutput: redact, ...storeOptions } = options;
   const ref = await refOf(idOrPath, storeOptions);
   const warn = storeOptions.onWarning ?? ((_: StoreWarning) => {});
   const m = await SessionManager.open(ref, { ...storeOptions, readOnly: true, rehydrate: "lazy", onWarning: warn });
   try {
     if (branch !== undefined && m.getEntry(branch) === undefined)
       throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry ${branch} in session ${m.sessionId}`);
+    const redactor =
+      redact === false
+        ? null
+        : sharingRedactor({
+            ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
+            ...(redact === true || redact === undefined ? {} : redact),
+          });
+    const counts: RedactionCounts = new Map();
+    const share = redactor === null ? <T>(record: T): T => record : foreignRecordRedactor(redactor, counts);
     const from = m.header.foreign;
     const source = typeof from === "object" && from !== null ? (from as { format?: unknown }).format : undefined;
     if (source !== format) {
@@ -69,7 +88,8 @@ export async function* exportForeign(
       let lines = 0;
       const subagentOf = subagentParent(m.header);
       for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
-        yield { line: ++lines, record };
+        yield { line: ++lines, record: share(record) };
+      reportRedacted(warn, m.sessionId, format, counts);
       return { lines, skipped: 0, converted: true };
     }
     let lines = 0;
@@ -91,15 +111,25 @@ export async function* exportForeign(
       lines++;
       if (f.damaged !== undefined) {
         const raw = f.damaged.base64 !== undefined ? Buffer.from(f.damaged.base64, "base64") : Buffer.from(f.damaged.text ?? "", "utf8");
-        yield { line: f.line, raw, terminated: f.damaged.terminated };
+        yield {
+          line: f.line,
+          raw: redactor === null ? raw : redactBytesForSharing(raw, redactor, counts),
+          terminated: f.damaged.terminated,
+        };
       } else {
-        yield { line: f.line, record: foreignOf(m.rehydrate(entry))!.record };
+        yield { line: f.line, record: share(foreignOf(m.rehydrate(entry))!.record) };
       }
     }
+    reportRedacted(warn, m.sessionId, format, counts);
     return { lines, skipped, converted: false };
   } finally {
     await m.close();
   }
+}
+
+/** One `SECRET_REDACTED` warning for an export in which something was redacted: rule ids and counts, never a secret. */
+function reportRedacted(warn: (w: StoreWarning) => void, sessionId: string, format: InterchangeFormat, counts: RedactionCounts): void {
+  if (counts.size > 0) warn({ code: "SECRET_REDACTED", message: `export ${sessionId} --to ${format}: redacted ${describeCounts(counts)}` });
 }
 
 /** `exportForeign` for Claude Code. */

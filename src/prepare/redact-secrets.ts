@@ -73,6 +73,12 @@ function compileUserRule(rule: SecretRuleOptions, i: number): SecretRule {
   return { id: rule.id, pattern, ...(rule.keywords === undefined ? {} : { keywords: [...rule.keywords] }) };
 }
 
+/**
+ * A format's own say about one string of a value being redacted (`redactValue`): the string to put
+ * there (itself to keep it), or `undefined` for the usual rules.
+ */
+export type OwnStrings = (text: string, key: string | null, parent: Record<string, unknown> | null) => string | undefined;
+
 /** Replaces secrets by markers `[REDACTED:<rule>:<hash>]`; the hash is a keyed HMAC, so equal secrets give equal markers. */
 export class SecretRedactor {
   readonly rules: readonly SecretRule[];
@@ -179,20 +185,54 @@ export class SecretRedactor {
   /**
    * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
    * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
-   * nothing was found; the input is never mutated.
+   * nothing was found; the input is never mutated. `own` (a format's own ids and payloads, e.g. an
+   * agent's transcript records) is asked first about each string: what it returns is used, `undefined` goes on.
    */
-  redactValue<T>(value: T, counts: RedactionCounts): T {
+  redactValue<T>(value: T, counts: RedactionCounts, own?: OwnStrings): T {
     return mapTree(value, {
       visit: (child, key, parent, where) => {
         if (typeof child !== "string") return DESCEND;
+        const mine = own?.(child, key, parent);
+        if (mine !== undefined) return mine;
         if (key !== null && ID_KEYS.has(key)) return child;
         // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
         if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
         if (isBlobRef(child)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
-        return this.redactText(child, counts);
+        return this.redactString(child, counts, own);
       },
     });
+  }
+
+  /**
+   * One string of a value. A string holding JSON (a tool call's `arguments`, as Codex and OpenAI
+   * write them) stays JSON: when replacing in its text would break it (a secret running into an
+   * escaped quote), its JSON value is redacted instead and written back compact.
+   */
+  private redactString(text: string, counts: RedactionCounts, own: OwnStrings | undefined): string {
+    const first = text.trimStart()[0];
+    if (first !== "{" && first !== "[") return this.redactText(text, counts);
+    const found: RedactionCounts = new Map();
+    let out = this.redactText(text, found);
+    if (out !== text && jsonOf(out) === NOT_JSON) {
+      const value = jsonOf(text);
+      if (value !== NOT_JSON) {
+        found.clear();
+        out = JSON.stringify(this.redactValue(value, found, own));
+      }
+    }
+    for (const [rule, n] of found) counts.set(rule, (counts.get(rule) ?? 0) + n);
+    return out;
+  }
+}
+
+const NOT_JSON: unique symbol = Symbol("not JSON");
+
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
   }
 }
 

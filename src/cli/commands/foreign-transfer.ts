@@ -74,7 +74,8 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
 const KEPT_SHOWN = 5;
 
 /**
- * `export <id> --to claude-code|codex [--branch <entry>]`: a session imported from that agent as
+ * `export <id> --to claude-code|codex [--branch <entry>] [--no-redact]`: secrets redacted unless
+ * --no-redact (rule counts on stderr); a session imported from that agent as
  * the agent wrote it (records as compact JSON, damaged lines byte for byte; with `--branch`, the
  * lines of that entry's path), any other session converted (its path to `--branch`, default the
  * leaf), to stdout or to `-o <file>` (a new file: `OUTPUT_EXISTS` when the name is taken). What the
@@ -86,10 +87,12 @@ export function foreignExport(format: InterchangeFormat) {
     const print = printWarning(ctx.io);
     let kept = 0;
     const onWarning = (w: StoreWarning) => {
+      if (w.code === "SECRET_REDACTED") return print({ ...w, message: `${w.message}; --no-redact keeps them` });
       if (w.code !== "EXTENSION_KEPT") return print(w);
       if (kept++ < KEPT_SHOWN) print({ ...w, message: `${w.code}: ${w.message}` });
     };
-    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, ...(branch === undefined ? {} : { branch }) });
+    const redactOutput = ctx.values["no-redact"] !== true;
+    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, redactOutput, ...(branch === undefined ? {} : { branch }) });
     const summary: ForeignExportSummary = { lines: 0, skipped: 0, converted: false };
     async function* bytes(): AsyncIterable<Buffer> {
       let step = await lines.next();
