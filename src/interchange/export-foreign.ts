@@ -4,6 +4,7 @@ import { resolveSessionManagerOptions, type SessionManagerOptions } from "../ses
 import { backendOf } from "../storage/backends.ts";
 import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
 import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
+import { sharingKeyOf } from "../storage/sharing-key.ts";
 import { redactBytesForSharing, sharingRedactor, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
 import { toClaudeCode } from "./to-claude-code.ts";
@@ -77,6 +78,7 @@ export async function* exportForeign(
         ? null
         : sharingRedactor({
             ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
+            key: await sharingKeyOf(m.options.store),
             ...(redact === true || redact === undefined ? {} : redact),
           });
     const counts: RedactionCounts = new Map();

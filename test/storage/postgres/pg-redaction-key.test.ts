@@ -87,5 +87,11 @@ describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
     const view = await cli(["export", plain.sessionId, "--to", "markdown", "--store", url, "--root", tempDir()]);
     expect(view.code, view.stderr).toBe(0);
     expect(view.stdout.match(MARKER)![0]).toBe(stored);
+    for (const agent of ["claude-code", "codex"]) {
+      const converted = await cli(["export", plain.sessionId, "--to", agent, "--store", url, "--root", tempDir()]);
+      expect(converted.code, converted.stderr).toBe(0);
+      expect(converted.stdout).not.toContain(GH);
+      expect(converted.stdout.match(MARKER)![0]).toBe(stored);
+    }
   });
 });
