@@ -5,6 +5,7 @@ import { extractPath } from "../format/extract-path.ts";
 import { isoTime } from "../format/iso-time.ts";
 import { ensureDir } from "../io.ts";
 import { uuidv7 } from "../session/ids.ts";
+import { resolveRecordedCwd } from "../session/paths.ts";
 import { buildContextEntries, buildSessionContext, buildSessionProjection } from "./context.ts";
 import {
   assertValidSessionId,
@@ -131,7 +132,7 @@ export class SessionManager {
     manager.setSessionFile(path);
     // pi takes the cwd from the file's header (read before anything else), unless overridden.
     const header = manager.getHeader();
-    if (cwdOverride === undefined && header !== null && typeof header.cwd === "string") manager.cwd = resolve(header.cwd);
+    if (cwdOverride === undefined && header !== null && typeof header.cwd === "string") manager.cwd = resolveRecordedCwd(header.cwd);
     return manager;
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve, win32 } from "node:path";
 import { REFERRERS_FILE } from "../blob/blob-referrers.ts";
 import { isTempFileName } from "../io.ts";
 
@@ -48,6 +48,11 @@ export const SESSION_LAYOUTS: readonly SessionLayout[] = ["omp", "pi"];
  * the file system's 255-byte limit (where pi itself cannot create the directory).
  */
 export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
+  if (isWindowsOnlyAbsolute(cwd)) {
+    // Recorded on Windows: already absolute, never inside this machine's home or temp dir.
+    if (layout === "pi") return piBucket(cwd);
+    return fitName(`--${flatten(cwd.replace(/^[/\\]+/, ""))}--`);
+  }
   const abs = resolve(cwd);
   if (layout === "pi") return piBucket(abs);
   const home = inside(resolve(homedir()), abs);
@@ -55,6 +60,19 @@ export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
   const tmp = inside(resolve(tmpdir()), abs);
   if (tmp !== null) return fitName(`-tmp-${flatten(tmp)}`);
   return fitName(`--${flatten(abs.replace(/^[/\\]+/, ""))}--`);
+}
+
+/**
+ * A cwd absolute on Windows (drive `C:\\`, `C:/`, or UNC) but not on this platform: a session
+ * recorded there. Resolving it here would prefix this process's working directory.
+ */
+function isWindowsOnlyAbsolute(cwd: string): boolean {
+  return !isAbsolute(cwd) && win32.isAbsolute(cwd);
+}
+
+/** A recorded cwd made absolute: one recorded on Windows is kept as written (see above). */
+export function resolveRecordedCwd(cwd: string): string {
+  return isWindowsOnlyAbsolute(cwd) ? cwd : resolve(cwd);
 }
 
 /** pi 0.73.1's name for a cwd's directory: every name pi can create is kept exactly. */
