@@ -83,7 +83,7 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
     expect(sent.at(-1)).toBe("COMMIT");
   });
 
-  it("sends a text batch's lines as one newline-joined text (no text[] literal), stored byte-exact with an exact listing size", async () => {
+  it("sends a text batch's lines as one newline-joined text (no text[] literal), stored byte-exact, with an exact size", async () => {
     const { store, url } = await freshStore();
     const { id, token } = await newSession(store);
     const params: unknown[][] = [];
