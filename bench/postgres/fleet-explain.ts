@@ -1,7 +1,7 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the statements behind the fleet bench's reads, with the parameters
 // the library sends: what docs/postgres.md ("Plans at fleet scale") shows.
 import type pg from "pg";
-import { FRESH_SQL } from "../../src/database/search-index.ts";
+import { FRESH_SINCE_SQL, FRESH_SQL } from "../../src/database/search-index.ts";
 import { compileQuery, parseQuery, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
 import { INFO_COLUMNS } from "../../src/database/rows.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
@@ -17,6 +17,7 @@ const GC_DRY_RUN = `SELECT c.sha256, b.size::float8 AS size FROM (SELECT b.sha25
 export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: string; sql: string; params: unknown[] }>> {
   const probe = fleetId(PROBE);
   const search = async (q: string) => searchParams(await compileQuery(raw, parseQuery(q)), resolveSearchOptions({ limit: 20 }));
+  const mark = (await raw.query<{ mark: string }>("SELECT mark::text AS mark FROM search_mark")).rows[0]?.mark ?? "0";
   return [
     { name: "open: the session row", sql: `SELECT ${INFO_COLUMNS}, header FROM sessions WHERE id = $1`, params: [probe] },
     {
@@ -47,7 +48,16 @@ export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: strin
       params: [probe.slice(0, 8), null, probe.slice(0, 8)],
     },
     { name: "gc dry run: the candidates", sql: GC_DRY_RUN, params: [3_600_000] },
-    { name: "search: the freshness check it runs first (the index fresh)", sql: FRESH_SQL, params: [] },
+    {
+      name: "search: the freshness check it runs first (the index fresh, with the mark its refresh left)",
+      sql: FRESH_SINCE_SQL,
+      params: [mark],
+    },
+    {
+      name: "search: the freshness check of an index without a mark (made anew; the first refresh leaves one)",
+      sql: FRESH_SQL,
+      params: [],
+    },
     { name: "search one session's word", sql: SEARCH_SQL, params: await search(fleetToken(PROBE)) },
     { name: "search a word of every session", sql: SEARCH_SQL, params: await search("assertion") },
   ];

@@ -130,11 +130,13 @@ export async function insertEntries(
 
 /**
  * What listing keeps from a run of lines starting at `firstSeq`: messages counted, the first
- * message preview and its seq, and the lines' UTF-8 bytes (each with its newline).
+ * message preview and its seq, and the lines' UTF-8 bytes (each with its newline; 0 unless
+ * `countBytes`: a caller whose statement has the server count them).
  */
 export function listingOf(
   lines: readonly PgLine[],
   firstSeq: number,
+  countBytes = true,
 ): { messages: number; first: string | null; firstSeq: number | null; bytes: number } {
   let messages = 0;
   let bytes = 0;
@@ -142,7 +144,7 @@ export function listingOf(
   let at: number | null = null;
   lines.forEach((l, i) => {
     if (l.kind === "message") messages++;
-    bytes += Buffer.byteLength(l.line) + 1;
+    if (countBytes) bytes += Buffer.byteLength(l.line) + 1;
     if (first === null && l.firstMessage != null) {
       first = columnText(l.firstMessage);
       at = firstSeq + i;

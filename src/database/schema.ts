@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { SEARCH_TABLES } from "./search-tables.ts";
+import { SEARCH_MARK_TABLE, SEARCH_TABLES } from "./search-tables.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /**
@@ -12,6 +12,37 @@ import { withClient, withTransaction } from "./transaction.ts";
 const SEARCH_STEP = `
   ALTER TABLE sessions ADD COLUMN generation bigint NOT NULL DEFAULT txid_current();
   ${SEARCH_TABLES}
+  `;
+
+/**
+ * The change-mark step (issue 27): the search index's freshness check and refresh read only the
+ * sessions changed since the index's mark, not every session. Every write of a session row that
+ * moves what the index compares (a new row, `last_seq`, `generation`) stamps `changed_xid` with the
+ * writing transaction's id, by trigger, so no write path can forget it; a deleted row leaves its id
+ * in `session_deletions` (one row per session, by one statement-level trigger). A refresh sets its
+ * mark to the oldest transaction still running when it started (`txid_snapshot_xmin`): a change
+ * below that mark committed before the refresh looked, so only changes at or above it are read
+ * again. Neither trigger touches an index table: an append never waits on the index.
+ */
+const CHANGE_MARK_STEP = `
+  ALTER TABLE sessions ADD COLUMN changed_xid bigint NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_changed_xid ON sessions (changed_xid);
+  CREATE TABLE session_deletions (
+    session_id text NOT NULL,
+    xid        bigint NOT NULL DEFAULT txid_current()
+  );
+  CREATE INDEX session_deletions_xid ON session_deletions (xid);
+  CREATE FUNCTION ts_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN NEW.changed_xid := txid_current(); RETURN NEW; END $$;
+  CREATE TRIGGER sessions_changed_insert BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION ts_session_changed();
+  CREATE TRIGGER sessions_changed_update BEFORE UPDATE ON sessions FOR EACH ROW
+    WHEN (OLD.last_seq IS DISTINCT FROM NEW.last_seq OR OLD.generation IS DISTINCT FROM NEW.generation)
+    EXECUTE FUNCTION ts_session_changed();
+  CREATE FUNCTION ts_sessions_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN INSERT INTO session_deletions (session_id) SELECT id FROM gone; RETURN NULL; END $$;
+  CREATE TRIGGER sessions_deleted AFTER DELETE ON sessions REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION ts_sessions_deleted();
+  ${SEARCH_MARK_TABLE}
   `;
 
 /**
@@ -139,7 +170,7 @@ const MIGRATIONS: readonly string[] = [
   `,
   // Step 9 (issue 24): the search index (SEARCH_STEP below).
   SEARCH_STEP,
-  // Step (issue 26): the store's one redaction key (redaction-key.ts), so every writer of the database
+  // Step 10 (issue 26): the store's one redaction key (redaction-key.ts), so every writer of the database
   // makes the same markers. One row, inserted once by the first writer that needs it, never replaced.
   `
   CREATE TABLE redaction_key (
@@ -148,10 +179,15 @@ const MIGRATIONS: readonly string[] = [
     created timestamptz NOT NULL DEFAULT now()
   );
   `,
+  // Step 11 (issue 27): change marks for the search index (CHANGE_MARK_STEP above).
+  CHANGE_MARK_STEP,
 ];
 
 /** The schema version that brings the search index (its position above; it follows whatever step came before it). */
 export const SEARCH_SCHEMA_VERSION = MIGRATIONS.indexOf(SEARCH_STEP) + 1;
+
+/** The schema version that brings the change marks the search index reads (CHANGE_MARK_STEP). */
+export const SEARCH_MARK_SCHEMA_VERSION = MIGRATIONS.indexOf(CHANGE_MARK_STEP) + 1;
 
 /** The schema version this library writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,8 +3,8 @@ import type { IndexRefreshReport } from "../index/session-index.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
-import { MIGRATION_LOCK, SEARCH_SCHEMA_VERSION, schemaVersion } from "./schema.ts";
-import { SEARCH_TABLES } from "./search-tables.ts";
+import { MIGRATION_LOCK, SEARCH_MARK_SCHEMA_VERSION, schemaVersion } from "./schema.ts";
+import { SEARCH_MARK_TABLE, SEARCH_TABLES } from "./search-tables.ts";
 import { artifactHeads, artifactNumbers, withArtifactHeads } from "./search-artifacts.ts";
 import { searchEntryOf } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
@@ -77,10 +77,10 @@ function unavailableIfRefused(err: unknown, doing: string): never {
 }
 
 /** Which of the index's tables exist. */
-async function tablesPresent(client: PoolClient): Promise<{ sessions: boolean; entries: boolean; gin: boolean }> {
-  const { rows } = await client.query<{ sessions: boolean; entries: boolean; gin: boolean }>(
+async function tablesPresent(client: PoolClient): Promise<{ sessions: boolean; entries: boolean; gin: boolean; mark: boolean }> {
+  const { rows } = await client.query<{ sessions: boolean; entries: boolean; gin: boolean; mark: boolean }>(
     `SELECT to_regclass('search_sessions') IS NOT NULL AS sessions, to_regclass('search_entries') IS NOT NULL AS entries,
-            to_regclass('search_entries_doc') IS NOT NULL AS gin`,
+            to_regclass('search_entries_doc') IS NOT NULL AS gin, to_regclass('search_mark') IS NOT NULL AS mark`,
   );
   return rows[0]!;
 }
@@ -96,13 +96,14 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
     version: await schemaVersion(client),
     ...(await tablesPresent(client)),
   }));
-  if (state.version < SEARCH_SCHEMA_VERSION) {
+  if (state.version < SEARCH_MARK_SCHEMA_VERSION) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
-      `The database has schema version ${state.version}; the search index needs ${SEARCH_SCHEMA_VERSION} (a writing command migrates it)`,
+      `The database has schema version ${state.version}; the search index needs ${SEARCH_MARK_SCHEMA_VERSION}` +
+        " (a writing command migrates it)",
     );
   }
-  if (state.sessions && state.entries && state.gin) return;
+  if (state.sessions && state.entries && state.gin && state.mark) return;
   if (readOnly) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
@@ -117,13 +118,17 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
   }).catch((err) => unavailableIfRefused(err, doing));
 }
 
-/** (Re)creates the tables under the migration lock; `fresh` drops them first (a rebuild), else only a half-dropped pair is dropped. */
+/**
+ * (Re)creates the tables under the migration lock; `fresh` drops them first (a rebuild), else only a
+ * half-dropped set is dropped. The mark goes with them: a mark over tables made anew would call them fresh.
+ */
 async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
   await withTransaction(pool, "Creating the search index tables", async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     const now = await tablesPresent(client);
-    if (fresh || !now.sessions || !now.entries) await client.query("DROP TABLE IF EXISTS search_entries, search_sessions");
+    if (fresh || !now.sessions || !now.entries) await client.query("DROP TABLE IF EXISTS search_entries, search_sessions, search_mark");
     await client.query(SEARCH_TABLES);
+    await client.query(SEARCH_MARK_TABLE);
   });
 }
 
@@ -337,9 +342,18 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
     await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
     // a rebuild drops the tables under the refresh lock: never under a refresher's batches
     if (rebuild) await createSearchTables(pool, true);
+    // the mark this refresh leaves: every transaction below it has ended, so whatever it changed is
+    // seen by the statements below; anything later is at or above it (docs/postgres.md, "Search index")
+    const since = await indexMark(client);
+    const next = (await client.query<{ xmin: string }>("SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS xmin")).rows[0]!.xmin;
     report.removed = await inSnapshot(client, async () => {
       const gone = await client.query<{ session_id: string }>(
-        "DELETE FROM search_sessions i WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.session_id) RETURNING session_id",
+        since === null
+          ? "DELETE FROM search_sessions i WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.session_id) RETURNING session_id"
+          : `DELETE FROM search_sessions i USING (SELECT DISTINCT session_id FROM session_deletions WHERE xid >= $1::bigint) d
+              WHERE i.session_id = d.session_id AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.session_id)
+              RETURNING i.session_id`,
+        since === null ? [] : [since],
       );
       if (gone.rows.length === 0) return 0;
       await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [gone.rows.map((r) => r.session_id)]);
@@ -348,7 +362,9 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
     report.sessionsRemoved = report.removed;
     const { rows } = await client.query<{ id: string }>(
       `SELECT s.id FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
-        WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq ORDER BY s.id`,
+        WHERE ${since === null ? "" : "s.changed_xid >= $1::bigint AND "}
+              (i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq) ORDER BY s.id`,
+      since === null ? [] : [since],
     );
     report.filesSeen = rows.length;
     const tally: Tally = {
@@ -381,24 +397,59 @@ export async function refreshSearchIndex(pool: Pool, rebuild = false): Promise<P
     // planner, counting it, may prefer a sequential scan. Moved into the index now, best effort (the
     // function needs the index's owner; a role that is not waits for autovacuum).
     if (report.entriesIndexed > 0) await client.query("SELECT gin_clean_pending_list('search_entries_doc'::regclass)").catch(() => {});
+    await setIndexMark(client, next);
     await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
     return report;
   }).catch((err) => unavailableIfRefused(err, doing));
 }
 
 /**
- * The freshness check every search runs first: one statement, no lock. A FULL JOIN (which PostgreSQL
- * runs only as a merge or hash join) reads each table once; a count, not EXISTS, so the planner
- * costs the whole scan a fresh index needs (a hash join of two sequential scans) rather than an early
- * exit. As two EXISTS it probed `search_sessions` once per session: 93 ms at 10,000 sessions, against
- * ~10–30 ms now (docs/postgres.md, "Plans at fleet scale"). Its cost still grows with the fleet.
+ * The freshness check without a mark (an index made anew, or never refreshed to the end): one
+ * statement, no lock. A FULL JOIN (which PostgreSQL runs only as a merge or hash join) reads each
+ * table once; a count, not EXISTS, so the planner costs the whole scan rather than an early exit
+ * (as two EXISTS it probed `search_sessions` once per session: 93 ms at 10,000 sessions). Its cost
+ * grows with the fleet; the first refresh to complete leaves a mark and FRESH_SINCE_SQL is used.
  */
 export const FRESH_SQL = `SELECT count(*) > 0 AS behind FROM sessions s FULL JOIN search_sessions i ON i.session_id = s.id
   WHERE s.id IS NULL OR i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq`;
 
-/** True when no session is behind its mark and none removed is still indexed (FRESH_SQL). */
+/**
+ * The freshness check every search runs first once the index has a mark ($1): only the sessions
+ * changed at or above it (an index range scan of `sessions_changed_xid`) and the sessions deleted
+ * at or above it (`session_deletions_xid`) are compared with their index rows, so its cost follows
+ * what changed since the last refresh, not the number of sessions (test/database/search-index-fresh-plan.test.ts).
+ */
+export const FRESH_SINCE_SQL = `SELECT EXISTS (
+    SELECT 1 FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+     WHERE s.changed_xid >= $1::bigint AND (i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)
+  ) OR EXISTS (
+    SELECT 1 FROM session_deletions d JOIN search_sessions i ON i.session_id = d.session_id
+     WHERE d.xid >= $1::bigint AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = d.session_id)
+  ) AS behind`;
+
+/** The index's mark (null: none, every session is compared), as text (a bigint). */
+async function indexMark(client: PoolClient): Promise<string | null> {
+  const { rows } = await client.query<{ mark: string }>("SELECT mark::text AS mark FROM search_mark");
+  return rows[0]?.mark ?? null;
+}
+
+/**
+ * Leaves `mark` after a completed refresh (never moved back), and forgets the deletions below it:
+ * the refresh that set it has removed them from the index.
+ */
+async function setIndexMark(client: PoolClient, mark: string): Promise<void> {
+  await client.query(
+    `INSERT INTO search_mark (mark) VALUES ($1::bigint)
+     ON CONFLICT (one) DO UPDATE SET mark = greatest(search_mark.mark, excluded.mark)`,
+    [mark],
+  );
+  await client.query("DELETE FROM session_deletions WHERE xid < $1::bigint", [mark]);
+}
+
+/** True when no session is behind its mark and none removed is still indexed (FRESH_SINCE_SQL, or FRESH_SQL without a mark). */
 async function isFresh(client: PoolClient): Promise<boolean> {
-  const { rows } = await client.query<{ behind: boolean }>(FRESH_SQL);
+  const mark = await indexMark(client);
+  const { rows } = await client.query<{ behind: boolean }>(mark === null ? FRESH_SQL : FRESH_SINCE_SQL, mark === null ? [] : [mark]);
   return !rows[0]!.behind;
 }
 

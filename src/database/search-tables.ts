@@ -36,5 +36,19 @@ export const SEARCH_TABLES = `
   CREATE INDEX IF NOT EXISTS search_entries_doc ON search_entries USING gin (doc);
 `;
 
+/**
+ * The index's change mark (docs/postgres.md, "Search index"): one row, `mark`, written by a refresh
+ * that completed: every session change (sessions.changed_xid, session_deletions.xid) by a
+ * transaction below it is in the index. Part of the index: dropped and recreated with its tables
+ * (recreated empty: no mark, so the next check and refresh read every session once). Frozen like
+ * SEARCH_TABLES: a change is a new step.
+ */
+export const SEARCH_MARK_TABLE = `
+  CREATE TABLE IF NOT EXISTS search_mark (
+    one  boolean PRIMARY KEY DEFAULT true CHECK (one),
+    mark bigint NOT NULL
+  );
+`;
+
 /** The relations the index needs, each checked with `to_regclass` before use. */
-export const SEARCH_RELATIONS = ["search_sessions", "search_entries", "search_entries_doc"] as const;
+export const SEARCH_RELATIONS = ["search_sessions", "search_entries", "search_entries_doc", "search_mark"] as const;

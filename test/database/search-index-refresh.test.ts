@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PgStore } from "../../src/database/index.ts";
-import { migrateSchema, SEARCH_SCHEMA_VERSION } from "../../src/database/schema.ts";
+import { migrateSchema, SEARCH_MARK_SCHEMA_VERSION, SEARCH_SCHEMA_VERSION } from "../../src/database/schema.ts";
 import { INDEX_LOCK, MAX_INDEXED_LINE_BYTES } from "../../src/database/search-index.ts";
 import { bytesOf, message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, headerLine, rawPool, track } from "../support/pg-sessions.ts";
@@ -181,6 +181,18 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: incremental refresh, rew
     await expect(openIndex(old)).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
     const db = rawPool(url);
     expect((await db.query("SELECT to_regclass('search_entries') IS NULL AS absent")).rows).toEqual([{ absent: true }]);
+  });
+
+  it("on a schema with the search tables but not the change marks is INDEX_UNAVAILABLE and creates nothing", async () => {
+    const url = await freshDatabase();
+    const old = track(await PgStore.connect(url, { migrate: false }));
+    await migrateSchema(old.pool, SEARCH_MARK_SCHEMA_VERSION - 1);
+    await expect(openIndex(old)).rejects.toMatchObject({ code: "INDEX_UNAVAILABLE" });
+    const db = rawPool(url);
+    const { rows } = await db.query(
+      "SELECT to_regclass('search_entries') IS NULL AS absent, to_regclass('search_mark') IS NULL AS unmarked",
+    );
+    expect(rows).toEqual([{ absent: SEARCH_MARK_SCHEMA_VERSION - 1 < SEARCH_SCHEMA_VERSION, unmarked: true }]);
   });
 
   it("an append neither waits for the index nor fails because of it", async () => {

@@ -83,6 +83,51 @@ describe.skipIf(!pgCluster())("PostgreSQL appends and rewrites", () => {
     expect(sent.at(-1)).toBe("COMMIT");
   });
 
+  it("sends a text batch's lines as one newline-joined text (no text[] literal), stored byte-exact, with an exact size", async () => {
+    const { store, url } = await freshStore();
+    const { id, token } = await newSession(store);
+    const params: unknown[][] = [];
+    const seen = new WeakSet<object>();
+    (store.pool as pg.Pool).on("acquire", (client) => {
+      if (seen.has(client)) return;
+      seen.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        params.push(Array.isArray(args[1]) ? args[1] : []);
+        return query(...args);
+      };
+    });
+    // multi-byte text, quotes, backslashes, escapes a text[] literal must double: all exact, and the size counted in UTF-8 bytes
+    const odd = (n: number, text: string) => {
+      const line = JSON.stringify({ type: "message", id: `e${n}`, message: { role: "user", content: text } });
+      return { line, entryId: `e${n}`, kind: "message" };
+    };
+    const batch = [odd(1, 'say "hi" \\ {a,b} NULL'), odd(2, "größe 日本語 😀 \u2028"), odd(3, "line\nbreak\ttab")];
+    await store.appendBatch(id, token, 1, batch);
+    expect(params).toHaveLength(1);
+    const lineParams = params[0]!.filter((p) => typeof p === "string" && p.includes('"type":"message"'));
+    expect(lineParams).toEqual([batch.map((l) => l.line).join("\n")]);
+    expect(params[0]!.some((p) => Array.isArray(p) && p.some((x) => typeof x === "string" && x.startsWith("{")))).toBe(false);
+    const db = rawPool(url);
+    const stored = await db.query("SELECT seq::int, entry_id, line FROM entries WHERE session_id = $1 ORDER BY seq", [id]);
+    expect(stored.rows).toEqual(batch.map((l, i) => ({ seq: i + 1, entry_id: l.entryId, line: l.line })));
+    const bytes = batch.reduce((n, l) => n + Buffer.byteLength(l.line) + 1, 0);
+    expect((await db.query("SELECT body_bytes::int AS b FROM sessions WHERE id = $1", [id])).rows[0].b).toBe(bytes);
+    expect((await store.getSession(id))!.size).toBe(Buffer.byteLength(headerLine(id)) + 1 + bytes);
+  });
+
+  it("a batch holding a line with a raw newline, or an empty line, takes the transactional path and is stored exactly", async () => {
+    const { store, url } = await freshStore();
+    const { id, token } = await newSession(store);
+    const lines = [entryLine(1), { line: '{"a":"raw\nnewline"}', entryId: "x", kind: "custom" }, { line: "", entryId: null, kind: null }];
+    expect(await store.appendBatch(id, token, 1, lines)).toEqual({ firstSeq: 1, lastSeq: 3, alreadyStored: 0 });
+    const db = rawPool(url);
+    const stored = await db.query("SELECT line FROM entries WHERE session_id = $1 ORDER BY seq", [id]);
+    expect(stored.rows.map((r) => r.line)).toEqual(lines.map((l) => l.line));
+    const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l.line) + 1, 0);
+    expect((await db.query("SELECT body_bytes::int AS b FROM sessions WHERE id = $1", [id])).rows[0].b).toBe(bytes);
+  });
+
   it("inserts a batch's blob rows before its entries (an entry never sees its blob absent)", async () => {
     const { store, url } = await freshStore();
     const { id, token } = await newSession(store);
