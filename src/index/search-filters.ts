@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { resolveRecordedCwd } from "../session/paths.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { SEARCH_ROLES } from "./entry-text.ts";
 import type { SearchOptions } from "./session-index.ts";
@@ -23,7 +23,7 @@ export function searchFilters(options: SearchOptions): { where: string[]; params
   if (options.cwd !== undefined) {
     if (typeof options.cwd !== "string" || options.cwd === "") throw invalidOption("cwd must be a non-empty string");
     where.push("s.cwd = ?");
-    params.push(resolve(options.cwd));
+    params.push(resolveRecordedCwd(options.cwd));
   }
   if (options.since !== undefined) {
     where.push("e.ts_ms >= ?");

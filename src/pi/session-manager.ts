@@ -238,7 +238,7 @@ export class SessionManager {
     const dir = sessionDir ? resolve(sessionDir) : getDefaultSessionDir(cwd, store.agentDir);
     const filterCwd = sessionDir !== undefined && !samePath(dir, defaultSessionDirPath(cwd, store.agentDir));
     const sessions = withoutArchived(await listSessionDir(dir, onProgress, abort), store);
-    return filterCwd ? sessions.filter((s) => s.cwd !== "" && samePath(resolve(s.cwd), resolve(cwd))) : sessions;
+    return filterCwd ? sessions.filter((s) => s.cwd !== "" && samePath(resolveRecordedCwd(s.cwd), resolveRecordedCwd(cwd))) : sessions;
   }
 
   /**

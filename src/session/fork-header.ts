@@ -1,6 +1,6 @@
-import { resolve } from "node:path";
 import { CURRENT_VERSION, type SessionHeader } from "../format/types.ts";
 import { uuidv7 } from "./ids.ts";
+import { resolveRecordedCwd } from "./paths.ts";
 
 /**
  * The header of a fork of the session headed by `source`: a new id and timestamp, the fork's cwd,
@@ -13,7 +13,7 @@ export function forkHeader(source: SessionHeader, cwd: string, created: Date): S
     version: CURRENT_VERSION,
     id: uuidv7(created.getTime()),
     timestamp: created.toISOString(),
-    cwd: resolve(cwd),
+    cwd: resolveRecordedCwd(cwd),
     parentSession: source.id,
     ...extra,
   };

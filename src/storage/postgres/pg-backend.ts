@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
+import { resolveRecordedCwd } from "../../session/paths.ts";
 import type { Pool } from "../../database/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
@@ -127,7 +127,7 @@ export class PostgresBackend implements StorageBackend {
 
   async list(cwd: string | null, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]> {
     const store = await this.connect();
-    const rows = await store.listSessions(cwd === null ? {} : { cwd: resolve(cwd) });
+    const rows = await store.listSessions(cwd === null ? {} : { cwd: resolveRecordedCwd(cwd) });
     return rows.map((row) => this.infoOf(row));
   }
 
@@ -165,7 +165,7 @@ export class PostgresBackend implements StorageBackend {
   async resolve(arg: string, cwd: string, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const store = await this.connect();
     try {
-      return this.infoOf(await store.resolveSession(arg, { cwd: resolve(cwd) }));
+      return this.infoOf(await store.resolveSession(arg, { cwd: resolveRecordedCwd(cwd) }));
     } catch (err) {
       if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_NOT_FOUND") throw err;
       return this.infoOf(await store.resolveSession(arg));

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { resolveRecordedCwd } from "../../session/paths.ts";
 import type { Pool } from "../../database/pg-client.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import type { SearchHit, SearchOptions, SessionIndex } from "../../index/session-index.ts";
@@ -52,7 +52,7 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
     throw bad(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   const cwd = text("cwd", options.cwd);
   return {
-    cwd: cwd === null ? null : resolve(cwd),
+    cwd: cwd === null ? null : resolveRecordedCwd(cwd),
     since: options.since ?? null,
     until: options.until ?? null,
     roles: options.roles ?? null,
