@@ -10,6 +10,8 @@ import { ensureDir, FILE_MODE, io, isTempFileName, removeQuietly, tempPathFor, w
 import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
+import type { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
+import { resealArtifacts } from "../../artifacts/artifact-reseal.ts";
 
 /** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */
 const READ_PIECE_BYTES = 1024 * 1024;
@@ -43,7 +45,13 @@ export class PgArtifactMirror {
   constructor(
     private readonly pg: PgStore,
     private readonly sessionId: string,
-    private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void; redactor?: SecretRedactor | null },
+    private readonly options: {
+      fsync: boolean;
+      onWarning: (w: StoreWarning) => void;
+      redactor?: SecretRedactor | null;
+      /** An encrypted session's artifact cipher: its files are sealed in the working directory, so its rows hold them sealed. */
+      cipher?: ArtifactCipher | null;
+    },
   ) {}
 
   /** Fills the working directory from the session's rows; on failure it leaves no directory behind. */
@@ -70,6 +78,18 @@ export class PgArtifactMirror {
   artifacts(): ArtifactStore {
     if (this.store === null) this.store = new ArtifactStore(this.ensureDir(), this.options);
     return this.store;
+  }
+
+  /**
+   * A fork of an encrypted session: the copies of the source's artifacts (sealed under the source's
+   * id) are sealed again under this session's cipher in the working directory, then written back
+   * to rows at once, fenced by `token` (pg-artifacts' `sync`).
+   */
+  async resealFrom(from: ArtifactCipher, token: number): Promise<void> {
+    const to = this.options.cipher ?? null;
+    if (this.dir === null || to === null) return;
+    resealArtifacts(this.dir, from, to, this.options.fsync);
+    await this.sync(token);
   }
 
   /**

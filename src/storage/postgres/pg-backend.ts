@@ -13,6 +13,7 @@ import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcO
 import { redactUrl } from "../redact-url.ts";
 import type { SessionIndex } from "../../index/session-index.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
+import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { PgSessionIndex } from "./pg-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
@@ -41,6 +42,8 @@ interface OpenState {
   withRefs?: Set<SessionEntry>;
   /** An encrypted session's key (null: plain). */
   key: StoreKey | null;
+  /** A fork of an encrypted stored session: the cipher its copied artifacts are sealed under (the source's). */
+  resealFrom?: ArtifactCipher;
 }
 
 /**
@@ -231,14 +234,18 @@ export class PostgresBackend implements StorageBackend {
   ): Promise<OpenedSession> {
     const location = `${this.name}#${header.id}`;
     const cache = new PgBlobCache(location);
+    const lines = state.key === null ? null : pgCipher(header, state.key);
     const mirror = new PgArtifactMirror(store, header.id, {
       fsync: options.fsync,
       onWarning: options.onWarning,
       redactor: options.redactor,
+      cipher: lines === null ? null : new ArtifactCipher(state.key!.key, header.id),
     });
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
     if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
     if (state.created) await mirror.load();
+    // An encrypted fork's artifacts were copied sealed under the source's id: sealed again under its own.
+    if (state.resealFrom !== undefined && state.token !== null) await mirror.resealFrom(state.resealFrom, state.token);
     // Only an entry whose line names a ref has anything to give back (as the file loader does).
     const withRefs = options.rehydrate === "eager" ? state.withRefs : undefined;
     const entries = withRefs === undefined ? stored : stored.map((e) => (withRefs.has(e) ? rehydrateValue(e, cache, warn) : e));
@@ -261,7 +268,7 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
-            cipher: state.key === null ? null : withKey(pgCipher(header, state.key), state.key),
+            cipher: state.key === null ? null : withKey(lines, state.key),
             forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
@@ -319,6 +326,7 @@ export class PostgresBackend implements StorageBackend {
       created: true,
       firstMessageKnown,
       key: cipher === null ? null : key,
+      ...(cipher !== null && source.isStored ? { resealFrom: new ArtifactCipher(key!.key, source.sessionId) } : {}),
     });
   }
 }
