@@ -26,6 +26,12 @@ export interface PgArtifact extends PgArtifactInfo {
 /** What `put` stores: the bytes at once, or chunks of any size as they come (never held whole). */
 export type PgArtifactContent = Uint8Array | string | Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
+/** New content for an existing artifact, written with a session rewrite (`PgStore.rewriteSession`). */
+export interface PgArtifactContentWrite {
+  id: string;
+  content: Buffer;
+}
+
 /**
  * Bytes per `artifact_chunks` row. pg hands a bytea value to V8 as one hex string (2 × size + 2
  * characters), so a value must stay far below V8's longest string (0x1fffffe8 characters, i.e.
@@ -135,20 +141,38 @@ export class PgArtifacts {
            ON CONFLICT (session_id, id) DO UPDATE SET meta = EXCLUDED.meta, size = 0`,
           [sessionId, id, JSON.stringify(meta)],
         );
-        await client.query("DELETE FROM artifact_chunks WHERE session_id = $1 AND id = $2", [sessionId, id]);
-        let n = 0;
-        let size = 0;
-        for await (const chunk of rechunk(piecesOf(content), this.chunkBytes)) {
-          await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [sessionId, id, n++, chunk]);
-          size += chunk.length;
-        }
-        await client.query("UPDATE artifacts SET size = $3 WHERE session_id = $1 AND id = $2", [sessionId, id, size]);
-        return size;
+        return this.writeContent(client, sessionId, id, content);
       });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${sessionId} for an artifact`);
       throw err;
     }
+  }
+
+  /**
+   * Replaces the content of the existing artifact `id` (its meta and creation time kept) inside the
+   * caller's transaction (a rewrite that re-seals a session's artifacts with its rows: rekey).
+   * `PERSISTENCE_FAILED` when the session has no such artifact. Returns the bytes stored.
+   */
+  async replaceContentIn(client: PoolClient, sessionId: string, id: string, content: PgArtifactContent): Promise<number> {
+    checkId(id);
+    const { rowCount } = await client.query("SELECT 1 FROM artifacts WHERE session_id = $1 AND id = $2 FOR UPDATE", [sessionId, id]);
+    if (rowCount !== 1)
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Artifact ${id} of session ${sessionId} vanished during a rewrite`);
+    return this.writeContent(client, sessionId, id, content);
+  }
+
+  /** Writes `content` as the chunk rows of artifact `id` (its row exists) and records its size. */
+  private async writeContent(client: PoolClient, sessionId: string, id: string, content: PgArtifactContent): Promise<number> {
+    await client.query("DELETE FROM artifact_chunks WHERE session_id = $1 AND id = $2", [sessionId, id]);
+    let n = 0;
+    let size = 0;
+    for await (const chunk of rechunk(piecesOf(content), this.chunkBytes)) {
+      await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [sessionId, id, n++, chunk]);
+      size += chunk.length;
+    }
+    await client.query("UPDATE artifacts SET size = $3 WHERE session_id = $1 AND id = $2", [sessionId, id, size]);
+    return size;
   }
 
   /**

@@ -1,6 +1,6 @@
-import type { Pool } from "./pg-client.ts";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
+import { PgArtifacts, type PgArtifactContentWrite, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
@@ -175,15 +175,25 @@ export class PgStore {
     return appendBatch(this.pool, this.limits, sessionId, token, firstSeq, lines, blobs);
   }
 
-  /** Replaces the header and all entries atomically under the lease. */
+  /**
+   * Replaces the header and all entries atomically under the lease; `artifacts` (content of existing
+   * artifacts, their meta kept) are replaced in the same transaction.
+   */
   rewriteSession(
     sessionId: string,
     token: number,
     header: string,
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
+    artifacts: readonly PgArtifactContentWrite[] = [],
   ): Promise<PgSession> {
-    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs);
+    const alsoIn =
+      artifacts.length === 0
+        ? undefined
+        : async (client: PoolClient) => {
+            for (const a of artifacts) await this.artifacts.replaceContentIn(client, sessionId, a.id, a.content);
+          };
+    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs, alsoIn);
   }
 
   /** The database's redaction key, `candidate` (32 bytes) stored as it when it has none yet (redaction-key.ts). */

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresBackend, SessionManager } from "../../../src/index.ts";
+import { keyIdOf, PostgresBackend, SessionManager } from "../../../src/index.ts";
 import { codeOf, expectCode } from "../../support/error-code.ts";
 import { rawPool, SCHEMA_TABLES } from "../../support/pg-sessions.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
@@ -149,6 +149,51 @@ describe.skipIf(!pgCluster())("artifacts of an encrypted session (PostgreSQL bac
     }
     const rows = await allRows(db);
     for (const marker of MARKERS) expect(rows.includes(marker), marker).toBe(false);
+  });
+
+  it("rekey (--store) seals them again under the new key with the rows, in one transaction", async () => {
+    const { backend, db } = await setup();
+    const key = randomBytes(32);
+    const newKey = randomBytes(32);
+    const { sm, text, agentId } = await sessionWithArtifacts(backend, key);
+    const before = await chunksOf(db, sm.sessionId);
+    const report = await backend.rekeySession(sm.sessionId, {
+      from: { key, keyId: keyIdOf(key) },
+      to: { key: newKey, keyId: keyIdOf(newKey) },
+    });
+    expect(report.artifacts).toBe(4);
+    const after = await chunksOf(db, sm.sessionId);
+    expect(after.map((c) => c.id)).toEqual(before.map((c) => c.id));
+    for (const c of after.filter((c) => c.id.endsWith(".log") || c.id.endsWith(".md"))) {
+      expect(c.bytes.equals(before.find((b) => b.id === c.id)!.bytes)).toBe(false);
+    }
+    const reopened = await SessionManager.open(sm.sessionId, { store: backend, encryption: { key: newKey }, readOnly: true });
+    expect(reopened.artifacts!.getText(text.id)).toBe(TEXT);
+    expect(reopened.artifacts!.getAgentOutput(agentId)).toBe(OUTPUT);
+    await reopened.close();
+    const rows = await allRows(db);
+    for (const marker of MARKERS) expect(rows.includes(marker), marker).toBe(false);
+  });
+
+  it("rekey is all or nothing: an artifact that does not authenticate is DECRYPT_FAILED and no row changes", async () => {
+    const { backend, db } = await setup();
+    const key = randomBytes(32);
+    const newKey = randomBytes(32);
+    const { sm, agentId } = await sessionWithArtifacts(backend, key);
+    await db.query("UPDATE artifact_chunks SET bytes = set_byte(bytes, 30, get_byte(bytes, 30) # 1) WHERE session_id = $1 AND id LIKE $2", [
+      sm.sessionId,
+      `${agentId}%`,
+    ]);
+    const state = async () =>
+      JSON.stringify([
+        await chunksOf(db, sm.sessionId),
+        (await db.query("SELECT * FROM entries ORDER BY seq")).rows,
+        (await db.query("SELECT header FROM sessions")).rows,
+      ]);
+    const before = await state();
+    const rekey = backend.rekeySession(sm.sessionId, { from: { key, keyId: keyIdOf(key) }, to: { key: newKey, keyId: keyIdOf(newKey) } });
+    await expectCode(rekey, "DECRYPT_FAILED");
+    expect(await state()).toBe(before);
   });
 
   it("without the key an encrypted session's artifacts are KEY_REQUIRED, not served", async () => {
