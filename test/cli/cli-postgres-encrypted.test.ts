@@ -57,7 +57,7 @@ describe.skipIf(!pgCluster())("an encrypted session moved between the file store
     await reread.close();
   });
 
-  it("migrate --to moves sealed artifacts as they are (same key, same session id): readable in the database and back, no plaintext", async () => {
+  it("migrate --to moves sealed artifacts as they are (same key and id): readable in the database and back, no plaintext", async () => {
     const url = await freshDatabase();
     const root = tempDir();
     const key = randomBytes(32);

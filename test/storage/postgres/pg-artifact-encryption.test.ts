@@ -128,7 +128,7 @@ describe.skipIf(!pgCluster())("artifacts of an encrypted session (PostgreSQL bac
     await reopened.close();
   });
 
-  it("forks (whole and branch) seal their copies again under the fork's id: they read back, and differ from the source's rows", async () => {
+  it("forks (whole and branch) seal their copies again under the fork's id: they read back and differ from the source's", async () => {
     const { backend, db } = await setup();
     const key = randomBytes(32);
     const { sm, text, agentId } = await sessionWithArtifacts(backend, key);
