@@ -26,11 +26,8 @@ export interface PgArtifact extends PgArtifactInfo {
 /** What `put` stores: the bytes at once, or chunks of any size as they come (never held whole). */
 export type PgArtifactContent = Uint8Array | string | Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
-/** New content for an existing artifact, written with a session rewrite (`PgStore.rewriteSession`). */
-export interface PgArtifactContentWrite {
-  id: string;
-  content: Buffer;
-}
+/** New content for artifact `id` given its stored content, or null to leave it (`PgArtifacts.rewriteContentsIn`). */
+export type ArtifactRewrite = (id: string, content: Buffer) => Buffer | null;
 
 /**
  * Bytes per `artifact_chunks` row. pg hands a bytea value to V8 as one hex string (2 × size + 2
@@ -150,16 +147,31 @@ export class PgArtifacts {
   }
 
   /**
-   * Replaces the content of the existing artifact `id` (its meta and creation time kept) inside the
-   * caller's transaction (a rewrite that re-seals a session's artifacts with its rows: rekey).
-   * `PERSISTENCE_FAILED` when the session has no such artifact. Returns the bytes stored.
+   * Rewrites the content of the session's artifacts through `fn` inside the caller's transaction (a
+   * rekey or fork re-sealing them with its rows): each artifact whose chunks add up is read whole, one
+   * at a time, and replaced by what `fn` returns (null: left as it is; meta and creation time kept).
+   * A damaged artifact is left as it is. An error of `fn` aborts the caller's transaction. Returns
+   * how many were replaced.
    */
-  async replaceContentIn(client: PoolClient, sessionId: string, id: string, content: PgArtifactContent): Promise<number> {
-    checkId(id);
-    const { rowCount } = await client.query("SELECT 1 FROM artifacts WHERE session_id = $1 AND id = $2 FOR UPDATE", [sessionId, id]);
-    if (rowCount !== 1)
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Artifact ${id} of session ${sessionId} vanished during a rewrite`);
-    return this.writeContent(client, sessionId, id, content);
+  async rewriteContentsIn(client: PoolClient, sessionId: string, fn: ArtifactRewrite): Promise<number> {
+    const { rows } = await client.query<{ id: string; size: number }>(
+      "SELECT id, size::float8 AS size FROM artifacts WHERE session_id = $1 ORDER BY id FOR UPDATE",
+      [sessionId],
+    );
+    let replaced = 0;
+    for (const { id, size } of rows) {
+      const { rows: chunks } = await client.query<{ n: number; bytes: Buffer }>(
+        "SELECT n, bytes FROM artifact_chunks WHERE session_id = $1 AND id = $2 ORDER BY n",
+        [sessionId, id],
+      );
+      const content = Buffer.concat(chunks.map((c) => c.bytes));
+      if (content.length !== size || chunks.some((c, i) => c.n !== i)) continue; // damaged: left as it is
+      const next = fn(id, content);
+      if (next === null) continue;
+      await this.writeContent(client, sessionId, id, next);
+      replaced++;
+    }
+    return replaced;
   }
 
   /** Writes `content` as the chunk rows of artifact `id` (its row exists) and records its size. */

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { PgArtifacts, type PgArtifactContentWrite, resolveChunkBytes } from "./artifacts.ts";
+import { type ArtifactRewrite, PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
@@ -176,8 +176,8 @@ export class PgStore {
   }
 
   /**
-   * Replaces the header and all entries atomically under the lease; `artifacts` (content of existing
-   * artifacts, their meta kept) are replaced in the same transaction.
+   * Replaces the header and all entries atomically under the lease; `artifacts` rewrites the contents
+   * of the session's artifacts in the same transaction (`PgArtifacts.rewriteContentsIn`).
    */
   rewriteSession(
     sessionId: string,
@@ -185,13 +185,13 @@ export class PgStore {
     header: string,
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
-    artifacts: readonly PgArtifactContentWrite[] = [],
+    artifacts?: ArtifactRewrite,
   ): Promise<PgSession> {
     const alsoIn =
-      artifacts.length === 0
+      artifacts === undefined
         ? undefined
         : async (client: PoolClient) => {
-            for (const a of artifacts) await this.artifacts.replaceContentIn(client, sessionId, a.id, a.content);
+            await this.artifacts.rewriteContentsIn(client, sessionId, artifacts);
           };
     return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs, alsoIn);
   }
@@ -233,7 +233,14 @@ export class PgStore {
 
   /** Server-side copy into a new session named by `header`. */
   forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
-    return forkSession(this.pool, this.limits, sourceId, header, options);
+    const rewrite = options?.artifacts;
+    const alsoIn =
+      rewrite === undefined
+        ? undefined
+        : async (client: PoolClient, forkId: string) => {
+            await this.artifacts.rewriteContentsIn(client, forkId, rewrite);
+          };
+    return forkSession(this.pool, this.limits, sourceId, header, options, alsoIn);
   }
 
   /**

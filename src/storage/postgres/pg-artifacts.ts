@@ -11,7 +11,6 @@ import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
 import type { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
-import { resealArtifacts } from "../../artifacts/artifact-reseal.ts";
 
 /** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */
 const READ_PIECE_BYTES = 1024 * 1024;
@@ -78,18 +77,6 @@ export class PgArtifactMirror {
   artifacts(): ArtifactStore {
     if (this.store === null) this.store = new ArtifactStore(this.ensureDir(), this.options);
     return this.store;
-  }
-
-  /**
-   * A fork of an encrypted session: the copies of the source's artifacts (sealed under the source's
-   * id) are sealed again under this session's cipher in the working directory, then written back
-   * to rows at once, fenced by `token` (pg-artifacts' `sync`).
-   */
-  async resealFrom(from: ArtifactCipher, token: number): Promise<void> {
-    const to = this.options.cipher ?? null;
-    if (this.dir === null || to === null) return;
-    resealArtifacts(this.dir, from, to, this.options.fsync);
-    await this.sync(token);
   }
 
   /**

@@ -4,7 +4,15 @@ import type { Pool } from "../../database/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../database/index.ts";
+import {
+  type ArtifactRewrite,
+  type PgBlobWrite,
+  type PgLine,
+  PgStore,
+  type PgSession,
+  type PgSessionInfo,
+  type PgStoreOptions,
+} from "../../database/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
@@ -14,6 +22,7 @@ import { redactUrl } from "../redact-url.ts";
 import type { SessionIndex } from "../../index/session-index.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
+import { resealContent } from "../../artifacts/artifact-reseal.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { PgSessionIndex } from "./pg-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
@@ -42,8 +51,6 @@ interface OpenState {
   withRefs?: Set<SessionEntry>;
   /** An encrypted session's key (null: plain). */
   key: StoreKey | null;
-  /** A fork of an encrypted stored session: the cipher its copied artifacts are sealed under (the source's). */
-  resealFrom?: ArtifactCipher;
 }
 
 /**
@@ -244,8 +251,6 @@ export class PostgresBackend implements StorageBackend {
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
     if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
     if (state.created) await mirror.load();
-    // An encrypted fork's artifacts were copied sealed under the source's id: sealed again under its own.
-    if (state.resealFrom !== undefined && state.token !== null) await mirror.resealFrom(state.resealFrom, state.token);
     // Only an entry whose line names a ref has anything to give back (as the file loader does).
     const withRefs = options.rehydrate === "eager" ? state.withRefs : undefined;
     const entries = withRefs === undefined ? stored : stored.map((e) => (withRefs.has(e) ? rehydrateValue(e, cache, warn) : e));
@@ -313,7 +318,10 @@ export class PostgresBackend implements StorageBackend {
       );
       const lines = [{ lines: rows.map((r) => r.row), blobs }];
       if (source.isStored) {
-        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
+        // an encrypted source's artifacts are sealed under its id: the copies are sealed again under the fork's, in the fork's transaction
+        const artifacts =
+          cipher === null ? undefined : resealFor(new ArtifactCipher(key!.key, source.sessionId), new ArtifactCipher(key!.key, header.id));
+        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines, artifacts }));
       } else {
         ({ session, token } = await store.createSessionWithRows(JSON.stringify(header), lines, { lease }));
       }
@@ -326,7 +334,6 @@ export class PostgresBackend implements StorageBackend {
       created: true,
       firstMessageKnown,
       key: cipher === null ? null : key,
-      ...(cipher !== null && source.isStored ? { resealFrom: new ArtifactCipher(key!.key, source.sessionId) } : {}),
     });
   }
 }
@@ -339,6 +346,21 @@ export class PostgresBackend implements StorageBackend {
 async function loadRedactionKey(store: PgStore, options: ResolvedSessionManagerOptions): Promise<void> {
   const slot = options.redactionKey;
   if (slot?.wantsStoreKey) slot.fromStore(await store.redactionKey(randomBytes(32)));
+}
+
+/**
+ * The rewrite of a fork's copied artifacts: each sealed one opened under the source's cipher and sealed
+ * under the fork's; one that does not open (tampered) is left as it is, as the file store's fork does
+ * (reads of it stay DECRYPT_FAILED).
+ */
+function resealFor(from: ArtifactCipher, to: ArtifactCipher): ArtifactRewrite {
+  return (name, bytes) => {
+    try {
+      return resealContent(name, bytes, from, to);
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** A cipher with its key, or null for a plain session. */

@@ -47,7 +47,7 @@ async function allRows(db: ReturnType<typeof rawPool>): Promise<string> {
   let out = "";
   for (const table of SCHEMA_TABLES) {
     for (const row of (await db.query(`SELECT * FROM ${table}`)).rows) {
-      for (const value of Object.values(row)) out += (Buffer.isBuffer(value) ? value.toString("latin1") : JSON.stringify(value)) + "\n";
+      for (const value of Object.values(row)) out += `${Buffer.isBuffer(value) ? value.toString("latin1") : JSON.stringify(value)}\n`;
     }
   }
   return out;
@@ -149,6 +149,21 @@ describe.skipIf(!pgCluster())("artifacts of an encrypted session (PostgreSQL bac
     }
     const rows = await allRows(db);
     for (const marker of MARKERS) expect(rows.includes(marker), marker).toBe(false);
+  });
+
+  it("a fork of a session with a tampered artifact succeeds: that copy stays DECRYPT_FAILED, the others sealed for it", async () => {
+    const { backend, db } = await setup();
+    const key = randomBytes(32);
+    const { sm, text, agentId } = await sessionWithArtifacts(backend, key);
+    await db.query("UPDATE artifact_chunks SET bytes = set_byte(bytes, 30, get_byte(bytes, 30) # 1) WHERE session_id = $1 AND id = $2", [
+      sm.sessionId,
+      `${text.id}.bash.log`,
+    ]);
+    const source = await SessionManager.open(sm.sessionId, { store: backend, encryption: { key } });
+    const fork = await source.fork({ atEntryId: source.getEntries()[0]!.id });
+    expect(codeOf(() => fork.artifacts!.getText(text.id))).toBe("DECRYPT_FAILED");
+    expect(fork.artifacts!.getAgentOutput(agentId)).toBe(OUTPUT);
+    for (const m of [fork, source]) await m.close();
   });
 
   it("rekey (--store) seals them again under the new key with the rows, in one transaction", async () => {
