@@ -3,6 +3,19 @@ import { writeFileAtomic } from "../io.ts";
 import { SEALED_ARTIFACT_MAGIC, type ArtifactCipher } from "./artifact-cipher.ts";
 import { listEntries, readGuarded } from "./artifact-files.ts";
 
+/** True for the files an encrypted session seals: content (`.log`) and agent outputs (`.md`); metadata stays clear. */
+const isSealedKind = (name: string) => name.endsWith(".log") || name.endsWith(".md");
+
+/**
+ * The stored bytes of the sealed file `name` opened under `from` and sealed under `to` (a rekey, or
+ * a fork: another session id); null for a file that is not sealed content (metadata, or written in
+ * clear). A file that does not open under `from` is `DECRYPT_FAILED`.
+ */
+export function resealContent(name: string, bytes: Buffer, from: ArtifactCipher, to: ArtifactCipher): Buffer | null {
+  if (!isSealedKind(name) || !bytes.subarray(0, SEALED_ARTIFACT_MAGIC.length).equals(SEALED_ARTIFACT_MAGIC)) return null;
+  return to.seal(name, from.open(name, bytes));
+}
+
 /**
  * A fork's copy of an encrypted session's artifacts directory, sealed again for the fork: each
  * sealed file (content `.log`, agent output `.md`) is opened under the source's cipher and written

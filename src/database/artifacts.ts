@@ -26,6 +26,9 @@ export interface PgArtifact extends PgArtifactInfo {
 /** What `put` stores: the bytes at once, or chunks of any size as they come (never held whole). */
 export type PgArtifactContent = Uint8Array | string | Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
+/** New content for artifact `id` given its stored content, or null to leave it (`PgArtifacts.rewriteContentsIn`). */
+export type ArtifactRewrite = (id: string, content: Buffer) => Buffer | null;
+
 /**
  * Bytes per `artifact_chunks` row. pg hands a bytea value to V8 as one hex string (2 × size + 2
  * characters), so a value must stay far below V8's longest string (0x1fffffe8 characters, i.e.
@@ -135,20 +138,53 @@ export class PgArtifacts {
            ON CONFLICT (session_id, id) DO UPDATE SET meta = EXCLUDED.meta, size = 0`,
           [sessionId, id, JSON.stringify(meta)],
         );
-        await client.query("DELETE FROM artifact_chunks WHERE session_id = $1 AND id = $2", [sessionId, id]);
-        let n = 0;
-        let size = 0;
-        for await (const chunk of rechunk(piecesOf(content), this.chunkBytes)) {
-          await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [sessionId, id, n++, chunk]);
-          size += chunk.length;
-        }
-        await client.query("UPDATE artifacts SET size = $3 WHERE session_id = $1 AND id = $2", [sessionId, id, size]);
-        return size;
+        return this.writeContent(client, sessionId, id, content);
       });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${sessionId} for an artifact`);
       throw err;
     }
+  }
+
+  /**
+   * Rewrites the content of the session's artifacts through `fn` inside the caller's transaction (a
+   * rekey or fork re-sealing them with its rows): each artifact whose chunks add up is read whole, one
+   * at a time, and replaced by what `fn` returns (null: left as it is; meta and creation time kept).
+   * A damaged artifact is left as it is. An error of `fn` aborts the caller's transaction. Returns
+   * how many were replaced.
+   */
+  async rewriteContentsIn(client: PoolClient, sessionId: string, fn: ArtifactRewrite): Promise<number> {
+    const { rows } = await client.query<{ id: string; size: number }>(
+      "SELECT id, size::float8 AS size FROM artifacts WHERE session_id = $1 ORDER BY id FOR UPDATE",
+      [sessionId],
+    );
+    let replaced = 0;
+    for (const { id, size } of rows) {
+      const { rows: chunks } = await client.query<{ n: number; bytes: Buffer }>(
+        "SELECT n, bytes FROM artifact_chunks WHERE session_id = $1 AND id = $2 ORDER BY n",
+        [sessionId, id],
+      );
+      const content = Buffer.concat(chunks.map((c) => c.bytes));
+      if (content.length !== size || chunks.some((c, i) => c.n !== i)) continue; // damaged: left as it is
+      const next = fn(id, content);
+      if (next === null) continue;
+      await this.writeContent(client, sessionId, id, next);
+      replaced++;
+    }
+    return replaced;
+  }
+
+  /** Writes `content` as the chunk rows of artifact `id` (its row exists) and records its size. */
+  private async writeContent(client: PoolClient, sessionId: string, id: string, content: PgArtifactContent): Promise<number> {
+    await client.query("DELETE FROM artifact_chunks WHERE session_id = $1 AND id = $2", [sessionId, id]);
+    let n = 0;
+    let size = 0;
+    for await (const chunk of rechunk(piecesOf(content), this.chunkBytes)) {
+      await client.query("INSERT INTO artifact_chunks (session_id, id, n, bytes) VALUES ($1, $2, $3, $4)", [sessionId, id, n++, chunk]);
+      size += chunk.length;
+    }
+    await client.query("UPDATE artifacts SET size = $3 WHERE session_id = $1 AND id = $2", [sessionId, id, size]);
+    return size;
   }
 
   /**

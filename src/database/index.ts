@@ -1,5 +1,5 @@
 /** The PostgreSQL layer: `PgStore` and the types of its API (docs/postgres.md). */
-export type { PgArtifact, PgArtifactContent, PgArtifactInfo, PgArtifactListing } from "./artifacts.ts";
+export type { ArtifactRewrite, PgArtifact, PgArtifactContent, PgArtifactInfo, PgArtifactListing } from "./artifacts.ts";
 export { DEFAULT_ARTIFACT_CHUNK_BYTES, isStorableArtifactId, MAX_ARTIFACT_CHUNK_BYTES, PgArtifacts } from "./artifacts.ts";
 export { PgBlobs } from "./blobs.ts";
 export { DEFAULT_GC_GRACE_MS, type PgGcOptions, type PgGcReport } from "./gc.ts";

@@ -1,6 +1,6 @@
-import type { Pool } from "./pg-client.ts";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
+import { type ArtifactRewrite, PgArtifacts, resolveChunkBytes } from "./artifacts.ts";
 import { PgBlobs } from "./blobs.ts";
 import { collectBlobs, type PgGcOptions, type PgGcReport } from "./gc.ts";
 import { PgLeases } from "./lease.ts";
@@ -175,15 +175,25 @@ export class PgStore {
     return appendBatch(this.pool, this.limits, sessionId, token, firstSeq, lines, blobs);
   }
 
-  /** Replaces the header and all entries atomically under the lease. */
+  /**
+   * Replaces the header and all entries atomically under the lease; `artifacts` rewrites the contents
+   * of the session's artifacts in the same transaction (`PgArtifacts.rewriteContentsIn`).
+   */
   rewriteSession(
     sessionId: string,
     token: number,
     header: string,
     lines: readonly PgLine[],
     blobs: readonly PgBlobWrite[] = [],
+    artifacts?: ArtifactRewrite,
   ): Promise<PgSession> {
-    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs);
+    const alsoIn =
+      artifacts === undefined
+        ? undefined
+        : async (client: PoolClient) => {
+            await this.artifacts.rewriteContentsIn(client, sessionId, artifacts);
+          };
+    return rewriteSession(this.pool, this.limits, sessionId, token, header, lines, blobs, alsoIn);
   }
 
   /** The database's redaction key, `candidate` (32 bytes) stored as it when it has none yet (redaction-key.ts). */
@@ -223,7 +233,14 @@ export class PgStore {
 
   /** Server-side copy into a new session named by `header`. */
   forkSession(sourceId: string, header: string, options?: PgForkOptions): Promise<{ session: PgSession; token: number | null }> {
-    return forkSession(this.pool, this.limits, sourceId, header, options);
+    const rewrite = options?.artifacts;
+    const alsoIn =
+      rewrite === undefined
+        ? undefined
+        : async (client: PoolClient, forkId: string) => {
+            await this.artifacts.rewriteContentsIn(client, forkId, rewrite);
+          };
+    return forkSession(this.pool, this.limits, sourceId, header, options, alsoIn);
   }
 
   /**

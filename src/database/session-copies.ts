@@ -1,6 +1,6 @@
-import type { Pool } from "./pg-client.ts";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { copyArtifacts } from "./artifacts.ts";
+import { type ArtifactRewrite, copyArtifacts } from "./artifacts.ts";
 import { headerFields } from "./header.ts";
 import type { PgLimits } from "./limits.ts";
 import { fenceSession, takeLease } from "./lease.ts";
@@ -20,6 +20,11 @@ export interface PgForkOptions {
    * written from memory): a fork cut short leaves no session, never one without its rows.
    */
   lines?: Iterable<PgImportBatch>;
+  /**
+   * Rewrites the contents of the fork's copies of the artifacts in the same transaction (an encrypted
+   * session's are sealed again under the fork's id: a fork never holds the source's sealing).
+   */
+  artifacts?: ArtifactRewrite;
 }
 
 /**
@@ -37,6 +42,7 @@ export async function forkSession(
   sourceId: string,
   header: string,
   options: PgForkOptions = {},
+  alsoIn?: (client: PoolClient, forkId: string) => Promise<void>,
 ): Promise<{ session: PgSession; token: number | null }> {
   const h = headerFields(header);
   return withTransaction(
@@ -82,6 +88,7 @@ export async function forkSession(
         h.id,
       ]);
       await copyArtifacts(client, sourceId, h.id);
+      if (alsoIn !== undefined) await alsoIn(client, h.id);
       let session = toSession(rows[0]);
       if (options.lines !== undefined) {
         const own = new RowsWritten(h.id, upto, limits);

@@ -130,12 +130,14 @@ export async function rewriteSession(
   header: string,
   lines: readonly PgLine[],
   blobs: readonly PgBlobWrite[] = [],
+  alsoIn?: (client: PoolClient) => Promise<void>,
 ): Promise<PgSession> {
   const h = headerFields(header);
   if (h.id !== sessionId) throw new TranscriptStoreError("BAD_HEADER", `The header names session ${h.id}, not ${sessionId}`);
   for (const l of lines) checkLine(l.line, limits);
   return withTransaction(pool, "Rewriting a session", async (client) => {
     await fenceSession(client, sessionId, token, "Rewriting a session");
+    if (alsoIn !== undefined) await alsoIn(client);
     await storeAndLockBlobs(
       client,
       blobs,

@@ -57,6 +57,39 @@ describe.skipIf(!pgCluster())("an encrypted session moved between the file store
     await reread.close();
   });
 
+  it("migrate --to moves sealed artifacts as they are (same key and id): readable in the database and back, no plaintext", async () => {
+    const url = await freshDatabase();
+    const root = tempDir();
+    const key = randomBytes(32);
+    const m = await SessionManager.create("/proj", { root, encryption: { key } });
+    m.appendMessage({ role: "user", content: "hello" });
+    const saved = m.artifacts!.save(`artifact: ${SECRET}`, { toolType: "bash" });
+    await m.close();
+    expect((await cli(["migrate", "--root", root, "--to", url])).code).toBe(0);
+    const db = rawPool(url);
+    const chunks = (await db.query("SELECT id, bytes FROM artifact_chunks")).rows as { id: string; bytes: Buffer }[];
+    expect(
+      chunks
+        .find((c) => c.id === `${saved.id}.bash.log`)!
+        .bytes.subarray(0, 5)
+        .toString(),
+    ).toBe("tsa1\n");
+    expect(chunks.some((c) => c.bytes.toString("latin1").includes("tangerine"))).toBe(false);
+    const backend = PostgresBackend.of(url);
+    try {
+      const inDb = await SessionManager.open(m.sessionId, { store: backend, encryption: { key }, readOnly: true });
+      expect(inDb.artifacts!.getText(saved.id)).toBe(`artifact: ${SECRET}`);
+      await inDb.close();
+    } finally {
+      await backend.close();
+    }
+    const back = tempDir();
+    expect((await cli(["migrate", "--store", url, "--to", back])).code).toBe(0);
+    const reread = await SessionManager.open(sessionFile(back), { root: back, encryption: { key }, readOnly: true });
+    expect(reread.artifacts!.getText(saved.id)).toBe(`artifact: ${SECRET}`);
+    await reread.close();
+  });
+
   it("migrate --to refuses an encrypted session with keyed blobs (images): KEY_REQUIRED, nothing written (they would dangle)", async () => {
     const url = await freshDatabase();
     const root = tempDir();

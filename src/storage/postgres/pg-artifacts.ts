@@ -10,6 +10,7 @@ import { ensureDir, FILE_MODE, io, isTempFileName, removeQuietly, tempPathFor, w
 import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
+import type { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 
 /** Bytes read from a working file per piece sent to the database (re-cut there into stored chunks). */
 const READ_PIECE_BYTES = 1024 * 1024;
@@ -43,7 +44,13 @@ export class PgArtifactMirror {
   constructor(
     private readonly pg: PgStore,
     private readonly sessionId: string,
-    private readonly options: { fsync: boolean; onWarning: (w: StoreWarning) => void; redactor?: SecretRedactor | null },
+    private readonly options: {
+      fsync: boolean;
+      onWarning: (w: StoreWarning) => void;
+      redactor?: SecretRedactor | null;
+      /** An encrypted session's artifact cipher: its files are sealed in the working directory, so its rows hold them sealed. */
+      cipher?: ArtifactCipher | null;
+    },
   ) {}
 
   /** Fills the working directory from the session's rows; on failure it leaves no directory behind. */

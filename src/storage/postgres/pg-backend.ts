@@ -4,7 +4,15 @@ import type { Pool } from "../../database/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
-import { type PgBlobWrite, type PgLine, PgStore, type PgSession, type PgSessionInfo, type PgStoreOptions } from "../../database/index.ts";
+import {
+  type ArtifactRewrite,
+  type PgBlobWrite,
+  type PgLine,
+  PgStore,
+  type PgSession,
+  type PgSessionInfo,
+  type PgStoreOptions,
+} from "../../database/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
@@ -13,6 +21,8 @@ import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcO
 import { redactUrl } from "../redact-url.ts";
 import type { SessionIndex } from "../../index/session-index.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
+import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
+import { resealContent } from "../../artifacts/artifact-reseal.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { PgSessionIndex } from "./pg-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
@@ -231,10 +241,12 @@ export class PostgresBackend implements StorageBackend {
   ): Promise<OpenedSession> {
     const location = `${this.name}#${header.id}`;
     const cache = new PgBlobCache(location);
+    const lines = state.key === null ? null : pgCipher(header, state.key);
     const mirror = new PgArtifactMirror(store, header.id, {
       fsync: options.fsync,
       onWarning: options.onWarning,
       redactor: options.redactor,
+      cipher: lines === null ? null : new ArtifactCipher(state.key!.key, header.id),
     });
     const warn = (w: StoreWarning) => options.onWarning({ ...w, path: w.path ?? location });
     if (state.refs !== undefined && state.refs.size > 0) await cache.fetch(store.blobs, state.refs);
@@ -261,7 +273,7 @@ export class PostgresBackend implements StorageBackend {
             created: state.created,
             firstMessageKnown: state.firstMessageKnown,
             artifacts: mirror,
-            cipher: state.key === null ? null : withKey(pgCipher(header, state.key), state.key),
+            cipher: state.key === null ? null : withKey(lines, state.key),
             forkInto: (request, source, copy) => this.fork(store, request, source, copy),
           },
           hooks,
@@ -306,7 +318,10 @@ export class PostgresBackend implements StorageBackend {
       );
       const lines = [{ lines: rows.map((r) => r.row), blobs }];
       if (source.isStored) {
-        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines }));
+        // an encrypted source's artifacts are sealed under its id: the copies are sealed again under the fork's, in the fork's transaction
+        const artifacts =
+          cipher === null ? undefined : resealFor(new ArtifactCipher(key!.key, source.sessionId), new ArtifactCipher(key!.key, header.id));
+        ({ session, token } = await store.forkSession(source.sessionId, JSON.stringify(header), { lease, uptoSeq: 0, lines, artifacts }));
       } else {
         ({ session, token } = await store.createSessionWithRows(JSON.stringify(header), lines, { lease }));
       }
@@ -331,6 +346,21 @@ export class PostgresBackend implements StorageBackend {
 async function loadRedactionKey(store: PgStore, options: ResolvedSessionManagerOptions): Promise<void> {
   const slot = options.redactionKey;
   if (slot?.wantsStoreKey) slot.fromStore(await store.redactionKey(randomBytes(32)));
+}
+
+/**
+ * The rewrite of a fork's copied artifacts: each sealed one opened under the source's cipher and sealed
+ * under the fork's; one that does not open (tampered) is left as it is, as the file store's fork does
+ * (reads of it stay DECRYPT_FAILED).
+ */
+function resealFor(from: ArtifactCipher, to: ArtifactCipher): ArtifactRewrite {
+  return (name, bytes) => {
+    try {
+      return resealContent(name, bytes, from, to);
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** A cipher with its key, or null for a plain session. */

@@ -1,3 +1,5 @@
+import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
+import { resealContent } from "../../artifacts/artifact-reseal.ts";
 import type { PgStore } from "../../database/index.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../../session/line-cipher.ts";
@@ -10,13 +12,17 @@ export interface PgRekeyReport {
   entries: number;
   fromKeyId: string;
   toKeyId: string;
+  /** Artifacts and agent outputs sealed again under the new key. */
+  artifacts: number;
 }
 
 /**
  * Re-encrypts the encrypted database session `id` under another key, all or nothing: under its lease,
  * every row is opened with `from` (`KEY_REQUIRED` / `DECRYPT_FAILED`: nothing written), then the header
- * naming `to` and every row sealed under `to` replace the old ones in ONE transaction fenced by the lease.
- * A plain session is `INVALID_OPTION`.
+ * naming `to` and every row sealed under `to` replace the old ones in ONE transaction fenced by the lease,
+ * with its sealed artifacts and agent outputs, each opened under `from` (`DECRYPT_FAILED`: nothing
+ * written) and sealed under `to`; one in clear (written before artifacts were sealed) or damaged is left
+ * as it is. A plain session is `INVALID_OPTION`.
  */
 export function rekeyPgSession(store: PgStore, name: string, id: string, keys: { from: StoreKey; to: StoreKey }): Promise<PgRekeyReport> {
   return withLeasedSession(store, id, name, async ({ header, rows, token }) => {
@@ -28,7 +34,14 @@ export function rekeyPgSession(store: PgStore, name: string, id: string, keys: {
     const next = { ...header, encryption: { scheme: ENCRYPTION_SCHEME, keyId: keys.to.keyId } };
     const cipher = new LineCipher(keys.to, id);
     const lines = plain.map((row, i) => sealRow({ line: row.line, entryId: null, kind: null }, cipher, i + 1));
-    await store.rewriteSession(id, token, JSON.stringify(next), lines);
-    return { id, entries: lines.length, fromKeyId: current.keyId, toKeyId: keys.to.keyId };
+    const [from, to] = [new ArtifactCipher(keys.from.key, id), new ArtifactCipher(keys.to.key, id)];
+    let artifacts = 0;
+    // in the rewrite's transaction: one that does not open under `from` aborts it whole (DECRYPT_FAILED)
+    await store.rewriteSession(id, token, JSON.stringify(next), lines, [], (name, bytes) => {
+      const sealed = resealContent(name, bytes, from, to);
+      if (sealed !== null) artifacts++;
+      return sealed;
+    });
+    return { id, entries: lines.length, fromKeyId: current.keyId, toKeyId: keys.to.keyId, artifacts };
   });
 }
