@@ -1,7 +1,7 @@
-import type { Pool } from "./pg-client.ts";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { SEARCH_ROLES } from "./search-text.ts";
-import { withClient } from "./transaction.ts";
+import { withClient, withTransaction } from "./transaction.ts";
 
 /** The longest query accepted (characters). */
 export const MAX_QUERY_CHARS = 1000;
@@ -130,11 +130,23 @@ export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
   return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
 }
 
+/**
+ * Runs SEARCH_SQL (after `prefix`, an EXPLAIN in the plan test) on `client`, which must be in a
+ * transaction: no parallel workers for it. PostgreSQL estimates a word absent from the column's
+ * most-common-element statistics at 0.5 % of the rows (its default tsvector selectivity): at
+ * 1.2 million rows 6,000 for a word in one row, and it then starts a Gather Merge whose workers
+ * cost ~100 ms to read one row the GIN index gives in 0.1 ms (docs/postgres.md, "Plans at fleet
+ * scale"). The estimate cannot tell a rare word from a common one, so the setting is per search,
+ * not per word; a word in most rows is read serially (the same work, on one core).
+ */
+export async function runSearchStatement<R extends object>(client: PoolClient, tsquery: string, f: PgSearchFilters, prefix = "") {
+  await client.query("SET LOCAL max_parallel_workers_per_gather = 0");
+  return client.query<R>(`${prefix}${SEARCH_SQL}`, searchParams(tsquery, f));
+}
+
 /** The hits of `tsquery` under the filters `f`, snippets with whitespace collapsed and cut to MAX_SNIPPET_CHARS. */
 export async function searchEntries(pool: Pool, tsquery: string, f: PgSearchFilters): Promise<PgSearchRow[]> {
-  const { rows } = await withClient(pool, "Searching the index", (client) =>
-    client.query<PgSearchRow>(SEARCH_SQL, searchParams(tsquery, f)),
-  );
+  const { rows } = await withTransaction(pool, "Searching the index", (client) => runSearchStatement<PgSearchRow>(client, tsquery, f));
   for (const row of rows) {
     row.snippet = row.snippet.replace(/\s+/g, " ").trim();
     if (row.snippet.length > MAX_SNIPPET_CHARS) {
