@@ -25,7 +25,7 @@ const rowsRead = (nodes: PlanNode[], table: string) =>
 const MARK_NOW = "SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS mark";
 
 describe.skipIf(!pgCluster())("PostgreSQL search index: status through the change marks", () => {
-  it("gives the full comparison's answer for new, grown, rewritten and deleted sessions, reading only those (10,000 sessions)", async () => {
+  it("gives the full comparison's answer for new, grown, rewritten and deleted sessions, reading only those (10k sessions)", async () => {
     const { url } = await freshStore();
     const db = rawPool(url);
     await db.query(

@@ -26,7 +26,8 @@ describe.skipIf(!pgCluster())("PostgreSQL search: the plan of a rare word at fle
     const db = rawPool(url);
     await db.query(
       `INSERT INTO sessions (id, cwd, created, header, first_message, last_seq)
-       SELECT md5('rare' || g)::uuid::text, '/rare/project-' || g / 100, now(), repeat('h', 180), repeat('m', 40), $2::int FROM generate_series(1, $1::int) g`,
+       SELECT md5('rare' || g)::uuid::text, '/rare/project-' || g / 100, now(), repeat('h', 180), repeat('m', 40), $2::int
+         FROM generate_series(1, $1::int) g`,
       [SESSIONS, ENTRIES],
     );
     // as the fleet bench's generated sessions: four texts repeated, so every word is common but one
