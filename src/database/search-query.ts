@@ -130,6 +130,9 @@ export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
   return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
 }
 
+/** What the search statement's transaction sets first (runSearchStatement says why). */
+export const SEARCH_SETTINGS = "SET LOCAL max_parallel_workers_per_gather = 0";
+
 /**
  * Runs SEARCH_SQL (after `prefix`, an EXPLAIN in the plan test) on `client`, which must be in a
  * transaction: no parallel workers for it. PostgreSQL estimates a word absent from the column's
@@ -140,7 +143,7 @@ export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
  * not per word; a word in most rows is read serially (the same work, on one core).
  */
 export async function runSearchStatement<R extends object>(client: PoolClient, tsquery: string, f: PgSearchFilters, prefix = "") {
-  await client.query("SET LOCAL max_parallel_workers_per_gather = 0");
+  await client.query(SEARCH_SETTINGS);
   return client.query<R>(`${prefix}${SEARCH_SQL}`, searchParams(tsquery, f));
 }
 
