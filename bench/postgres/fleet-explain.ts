@@ -2,7 +2,7 @@
 // the library sends: what docs/postgres.md ("Plans at fleet scale") shows.
 import type pg from "pg";
 import { FRESH_SINCE_SQL, FRESH_SQL } from "../../src/database/search-index.ts";
-import { compileQuery, parseQuery, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
+import { compileQuery, parseQuery, SEARCH_SETTINGS, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
 import { INFO_COLUMNS } from "../../src/database/rows.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
 import { PAGE, PROBE } from "./fleet-ops.ts";
@@ -14,7 +14,7 @@ const GC_DRY_RUN = `SELECT c.sha256, b.size::float8 AS size FROM (SELECT b.sha25
     AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)) c JOIN blobs b USING (sha256) ORDER BY c.sha256`;
 
 /** The statements, each with its parameters. */
-export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: string; sql: string; params: unknown[] }>> {
+export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: string; sql: string; params: unknown[]; settings?: string }>> {
   const probe = fleetId(PROBE);
   const search = async (q: string) => searchParams(await compileQuery(raw, parseQuery(q)), resolveSearchOptions({ limit: 20 }));
   const mark = (await raw.query<{ mark: string }>("SELECT mark::text AS mark FROM search_mark")).rows[0]?.mark ?? "0";
@@ -58,16 +58,26 @@ export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: strin
       sql: FRESH_SQL,
       params: [],
     },
-    { name: "search one session's word", sql: SEARCH_SQL, params: await search(fleetToken(PROBE)) },
-    { name: "search a word of every session", sql: SEARCH_SQL, params: await search("assertion") },
+    // in a transaction with the settings the library's search sets (src/database/search-query.ts)
+    { name: "search one session's word", sql: SEARCH_SQL, params: await search(fleetToken(PROBE)), settings: SEARCH_SETTINGS },
+    { name: "search a word of every session", sql: SEARCH_SQL, params: await search("assertion"), settings: SEARCH_SETTINGS },
   ];
 }
 
 /** Each statement's plan, as text. */
 export async function explainFleet(raw: pg.Pool): Promise<string> {
   const out: string[] = [];
-  for (const { name, sql, params } of await fleetStatements(raw)) {
-    const { rows } = await raw.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
+  for (const { name, sql, params, settings } of await fleetStatements(raw)) {
+    const client = await raw.connect();
+    let rows: Array<Record<string, string>>;
+    try {
+      await client.query("BEGIN");
+      if (settings !== undefined) await client.query(settings);
+      rows = (await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows;
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
     out.push(`-- ${name}`, ...rows.map((r: Record<string, string>) => r["QUERY PLAN"]!), "");
   }
   return out.join("\n");

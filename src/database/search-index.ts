@@ -453,6 +453,33 @@ async function isFresh(client: PoolClient): Promise<boolean> {
   return !rows[0]!.behind;
 }
 
+/**
+ * The statement behind `searchIndexStatus`: the sessions behind (new, grown, rewritten: their
+ * bytes not yet read), the sessions gone still indexed, and the index's counts. Without a mark
+ * ($1) every session is compared with its index row (as FRESH_SQL does); with one, only the
+ * sessions changed and deleted since it, as FRESH_SINCE_SQL does: the same answer, read through
+ * `sessions_changed_xid` and `session_deletions_xid` (test/database/search-index-status.test.ts).
+ * The two counts of the index's own rows stay whole-table counts.
+ */
+export function statusStatement(mark: string | null): { sql: string; params: unknown[] } {
+  const changed = mark === null ? "" : "s.changed_xid >= $1::bigint AND ";
+  const gone =
+    mark === null
+      ? `SELECT count(*) FROM search_sessions g WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)`
+      : `SELECT count(*) FROM search_sessions g
+          WHERE g.session_id IN (SELECT d.session_id FROM session_deletions d WHERE d.xid >= $1::bigint)
+            AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id)`;
+  const sql = `SELECT count(*)::float8 AS n,
+              COALESCE(sum(s.body_bytes - CASE WHEN i.generation = s.generation AND i.indexed_seq <= s.last_seq
+                                               THEN i.indexed_bytes ELSE 0 END), 0)::float8 AS bytes,
+              (${gone})::float8 AS gone,
+              (SELECT count(*) FROM search_sessions)::float8 AS indexed,
+              (SELECT count(*) FROM search_entries)::float8 AS texts
+         FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
+        WHERE ${changed}(i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)`;
+  return { sql, params: mark === null ? [] : [mark] };
+}
+
 /** How far the index is behind, read without writing (a missing index: every session is behind). */
 export async function searchIndexStatus(pool: Pool): Promise<PgIndexStatus> {
   return withClient(pool, "Reading the search index status", async (client) => {
@@ -464,17 +491,8 @@ export async function searchIndexStatus(pool: Pool): Promise<PgIndexStatus> {
       const { n, bytes } = rows[0]!;
       return { fresh: false, sessionsBehind: n, bytesBehind: bytes, sessionsIndexed: 0, entriesIndexed: 0, sessionsGone: 0 };
     }
-    const { rows } = await client.query<{ n: number; bytes: number; gone: number; indexed: number; texts: number }>(
-      `SELECT count(*)::float8 AS n,
-              COALESCE(sum(s.body_bytes - CASE WHEN i.generation = s.generation AND i.indexed_seq <= s.last_seq
-                                               THEN i.indexed_bytes ELSE 0 END), 0)::float8 AS bytes,
-              (SELECT count(*) FROM search_sessions g
-                WHERE NOT EXISTS (SELECT 1 FROM sessions x WHERE x.id = g.session_id))::float8 AS gone,
-              (SELECT count(*) FROM search_sessions)::float8 AS indexed,
-              (SELECT count(*) FROM search_entries)::float8 AS texts
-         FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
-        WHERE i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq`,
-    );
+    const { sql, params } = statusStatement(present.mark ? await indexMark(client) : null);
+    const { rows } = await client.query<{ n: number; bytes: number; gone: number; indexed: number; texts: number }>(sql, params);
     const { n, bytes, gone, indexed, texts } = rows[0]!;
     return {
       fresh: n + gone === 0 && present.gin,

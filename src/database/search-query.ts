@@ -1,7 +1,7 @@
-import type { Pool } from "./pg-client.ts";
+import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { SEARCH_ROLES } from "./search-text.ts";
-import { withClient } from "./transaction.ts";
+import { withClient, withTransaction } from "./transaction.ts";
 
 /** The longest query accepted (characters). */
 export const MAX_QUERY_CHARS = 1000;
@@ -108,14 +108,19 @@ const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=3
  * length), then newest first; the filters in the same statement ($2 … $7, null: none; the model
  * is matched as a substring in any case, the session as an id or id prefix, as the file tree's
  * index does); snippets (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
+ * The ranked part reads `sessions` only for a cwd ($2: its rows through `sessions_cwd_modified`):
+ * joined for every hit, a rare word's 0.5 % estimate made the planner merge-join the hits with the
+ * whole id index. The outer join drops a hit of a session deleted since the refresh that precedes
+ * every search (then fewer than $8 hits may come back, as they may when a row is deleted anyway).
  */
 export const SEARCH_SQL = `
   SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
          ts_headline('simple', e.body, $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd
     FROM (SELECT e.session_id, e.seq, e.role, e.at, ts_rank(e.doc, $1::tsquery, 1) AS score
-            FROM search_entries e JOIN sessions s ON s.id = e.session_id
+            FROM search_entries e
            WHERE e.doc @@ $1::tsquery
-             AND ($2::text IS NULL OR s.cwd = $2) AND ($3::timestamptz IS NULL OR e.at >= $3)
+             AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id AND md5(s.cwd) = md5($2) AND s.cwd = $2))
+             AND ($3::timestamptz IS NULL OR e.at >= $3)
              AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
              AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
              AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
@@ -130,11 +135,26 @@ export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
   return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
 }
 
+/** What the search statement's transaction sets first (runSearchStatement says why). */
+export const SEARCH_SETTINGS = "SET LOCAL max_parallel_workers_per_gather = 0";
+
+/**
+ * Runs SEARCH_SQL (after `prefix`, an EXPLAIN in the plan test) on `client`, which must be in a
+ * transaction: no parallel workers for it. PostgreSQL estimates a word absent from the column's
+ * most-common-element statistics at 0.5 % of the rows (its default tsvector selectivity): at
+ * 1.2 million rows 6,000 for a word in one row, and it then starts a Gather Merge whose workers
+ * cost ~100 ms to read one row the GIN index gives in 0.1 ms (docs/postgres.md, "Plans at fleet
+ * scale"). The estimate cannot tell a rare word from a common one, so the setting is per search,
+ * not per word; a word in most rows is read serially (the same work, on one core).
+ */
+export async function runSearchStatement<R extends object>(client: PoolClient, tsquery: string, f: PgSearchFilters, prefix = "") {
+  await client.query(SEARCH_SETTINGS);
+  return client.query<R>(`${prefix}${SEARCH_SQL}`, searchParams(tsquery, f));
+}
+
 /** The hits of `tsquery` under the filters `f`, snippets with whitespace collapsed and cut to MAX_SNIPPET_CHARS. */
 export async function searchEntries(pool: Pool, tsquery: string, f: PgSearchFilters): Promise<PgSearchRow[]> {
-  const { rows } = await withClient(pool, "Searching the index", (client) =>
-    client.query<PgSearchRow>(SEARCH_SQL, searchParams(tsquery, f)),
-  );
+  const { rows } = await withTransaction(pool, "Searching the index", (client) => runSearchStatement<PgSearchRow>(client, tsquery, f));
   for (const row of rows) {
     row.snippet = row.snippet.replace(/\s+/g, " ").trim();
     if (row.snippet.length > MAX_SNIPPET_CHARS) {
