@@ -8,7 +8,8 @@ import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, makeSnippet } from "./snippet.ts";
 import { searchFilters } from "./search-filters.ts";
-import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
+import { KnownFiles } from "./known-files.ts";
+import { SessionCatchUp, unchangedFile } from "./session-catch-up.ts";
 import type {
   IndexRefreshReport,
   IndexStatus,
@@ -20,12 +21,11 @@ import type {
 import { emptyRefreshReport } from "./refresh-report.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
 
-type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
-
 /** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
 export class FileSessionIndex implements SessionIndex {
   private db!: SqliteDatabase;
   private catchUp!: SessionCatchUp;
+  private knownFiles!: KnownFiles;
   private closed = false;
 
   private constructor(
@@ -36,6 +36,7 @@ export class FileSessionIndex implements SessionIndex {
     try {
       // Preparing the statements reads the tables' schema (FTS5's too): damage can show here first.
       this.catchUp = new SessionCatchUp(this.db);
+      this.knownFiles = new KnownFiles(this.db);
     } catch (err) {
       if (!isCorruptionError(err)) {
         this.db.close();
@@ -92,15 +93,11 @@ export class FileSessionIndex implements SessionIndex {
     removeIndexFiles(this.options.indexPath);
     this.db = this.openDatabase();
     this.catchUp = new SessionCatchUp(this.db);
+    this.knownFiles = new KnownFiles(this.db);
   }
 
   private paths(): string[] {
     return sessionFilePaths({ sessionsDir: this.options.sessionsDir, roots: this.options.roots, onWarning: this.options.onWarning });
-  }
-
-  private known(): Map<string, KnownRow> {
-    const rows = this.db.prepare("SELECT sid, path, dev, ino, size, mtime_ms, offset FROM sessions").all() as unknown as KnownRow[];
-    return new Map(rows.map((r) => [r.path, r]));
   }
 
   async refresh(): Promise<IndexRefreshReport> {
@@ -108,16 +105,20 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   /**
-   * Stats every session file and catches up those changed, in transactions of about
-   * `batchBytes` read each (one commit per file would flush an FTS5 segment per file).
+   * One pass of stats, outside any transaction; then, only if a file changed or went, one write
+   * transaction catching those up (committing about every `batchBytes` read: one commit per file
+   * would flush an FTS5 segment per file). Nothing changed: no transaction, no per-session work.
    */
   private refreshNow(): IndexRefreshReport {
     const report = emptyRefreshReport();
+    const { changed, gone } = this.stale(report);
+    if (changed.length === 0 && gone.length === 0) return report;
     this.db.exec("BEGIN IMMEDIATE");
     try {
-      this.refreshIn(report);
+      this.catchUpFiles(changed, gone, report);
       this.db.exec("COMMIT");
     } catch (err) {
+      this.knownFiles.invalidate();
       try {
         this.db.exec("ROLLBACK");
       } catch {
@@ -125,13 +126,15 @@ export class FileSessionIndex implements SessionIndex {
       }
       throw err;
     }
+    this.knownFiles.update([...changed, ...gone]);
     return report;
   }
 
-  private refreshIn(report: IndexRefreshReport): void {
-    const known = this.known();
+  /** The files new or changed since indexed (or unreadable: catching up finds out) and the indexed ones gone. */
+  private stale(report: IndexRefreshReport): { changed: string[]; gone: string[] } {
+    const known = this.knownFiles.get();
     const seen = new Set<string>();
-    let batch = 0;
+    const changed: string[] = [];
     for (const path of this.paths()) {
       seen.add(path);
       report.filesSeen++;
@@ -140,6 +143,16 @@ export class FileSessionIndex implements SessionIndex {
         const st = statOf(path);
         if (st !== null && unchangedFile(row, st)) continue;
       }
+      changed.push(path);
+    }
+    const gone: string[] = [];
+    for (const path of known.keys()) if (!seen.has(path)) gone.push(path);
+    return { changed, gone };
+  }
+
+  private catchUpFiles(changed: string[], gone: string[], report: IndexRefreshReport): void {
+    let batch = 0;
+    for (const path of changed) {
       if (batch >= this.options.batchBytes) {
         this.db.exec("COMMIT");
         this.db.exec("BEGIN IMMEDIATE");
@@ -158,16 +171,12 @@ export class FileSessionIndex implements SessionIndex {
       report.malformedLines += result.malformedLines;
       report.largeLinesSkipped += result.largeLinesSkipped;
     }
-    for (const [path, row] of known) {
-      if (seen.has(path)) continue;
-      this.catchUp.forget(row.sid);
-      report.sessionsRemoved++;
-    }
+    for (const path of gone) if (this.catchUp.forgetPath(path)) report.sessionsRemoved++;
   }
 
   async status(): Promise<IndexStatus> {
     return this.guarded(() => {
-      const known = this.known();
+      const known = this.knownFiles.get();
       let sessionsBehind = 0;
       let bytesBehind = 0;
       const seen = new Set<string>();
@@ -202,6 +211,7 @@ export class FileSessionIndex implements SessionIndex {
       try {
         this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
         this.db.exec("COMMIT");
+        this.knownFiles.invalidate();
       } catch (err) {
         this.db.exec("ROLLBACK");
         throw err;
@@ -259,7 +269,7 @@ export class FileSessionIndex implements SessionIndex {
 
 function statOf(path: string): Stats | null {
   try {
-    return io.statSync(path);
+    return io.statSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }
