@@ -56,7 +56,7 @@ async function ftsOnlyMs(paths: string[], dir: string): Promise<number> {
   const insert = db.prepare("INSERT INTO t (rowid, text) VALUES (?, ?)");
   const start = performance.now();
   db.exec("BEGIN");
-  texts.forEach((text, i) => insert.run(i + 1, text));
+  for (let i = 0; i < texts.length; i++) insert.run(i + 1, texts[i]!);
   db.exec("COMMIT");
   const ms = performance.now() - start;
   db.close();
