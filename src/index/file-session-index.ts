@@ -8,6 +8,7 @@ import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, makeSnippet } from "./snippet.ts";
 import { searchFilters } from "./search-filters.ts";
+import { COUNT_MATCHES_SQL, searchSql } from "./search-sql.ts";
 import { KnownFiles } from "./known-files.ts";
 import { SessionCatchUp, unchangedFile } from "./session-catch-up.ts";
 import type {
@@ -19,13 +20,15 @@ import type {
   SessionIndex,
 } from "./session-index.ts";
 import { emptyRefreshReport } from "./refresh-report.ts";
-import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
+import { loadSqlite, type SqliteDatabase, type SqliteOpen, type SqliteStatement } from "./sqlite.ts";
 
 /** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
 export class FileSessionIndex implements SessionIndex {
   private db!: SqliteDatabase;
   private catchUp!: SessionCatchUp;
   private knownFiles!: KnownFiles;
+  /** Search statements by SQL (a few shapes: with or without filters, ranked or newest first). */
+  private statements = new Map<string, SqliteStatement>();
   private closed = false;
 
   private constructor(
@@ -92,8 +95,20 @@ export class FileSessionIndex implements SessionIndex {
     }
     removeIndexFiles(this.options.indexPath);
     this.db = this.openDatabase();
+    this.statements = new Map();
     this.catchUp = new SessionCatchUp(this.db);
     this.knownFiles = new KnownFiles(this.db);
+  }
+
+  /** A prepared statement of this connection, kept (at most 64: the filter combinations are few). */
+  private statement(sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      if (this.statements.size >= 64) this.statements.clear();
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private paths(): string[] {
@@ -229,18 +244,9 @@ export class FileSessionIndex implements SessionIndex {
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
       // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
       // doclist newest first and stops at the limit; only the hits returned are scored).
-      const many = this.db
-        .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM entries_text WHERE entries_text MATCH ? LIMIT ?)")
-        .get(match, this.options.maxRankedMatches + 1);
+      const many = this.statement(COUNT_MATCHES_SQL).get(match, this.options.maxRankedMatches + 1);
       const byRecency = Number(many?.n ?? 0) > this.options.maxRankedMatches;
-      return this.db
-        .prepare(
-          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts, e.line_offset, e.line_len, bm25(entries_text) AS rank
-           FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
-           WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
-           ORDER BY ${byRecency ? "entries_text.rowid DESC" : "rank"} LIMIT ?`,
-        )
-        .all(match, ...params, limit);
+      return this.statement(searchSql(where, byRecency)).all(match, ...params, limit);
     });
     // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
     const readers = new Map<string, ArtifactReader>();

@@ -18,7 +18,11 @@ function normalize(text: string): string {
   return text.normalize("NFD").replace(MARKS, "").toLowerCase();
 }
 
-const NON_ASCII = /[^\x00-\x7f]/u;
+/** Lower case alone for an ASCII token (NFD and mark removal change nothing there). */
+function normalizeToken(token: string): string {
+  for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) > 0x7f) return normalize(token);
+  return token.toLowerCase();
+}
 
 function tokenize(text: string): Token[] {
   return Array.from(text.matchAll(TOKEN), (m) => ({ start: m.index, end: m.index + m[0].length, norm: normalize(m[0]) }));
@@ -49,13 +53,12 @@ function matchesAt(tokens: Token[], at: number, pattern: { tokens: string[]; pre
 function scan(text: string, terms: readonly QueryTerm[]): { tokens: Token[]; spans: [number, number, number][]; total: number } {
   const patterns = termPatterns(terms);
   const longest = Math.max(1, ...patterns.map((p) => p.tokens.length));
-  const ascii = !NON_ASCII.test(text);
   const tokens: Token[] = [];
   const spans: [number, number, number][] = [];
   let needed = Number.POSITIVE_INFINITY;
   for (const m of text.matchAll(TOKEN)) {
     if (tokens.length >= needed) return { tokens, spans: sortSpans(spans), total: Number.POSITIVE_INFINITY };
-    tokens.push({ start: m.index, end: m.index + m[0].length, norm: ascii ? m[0].toLowerCase() : normalize(m[0]) });
+    tokens.push({ start: m.index, end: m.index + m[0].length, norm: normalizeToken(m[0]) });
     const i = tokens.length - 1;
     patterns.forEach((pattern, p) => {
       const at = i - pattern.tokens.length + 1;
