@@ -49,7 +49,6 @@ export interface IndexCorpus {
 class Writer {
   private readonly random: () => number;
   private clock = Date.UTC(2026, 0, 1);
-  private n = 0;
 
   constructor(
     seed: number,
