@@ -1,4 +1,4 @@
-// `npm run bench [-- --only append,open] [--size 50MB] [--repeats 5] [--json out.json] [--compare old.json] [--quick]`
+// `npm run bench [-- --only append,open] [--size 50MB] [--corpus 10k] [--repeats 5] [--json out.json] [--compare old.json] [--quick]`
 // `npm run bench -- --only list-index [--list-sessions 10000]`: the first `ls` from a warm index (2,000 sessions by default).
 // `npm run bench -- --store postgres [--url postgres://…] [--only pg-append,…]`: the PostgreSQL backend's scenarios, against a
 // throwaway cluster the run starts (or the server --url names; each scenario makes and drops a database of its own).
@@ -72,6 +72,7 @@ const { values } = parseArgs({
     store: { type: "string", default: "file" },
     url: { type: "string" },
     "list-sessions": { type: "string" },
+    corpus: { type: "string" },
   },
 });
 
@@ -81,6 +82,8 @@ const only = values.only ? values.only.split(",").map((s) => s.trim()) : Object.
 for (const name of only) if (!(name in scenarios)) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(", ")}`);
 const ctx: BenchContext = { sizeBytes: parseSize(values.size!), repeats: Math.max(1, Number(values.repeats)), quick: values.quick! };
 if (values["list-sessions"] !== undefined) ctx.listSessions = Math.max(1, Number(values["list-sessions"]));
+if (values.corpus !== undefined && values.corpus !== "10k") throw new Error(`--corpus is 10k, not ${values.corpus}`);
+ctx.corpus = values.corpus;
 
 const fmt = (n: number | null) => (n === null ? "—" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const rows: BenchRow[] = [];

@@ -5,6 +5,8 @@ export interface BenchContext {
   /** Measured repetitions (medians are reported). */
   repeats: number;
   quick: boolean;
+  /** `--corpus 10k`: the index bench on the issue's 10,000 sessions (about 2 GB) instead of `--size`. */
+  corpus?: string;
   /** `--store postgres`: the server the PostgreSQL scenarios use (each makes its own database on it). */
   pgUrl?: string;
   /** `--list-sessions <n>`: sessions of the list-index scenario. @default 2000 */

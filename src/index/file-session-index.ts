@@ -8,7 +8,9 @@ import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, makeSnippet } from "./snippet.ts";
 import { searchFilters } from "./search-filters.ts";
-import { SessionCatchUp, unchangedFile, type SessionRow } from "./session-catch-up.ts";
+import { COUNT_MATCHES_SQL, searchSql } from "./search-sql.ts";
+import { KnownFiles } from "./known-files.ts";
+import { SessionCatchUp, unchangedFile } from "./session-catch-up.ts";
 import type {
   IndexRefreshReport,
   IndexStatus,
@@ -20,14 +22,15 @@ import type {
 import { emptyRefreshReport } from "./refresh-report.ts";
 import { ListingCache } from "./listing-cache.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
-import { loadSqlite, type SqliteDatabase, type SqliteOpen } from "./sqlite.ts";
-
-type KnownRow = Pick<SessionRow, "sid" | "path" | "dev" | "ino" | "size" | "mtime_ms" | "offset">;
+import { loadSqlite, type SqliteDatabase, type SqliteOpen, type SqliteStatement } from "./sqlite.ts";
 
 /** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
 export class FileSessionIndex implements SessionIndex {
   private db!: SqliteDatabase;
   private catchUp!: SessionCatchUp;
+  private knownFiles!: KnownFiles;
+  /** Search statements by SQL (a few shapes: with or without filters, ranked or newest first). */
+  private statements = new Map<string, SqliteStatement>();
   private closed = false;
 
   private constructor(
@@ -38,6 +41,7 @@ export class FileSessionIndex implements SessionIndex {
     try {
       // Preparing the statements reads the tables' schema (FTS5's too): damage can show here first.
       this.catchUp = new SessionCatchUp(this.db);
+      this.knownFiles = new KnownFiles(this.db);
     } catch (err) {
       if (!isCorruptionError(err)) {
         this.db.close();
@@ -93,16 +97,24 @@ export class FileSessionIndex implements SessionIndex {
     }
     removeIndexFiles(this.options.indexPath);
     this.db = this.openDatabase();
+    this.statements = new Map();
     this.catchUp = new SessionCatchUp(this.db);
+    this.knownFiles = new KnownFiles(this.db);
+  }
+
+  /** A prepared statement of this connection, kept (at most 64: the filter combinations are few). */
+  private statement(sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      if (this.statements.size >= 64) this.statements.clear();
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private paths(): string[] {
     return sessionFilePaths({ sessionsDir: this.options.sessionsDir, roots: this.options.roots, onWarning: this.options.onWarning });
-  }
-
-  private known(): Map<string, KnownRow> {
-    const rows = this.db.prepare("SELECT sid, path, dev, ino, size, mtime_ms, offset FROM sessions").all() as unknown as KnownRow[];
-    return new Map(rows.map((r) => [r.path, r]));
   }
 
   async refresh(): Promise<IndexRefreshReport> {
@@ -118,16 +130,20 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   /**
-   * Stats every session file and catches up those changed, in transactions of about
-   * `batchBytes` read each (one commit per file would flush an FTS5 segment per file).
+   * One pass of stats, outside any transaction; then, only if a file changed or went, one write
+   * transaction catching those up (committing about every `batchBytes` read: one commit per file
+   * would flush an FTS5 segment per file). Nothing changed: no transaction, no per-session work.
    */
   private refreshNow(): IndexRefreshReport {
     const report = emptyRefreshReport();
+    const { changed, gone } = this.stale(report);
+    if (changed.length === 0 && gone.length === 0) return report;
     this.db.exec("BEGIN IMMEDIATE");
     try {
-      this.refreshIn(report);
+      this.catchUpFiles(changed, gone, report);
       this.db.exec("COMMIT");
     } catch (err) {
+      this.knownFiles.invalidate();
       try {
         this.db.exec("ROLLBACK");
       } catch {
@@ -135,16 +151,16 @@ export class FileSessionIndex implements SessionIndex {
       }
       throw err;
     }
+    this.knownFiles.update([...changed, ...gone]);
     return report;
   }
 
-  private refreshIn(report: IndexRefreshReport): void {
-    const known = this.known();
+  /** The files new or changed since indexed (or unreadable: catching up finds out) and the indexed ones gone. */
+  private stale(report: IndexRefreshReport): { changed: string[]; gone: string[] } {
+    const known = this.knownFiles.get();
     const seen = new Set<string>();
-    let batch = 0;
-    const paths = this.paths();
-    for (const path of paths) {
-      this.options.onProgress?.({ filesDone: report.filesSeen, filesTotal: paths.length, path });
+    const changed: string[] = [];
+    for (const path of this.paths()) {
       seen.add(path);
       report.filesSeen++;
       const row = known.get(path);
@@ -152,6 +168,17 @@ export class FileSessionIndex implements SessionIndex {
         const st = statOf(path);
         if (st !== null && unchangedFile(row, st)) continue;
       }
+      changed.push(path);
+    }
+    const gone: string[] = [];
+    for (const path of known.keys()) if (!seen.has(path)) gone.push(path);
+    return { changed, gone };
+  }
+
+  private catchUpFiles(changed: string[], gone: string[], report: IndexRefreshReport): void {
+    let batch = 0;
+    for (const [done, path] of changed.entries()) {
+      this.options.onProgress?.({ filesDone: done, filesTotal: changed.length, path });
       if (batch >= this.options.batchBytes) {
         this.db.exec("COMMIT");
         this.db.exec("BEGIN IMMEDIATE");
@@ -170,16 +197,12 @@ export class FileSessionIndex implements SessionIndex {
       report.malformedLines += result.malformedLines;
       report.largeLinesSkipped += result.largeLinesSkipped;
     }
-    for (const [path, row] of known) {
-      if (seen.has(path)) continue;
-      this.catchUp.forget(row.sid);
-      report.sessionsRemoved++;
-    }
+    for (const path of gone) if (this.catchUp.forgetPath(path)) report.sessionsRemoved++;
   }
 
   async status(): Promise<IndexStatus> {
     return this.guarded(() => {
-      const known = this.known();
+      const known = this.knownFiles.get();
       let sessionsBehind = 0;
       let bytesBehind = 0;
       const seen = new Set<string>();
@@ -215,6 +238,7 @@ export class FileSessionIndex implements SessionIndex {
         this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
         for (const table of LISTING_TABLES) this.db.exec(`DELETE FROM ${table}`);
         this.db.exec("COMMIT");
+        this.knownFiles.invalidate();
       } catch (err) {
         this.db.exec("ROLLBACK");
         throw err;
@@ -234,18 +258,9 @@ export class FileSessionIndex implements SessionIndex {
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
       // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
       // doclist newest first and stops at the limit; only the hits returned are scored).
-      const many = this.db
-        .prepare("SELECT count(*) AS n FROM (SELECT rowid FROM entries_text WHERE entries_text MATCH ? LIMIT ?)")
-        .get(match, this.options.maxRankedMatches + 1);
+      const many = this.statement(COUNT_MATCHES_SQL).get(match, this.options.maxRankedMatches + 1);
       const byRecency = Number(many?.n ?? 0) > this.options.maxRankedMatches;
-      return this.db
-        .prepare(
-          `SELECT s.session_id, s.path, s.cwd, e.entry_id, e.role, e.ts, e.line_offset, e.line_len, bm25(entries_text) AS rank
-           FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
-           WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
-           ORDER BY ${byRecency ? "entries_text.rowid DESC" : "rank"} LIMIT ?`,
-        )
-        .all(match, ...params, limit);
+      return this.statement(searchSql(where, byRecency)).all(match, ...params, limit);
     });
     // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
     const readers = new Map<string, ArtifactReader>();
@@ -274,7 +289,7 @@ export class FileSessionIndex implements SessionIndex {
 
 function statOf(path: string): Stats | null {
   try {
-    return io.statSync(path);
+    return io.statSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }

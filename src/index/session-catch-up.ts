@@ -78,6 +78,14 @@ export class SessionCatchUp {
     this.sql.deleteSession.run(sid);
   }
 
+  /** Removes the rows of the file at `path`, if it has any (looked up under the caller's write lock). */
+  forgetPath(path: string): boolean {
+    const row = this.sql.byPath.get(path) as SessionRow | undefined;
+    if (row === undefined) return false;
+    this.forget(row.sid);
+    return true;
+  }
+
   private dropRows(sid: number): void {
     this.sql.deleteText.run(sid);
     this.sql.deleteEntries.run(sid);
