@@ -31,10 +31,13 @@ async function through(
   target: { root: string } | { store: PostgresBackend },
   tar: string,
 ) {
+  const t0 = Date.now();
   await pipeline(bundle([id], { ...source, redactOutput }), createWriteStream(tar, { flags: "wx" }));
   sample();
+  const t1 = Date.now();
   const report = await unbundle(tar, { ...target, tempDir: work });
   sample();
+  process.stderr.write(`bundle ${t1 - t0} ms, unbundle ${Date.now() - t1} ms\n`);
   return report.sessions[0]!.status;
 }
 
