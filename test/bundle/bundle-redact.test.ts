@@ -4,6 +4,8 @@ import tar from "tar-stream";
 import { describe, expect, it } from "vitest";
 import { bundle, SessionManager, unbundle } from "../../src/index.ts";
 import type { StoreWarning } from "../../src/errors.ts";
+import { quarantinePathOf } from "../../src/session/paths.ts";
+import { quarantineRecord } from "../../src/session/quarantine-record.ts";
 import { REDACTION_KEY_FILE } from "../../src/session/redaction-key.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -73,6 +75,29 @@ const contentOf = (root: string) => {
 const MARKER = /\[REDACTED:(github-token|aws-access-key|slack-token):[0-9a-f]{8}\]/g;
 
 describe("bundles are redacted by default", () => {
+  it("quarantine records too: a secret in a record's text and in the bytes behind its base64", async () => {
+    const { root, id, path } = await leakySession();
+    const at = "2026-01-01T00:00:00.000Z";
+    const text = quarantineRecord(path, { offset: 10, reason: "invalid JSON", bytes: Buffer.from(`{"x":"${GH}" broken`) }, at);
+    const binary = quarantineRecord(
+      path,
+      { offset: 20, reason: "invalid UTF-8", bytes: Buffer.from(`\xff\xfe key ${AWS} end`, "latin1") },
+      at,
+    );
+    writeFileSync(quarantinePathOf(path), text + binary);
+    const bytes = await bytesOf(bundle([id], { root, onWarning: () => {} }));
+    const records = (await membersOf(bytes)).get("sessions/0/quarantine.jsonl")!.toString("utf8").split("\n").filter(Boolean);
+    expect(records).toHaveLength(2);
+    const [a, b] = records.map((r) => JSON.parse(r) as { text?: string; base64?: string; reason: string });
+    expect(a!.text).toMatch(/^\{"x":"\[REDACTED:github-token:[0-9a-f]{8}\]" broken$/);
+    const raw = Buffer.from(b!.base64!, "base64").toString("latin1");
+    expect(raw).toMatch(/^\xff\xfe key \[REDACTED:aws-access-key:[0-9a-f]{8}\] end$/);
+    expect(b!.reason).toBe("invalid UTF-8");
+    for (const secret of SECRETS) expect(bytes.includes(secret)).toBe(false);
+    const into = tempDir();
+    expect((await unbundle([bytes], { root: into })).sessions[0]).toMatchObject({ id, status: "created" });
+  });
+
   it("no secret in any member (the tar's bytes), markers in lines and artifact, the manifest says so; unbundle restores it", async () => {
     const { root, id, path } = await leakySession();
     const warnings: StoreWarning[] = [];

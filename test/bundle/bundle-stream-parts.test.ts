@@ -108,3 +108,35 @@ describe("an import whose blob source gives other bytes is BLOB_CORRUPT, nothing
     expect(await backend.locate(snapshot.header.id, options)).toBeNull();
   });
 });
+
+describe.skipIf(!pgCluster())("a PostgreSQL artifact read chunk by chunk", () => {
+  it("a reader that stops after the first chunk ends the read (no connection held); a read after it gets every byte", async () => {
+    const backend = PostgresBackend.of(await freshDatabase(), { artifactChunkBytes: 1024, maxConnections: 2 });
+    backends.push(backend);
+    const root = tempDir();
+    const { id } = await makeSession("/proj", { root });
+    const content = randomBytes(10_000);
+    const source = resolveSessionManagerOptions({ root });
+    const snapshot = await backendOf(source).exportSnapshot((await backendOf(source).locate(id, source))!, source);
+    const big: SessionSnapshot = {
+      ...snapshot,
+      artifacts: async function* () {
+        yield { name: "big.bin", ...bytesSource(content) };
+      },
+    };
+    const options = resolveSessionManagerOptions({ store: backend });
+    await backend.importSnapshot(big, options);
+    const stored = await backend.exportSnapshot(id, options);
+    for (let round = 0; round < 3; round++) {
+      for await (const artifact of stored.artifacts()) {
+        for await (const chunk of artifact.open()) {
+          expect(chunk.length).toBe(1024);
+          break;
+        }
+      }
+    }
+    const read = new Map<string, Buffer>();
+    for await (const artifact of stored.artifacts()) read.set(artifact.name, await readAllBytes(artifact));
+    expect(read.get("big.bin")!.equals(content)).toBe(true);
+  });
+});
