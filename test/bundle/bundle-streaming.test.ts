@@ -131,6 +131,17 @@ describe("a session several times larger than the heap streams through bundle an
     }
   });
 
+  it("migrate --to <root> (file → file through the seam): byte for byte, heap and buffers bounded", { timeout: LONG }, async () => {
+    const from = tempDir();
+    const to = tempDir();
+    const work = tempDir();
+    const { id } = bigSession(from, false);
+    const out = await runChild([id, from, to, work, "migrate"]);
+    expect(out.statuses).toEqual(["0"]);
+    expect(out.buffers).toBeLessThan(BUFFERS_BOUND);
+    expect(contentOf(to)).toEqual(contentOf(from));
+  });
+
   // A database takes a blob whole (one buffer, sent in parts, inside the import's transaction): smaller blobs here.
   it.skipIf(!pgCluster())("file → PostgreSQL → file, --no-redact: byte for byte, heap bounded", { timeout: LONG }, async () => {
     const from = tempDir();

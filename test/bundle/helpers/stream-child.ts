@@ -6,7 +6,8 @@ import { bundle, PostgresBackend, unbundle } from "../../../src/index.ts";
  * Run in a child with a small heap (`--max-old-space-size`): bundles session `id` of the file store
  * `from` to `<work>/a.tar` and unbundles it into `to`; with a database URL, through it (file → PostgreSQL
  * → file). Prints one JSON line: the peak heap and the peak bytes of live array buffers seen, sampled.
- * Args: <id> <from root> <to root> <work dir> [redact|no-redact] [database url]
+ * Args: <id> <from root> <to root> <work dir> [redact|no-redact|migrate] [database url]; `migrate`:
+ * `transcript-store migrate --to <to root>` instead of a bundle (statuses: its exit code).
  */
 const [id, from, to, work, redact, url] = process.argv.slice(2) as [string, string, string, string, string, string | undefined];
 const redactOutput = redact !== "no-redact";
@@ -42,7 +43,12 @@ async function through(
 }
 
 const statuses: string[] = [];
-if (url === undefined) statuses.push(await through({ root: from }, { root: to }, `${work}/a.tar`));
+if (redact === "migrate") {
+  // `migrate --to <root>` (the CLI, in this process): the seam's exportSnapshot → importSnapshot
+  const { runCli } = await import("../../../src/cli/run.ts");
+  statuses.push(String(await runCli(["migrate", "--root", from, "--to", to, "--json"])));
+  sample();
+} else if (url === undefined) statuses.push(await through({ root: from }, { root: to }, `${work}/a.tar`));
 else {
   const store = PostgresBackend.of(url);
   try {
