@@ -14,6 +14,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, type SnapshotBytes, snapshotOfEntries } from "../session-snapshot.ts";
 import type { StorageHooks } from "../session-storage.ts";
 import { openFile } from "./file-start.ts";
+import { IdsSeen } from "./id-seen.ts";
 
 /** Sessions out of the file tree: the file backend's `locate` and `exportSnapshot` (imports: file-import.ts). */
 
@@ -116,10 +117,11 @@ function blobFile(blobs: BlobStore, hash: string): SnapshotBytes | null {
  * The header of the session file at `path` when `open` would hand out every line of it as it is
  * stored (a current-version header, unencrypted; every other line a JSON record with an id of its
  * own or blank; no NUL run, glued records or torn tail), else null. One pass a chunk at a time:
- * each line is parsed and dropped, so a file of any size is checked in bounded memory.
+ * each line is parsed and dropped (its id kept as a 64-bit hash: `IdsSeen`), so a file of any size
+ * is checked in little memory.
  */
 async function cleanHeader(path: string): Promise<{ header: SessionHeader; headerLine: string } | null> {
-  const ids = new Set<string>();
+  const ids = new IdsSeen();
   let found: { header: SessionHeader; headerLine: string } | null = null;
   let clean = true;
   const splitter = new LineSplitter((line) => {
@@ -146,8 +148,7 @@ async function cleanHeader(path: string): Promise<{ header: SessionHeader; heade
     }
     if (decoded.kind === "blank") return;
     const id = decoded.value.id;
-    if (typeof id !== "string" || id.length === 0 || ids.has(id)) clean = false;
-    else ids.add(id);
+    if (typeof id !== "string" || id.length === 0 || ids.add(id)) clean = false;
   });
   const stream = createReadStream(path);
   try {
