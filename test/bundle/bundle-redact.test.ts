@@ -144,6 +144,14 @@ describe("bundles are redacted by default", () => {
     expect(a.toString("latin1").match(MARKER)?.length).toBeGreaterThan(2);
   });
 
+  it("a redacted bundle unbundled into the store that holds the session unredacted is IMPORT_CONFLICT, nothing written", async () => {
+    const { root, id } = await leakySession();
+    const bytes = await bytesOf(bundle([id], { root, onWarning: () => {} }));
+    const before = contentOf(root);
+    await expect(unbundle([bytes], { root })).rejects.toMatchObject({ code: "IMPORT_CONFLICT" });
+    expect(contentOf(root)).toEqual(before);
+  });
+
   it("redactOutput: false (--no-redact) bundles byte for byte: the secrets travel and the tree comes back identical", async () => {
     const { root, id } = await leakySession();
     const bytes = await bytesOf(bundle([id], { root, redactOutput: false }));

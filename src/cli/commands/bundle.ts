@@ -89,7 +89,7 @@ export const unbundleCommand: Command = {
     for (const s of report.sessions) {
       const where = s.location === null ? "" : ` ${s.location}`;
       ctx.emit(
-        { type: "unbundled", ...s, dryRun: report.dryRun },
+        { type: "unbundled", ...s, redacted: report.redacted, dryRun: report.dryRun },
         terminalText`${would}${s.status} ${s.id} (${s.lines} lines, ${s.artifacts} artifact(s), cwd ${s.cwd})${where}`,
       );
     }
