@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ const HEAP_MB = 64;
 const BUFFERS_BOUND = 32 * 1024 * 1024;
 const MiB = 1024 * 1024;
 const CHILD = join(import.meta.dirname, "helpers/stream-child.ts");
+const BIN = join(import.meta.dirname, "../../bin/transcript-store.mjs");
 const SECRET = "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";
 
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -140,6 +142,31 @@ describe("a session several times larger than the heap streams through bundle an
     expect(out.statuses).toEqual(["0"]);
     expect(out.buffers).toBeLessThan(BUFFERS_BOUND);
     expect(contentOf(to)).toEqual(contentOf(from));
+  });
+
+  it("export --refs --no-redact (NDJSON) of a clean file streams: the output is the file's bytes", { timeout: LONG }, async () => {
+    const from = tempDir();
+    const work = tempDir();
+    const { id, file } = bigSession(from, false, 1);
+    const out = join(work, "export.ndjson");
+    const fd = openSync(out, "wx");
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [`--max-old-space-size=${HEAP_MB}`, BIN, "export", id, "--refs", "--no-redact", "--root", from],
+        {
+          stdio: ["ignore", fd, "pipe"],
+          env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+        },
+      );
+      let stderr = "";
+      child.stderr!.on("data", (d) => (stderr = (stderr + d).slice(-2000)));
+      child.on("error", reject);
+      child.on("close", (c) => (c === 0 ? resolve(c) : reject(new Error(`export failed (exit ${c}): ${stderr}`))));
+    });
+    closeSync(fd);
+    expect(code).toBe(0);
+    expect(sha(readFileSync(out))).toBe(sha(readFileSync(file)));
   });
 
   // A database takes a blob whole (one buffer, sent in parts, inside the import's transaction): smaller blobs here.

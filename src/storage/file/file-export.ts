@@ -169,6 +169,19 @@ async function cleanHeader(path: string): Promise<{ header: SessionHeader; heade
 }
 
 /**
+ * The session file at `path` when it can be read as stored, a line at a time (`cleanHeader`): its
+ * header and its entry lines (each call reads the file anew); null when it must go through the
+ * loader (legacy, damaged, encrypted, BOM-prefixed, absent).
+ */
+export async function streamableFile(
+  path: string,
+): Promise<{ header: SessionHeader; headerLine: string; lines: () => AsyncIterable<string> } | null> {
+  const abs = resolve(path);
+  const clean = await cleanHeader(abs);
+  return clean === null ? null : { ...clean, lines: () => skipFirst(rawLines(abs)) };
+}
+
+/**
  * The session file at `path` as a snapshot. A clean current file (`cleanHeader`) hands out its
  * lines as they are, read from the file on each call: it is never loaded. A legacy or damaged one is
  * read through its migration (what `open` shows: loaded whole), its damaged lines left in the file
@@ -182,11 +195,8 @@ export async function exportFile(path: string, options: ResolvedSessionManagerOp
     artifacts: () => artifactFiles(artifactsDirOf(abs)),
     blob: async (hash: string) => blobFile(blobs, hash),
   };
-  const clean = await cleanHeader(abs);
-  if (clean !== null) {
-    const lines = () => skipFirst(rawLines(abs));
-    return { ...clean, lines, blobHashes: () => hashesOfLines(lines()), damaged: 0, ...common };
-  }
+  const clean = await streamableFile(abs);
+  if (clean !== null) return { ...clean, blobHashes: () => hashesOfLines(clean.lines()), damaged: 0, ...common };
   const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
   const storage = opened.storage(quietHooks(options, () => opened.header));
   try {
