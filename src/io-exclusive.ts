@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { dirname } from "node:path";
 import { errnoCode } from "./errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, syncFile, tempPathFor, writeTempFile } from "./io.ts";
+import { FILE_MODE, fsyncDir, io, removeQuietly, syncFile, tempPathFor, writeTempFile, writeTempFileFrom } from "./io.ts";
 
 /**
  * The never-replace creators, beside the I/O seam (`io.ts`) and through it: each makes a name
@@ -63,6 +63,20 @@ export function writeNew(target: string, data: Uint8Array, options: { fsync: boo
   const temp = tempPathFor(target);
   // Only a temp file this call created is ever removed: whatever was planted at the name stays.
   writeTempFile(temp, (emit) => emit(data), options.fsync);
+  try {
+    if (!publishNew(temp, target)) return false;
+  } catch (err) {
+    removeQuietly(temp);
+    throw err;
+  }
+  if (options.fsync) fsyncDir(dirname(target));
+  return true;
+}
+
+/** `writeNew` for bytes that arrive in pieces (a stream): written through a temp file a piece at a time. */
+export async function writeNewFrom(target: string, pieces: AsyncIterable<Uint8Array>, options: { fsync: boolean }): Promise<boolean> {
+  const temp = tempPathFor(target);
+  await writeTempFileFrom(temp, pieces, options.fsync);
   try {
     if (!publishNew(temp, target)) return false;
   } catch (err) {

@@ -161,6 +161,38 @@ export function writeTempFile(temp: string, write: FileWriter, fsync: boolean, m
   return size;
 }
 
+/**
+ * `writeTempFile` for bytes that arrive in pieces (a stream): each piece written as it comes, so
+ * the whole is never in memory; `onPiece` sees each (to hash it). Returns the bytes written.
+ */
+export async function writeTempFileFrom(
+  temp: string,
+  pieces: AsyncIterable<Uint8Array>,
+  fsync: boolean,
+  onPiece?: (data: Uint8Array) => void,
+): Promise<number> {
+  let fd: number | undefined;
+  let created = false;
+  let size = 0;
+  try {
+    fd = io.openSync(temp, "wx", FILE_MODE);
+    created = true;
+    for await (const data of pieces) {
+      onPiece?.(data);
+      writeFully(fd, data);
+      size += data.length;
+    }
+    if (fsync) io.fsyncSync(fd);
+    io.closeSync(fd);
+    fd = undefined;
+  } catch (err) {
+    closeQuietly(fd);
+    if (created) removeQuietly(temp);
+    throw err;
+  }
+  return size;
+}
+
 /** Closes an fd on an error path, where a second error must not hide the first. */
 export function closeQuietly(fd: number | undefined): void {
   if (fd === undefined) return;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
-import { ensureDir, io, writeFileAtomic } from "../io.ts";
+import { createHash } from "node:crypto";
+import { ensureDir, fsyncDir, io, removeQuietly, tempPathFor, writeFileAtomic, writeTempFileFrom } from "../io.ts";
 import { openWithRelief } from "../session/append-handles.ts";
 import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
 import { isBlobHash, parseBlobRef, toBlobRef, blobHashOf } from "./blob-ref.ts";
@@ -114,6 +115,37 @@ export class BlobStore {
     }
     this.rememberProven(hash, path);
     return { hash, ref, path, existed: false, repaired: state === "damaged" };
+  }
+
+  /**
+   * Stores a blob whose bytes arrive in pieces (another store's, a bundle's) under `hash`, a piece
+   * at a time: written to a temp file while hashed and renamed into place only when its sha256 is
+   * `hash` (else `BLOB_CORRUPT`, nothing stored). A blob already present (`hasSync`) is left alone.
+   * @internal
+   */
+  async putHashedFrom(hash: string, pieces: AsyncIterable<Uint8Array>): Promise<void> {
+    const path = join(this.dir, parseBlobRef(hash));
+    if (this.hasSync(hash)) return;
+    this.ensureDir();
+    const temp = tempPathFor(path);
+    const hasher = createHash("sha256");
+    try {
+      await writeTempFileFrom(temp, pieces, this.fsync, (data) => hasher.update(data));
+    } catch (err) {
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not store blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+    }
+    if (hasher.digest("hex") !== hash) {
+      removeQuietly(temp);
+      throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} was given other bytes (their sha256 differs); not stored`, { path });
+    }
+    try {
+      io.renameSync(temp, path);
+    } catch (err) {
+      removeQuietly(temp);
+      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not store blob ${hash}: ${(err as Error).message}`, { path, cause: err });
+    }
+    if (this.fsync) fsyncDir(this.dir);
+    this.rememberProven(hash, path);
   }
 
   /**

@@ -40,6 +40,13 @@ export interface BundleManifest {
   members: ManifestMember[];
   /** Blobs the sessions' lines reference that their store lacked (the bundle cannot carry them). */
   missingBlobs: string[];
+  /**
+   * Whether the sessions' text (header, lines, quarantine records, artifact files) was redacted for
+   * sharing (`bundle`'s default); absent in a bundle written before bundles were redacted.
+   */
+  redacted?: boolean;
+  /** With `redacted`: the secrets replaced, per rule id (never a secret). */
+  redactions?: Record<string, number>;
 }
 
 /** A session's member names. */
@@ -119,5 +126,10 @@ export function parseManifest(text: string): BundleManifest {
     if (!ok) throw bundleCorrupt(`manifest member ${JSON.stringify(m)} is malformed`);
   }
   if (!missingBlobs.every((h) => typeof h === "string" && HASH.test(h))) throw bundleCorrupt("manifest missingBlobs holds a non-hash");
+  if (value.redacted !== undefined && typeof value.redacted !== "boolean") throw bundleCorrupt("manifest redacted is not a boolean");
+  const { redactions } = value;
+  if (redactions !== undefined && !(isRecord(redactions) && Object.values(redactions).every(isCount))) {
+    throw bundleCorrupt("manifest redactions is not a count per rule");
+  }
   return value as unknown as BundleManifest;
 }

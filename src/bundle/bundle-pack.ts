@@ -2,13 +2,16 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import tar from "tar-stream";
 import { TranscriptStoreError } from "../errors.ts";
+import { describeCounts, type SecretRedactor } from "../prepare/redact-secrets.ts";
+import { type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
+import { RedactionTally, redactSnapshot } from "./bundle-redact.ts";
 import {
   resolveSessionManagerOptions,
   type ResolvedSessionManagerOptions,
   type SessionManagerOptions,
 } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import { hashesIn, type SessionSnapshot } from "../storage/session-snapshot.ts";
+import { hashesIn, type SessionSnapshot, type SnapshotBytes } from "../storage/session-snapshot.ts";
 import {
   artifactMember,
   blobMember,
@@ -25,7 +28,16 @@ import {
 } from "./bundle-manifest.ts";
 
 /** Options of `bundle`: where the sessions are (the file tree's directories or a `store`), and `onWarning`. */
-export type BundleOptions = SessionManagerOptions;
+export interface BundleOptions extends SessionManagerOptions {
+  /**
+   * A bundle is shared output, redacted like `export` (README, Privacy): every secret in the
+   * sessions' headers, lines, quarantine records and artifact files becomes a marker
+   * (`redactForSharing`, the store's key); blob bytes, ids and refs are never touched. `false`
+   * bundles the sessions byte for byte (`--no-redact`); an object names other rules or a key.
+   * @default true
+   */
+  redactOutput?: boolean | SharingRedactionOptions;
+}
 
 /** Bytes gathered before one write into the archive (lines are small; a write per line would be slow). */
 const CHUNK = 256 * 1024;
@@ -68,6 +80,17 @@ async function measure(lines: AsyncIterable<string>, refs: Set<string>): Promise
 }
 
 const MTIME = new Date(0);
+
+/** The sha256 of bytes read on demand (null when they are not `size` bytes long). */
+async function sha256Of(bytes: SnapshotBytes): Promise<string | null> {
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const piece of bytes.open()) {
+    hash.update(piece);
+    size += piece.length;
+  }
+  return size === bytes.size ? hash.digest("hex") : null;
+}
 
 /** Writes one member from chunks, waiting on the archive's reader (backpressure); returns its size and sha256. */
 async function addMember(
@@ -131,14 +154,19 @@ async function addSession(
   members.push(quarantine.member);
   let artifacts = 0;
   for await (const artifact of snapshot.artifacts()) {
-    members.push(await addMember(pack, artifactMember(dir, artifact.name), artifact.bytes.length, [artifact.bytes]));
+    members.push(await addMember(pack, artifactMember(dir, artifact.name), artifact.size, artifact.open()));
     artifacts++;
   }
   return { id: snapshot.header.id, dir, lines: lines.lines, quarantine: quarantine.lines, artifacts };
 }
 
-/** Fills the archive: every session's members, every blob once, the manifest last. */
-async function fill(pack: tar.Pack, snapshots: SessionSnapshot[], options: ResolvedSessionManagerOptions): Promise<void> {
+/** Fills the archive: every session's members, every blob once, the manifest last (saying what redaction found: `tally`). */
+async function fill(
+  pack: tar.Pack,
+  snapshots: SessionSnapshot[],
+  options: ResolvedSessionManagerOptions,
+  tally: RedactionTally | null,
+): Promise<void> {
   const members: ManifestMember[] = [];
   const sessions: ManifestSession[] = [];
   const hashes = new Set<string>();
@@ -151,7 +179,8 @@ async function fill(pack: tar.Pack, snapshots: SessionSnapshot[], options: Resol
   const missingBlobs: string[] = [];
   for (const [hash, snapshot] of blobOf) {
     const bytes = await snapshot.blob(hash);
-    if (bytes === null || createHash("sha256").update(bytes).digest("hex") !== hash) {
+    // checked before its member is begun (a read of its own): a damaged blob is left out, not half written
+    if (bytes === null || (await sha256Of(bytes)) !== hash) {
       options.onWarning({
         code: bytes === null ? "BLOB_MISSING" : "BLOB_CORRUPT",
         message:
@@ -161,9 +190,16 @@ async function fill(pack: tar.Pack, snapshots: SessionSnapshot[], options: Resol
       missingBlobs.push(hash);
       continue;
     }
-    members.push(await addMember(pack, blobMember(hash), bytes.length, [bytes]));
+    const member = await addMember(pack, blobMember(hash), bytes.size, bytes.open());
+    if (member.sha256 !== hash) throw changedMeanwhile(member.name);
+    members.push(member);
   }
-  const manifest: BundleManifest = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, sessions, members, missingBlobs };
+  const found = tally?.total() ?? new Map<string, number>();
+  const redaction = tally === null ? { redacted: false } : { redacted: true, redactions: Object.fromEntries(found) };
+  const manifest: BundleManifest = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, sessions, members, missingBlobs, ...redaction };
+  if (found.size > 0) {
+    options.onWarning({ code: "SECRET_REDACTED", message: `bundle: redacted ${describeCounts(found)}; --no-redact keeps them` });
+  }
   const text = Buffer.from(`${JSON.stringify(manifest, null, 1)}\n`);
   await addMember(pack, MANIFEST_NAME, text.length, [text]);
   pack.finalize();
@@ -181,12 +217,24 @@ async function snapshotsOf(ids: readonly string[], options: ResolvedSessionManag
   return snapshots;
 }
 
-async function* bundleBytes(ids: readonly string[], options: ResolvedSessionManagerOptions): AsyncIterable<Buffer> {
+/** The redactor a bundle's `redactOutput` asks for (null: none), made with the store's key. */
+function redactorOf(redact: BundleOptions["redactOutput"], root: string | undefined): SecretRedactor | null {
+  if (redact === false) return null;
+  return sharingRedactor({ ...(root === undefined ? {} : { root }), ...(redact === true || redact === undefined ? {} : redact) });
+}
+
+async function* bundleBytes(
+  ids: readonly string[],
+  options: ResolvedSessionManagerOptions,
+  redactor: SecretRedactor | null,
+): AsyncIterable<Buffer> {
   if (ids.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "bundle: name at least one session id");
-  const snapshots = await snapshotsOf(ids, options);
+  const stored = await snapshotsOf(ids, options);
+  const tally = redactor === null ? null : new RedactionTally();
+  const snapshots = tally === null ? stored : stored.map((s, i) => redactSnapshot(s, redactor!, tally, sessionDir(i)));
   const pack = tar.pack();
   let failure: unknown = null;
-  const filling = fill(pack, snapshots, options).catch((err: unknown) => {
+  const filling = fill(pack, snapshots, options, tally).catch((err: unknown) => {
     failure = err;
     pack.destroy(err as Error);
   });
@@ -203,10 +251,13 @@ async function* bundleBytes(ids: readonly string[], options: ResolvedSessionMana
  * The sessions `ids` (exact ids, any backend: the file tree or `options.store`) as one bundle, a tar
  * archive streamed as it is made: per session its header line, its entry lines byte for byte, its
  * quarantine records and artifact files; every blob their lines reference, once; a manifest last
- * (format version, sessions, each member's size and sha256). No session is ever held whole in
- * memory (an artifact file or a blob is, one at a time). An id the store lacks: `SESSION_NOT_FOUND`
- * before any byte.
+ * (format version, sessions, each member's size and sha256, whether it was redacted and what was).
+ * Redacted by default (`redactOutput`). Nothing is ever held whole in memory: lines, artifact files
+ * and blobs are read in pieces (a database's blob excepted: one buffer). An id the store lacks:
+ * `SESSION_NOT_FOUND` before any byte.
  */
 export function bundle(ids: readonly string[], options: BundleOptions = {}): Readable {
-  return Readable.from(bundleBytes([...ids], resolveSessionManagerOptions(options)), { objectMode: false });
+  const { redactOutput, ...storeOptions } = options;
+  const redactor = redactorOf(redactOutput, storeOptions.root);
+  return Readable.from(bundleBytes([...ids], resolveSessionManagerOptions(storeOptions), redactor), { objectMode: false });
 }

@@ -21,6 +21,7 @@ import {
 } from "../storage/session-snapshot.ts";
 import { artifactMember, blobMember, headerMember, linesMember, type ManifestSession, quarantineMember } from "./bundle-manifest.ts";
 import { spoolBundle, spooledLines, type SpooledBundle } from "./bundle-spool.ts";
+import { fileBytes } from "../storage/file/file-export.ts";
 import { type CwdMapping, mapCwd, parseCwdMap } from "./cwd-map.ts";
 
 export interface UnbundleOptions extends SessionManagerOptions {
@@ -56,6 +57,8 @@ export interface UnbundleReport {
   blobs: number;
   /** Blobs the sessions reference that the bundle could not carry (their source lacked them). */
   missingBlobs: string[];
+  /** The bundle's text was redacted for sharing when it was made (its manifest says so). */
+  redacted: boolean;
   dryRun: boolean;
 }
 
@@ -78,12 +81,12 @@ function snapshotOf(spool: SpooledBundle, session: ManifestSession, mappings: re
     quarantine: session.quarantine === 0 ? none : () => spooledLines(at(quarantineMember(session.dir))),
     artifacts: async function* (): AsyncIterable<SnapshotArtifact> {
       const prefix = artifactMember(session.dir, "");
-      for (const m of artifacts) yield { name: m.name.slice(prefix.length), bytes: io.readFileSync(at(m.name)) };
+      for (const m of artifacts) yield { name: m.name.slice(prefix.length), ...fileBytes(at(m.name), m.size) };
     },
     blobHashes: () => hashesOfLines(lines()),
     blob: async (hash) => {
       const path = spool.pathOf(blobMember(hash));
-      return path === null ? null : io.readFileSync(path);
+      return path === null ? null : fileBytes(path);
     },
   };
 }
@@ -172,7 +175,12 @@ export async function unbundle(
       });
     }
     const blobs = manifest.members.filter((m) => m.name.startsWith(blobMember(""))).length;
-    const report = { blobs, missingBlobs: [...manifest.missingBlobs], dryRun: options.dryRun === true };
+    const report = {
+      blobs,
+      missingBlobs: [...manifest.missingBlobs],
+      redacted: manifest.redacted === true,
+      dryRun: options.dryRun === true,
+    };
     if (options.dryRun === true) return { sessions: planned, ...report };
     const backend = backendOf(resolved);
     const done: UnbundledSession[] = [];

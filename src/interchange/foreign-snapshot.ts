@@ -3,7 +3,7 @@ import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import { prepareLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { stripTransientFields } from "../prepare/strip-transient-fields.ts";
 import { truncateStrings } from "../prepare/truncate-strings.ts";
-import { hashesIn, type SessionSnapshot, type SnapshotArtifact } from "../storage/session-snapshot.ts";
+import { bytesSource, hashesIn, type SessionSnapshot, type SnapshotArtifact } from "../storage/session-snapshot.ts";
 import { FOREIGN_FIELD } from "./foreign-entry.ts";
 
 /** The entry with its long strings cut and transient keys removed (the prepare pipeline's rules), its `foreign` field untouched. */
@@ -84,7 +84,8 @@ export function foreignSnapshot(
     },
     async blob(hash) {
       if (!blobs.has(hash) && passes === 0) for await (const _ of lines());
-      return blobs.get(hash) ?? null;
+      const bytes = blobs.get(hash);
+      return bytes === undefined ? null : bytesSource(bytes);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
@@ -12,6 +12,7 @@ import {
   type ForeignProblem,
 } from "./build-foreign-session.ts";
 import { foreignSnapshot } from "./foreign-snapshot.ts";
+import { fileBytes } from "../storage/file/file-export.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
 import { CodexMapper } from "./codex-mapper.ts";
@@ -98,7 +99,7 @@ export async function importForeignFile(
   const snapshot = foreignSnapshot(scan.header, entries, resolved.prepare, {
     warn: resolved.onWarning,
     artifacts: async function* () {
-      for (const s of sidecars) yield { name: s.name, bytes: readFileSync(s.path) };
+      for (const s of sidecars) yield { name: s.name, ...fileBytes(s.path) };
     },
   });
   const done = await backendOf(resolved).importSnapshot(snapshot, resolved);

@@ -5,10 +5,35 @@ import { prepareLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts
 import type { StoreWarning } from "../errors.ts";
 import type { SessionRelation } from "./session-relation.ts";
 
+/**
+ * Bytes read on demand: their length, and a fresh read of them in pieces on each `open()` (a blob, an
+ * artifact file): never one buffer of the whole unless its source is one.
+ */
+export interface SnapshotBytes {
+  size: number;
+  open(): AsyncIterable<Buffer>;
+}
+
 /** One file of a session's artifacts: its path inside the artifacts directory (`/`-separated), its bytes. */
-export interface SnapshotArtifact {
+export interface SnapshotArtifact extends SnapshotBytes {
   name: string;
-  bytes: Buffer;
+}
+
+/** `bytes` (already in memory) as `SnapshotBytes`. */
+export function bytesSource(bytes: Buffer): SnapshotBytes {
+  return {
+    size: bytes.length,
+    open: async function* () {
+      yield bytes;
+    },
+  };
+}
+
+/** All of `source` in one buffer (for a consumer that needs it whole: a small blob, a test). */
+export async function readAllBytes(source: SnapshotBytes): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of source.open()) parts.push(part);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 /**
@@ -28,8 +53,8 @@ export interface SessionSnapshot {
   artifacts(): AsyncIterable<SnapshotArtifact>;
   /** The sha256 hashes of the blobs its lines reference (each once). */
   blobHashes(): AsyncIterable<string>;
-  /** The bytes of a blob its lines reference; null when the source lacks it. */
-  blob(hash: string): Promise<Buffer | null>;
+  /** The bytes of a blob its lines reference (read on demand, unverified: a reader checks the sha256); null when the source lacks it. */
+  blob(hash: string): Promise<SnapshotBytes | null>;
   /** Damaged lines of the source not carried (they stay in the source, reported); absent: none. */
   damaged?: number;
 }
@@ -109,7 +134,10 @@ export function snapshotOfEntries(
     quarantine: () => fromArray(options.quarantine ?? []),
     artifacts: () => fromArray<SnapshotArtifact>([]),
     blobHashes: () => fromArray([...hashes]),
-    blob: async (hash) => carried.get(hash) ?? options.bytesOf?.(hash) ?? null,
+    blob: async (hash) => {
+      const bytes = carried.get(hash) ?? options.bytesOf?.(hash) ?? null;
+      return bytes === null ? null : bytesSource(bytes);
+    },
   };
 }
 

@@ -4,7 +4,7 @@ import { PostgresBackend, SessionManager, type SessionManagerOptions } from "../
 import { quarantinePathOf } from "../../src/session/paths.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { backendOf } from "../../src/storage/backends.ts";
-import { type SessionSnapshot, snapshotOfEntries } from "../../src/storage/session-snapshot.ts";
+import { bytesSource, readAllBytes, type SessionSnapshot, snapshotOfEntries } from "../../src/storage/session-snapshot.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { makePng } from "../support/png.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -32,8 +32,19 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 /** Everything a snapshot holds, read out (for byte comparisons). */
 async function contents(snapshot: SessionSnapshot) {
   const hashes = (await collect(snapshot.blobHashes())).sort();
-  const blobs = await Promise.all(hashes.map(async (h) => (await snapshot.blob(h))?.toString("base64") ?? null));
-  const artifacts = (await collect(snapshot.artifacts())).map((a) => ({ name: a.name, bytes: a.bytes.toString("base64") }));
+  const blobs = await Promise.all(
+    hashes.map(async (h) => {
+      const bytes = await snapshot.blob(h);
+      return bytes === null ? null : (await readAllBytes(bytes)).toString("base64");
+    }),
+  );
+  const artifacts = await Promise.all(
+    (await collect(snapshot.artifacts())).map(async (a) => ({
+      name: a.name,
+      size: a.size,
+      bytes: (await readAllBytes(a)).toString("base64"),
+    })),
+  );
   return { headerLine: snapshot.headerLine, lines: await collect(snapshot.lines()), hashes, blobs, artifacts };
 }
 
@@ -243,7 +254,7 @@ describe("an artifact name from a snapshot stays inside the session", () => {
       const bad: SessionSnapshot = {
         ...snapshot,
         artifacts: async function* () {
-          yield { name, bytes: Buffer.from("x") };
+          yield { name, ...bytesSource(Buffer.from("x")) };
         },
       };
       await expect(importInto(b, bad)).rejects.toMatchObject({ code: "INVALID_OPTION" });

@@ -30,9 +30,11 @@ async function pipeArchive(bytes: Readable, out: Writable): Promise<number> {
 export const bundleCommand: Command = {
   name: "bundle",
   readOnly: true,
-  summary: "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file>",
-  usage: "bundle <id>… [-o <file>]",
-  options: { output: { type: "string", short: "o" } },
+  summary:
+    "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file> " +
+    "(secrets redacted unless --no-redact)",
+  usage: "bundle <id>… [-o <file>] [--no-redact]",
+  options: { output: { type: "string", short: "o" }, "no-redact": { type: "boolean", default: false } },
   minArgs: 1,
   async run(ctx) {
     const output = ctx.values.output as string | undefined;
@@ -43,14 +45,16 @@ export const bundleCommand: Command = {
     if (output === undefined && out === undefined) throw new UsageError("bundle: no byte stdout here; give -o <file>");
     const ids: string[] = [];
     for (const arg of ctx.positionals) ids.push((await resolveArg(ctx, arg)).id);
-    const bytes = bundle(ids, { ...storeOptions(ctx), onWarning: printWarning(ctx.io) });
+    // Shared output is redacted unless asked otherwise (README, Privacy): the warning lists the counts per rule.
+    const redacted = ctx.values["no-redact"] !== true;
+    const bytes = bundle(ids, { ...storeOptions(ctx), redactOutput: redacted, onWarning: printWarning(ctx.io) });
     const size =
       output === undefined
         ? await pipeArchive(bytes, out!)
         : await writeNewOutput(resolve(ctx.io.cwd, output), bytes as AsyncIterable<Buffer>);
     // The archive owns stdout: the summary goes to stderr (and, with -o, the records to stdout).
     const text = terminalText`bundled ${ids.length} session(s), ${size} bytes${output === undefined ? "" : ` into ${output}`}`;
-    if (output !== undefined) ctx.emit({ type: "bundled", sessions: ids, bytes: size, path: resolve(ctx.io.cwd, output) }, text);
+    if (output !== undefined) ctx.emit({ type: "bundled", sessions: ids, bytes: size, redacted, path: resolve(ctx.io.cwd, output) }, text);
     else ctx.io.stderr(`${text}\n`);
     return 0;
   },
@@ -85,7 +89,7 @@ export const unbundleCommand: Command = {
     for (const s of report.sessions) {
       const where = s.location === null ? "" : ` ${s.location}`;
       ctx.emit(
-        { type: "unbundled", ...s, dryRun: report.dryRun },
+        { type: "unbundled", ...s, redacted: report.redacted, dryRun: report.dryRun },
         terminalText`${would}${s.status} ${s.id} (${s.lines} lines, ${s.artifacts} artifact(s), cwd ${s.cwd})${where}`,
       );
     }

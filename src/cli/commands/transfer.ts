@@ -9,7 +9,9 @@ import { quarantineRecord } from "../../session/quarantine-record.ts";
 import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { type CommandContext, commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { exportStreamed } from "../export-stream.ts";
+import { streamableFile } from "../../storage/file/file-export.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
@@ -57,6 +59,20 @@ export const exportCommand: Command = {
       if (rehydrating && NOT_INLINED.has(w.code)) notInlined++;
       print(w);
     };
+    // A clean session file streams, a line at a time (never loaded); anything else goes through the loader.
+    const resolved = resolveSessionManagerOptions({ ...storeOptions(ctx), readOnly: true, onWarning });
+    const file = resolved.store === null ? await streamableFile(info.path) : null;
+    if (file !== null) {
+      rehydrating = true;
+      const counts = await exportStreamed(file, resolved, {
+        refs: ctx.values.refs === true,
+        redact: ctx.values["no-redact"] === true ? null : { root: storeOptions(ctx).root },
+        write: ctx.io.records ?? ctx.io.stdout,
+        onWarning,
+      });
+      rehydrating = false;
+      return exportEnd(ctx, counts, 0, notInlined);
+    }
     const m = await SessionManager.open(info.path, {
       ...storeOptions(ctx),
       readOnly: true,
@@ -97,21 +113,26 @@ export const exportCommand: Command = {
       }
       out.end();
       await done;
-      if (counts.size > 0)
-        ctx.io.stderr(`transcript-store: secrets redacted in the export (${describeCounts(counts)}); --no-redact keeps them\n`);
-      if (damaged.length > 0) ctx.io.stderr(`${damaged.length} damaged line(s) exported as raw records; import puts them in quarantine\n`);
-      if (notInlined > 0) {
-        ctx.io.stderr(
-          `transcript-store: ${notInlined} image(s) could not be inlined (missing or corrupt blobs); their refs were exported instead\n`,
-        );
-        return 1;
-      }
-      return 0;
+      return exportEnd(ctx, counts, damaged.length, notInlined);
     } finally {
       await m.close();
     }
   },
 };
+
+/** What an NDJSON export says on stderr when it is done, and its exit code (1: an image went out as a ref). */
+function exportEnd(ctx: CommandContext, counts: RedactionCounts, damaged: number, notInlined: number): number {
+  if (counts.size > 0)
+    ctx.io.stderr(`transcript-store: secrets redacted in the export (${describeCounts(counts)}); --no-redact keeps them\n`);
+  if (damaged > 0) ctx.io.stderr(`${damaged} damaged line(s) exported as raw records; import puts them in quarantine\n`);
+  if (notInlined > 0) {
+    ctx.io.stderr(
+      `transcript-store: ${notInlined} image(s) could not be inlined (missing or corrupt blobs); their refs were exported instead\n`,
+    );
+    return 1;
+  }
+  return 0;
+}
 
 /**
  * The damaged lines of a session held elsewhere than in a file (a database's rows that are not

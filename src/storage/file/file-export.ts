@@ -2,17 +2,21 @@ import { createReadStream } from "node:fs";
 import { join, resolve } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { errnoCode } from "../../errors.ts";
-import type { SessionHeader } from "../../format/types.ts";
+import { decodeLine } from "../../format/decode-line.ts";
+import { headerVersion } from "../../format/migrate.ts";
+import { parseSessionBytes } from "../../format/session-parser.ts";
+import { CURRENT_VERSION, type SessionHeader } from "../../format/types.ts";
 import { LineSplitter } from "../../format/line-splitter.ts";
 import { io } from "../../io.ts";
 import { artifactsDirOf, isAuxiliarySessionName, quarantinePathOf } from "../../session/paths.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
-import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, snapshotOfEntries } from "../session-snapshot.ts";
+import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, type SnapshotBytes, snapshotOfEntries } from "../session-snapshot.ts";
 import type { StorageHooks } from "../session-storage.ts";
 import { openFile } from "./file-start.ts";
 import { headerEncryption } from "../../session/line-cipher.ts";
 import { checkSealedLines } from "./sealed-export.ts";
+import { IdsSeen } from "./id-seen.ts";
 
 /** Sessions out of the file tree: the file backend's `locate` and `exportSnapshot` (imports: file-import.ts). */
 
@@ -77,6 +81,11 @@ async function* quarantineOf(path: string): AsyncIterable<string> {
   for await (const line of rawLines(q)) if (line.length > 0) yield line;
 }
 
+/** The file at `path` as bytes read on demand (its size now; each `open()` reads it afresh, a piece at a time). */
+export function fileBytes(path: string, size = io.statSync(path).size): SnapshotBytes {
+  return { size, open: () => createReadStream(path) as AsyncIterable<Buffer> };
+}
+
 /** Every regular file under `dir`, named by its path inside it with `/` separators. */
 async function* artifactFiles(dir: string, prefix = ""): AsyncIterable<SnapshotArtifact> {
   let entries;
@@ -89,7 +98,7 @@ async function* artifactFiles(dir: string, prefix = ""): AsyncIterable<SnapshotA
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* artifactFiles(path, `${prefix}${entry.name}/`);
-    else if (entry.isFile()) yield { name: `${prefix}${entry.name}`, bytes: io.readFileSync(path) };
+    else if (entry.isFile()) yield { name: `${prefix}${entry.name}`, ...fileBytes(path) };
   }
 }
 
@@ -99,32 +108,111 @@ const quietHooks = (options: ResolvedSessionManagerOptions, header: () => Sessio
   header,
 });
 
+/** A stored blob's file as bytes read on demand (unverified: the reader hashes what it reads), or null. */
+function blobFile(blobs: BlobStore, hash: string): SnapshotBytes | null {
+  const path = blobs.pathOf(hash);
+  const stat = io.statSync(path, { throwIfNoEntry: false });
+  return stat?.isFile() === true ? fileBytes(path, stat.size) : null;
+}
+
 /**
- * The session file at `path` as a snapshot. A clean current file hands out its lines as they are;
- * a legacy or damaged one is read through its migration (what `open` shows), its damaged lines
- * left in the file and counted in `damaged`.
+ * The header of the session file at `path` when `open` would hand out every line of it as it is
+ * stored (a current-version header, unencrypted; every other line a JSON record with an id of its
+ * own or blank; no NUL run, glued records or torn tail), else null. One pass a chunk at a time:
+ * each line is parsed and dropped (its id kept as a 64-bit hash: `IdsSeen`), so a file of any size
+ * is checked in little memory.
+ */
+async function cleanHeader(path: string): Promise<{ header: SessionHeader; headerLine: string } | null> {
+  const ids = new IdsSeen();
+  let found: { header: SessionHeader; headerLine: string } | null = null;
+  let clean = true;
+  const splitter = new LineSplitter((line) => {
+    if (!clean) return;
+    if (found === null) {
+      const parsed = parseSessionBytes(Buffer.concat([line.bytes, Buffer.from("\n")]));
+      const header = parsed.header;
+      const bom = line.bytes.length >= 3 && line.bytes[0] === 0xef && line.bytes[1] === 0xbb && line.bytes[2] === 0xbf;
+      clean =
+        header !== null &&
+        !bom &&
+        line.terminated &&
+        parsed.linesRead === 1 &&
+        parsed.nulRuns === 0 &&
+        headerVersion(header) >= CURRENT_VERSION &&
+        header.encryption === undefined;
+      if (clean) found = { header: header!, headerLine: line.bytes.toString("utf8") };
+      return;
+    }
+    const decoded = decodeLine(line.bytes);
+    if (decoded.nulBytes > 0 || decoded.kind === "malformed" || decoded.kind === "glued") {
+      clean = false;
+      return;
+    }
+    if (decoded.kind === "blank") return;
+    const id = decoded.value.id;
+    if (typeof id !== "string" || id.length === 0 || ids.add(id)) clean = false;
+  });
+  const stream = createReadStream(path);
+  try {
+    for await (const chunk of stream) {
+      splitter.push(chunk as Buffer);
+      if (!clean) {
+        stream.destroy();
+        return null;
+      }
+    }
+  } catch (err) {
+    // no file there, or not one: the loader's refusal (`SESSION_NOT_FOUND`, …) says what it is
+    if (errnoCode(err) !== undefined) return null;
+    throw err;
+  }
+  splitter.end();
+  return clean ? found : null;
+}
+
+/**
+ * The session file at `path` when it can be read as stored, a line at a time (`cleanHeader`): its
+ * header and its entry lines (each call reads the file anew); null when it must go through the
+ * loader (legacy, damaged, encrypted, BOM-prefixed, absent).
+ */
+export async function streamableFile(
+  path: string,
+): Promise<{ header: SessionHeader; headerLine: string; lines: () => AsyncIterable<string> } | null> {
+  const abs = resolve(path);
+  const clean = await cleanHeader(abs);
+  return clean === null ? null : { ...clean, lines: () => skipFirst(rawLines(abs)) };
+}
+
+/**
+ * The session file at `path` as a snapshot. A clean current file (`cleanHeader`) hands out its
+ * lines as they are, read from the file on each call: it is never loaded. A legacy or damaged one is
+ * read through its migration (what `open` shows: loaded whole), its damaged lines left in the file
+ * and counted in `damaged`; a file with a BOM or an encrypted one is loaded too, to see what it holds.
  */
 export async function exportFile(path: string, options: ResolvedSessionManagerOptions): Promise<SessionSnapshot> {
   const abs = resolve(path);
   const sealed = await exportSealedFile(abs, options);
   if (sealed !== null) return sealed;
-  const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
-  const storage = opened.storage(quietHooks(options, () => opened.header));
   const blobs = new BlobStore(options.blobsDir, { fsync: options.fsync, readOnly: true });
   const common = {
     quarantine: () => quarantineOf(abs),
     artifacts: () => artifactFiles(artifactsDirOf(abs)),
-    blob: async (hash: string) => blobs.getVerifiedSync(hash),
+    blob: async (hash: string) => blobFile(blobs, hash),
   };
+  const clean = await streamableFile(abs);
+  if (clean !== null) return { ...clean, blobHashes: () => hashesOfLines(clean.lines()), damaged: 0, ...common };
+  const opened = await openFile(abs, { ...options, readOnly: true, rehydrate: "lazy" });
+  const storage = opened.storage(quietHooks(options, () => opened.header));
   try {
     const report = opened.loadReport;
-    const clean =
+    // (a BOM or an encrypted session: what the loader makes of it)
+    const loadedClean =
       report.migratedFrom === null &&
       report.malformed.length === 0 &&
       !report.tornTail &&
       report.repaired.length === 0 &&
       report.nulRuns === 0;
-    if (clean) {
+    if (loadedClean) {
       const headerLine = await firstLine(abs);
       const lines = () => skipFirst(rawLines(abs));
       return { header: opened.header, headerLine, lines, blobHashes: () => hashesOfLines(lines()), damaged: 0, ...common };
@@ -161,7 +249,7 @@ async function exportSealedFile(abs: string, options: ResolvedSessionManagerOpti
     damaged: 0,
     quarantine: () => quarantineOf(abs),
     artifacts: () => artifactFiles(artifactsDirOf(abs)),
-    blob: async (hash: string) => blobs.getVerifiedSync(hash),
+    blob: async (hash: string) => blobFile(blobs, hash),
   };
 }
 

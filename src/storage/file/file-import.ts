@@ -1,4 +1,4 @@
-import { createExclusive, writeNew } from "../../io-exclusive.ts";
+import { createExclusive, writeNewFrom } from "../../io-exclusive.ts";
 import { dirname, join, sep } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
@@ -48,7 +48,7 @@ async function carryBlobs(snapshot: SessionSnapshot, options: ResolvedSessionMan
     const bytes = await snapshot.blob(hash);
     // as a database refuses it: a session is never taken in with a ref to nothing
     if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `Blob ${hash} is referenced by the import but found nowhere`);
-    store.putHashedSync(hash, bytes);
+    await store.putHashedFrom(hash, bytes.open());
   }
   return any;
 }
@@ -66,7 +66,7 @@ async function carryArtifacts(snapshot: SessionSnapshot, path: string, options: 
     }
     const dir = join(root, ...parts.slice(0, -1));
     ensureDir(dir, options.fsync);
-    writeNew(join(dir, parts[parts.length - 1]!), artifact.bytes, { fsync: options.fsync });
+    await writeNewFrom(join(dir, parts[parts.length - 1]!), artifact.open(), { fsync: options.fsync });
   }
 }
 

@@ -1,9 +1,18 @@
+import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord } from "../../format/types.ts";
 import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../database/index.ts";
 import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
-import { hashesOfLines, importConflict, type ImportOutcome, type SessionSnapshot, type SnapshotArtifact } from "../session-snapshot.ts";
+import {
+  bytesSource,
+  hashesOfLines,
+  importConflict,
+  type ImportOutcome,
+  readAllBytes,
+  type SessionSnapshot,
+  type SnapshotArtifact,
+} from "../session-snapshot.ts";
 import { blobRefsIn } from "../../blob/blob-ref.ts";
 import { parseHeader, previewOfLine } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
@@ -40,15 +49,78 @@ export async function exportPg(store: PgStore, name: string, id: string): Promis
     quarantine: none,
     artifacts: () => artifactsOf(store, id),
     blobHashes: () => hashesOfLines(lines()),
-    blob: (hash) => store.blobs.get(hash),
+    // (a blob is read by parts into one buffer, never one string: blob-transfer.ts)
+    blob: async (hash) => {
+      const bytes = await store.blobs.get(hash);
+      return bytes === null ? null : bytesSource(bytes);
+    },
   };
 }
 
 async function* artifactsOf(store: PgStore, id: string): AsyncIterable<SnapshotArtifact> {
   for (const listed of await store.artifacts.list(id)) {
     if (listed.damaged) continue; // left in the database, unread (opening the session warns of it)
-    const artifact = await store.artifacts.get(id, listed.id);
-    if (artifact !== null) yield { name: listed.id, bytes: artifact.content };
+    yield { name: listed.id, size: listed.size, open: () => pulled((onChunk) => store.artifacts.read(id, listed.id, onChunk)) };
+  }
+}
+
+/**
+ * The chunks a callback-style reader (`read(onChunk)`) delivers, as an async iterable: the reader
+ * waits while two chunks are unconsumed, so memory holds a chunk or two, never the whole. A
+ * consumer that stops early makes the reader fail (its transaction rolls back).
+ */
+async function* pulled(run: (onChunk: (chunk: Buffer) => Promise<void>) => Promise<unknown>): AsyncIterable<Buffer> {
+  const queue: Buffer[] = [];
+  // who waits: the consumer on a chunk (`wake`), the reader on room (`resume`)
+  const waiting: { wake: (() => void) | null; resume: (() => void) | null } = { wake: null, resume: null };
+  const state: { finished: boolean; stopped: boolean; failure: { err: unknown } | null } = {
+    finished: false,
+    stopped: false,
+    failure: null,
+  };
+  const release = (which: "wake" | "resume") => {
+    const w = waiting[which];
+    waiting[which] = null;
+    w?.();
+  };
+  const stoppedError = () => new Error("the reader of the chunks stopped");
+  const running = run(async (chunk) => {
+    if (state.stopped) throw stoppedError();
+    queue.push(chunk);
+    release("wake");
+    if (queue.length >= 2) await new Promise<void>((r) => (waiting.resume = r));
+    if (state.stopped) throw stoppedError();
+  }).then(
+    () => {
+      state.finished = true;
+      release("wake");
+    },
+    (err: unknown) => {
+      state.failure = { err };
+      state.finished = true;
+      release("wake");
+    },
+  );
+  try {
+    for (;;) {
+      const chunk = queue.shift();
+      if (chunk !== undefined) {
+        release("resume");
+        yield chunk;
+        continue;
+      }
+      if (state.finished) {
+        if (state.failure !== null) throw state.failure.err;
+        return;
+      }
+      await new Promise<void>((r) => (waiting.wake = r));
+    }
+  } finally {
+    if (!state.finished) {
+      state.stopped = true;
+      release("resume");
+      await running;
+    }
   }
 }
 
@@ -106,7 +178,7 @@ export async function importPg(
     header: snapshot.headerLine,
     batches: () => batchesOf(snapshot.lines()),
     // asked in the transaction, once the blobs the database holds are locked against a gc
-    bytesOf: (hash) => snapshot.blob(hash),
+    bytesOf: (hash) => verifiedBlob(snapshot, hash),
     idleMs: options.ttlMs,
   };
   const outcome = (status: ImportOutcome["status"], relation: SessionRelation | null, result?: PgImportResult): ImportOutcome => ({
@@ -150,6 +222,20 @@ export async function importPg(
 
 const noStop = () => null;
 
+/**
+ * A blob of the snapshot in one buffer (the database takes a blob's bytes whole, sending them in
+ * parts), checked against its hash: other bytes are `BLOB_CORRUPT`, nothing written.
+ */
+async function verifiedBlob(snapshot: SessionSnapshot, hash: string): Promise<Buffer | null> {
+  const source = await snapshot.blob(hash);
+  if (source === null) return null;
+  const bytes = await readAllBytes(source);
+  if (createHash("sha256").update(bytes).digest("hex") !== hash) {
+    throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} of the import holds other bytes (their sha256 differs); nothing imported`);
+  }
+  return bytes;
+}
+
 async function* withHeader(header: string, lines: Iterable<string> | AsyncIterable<string>): AsyncIterable<string> {
   yield header;
   yield* lines;
@@ -160,7 +246,7 @@ async function carryArtifacts(store: PgStore, snapshot: SessionSnapshot, token?:
   const { id } = snapshot.header;
   const have = new Set((await store.artifacts.list(id)).map((a) => a.id));
   for await (const artifact of snapshot.artifacts()) {
-    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.bytes, {}, token);
+    if (!have.has(artifact.name)) await store.artifacts.put(id, artifact.name, artifact.open(), {}, token);
   }
 }
 
