@@ -254,7 +254,7 @@ export class FileSessionIndex implements SessionIndex {
     const { where, params, limit } = searchFilters(options);
     const match = toFtsMatch(terms);
     const rows = this.guarded(() => {
-      this.refreshNow();
+      if (options.refresh !== false) this.refreshNow();
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
       // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
       // doclist newest first and stops at the limit; only the hits returned are scored).

@@ -18,6 +18,7 @@ function timeOf(name: string, value: unknown): number {
 /** The SQL conditions of the search options, validated once. */
 export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
   if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
+  if (options.refresh !== undefined && typeof options.refresh !== "boolean") throw invalidOption("refresh must be a boolean");
   const where: string[] = [];
   const params: unknown[] = [];
   if (options.cwd !== undefined) {

@@ -72,6 +72,14 @@ export interface SearchOptions {
   session?: string;
   /** @default 20 */
   limit?: number;
+  /**
+   * False: answer from the index as it is, without catching up with the sessions first (no stat of
+   * every session file, no read): hits can miss what was written since the last refresh, and hits of
+   * a session removed since lead to a file no longer there. `status()` says how far behind it is.
+   * For a caller that refreshes on its own schedule (a long-lived process, a file watcher, `index`
+   * run by cron). @default true
+   */
+  refresh?: boolean;
 }
 
 export interface SearchHit {
@@ -94,7 +102,7 @@ export interface SearchHit {
 export interface SessionIndex {
   /** Catches up with the sessions: new, grown, rewritten and removed files. */
   refresh(): Promise<IndexRefreshReport>;
-  /** Refreshes, then searches (`INVALID_QUERY` for a query it cannot read). */
+  /** Refreshes (unless `options.refresh` is false), then searches (`INVALID_QUERY` for a query it cannot read). */
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** How stale the index is, by stat alone (nothing is read or written). */
   status(): Promise<IndexStatus>;

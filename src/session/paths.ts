@@ -66,7 +66,7 @@ export function cwdBucket(cwd: string, layout: SessionLayout = "omp"): string {
  * A cwd absolute on Windows (drive `C:\\`, `C:/`, or UNC) but not on this platform: a session
  * recorded there. Resolving it here would prefix this process's working directory.
  */
-function isWindowsOnlyAbsolute(cwd: string): boolean {
+export function isWindowsOnlyAbsolute(cwd: string): boolean {
   return !isAbsolute(cwd) && win32.isAbsolute(cwd);
 }
 

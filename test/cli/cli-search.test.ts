@@ -51,6 +51,19 @@ describe("transcript-store search / index", () => {
     expect(await ids("--since", "100000d", "--limit", "1")).toHaveLength(1);
   });
 
+  it("--no-refresh answers from the index as it is and says so on stderr; a plain search then catches up", async () => {
+    const { root, path } = store();
+    expect((await cli(["--root", root, "index"])).code).toBe(0);
+    append(path, message("user", "an okapi question", { id: "u2", timestamp: "2026-01-02T10:01:00.000Z" }));
+    const stale = await cli(["--root", root, "search", "okapi", "--no-refresh"]);
+    expect(stale.code).toBe(0);
+    expect(stale.stdout).toBe("");
+    expect(stale.stderr).toContain("--no-refresh");
+    const fresh = await cli(["--root", root, "search", "okapi", "--json"]);
+    expect(fresh.records.map((r) => r.entryId)).toEqual(["u2"]);
+    expect(fresh.stderr).not.toContain("--no-refresh");
+  });
+
   it("says what is wrong with a flag (exit 2) or the query (INVALID_QUERY, exit 1)", async () => {
     const { root } = store();
     for (const flags of [

@@ -110,4 +110,25 @@ describeBackends("SessionIndex conformance", (backend) => {
       await b.close();
     }
   });
+
+  it("refresh: false answers from the index as it is (nothing caught up, status still behind); a bad value is INVALID_OPTION", async () => {
+    const options = await backend.options();
+    const { a, b, ids } = await write(options);
+    const index = await openSessionIndex(options);
+    try {
+      await index.refresh();
+      const late = a.appendMessage({ role: "user", content: "an okapi arrives late", timestamp: 5 });
+      await a.flush();
+      expect(await search(index, "okapi", { refresh: false })).toEqual([]);
+      expect(await search(index, "parser", { refresh: false })).toContain(ids.u1);
+      expect((await index.status()).fresh).toBe(false);
+      expect(await search(index, "okapi")).toEqual([late]);
+      expect(await search(index, "okapi", { refresh: false })).toEqual([late]);
+      await expectCode(index.search("okapi", { refresh: "no" as unknown as boolean }), "INVALID_OPTION");
+    } finally {
+      await index.close();
+      await a.close();
+      await b.close();
+    }
+  });
 });

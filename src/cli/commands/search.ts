@@ -3,6 +3,7 @@ import type { StoreWarning } from "../../errors.ts";
 import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
 import { type IndexRefreshReport, openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
 import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
+import { isWindowsOnlyAbsolute } from "../../session/paths.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 
@@ -41,7 +42,8 @@ function searchOptions(ctx: CommandContext): SearchOptions {
   const v = ctx.values;
   const options: SearchOptions = {};
   const now = Date.now();
-  if (v.cwd !== undefined) options.cwd = resolve(ctx.io.cwd, v.cwd as string);
+  // a cwd recorded on Windows stays as written (as the index keeps it), any other is resolved here
+  if (v.cwd !== undefined) options.cwd = isWindowsOnlyAbsolute(v.cwd as string) ? (v.cwd as string) : resolve(ctx.io.cwd, v.cwd as string);
   if (v.since !== undefined) options.since = parseTimeOption("since", v.since as string, now);
   if (v.until !== undefined) options.until = parseTimeOption("until", v.until as string, now);
   if (v.role !== undefined) {
@@ -53,6 +55,7 @@ function searchOptions(ctx: CommandContext): SearchOptions {
   }
   if (v.model !== undefined) options.model = v.model as string;
   if (v.session !== undefined) options.session = v.session as string;
+  if (v["no-refresh"] === true) options.refresh = false;
   if (v.limit !== undefined) {
     const limit = Number(v.limit);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(terminalText`--limit must be a positive integer, got ${v.limit}`);
@@ -66,7 +69,7 @@ export const searchCommand: Command = {
   summary: 'search every session\'s messages: words, "phrases", prefix*; ranked hits with session, entry, role, time',
   usage:
     "search <query…> [--cwd <dir>] [--since <date|7d>] [--until <date|7d>] [--role <role>] [--model <m>] [--session <id>] " +
-    "[--limit <n>] [--progress]",
+    "[--limit <n>] [--progress] [--no-refresh]",
   options: {
     cwd: { type: "string" },
     since: { type: "string" },
@@ -77,6 +80,7 @@ export const searchCommand: Command = {
     limit: { type: "string" },
     index: { type: "string" },
     progress: { type: "boolean", default: false },
+    "no-refresh": { type: "boolean", default: false },
   },
   minArgs: 1,
   async run(ctx) {
@@ -101,6 +105,12 @@ export const searchCommand: Command = {
         ctx.io.stderr(
           hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); continue from one: transcript-store fork <session> --at <entry>\n`,
         );
+      if (options.refresh === false)
+        printWarning(ctx.io)({
+          message:
+            "answered from the index as it is (--no-refresh): what was written since its last refresh is not searched; " +
+            "`index --status` says how far behind it is",
+        });
       return 0;
     } finally {
       await index.close();

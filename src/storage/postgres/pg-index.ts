@@ -47,6 +47,7 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
     for (const role of options.roles)
       if (!SEARCHABLE_ROLES.includes(role)) throw bad(`roles: ${JSON.stringify(role)} is not one of ${SEARCHABLE_ROLES.join(", ")}`);
   }
+  if (options.refresh !== undefined && typeof options.refresh !== "boolean") throw bad("refresh must be a boolean");
   const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
     throw bad(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
@@ -99,7 +100,7 @@ export class PgSessionIndex implements SessionIndex {
     const terms = parseQuery(query);
     const filters = resolveSearchOptions(options);
     const tsquery = await compileQuery(this.pool, terms);
-    await this.refresh();
+    if (options?.refresh !== false) await this.refresh();
     const rows = await searchEntries(this.pool, tsquery, filters);
     return rows.map((r) => ({ ...r, location: `${this.options.name}#${r.sessionId}` }));
   }
