@@ -33,6 +33,29 @@ export function previewOfLine(line: string): string | null {
 }
 
 /**
+ * A stored line as a row, its columns read from the line: entry id and type when it is a JSON
+ * entry, the preview, the blob refs. A damaged line is kept as it is (the database reports it on
+ * open, as the file tree reports the line). `kept`: the row the line replaces, whose entry id stays
+ * and whose type stands when the line names none (a rewrite in place: `redact`).
+ */
+export function storedLineRow(line: string, kept?: Pick<PgEntry, "entryId" | "kind">): PgLine {
+  let value: unknown = null;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    // kept as it is
+  }
+  const entry = isRecord(value) ? value : {};
+  return {
+    line,
+    entryId: kept !== undefined ? kept.entryId : typeof entry.id === "string" ? entry.id : null,
+    kind: typeof entry.type === "string" ? entry.type : (kept?.kind ?? null),
+    firstMessage: previewOfLine(line),
+    blobRefs: blobRefsIn(line),
+  };
+}
+
+/**
  * Runs the prepare pipeline for one entry (pure) and describes the row it becomes. `withPreview`: the
  * row carries its listing preview when it is a user message (the store keeps only the first one, so
  * a session that has it already need not build more).

@@ -1,9 +1,8 @@
-import { blobRefsIn } from "../../blob/blob-ref.ts";
-import type { PgEntry, PgLine, PgStore } from "../../database/index.ts";
-import { isRecord, type SessionHeader } from "../../format/types.ts";
+import type { PgEntry, PgStore } from "../../database/index.ts";
+import type { SessionHeader } from "../../format/types.ts";
 import type { RedactionCounts, SecretRedactor } from "../../prepare/redact-secrets.ts";
 import { headerEncryption } from "../../session/line-cipher.ts";
-import { parseHeader, previewOfLine } from "./pg-lines.ts";
+import { parseHeader, storedLineRow } from "./pg-lines.ts";
 import { withLeasedSession } from "./pg-rewrite.ts";
 
 /** What `redactPgSession` found and did to one database session's entry rows. */
@@ -21,24 +20,6 @@ export interface PgRedactOptions {
   dryRun?: boolean;
   /** Called with the session as it is, under the lease, before its rows are rewritten (a backup); a throw rewrites nothing. */
   beforeRewrite?: (headerLine: string, lines: readonly string[]) => Promise<void>;
-}
-
-/** A row as stored for `line`: its entry id, type, preview and refs read from the line (a damaged line as it is). */
-function rowOf(row: PgEntry, line: string): PgLine {
-  let value: unknown = null;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    // a damaged line is kept as it is
-  }
-  const entry = isRecord(value) ? value : {};
-  return {
-    line,
-    entryId: row.entryId,
-    kind: typeof entry.type === "string" ? entry.type : row.kind,
-    firstMessage: previewOfLine(line),
-    blobRefs: blobRefsIn(line),
-  };
 }
 
 /** The line with its secrets replaced by markers, or null when none was found (or the line is not JSON). */
@@ -99,7 +80,7 @@ export async function redactPgSession(
       session.header,
       rows.map((r) => r.line),
     );
-    const lines = rows.map((row, i) => rowOf(row, scanned.lines[i] ?? row.line));
+    const lines = rows.map((row, i) => storedLineRow(scanned.lines[i] ?? row.line, row));
     await store.rewriteSession(id, token, session.header, lines);
     return report("redacted", scanned.entries);
   });

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../../errors.ts";
-import { isRecord } from "../../format/types.ts";
-import type { PgImportBatch, PgImportSource, PgLine, PgStore } from "../../database/index.ts";
+import type { PgImportBatch, PgImportSource, PgStore } from "../../database/index.ts";
 import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import {
@@ -13,8 +12,7 @@ import {
   type SessionSnapshot,
   type SnapshotArtifact,
 } from "../session-snapshot.ts";
-import { blobRefsIn } from "../../blob/blob-ref.ts";
-import { parseHeader, previewOfLine } from "./pg-lines.ts";
+import { parseHeader, storedLineRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
 /**
@@ -122,24 +120,6 @@ async function* pulled(run: (onChunk: (chunk: Buffer) => Promise<void>) => Promi
       await running;
     }
   }
-}
-
-/** A stored line as a row: its entry id and type when it is a JSON entry (a damaged line is kept as it is). */
-function rowOf(line: string): PgLine {
-  let value: unknown = null;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    // kept as it is: the database reports such a row on open, as the file tree reports the line
-  }
-  const entry = isRecord(value) ? value : {};
-  return {
-    line,
-    entryId: typeof entry.id === "string" ? entry.id : null,
-    kind: typeof entry.type === "string" ? entry.type : null,
-    firstMessage: previewOfLine(line),
-    blobRefs: blobRefsIn(line),
-  };
 }
 
 export interface PgTransferOptions {
@@ -286,9 +266,9 @@ async function* batchesOf(lines: AsyncIterable<string>): AsyncIterable<PgImportB
   for await (const line of lines) {
     batch.push(line);
     if (batch.length === BATCH) {
-      yield { lines: batch.map(rowOf), blobs: [] };
+      yield { lines: batch.map((line) => storedLineRow(line)), blobs: [] };
       batch = [];
     }
   }
-  if (batch.length > 0) yield { lines: batch.map(rowOf), blobs: [] };
+  if (batch.length > 0) yield { lines: batch.map((line) => storedLineRow(line)), blobs: [] };
 }
