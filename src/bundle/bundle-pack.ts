@@ -1,9 +1,10 @@
+import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import tar from "tar-stream";
 import { TranscriptStoreError } from "../errors.ts";
-import { describeCounts, type SecretRedactor } from "../prepare/redact-secrets.ts";
-import { type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
+import { describeCounts } from "../prepare/redact-secrets.ts";
+import type { SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { RedactionTally, redactSnapshot } from "./bundle-redact.ts";
 import {
   resolveSessionManagerOptions,
@@ -217,18 +218,15 @@ async function snapshotsOf(ids: readonly string[], options: ResolvedSessionManag
   return snapshots;
 }
 
-/** The redactor a bundle's `redactOutput` asks for (null: none), made with the store's key. */
-function redactorOf(redact: BundleOptions["redactOutput"], root: string | undefined): SecretRedactor | null {
-  if (redact === false) return null;
-  return sharingRedactor({ ...(root === undefined ? {} : { root }), ...(redact === true || redact === undefined ? {} : redact) });
-}
-
 async function* bundleBytes(
   ids: readonly string[],
   options: ResolvedSessionManagerOptions,
-  redactor: SecretRedactor | null,
+  redact: BundleOptions["redactOutput"],
+  root: string | undefined,
 ): AsyncIterable<Buffer> {
   if (ids.length === 0) throw new TranscriptStoreError("INVALID_OPTION", "bundle: name at least one session id");
+  // made with the store's key (a database's own), so the bundle's markers equal the stored ones
+  const redactor = await sharingRedactorOf(options.store, root, redact);
   const stored = await snapshotsOf(ids, options);
   const tally = redactor === null ? null : new RedactionTally();
   const snapshots = tally === null ? stored : stored.map((s, i) => redactSnapshot(s, redactor!, tally, sessionDir(i)));
@@ -258,6 +256,6 @@ async function* bundleBytes(
  */
 export function bundle(ids: readonly string[], options: BundleOptions = {}): Readable {
   const { redactOutput, ...storeOptions } = options;
-  const redactor = redactorOf(redactOutput, storeOptions.root);
-  return Readable.from(bundleBytes([...ids], resolveSessionManagerOptions(storeOptions), redactor), { objectMode: false });
+  const resolved = resolveSessionManagerOptions(storeOptions);
+  return Readable.from(bundleBytes([...ids], resolved, redactOutput, storeOptions.root), { objectMode: false });
 }

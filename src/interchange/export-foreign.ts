@@ -4,8 +4,8 @@ import { resolveSessionManagerOptions, type SessionManagerOptions } from "../ses
 import { backendOf } from "../storage/backends.ts";
 import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
 import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
-import { sharingKeyOf } from "../storage/sharing-key.ts";
-import { redactBytesForSharing, sharingRedactor, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
+import { sharingRedactorOf } from "../storage/sharing-key.ts";
+import { redactBytesForSharing, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
 import { toClaudeCode } from "./to-claude-code.ts";
 import { foreignRecordRedactor } from "./redact-foreign.ts";
@@ -73,14 +73,7 @@ export async function* exportForeign(
   try {
     if (branch !== undefined && m.getEntry(branch) === undefined)
       throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry ${branch} in session ${m.sessionId}`);
-    const redactor =
-      redact === false
-        ? null
-        : sharingRedactor({
-            ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
-            key: await sharingKeyOf(m.options.store),
-            ...(redact === true || redact === undefined ? {} : redact),
-          });
+    const redactor = await sharingRedactorOf(m.options.store, storeOptions.root, redact);
     const counts: RedactionCounts = new Map();
     const share = redactor === null ? <T>(record: T): T => record : foreignRecordRedactor(redactor, counts);
     const from = m.header.foreign;

@@ -1,11 +1,11 @@
 import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
-import { redactForSharing, type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
+import { redactForSharing, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import { sharingKeyOf } from "../storage/sharing-key.ts";
+import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { atifChunks, type AtifOptions } from "./atif.ts";
 import { htmlChunks } from "./html.ts";
 import { markdownChunks } from "./markdown.ts";
@@ -88,14 +88,7 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
   try {
     if (branch !== undefined && m.getEntry(branch) === undefined)
       throw new TranscriptStoreError("ENTRY_NOT_FOUND", `No entry ${branch} in session ${m.sessionId}`);
-    const redactor =
-      redact === false
-        ? null
-        : sharingRedactor({
-            ...(storeOptions.root === undefined ? {} : { root: storeOptions.root }),
-            key: await sharingKeyOf(resolved.store),
-            ...(redact === true || redact === undefined ? {} : redact),
-          });
+    const redactor = await sharingRedactorOf(resolved.store, storeOptions.root, redact);
     const counts: RedactionCounts = new Map();
     const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
     const source: TranscriptSource = {

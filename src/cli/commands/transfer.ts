@@ -19,10 +19,10 @@ import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
 import { runForeignImport } from "./foreign-transfer.ts";
 import { UsageError } from "../context.ts";
-import { redactBytesForSharing, redactForSharing, sharingRedactor } from "../../session/redact-for-sharing.ts";
+import { redactBytesForSharing, redactForSharing } from "../../session/redact-for-sharing.ts";
 import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { describeCounts } from "../../prepare/redact-secrets.ts";
-import { sharingKeyOf } from "../../storage/sharing-key.ts";
+import { sharingRedactorOf } from "../../storage/sharing-key.ts";
 
 /** Rehydration warnings that mean an image went out as a ref instead of its data. */
 const NOT_INLINED = new Set(["BLOB_MISSING", "BLOB_CORRUPT", "INVALID_BLOB_REF"]);
@@ -96,10 +96,7 @@ export const exportCommand: Command = {
         out.on("error", reject);
       });
       // Shared output is redacted unless asked otherwise (README, Privacy): the store's key makes the markers.
-      const redactor =
-        ctx.values["no-redact"] === true
-          ? null
-          : sharingRedactor({ root: storeOptions(ctx).root, key: await sharingKeyOf(m.options.store) });
+      const redactor = await sharingRedactorOf(m.options.store, storeOptions(ctx).root, ctx.values["no-redact"] !== true);
       const counts: RedactionCounts = new Map();
       const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
       out.write(share(m.header));

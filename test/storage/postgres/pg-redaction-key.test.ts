@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, redactForSharing, SessionManager } from "../../../src/index.ts";
@@ -87,6 +87,12 @@ describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
     const view = await cli(["export", plain.sessionId, "--to", "markdown", "--store", url, "--root", tempDir()]);
     expect(view.code, view.stderr).toBe(0);
     expect(view.stdout.match(MARKER)![0]).toBe(stored);
+    const bundleFile = join(tempDir(), "b.tar");
+    const bundled = await cli(["bundle", plain.sessionId, "--store", url, "--root", tempDir(), "-o", bundleFile]);
+    expect(bundled.code, bundled.stderr).toBe(0);
+    const tarText = readFileSync(bundleFile, "latin1");
+    expect(tarText).not.toContain(GH);
+    expect(tarText.match(MARKER)![0]).toBe(stored);
     for (const agent of ["claude-code", "codex"]) {
       const converted = await cli(["export", plain.sessionId, "--to", agent, "--store", url, "--root", tempDir()]);
       expect(converted.code, converted.stderr).toBe(0);
