@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
   closeSync,
@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { entryTexts } from "../../src/index/entry-text.ts";
 import { openSessionIndex } from "../../src/index/session-index.ts";
 import { appendedLines, type IndexCorpus, vocabulary, writeIndexCorpus } from "../index-corpus.ts";
+import { runChild } from "../helpers/child.ts";
 import { median, quantile } from "../stats.ts";
 import type { BenchContext, BenchRow } from "../types.ts";
 
@@ -109,23 +110,13 @@ function queriesOf(words: string[], cwd: string): BenchQuery[] {
 }
 
 /** pi 1.5.2's session search (listAll once, then its picker's filter per query) in a child process. */
-function piSearch(agentDir: string, runs: number, queries: string[]): Promise<{ listAllMs: number; queryMs: number[]; sessions: number }> {
-  return new Promise((resolve, reject) => {
-    const script = join(import.meta.dirname, "../helpers/pi-search-child.ts");
-    const child = spawn(process.execPath, ["--max-old-space-size=16384", "--import", "tsx", script, agentDir, String(runs), ...queries], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
-    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const last = out.trim().split("\n").at(-1);
-      if (code !== 0 || !last) return reject(new Error(`pi-search-child exited ${code}: ${err.slice(-500)}`));
-      resolve(JSON.parse(last));
-    });
-  });
+async function piSearch(
+  agentDir: string,
+  runs: number,
+  queries: string[],
+): Promise<{ listAllMs: number; queryMs: number[]; sessions: number }> {
+  const result = await runChild("pi-search-child.ts", [agentDir, String(runs), ...queries], ["--max-old-space-size=16384"]);
+  return result as unknown as { listAllMs: number; queryMs: number[]; sessions: number };
 }
 
 function hasRipgrep(): boolean {
