@@ -99,6 +99,7 @@ describe("an import whose blob source gives other bytes is BLOB_CORRUPT, nothing
     expect(left).toEqual([]);
   });
 
+  // Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
   it.skipIf(!pgCluster())("PostgreSQL", async () => {
     const snapshot = await withForgedBlob();
     const backend = PostgresBackend.of(await freshDatabase());
@@ -109,6 +110,7 @@ describe("an import whose blob source gives other bytes is BLOB_CORRUPT, nothing
   });
 });
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("a PostgreSQL artifact read chunk by chunk", () => {
   it("a reader that stops after the first chunk ends the read (no connection held); a read after it gets every byte", async () => {
     const backend = PostgresBackend.of(await freshDatabase(), { artifactChunkBytes: 1024, maxConnections: 2 });

@@ -18,6 +18,7 @@ function sessionFile(root: string): string {
   return join(root, "sessions", files[0]!);
 }
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("an encrypted session moved between the file store and PostgreSQL", () => {
   it("migrate --to moves the ciphertext as it is: file → database → file byte-exact, readable with the same key in each", async () => {
     const url = await freshDatabase();

@@ -28,6 +28,7 @@ const digest = async (db: ReturnType<typeof rawPool>) =>
     )
     .digest("hex");
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("transcript-store redact --store (PostgreSQL)", () => {
   it("dry-run writes nothing; a run rewrites each session's rows in one transaction (backup first); a rerun changes nothing", async () => {
     const url = await freshDatabase();

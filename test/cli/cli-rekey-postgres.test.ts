@@ -24,6 +24,7 @@ const digest = async (db: ReturnType<typeof rawPool>) =>
     )
     .digest("hex");
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("transcript-store rekey --store (PostgreSQL)", () => {
   it("re-encrypts every row under the new key in one transaction; a wrong key or a held lease changes nothing", async () => {
     const url = await freshDatabase();

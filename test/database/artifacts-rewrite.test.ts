@@ -15,6 +15,7 @@ async function contents(db: pg.Pool, sessionId: string): Promise<Record<string, 
   return Object.fromEntries(rows.map((r) => [r.id, r.bytes.toString()]));
 }
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("artifact contents rewritten inside a fork's or a rewrite's transaction", () => {
   it("forkSession's `artifacts` rewrites the fork's copies (chunked, size kept right) and leaves the source's", async () => {
     const url = await freshDatabase();

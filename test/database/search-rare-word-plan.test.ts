@@ -20,6 +20,7 @@ const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 
 const FILTERS = { cwd: null, since: null, until: null, roles: null, model: null, session: null, limit: 20 };
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("PostgreSQL search: the plan of a rare word at fleet scale", () => {
   it("reads a rare word's one row through the GIN index, no parallel workers (1,200,000 rows of four template texts)", async () => {
     const { url } = await freshStore();

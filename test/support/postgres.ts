@@ -4,7 +4,11 @@ import { type PgCluster, psql } from "./pg-cluster.ts";
 
 export { findPgBin, restartCluster, serverDown, serverUp, startCluster, stopCluster } from "./pg-cluster.ts";
 
-/** The run's cluster (started once by the global setup), or null: wrap suites in `describe.skipIf(!pgCluster())`. */
+/**
+ * The run's cluster (started once by the global setup), or null when no PostgreSQL could start here
+ * (pg-global-setup.ts then prints one `SKIPPED:` line; under `CI=true` it fails the run instead, so a CI
+ * run never skips): wrap suites in `describe.skipIf(!pgCluster())`.
+ */
 export function pgCluster(): PgCluster | null {
   return inject("pgCluster");
 }

@@ -19,6 +19,7 @@ afterEach(async () => {
   for (const b of backends.splice(0)) await b.close();
 });
 
+// Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("one redaction key per PostgreSQL store", () => {
   it("two processes with separate roots on one database make identical markers; one key row, no key file", async () => {
     const url = await freshDatabase();
