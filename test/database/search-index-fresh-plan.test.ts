@@ -2,31 +2,10 @@ import { describe, expect, it } from "vitest";
 import { FRESH_SINCE_SQL, FRESH_SQL } from "../../src/database/search-index.ts";
 import { message, openIndex, session } from "../support/pg-search.ts";
 import { freshStore, rawPool } from "../support/pg-sessions.ts";
+import { MARK_NOW, nodesOf, type PlanNode, rowsRead } from "../support/pg-plans.ts";
 import { pgCluster } from "../support/postgres.ts";
 
 const SESSIONS = 10_000;
-
-interface PlanNode {
-  "Node Type": string;
-  "Actual Loops": number;
-  "Actual Rows": number;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Rows Removed by Filter"?: number;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a JSON plan. */
-const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
-/** The rows a plan's scans of `table` read (returned or filtered out, over every loop). */
-const rowsRead = (nodes: PlanNode[], table: string) =>
-  nodes
-    .filter((n) => n["Relation Name"] === table)
-    .reduce((sum, n) => sum + (n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0)) * n["Actual Loops"], 0);
-
-/** The current mark a refresh would leave: the oldest transaction still running. */
-const MARK_NOW = "SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS mark";
 
 describe.skipIf(!pgCluster())("PostgreSQL search index: the freshness check every search runs first", () => {
   it("reads each table once, never probing the index once per session (10,000 sessions, index fresh, statistics fresh)", async () => {
@@ -47,7 +26,7 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: the freshness check ever
     const { rows } = await db.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${FRESH_SQL}`);
     const nodes = nodesOf(rows[0]!["QUERY PLAN"][0]!.Plan);
     const probes = nodes
-      .filter((n) => n["Actual Loops"] >= 100)
+      .filter((n) => (n["Actual Loops"] ?? 0) >= 100)
       .map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""} ×${n["Actual Loops"]}`);
     expect(probes).toEqual([]);
     for (const table of ["sessions", "search_sessions"]) {

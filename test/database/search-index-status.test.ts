@@ -1,28 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { statusStatement } from "../../src/database/search-index.ts";
 import { freshStore, rawPool } from "../support/pg-sessions.ts";
+import { MARK_NOW, nodesOf, type PlanNode, rowsRead } from "../support/pg-plans.ts";
 import { pgCluster } from "../support/postgres.ts";
 
 const SESSIONS = 10_000;
-
-interface PlanNode {
-  "Node Type": string;
-  "Actual Loops": number;
-  "Actual Rows": number;
-  "Relation Name"?: string;
-  "Rows Removed by Filter"?: number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
-/** The rows a plan's scans of `table` read (returned or filtered out, over every loop). */
-const rowsRead = (nodes: PlanNode[], table: string) =>
-  nodes
-    .filter((n) => n["Relation Name"] === table)
-    .reduce((sum, n) => sum + (n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0)) * n["Actual Loops"], 0);
-
-const MARK_NOW = "SELECT txid_snapshot_xmin(txid_current_snapshot())::text AS mark";
 
 // Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("PostgreSQL search index: status through the change marks", () => {

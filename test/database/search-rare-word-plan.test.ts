@@ -1,22 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { runSearchStatement, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
 import { freshStore, rawPool } from "../support/pg-sessions.ts";
+import { nodesOf, type PlanNode } from "../support/pg-plans.ts";
 import { pgCluster } from "../support/postgres.ts";
 
 const SESSIONS = 100_000;
 const ENTRIES = 12;
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Workers Planned"?: number;
-  "Shared Hit Blocks"?: number;
-  "Shared Read Blocks"?: number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
 const FILTERS = { cwd: null, since: null, until: null, roles: null, model: null, session: null, limit: 20 };
 
