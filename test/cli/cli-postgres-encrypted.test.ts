@@ -104,11 +104,13 @@ describe.skipIf(!pgCluster())("an encrypted session moved between the file store
     });
     m.appendMessage({ role: "assistant", content: [{ type: "text", text: "noted" }] });
     await m.close();
-    expect(readFileSync(m.sessionFile!, "utf8")).toContain("blob:hmac-sha256:");
+    const before = readFileSync(m.sessionFile!);
+    expect(before.toString("utf8")).toContain("blob:hmac-sha256:");
 
     const run = await cli(["migrate", "--root", root, "--to", url, "--json"]);
-    expect(run.code).not.toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stdout + run.stderr).toContain("KEY_REQUIRED");
+    expect(readFileSync(m.sessionFile!).equals(before)).toBe(true); // the source is left as it was
     const db = rawPool(url);
     // Refused before anything was written: the schema itself was not created, or holds no row.
     const made = (await db.query("SELECT to_regclass('entries') IS NOT NULL AS made")).rows[0].made;
