@@ -118,15 +118,17 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   async refresh(): Promise<IndexRefreshReport> {
-    const report = this.guarded(() => this.refreshNow());
-    this.guarded(() => this.refreshListing());
+    // one walk of the tree serves both the search rows and the listing rows
+    const paths = this.guarded(() => this.paths());
+    const report = this.guarded(() => this.refreshNow(paths));
+    this.guarded(() => this.refreshListing(paths));
     return report;
   }
 
   /** The listing rows (src/index/listing-cache.ts) of every session file, brought up to date with the search rows. */
-  private refreshListing(): void {
+  private refreshListing(paths: string[]): void {
     this.db.exec(LISTING_SCHEMA); // IF NOT EXISTS: an index made without them at this version gets them here
-    new ListingCache(this.db).refresh(this.paths(), Date.now());
+    new ListingCache(this.db).refresh(paths, Date.now());
   }
 
   /**
@@ -134,9 +136,9 @@ export class FileSessionIndex implements SessionIndex {
    * transaction catching those up (committing about every `batchBytes` read: one commit per file
    * would flush an FTS5 segment per file). Nothing changed: no transaction, no per-session work.
    */
-  private refreshNow(): IndexRefreshReport {
+  private refreshNow(paths: string[] = this.paths()): IndexRefreshReport {
     const report = emptyRefreshReport();
-    const { changed, gone } = this.stale(report);
+    const { changed, gone } = this.stale(report, paths);
     if (changed.length === 0 && gone.length === 0) return report;
     this.db.exec("BEGIN IMMEDIATE");
     try {
@@ -156,11 +158,11 @@ export class FileSessionIndex implements SessionIndex {
   }
 
   /** The files new or changed since indexed (or unreadable: catching up finds out) and the indexed ones gone. */
-  private stale(report: IndexRefreshReport): { changed: string[]; gone: string[] } {
+  private stale(report: IndexRefreshReport, paths: string[]): { changed: string[]; gone: string[] } {
     const known = this.knownFiles.get();
     const seen = new Set<string>();
     const changed: string[] = [];
-    for (const path of this.paths()) {
+    for (const path of paths) {
       seen.add(path);
       report.filesSeen++;
       const row = known.get(path);
@@ -243,8 +245,9 @@ export class FileSessionIndex implements SessionIndex {
         this.db.exec("ROLLBACK");
         throw err;
       }
-      const report = this.refreshNow();
-      this.refreshListing();
+      const paths = this.paths();
+      const report = this.refreshNow(paths);
+      this.refreshListing(paths);
       return report;
     });
   }
