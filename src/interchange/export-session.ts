@@ -39,7 +39,7 @@ export interface ExportSessionOptions extends SessionManagerOptions, AtifOptions
 }
 
 /** The artifacts of an open session, each text one read up to `limit` bytes. */
-function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
+export function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
   const store = m.artifacts;
   if (store === null) return [];
   return store.list().map((ref) => {

@@ -1,0 +1,118 @@
+import { storeLedger } from "../maintenance/store-accounting.ts";
+import { storeSpace } from "../maintenance/store-accounting.ts";
+import { storeUsage } from "../maintenance/store-accounting.ts";
+import type { UsageGrouping } from "../accounting/usage-report.ts";
+import type { SpaceGrouping } from "../accounting/du-report.ts";
+import { Lifecycle } from "../lifecycle/lifecycle.ts";
+import type { TrashEntry } from "../lifecycle/lifecycle-driver.ts";
+import { openSessionIndex, type SearchHit, type SessionIndex } from "../index/session-index.ts";
+import type { SessionInfo } from "../session/session-info.ts";
+import { SessionManager } from "../session/session-manager.ts";
+import type { SessionManagerOptions } from "../session/session-options.ts";
+import type { StoreWarning } from "../errors.ts";
+
+/** A session as the viewer's list shows it: the listing's facts plus its models and cost from the usage ledger. */
+export interface ViewerSession extends SessionInfo {
+  models: string[];
+  /** Total cost in USD from the usage rows; null when none of its calls is priced. */
+  cost: number | null;
+  calls: number;
+}
+
+/** The store the viewer reads: the same options the CLI builds (`storeOptions`), plus the root for the index. */
+export interface ViewerStoreOptions extends SessionManagerOptions {
+  root?: string;
+}
+
+/**
+ * The viewer's one door into the store: every number it shows comes from the library calls the CLI
+ * makes (`listAll`, `storeUsage`, `storeSpace`, the search index, the lifecycle), never a copy.
+ */
+export class ViewerStore {
+  private index: SessionIndex | null = null;
+  readonly warnings: StoreWarning[] = [];
+
+  constructor(readonly options: ViewerStoreOptions) {}
+
+  private get quiet(): ViewerStoreOptions {
+    return { ...this.options, onWarning: (w) => this.remember(w) };
+  }
+
+  private remember(w: StoreWarning): void {
+    this.warnings.push(w);
+    if (this.warnings.length > 50) this.warnings.shift();
+  }
+
+  /** Every live session (archived ones too, flagged), newest first, each with its models and cost. */
+  async sessions(): Promise<ViewerSession[]> {
+    const [list, ledger] = await Promise.all([
+      SessionManager.listAll({ ...this.quiet, includeArchived: true }),
+      storeLedger(this.quiet).catch(() => ({ rows: [] })),
+    ]);
+    const bySession = new Map<string, { models: Set<string>; cost: number; priced: boolean; calls: number }>();
+    for (const row of ledger.rows) {
+      if (row.deleted) continue;
+      let s = bySession.get(row.sessionId);
+      if (s === undefined) bySession.set(row.sessionId, (s = { models: new Set(), cost: 0, priced: false, calls: 0 }));
+      if (row.model !== null) s.models.add(row.model);
+      s.calls++;
+      if (row.cost.total > 0) s.priced = true;
+      s.cost += row.cost.total;
+    }
+    return list
+      .map((info): ViewerSession => {
+        const u = bySession.get(info.id);
+        return { ...info, models: u === undefined ? [] : [...u.models].sort(), cost: u?.priced ? u.cost : null, calls: u?.calls ?? 0 };
+      })
+      .sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  }
+
+  /** The trash, newest first. */
+  async trash(): Promise<TrashEntry[]> {
+    const entries = await this.lifecycle().listTrash();
+    return entries.sort((a, b) => b.trashedAt.getTime() - a.trashedAt.getTime());
+  }
+
+  lifecycle(): Lifecycle {
+    return Lifecycle.open(this.quiet);
+  }
+
+  /** A session by id or prefix, store-wide (archived included). */
+  async resolve(id: string): Promise<SessionInfo> {
+    const all = await SessionManager.listAll({ ...this.quiet, includeArchived: true });
+    const exact = all.find((s) => s.id === id);
+    if (exact !== undefined) return exact;
+    return SessionManager.resolve(id, process.cwd(), { ...this.quiet, includeArchived: true } as SessionManagerOptions);
+  }
+
+  /** Opens a session read-only (images rehydrated on demand). */
+  open(info: SessionInfo): Promise<SessionManager> {
+    return SessionManager.open(info.path, { ...this.quiet, readOnly: true, rehydrate: "lazy" });
+  }
+
+  /** Hits from the store's search index (the file tree's or the database's own). */
+  async search(query: string, limit: number): Promise<SearchHit[]> {
+    if (this.index === null) {
+      const { store, root, sessionsDir } = this.options;
+      this.index = await openSessionIndex(
+        store !== undefined && store !== null
+          ? { store, onWarning: (w) => this.remember(w) }
+          : { ...(root !== undefined ? { root } : {}), ...(sessionsDir !== undefined ? { sessionsDir } : {}), onWarning: (w) => this.remember(w) },
+      );
+    }
+    return this.index.search(query, { limit });
+  }
+
+  usage(by: UsageGrouping) {
+    return storeUsage({ ...this.quiet, by });
+  }
+
+  space(by: SpaceGrouping) {
+    return storeSpace({ ...this.quiet, by });
+  }
+
+  async close(): Promise<void> {
+    await this.index?.close();
+    this.index = null;
+  }
+}
