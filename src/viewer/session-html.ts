@@ -56,7 +56,7 @@ function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryC
       );
     }
     case "image": {
-      const link = ctx.imageLink(view.entry.id, index, part.mimeType);
+      const link = /^image\/[a-z0-9.+-]+$/i.test(part.mimeType) ? ctx.imageLink(view.entry.id, index, part.mimeType) : null;
       if (link !== null) return `<img alt="image ${index + 1} of the entry" loading="lazy" src="${e(link)}">`;
       const url = imageDataUrl(part.mimeType, part.data);
       return url === null
