@@ -85,6 +85,17 @@ export const VIEWER_JS = `"use strict";
       hits.replaceChildren.apply(hits, items);
     }
   }
+  var statsEl = document.querySelector("[data-stat=models][data-src]");
+  if (statsEl) {
+    fetch(statsEl.getAttribute("data-src"), { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (st) {
+        statsEl.textContent = st.models;
+        var cost = document.querySelector("[data-stat=cost]");
+        if (cost) cost.textContent = st.cost;
+      })
+      .catch(function () {});
+  }
   var transcript = document.getElementById("transcript");
   var more = document.getElementById("more");
   function loadMore(then) {

@@ -4,15 +4,14 @@ import type { AddressInfo } from "node:net";
 import { TranscriptStoreError } from "../errors.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START } from "../index/snippet.ts";
 import { escapeHtml as e } from "../interchange/html-text.ts";
-import { branchOf } from "../interchange/transcript-source.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
-import { compareFormHtml, compareHtml } from "./compare-view.ts";
+import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
 import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders } from "./guard.ts";
 import { filtersOf, listHtml, trashHtml } from "./list-view.ts";
 import { pageHtml, sessionHref } from "./page.ts";
-import { imageOf, loadSession } from "./session-data.ts";
-import { branchPageHtml, sessionHtml } from "./session-view.ts";
+import { openSessionView, type SessionView } from "./session-data.ts";
+import { branchPageHtml, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
 import { usageHtml } from "./usage-view.ts";
 import { type ViewerSession, ViewerStore, type ViewerStoreOptions } from "./viewer-store.ts";
 import {
@@ -103,8 +102,20 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     }
     return listed.sessions;
   };
+  let plain: { at: number; list: Promise<SessionInfo[]> } | null = null;
+  // The listing alone (no usage ledger): what a session page needs of the others (its forks).
+  const listing = (): Promise<SessionInfo[]> => {
+    if (plain === null || Date.now() - plain.at > 1500) {
+      const current = { at: Date.now(), list: store.listing() };
+      current.list.catch(() => {
+        if (plain === current) plain = null;
+      });
+      plain = current;
+    }
+    return plain.list;
+  };
   const findSession = async (id: string): Promise<SessionInfo> => {
-    const all = await sessions();
+    const all = await listing();
     const found = all.find((s) => s.id === id);
     if (found !== undefined) return found;
     try {
@@ -160,7 +171,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (path === "/trash") return trashPage(res);
     if (path === "/trash/confirm") return confirmTrash(res, url);
     if (path === "/compare") return comparePage(res, url);
-    const m = /^\/s\/([^/]+)(?:\/(entries|events|image|artifact|confirm|export\.html)(?:\/(.*))?)?$/.exec(path);
+    const m = /^\/s\/([^/]+)(?:\/(entries|events|image|artifact|confirm|stats|export\.html)(?:\/(.*))?)?$/.exec(path);
     if (m !== null) {
       const id = decodeURIComponent(m[1]!);
       const info = await findSession(id);
@@ -172,6 +183,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (what === "artifact") return artifact(res, info, decodeURIComponent(m[3] ?? ""));
       if (what === "confirm") return confirm(res, info, url);
       if (what === "export.html") return exportHtml(res, info);
+      if (what === "stats") return stats(res, info);
     }
     throw new HttpError(404, "not found");
   }
@@ -190,6 +202,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   async function searchApi(res: ServerResponse, url: URL): Promise<void> {
     const q = (url.searchParams.get("q") ?? "").trim();
     if (q === "") return json(res, { hits: [] });
+    // One character matches nearly everything: the box waits for a second.
+    if ([...q.replace(/[*"]/g, "")].length < 2) return json(res, { hits: [], hint: "type at least two characters" });
     try {
       const [hits, all] = await Promise.all([store.search(q, 30), sessions()]);
       const titles = new Map(all.map((s) => [s.id, s.title ?? s.firstMessage ?? ""]));
@@ -210,31 +224,42 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     }
   }
 
-  async function sessionPage(res: ServerResponse, info: SessionInfo, url: URL): Promise<void> {
-    const all = await sessions();
-    const loaded = await loadSession(store, info, all, { redact, leaf: url.searchParams.get("leaf") });
+  /** Runs `use` on the session's view and closes it after. */
+  async function withView<T>(info: SessionInfo, use: (v: SessionView) => T | Promise<T>): Promise<T> {
+    const v = await openSessionView(store, info, { redact });
     try {
-      const d = loaded.data;
-      const count = branchOf(d.entries, d.leafId).length;
-      const live = `${sessionHref(info.id)}/events?from=${count}`;
-      const actions = write ? actionFormHtml(info.id, d.shownLeaf) : "";
-      const title = typeof d.header.title === "string" && d.header.title !== "" ? d.header.title : `Session ${info.id}`;
-      return html(res, page(title, sessionHtml(d, actions), live));
+      return await use(v);
     } finally {
-      await loaded.manager.close();
+      await v.close();
     }
   }
 
+  async function sessionPage(res: ServerResponse, info: SessionInfo, url: URL): Promise<void> {
+    const all = await listing();
+    const body = await withView(info, (v) => {
+      const forks = all
+        .filter((s) => s.parentSession !== null && (s.parentSession === info.id || s.parentSession === info.path))
+        .map((s) => ({ id: s.id, title: v.share(s.title ?? s.firstMessage ?? s.id) }));
+      const leaf = url.searchParams.get("leaf");
+      const { leaf: shownLeaf } = shownBranch(v, leaf);
+      const count = shownBranch(v, null).branch.length;
+      const live = `${sessionHref(info.id)}/events?from=${count}`;
+      const actions = write ? actionFormHtml(info.id, shownLeaf) : "";
+      const title = typeof v.header.title === "string" && v.header.title !== "" ? v.header.title : `Session ${info.id}`;
+      return page(title, sessionHtml(v, leaf, forks, actions), live);
+    });
+    return html(res, body);
+  }
+
   async function entriesFragment(res: ServerResponse, info: SessionInfo, url: URL): Promise<void> {
-    const loaded = await loadSession(store, info, await sessions(), { redact, leaf: url.searchParams.get("leaf") });
-    try {
-      const from = Math.max(0, Number(url.searchParams.get("from")) || 0);
-      const { html: body, next } = branchPageHtml(loaded.data, from);
-      if (next !== null) res.setHeader("X-Next", String(next));
-      return send(res, 200, "text/html; charset=utf-8", body);
-    } finally {
-      await loaded.manager.close();
-    }
+    const from = Math.max(0, Number(url.searchParams.get("from")) || 0);
+    const { html: body, next } = await withView(info, (v) => branchPageHtml(v, shownBranch(v, url.searchParams.get("leaf")).branch, from));
+    if (next !== null) res.setHeader("X-Next", String(next));
+    return send(res, 200, "text/html; charset=utf-8", body);
+  }
+
+  async function stats(res: ServerResponse, info: SessionInfo): Promise<void> {
+    return json(res, await withView(info, statsOf));
   }
 
   /**
@@ -257,18 +282,14 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       try {
         do {
           again = false;
-          const fresh = (await store.sessions().catch(() => [])).find((s) => s.id === info.id) ?? info;
-          const loaded = await loadSession(store, fresh, [], { redact, leaf: null });
-          try {
-            const branch = branchOf(loaded.data.entries, loaded.data.leafId);
-            if (branch.length > sent) {
-              const { html: body } = branchPageHtml(loaded.data, sent);
-              sent = branch.length;
-              res.write(`event: entries\ndata: ${JSON.stringify({ html: body, count: sent })}\n\n`);
-            }
-          } finally {
-            await loaded.manager.close();
-          }
+          const fresh = (await store.listing().catch(() => [])).find((s) => s.id === info.id) ?? info;
+          await withView(fresh, (v) => {
+            const { branch } = shownBranch(v, null);
+            if (branch.length <= sent) return;
+            const { html: body } = branchPageHtml(v, branch, sent);
+            sent = branch.length;
+            res.write(`event: entries\ndata: ${JSON.stringify({ html: body, count: sent })}\n\n`);
+          });
         } while (again);
       } catch {
         // A session mid-write may not open for a moment; the next change tries again.
@@ -298,32 +319,20 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
 
   async function image(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
     const [entryId, index] = rest.split("/");
-    const loaded = await loadSession(store, info, [], { redact: false, leaf: null });
-    try {
-      const found = imageOf(loaded.manager, decodeURIComponent(entryId ?? ""), Number(index));
-      if (found === null) throw new HttpError(404, "no such image");
-      // An SVG opened on its own is a document: the sandbox keeps any script in it from running.
-      res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'");
-      res.setHeader("Cache-Control", "private, max-age=3600");
-      return send(res, 200, found.type, found.bytes);
-    } finally {
-      await loaded.manager.close();
-    }
+    const found = await withView(info, (v) => v.image(decodeURIComponent(entryId ?? ""), Number(index)));
+    if (found === null) throw new HttpError(404, "no such image");
+    // An SVG opened on its own is a document: the sandbox keeps any script in it from running.
+    res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'");
+    res.setHeader("Cache-Control", "private, max-age=3600");
+    return send(res, 200, found.type, found.bytes);
   }
 
   async function artifact(res: ServerResponse, info: SessionInfo, artifactId: string): Promise<void> {
-    const loaded = await loadSession(store, info, [], { redact, leaf: null });
-    try {
-      const a = loaded.manager.artifacts;
-      const ref = a?.list().find((x) => x.id === artifactId);
-      if (a === null || a === undefined || ref === undefined) throw new HttpError(404, "no such artifact");
-      const text = a.getText(ref.id);
-      if (text === null) throw new HttpError(404, "the artifact is not text");
-      res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'");
-      return send(res, 200, "text/plain; charset=utf-8", loaded.share(text));
-    } finally {
-      await loaded.manager.close();
-    }
+    const text = await withView(info, (v) => (v.artifacts().some((a) => a.id === artifactId) ? v.artifactText(artifactId) : undefined));
+    if (text === undefined) throw new HttpError(404, "no such artifact");
+    if (text === null) throw new HttpError(404, "the artifact is not text");
+    res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'");
+    return send(res, 200, "text/plain; charset=utf-8", text);
   }
 
   async function usagePage(res: ServerResponse): Promise<void> {
@@ -364,23 +373,23 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     const a = url.searchParams.get("a") ?? "";
     const b = url.searchParams.get("b") ?? "";
     if (a === "" || b === "") return html(res, page("Compare", compareFormHtml(a, b)));
-    const all = await sessions();
-    const left = await loadSession(store, await findSession(a), all, { redact, leaf: url.searchParams.get("aleaf") || null });
-    try {
-      const right = await loadSession(store, await findSession(b), all, { redact, leaf: url.searchParams.get("bleaf") || null });
-      try {
-        const side = (l: typeof left) => ({
-          label: `${l.info.id}${l.data.shownLeaf === null ? "" : ` @ ${l.data.shownLeaf}`}`,
-          branch: branchOf(l.data.entries, l.data.shownLeaf),
-          ctx: { sessionId: l.info.id, calls: new Map<string, string>(), imageLink: l.data.imageLink, continueCommand: false },
-        });
-        return html(res, page("Compare", compareFormHtml(a, b) + compareHtml(side(left), side(right))));
-      } finally {
-        await right.manager.close();
-      }
-    } finally {
-      await left.manager.close();
-    }
+    const [left, right] = [await findSession(a), await findSession(b)];
+    const body = await withView(left, (l) =>
+      withView(right, (r) => {
+        const side = (v: SessionView, leaf: string | null) => {
+          const shown = shownBranch(v, leaf);
+          const nodes = shown.branch.slice(0, COMPARE_ROWS);
+          const entries = v.entries(nodes.map((n) => n.id));
+          return {
+            label: `${v.info.id}${shown.leaf === null ? "" : ` @ ${shown.leaf}`}`,
+            branch: nodes.map((n) => entries.get(n.id)).filter((x) => x !== undefined),
+            ctx: { sessionId: v.info.id, calls: new Map<string, string>(), imageLink: v.imageLink, continueCommand: false },
+          };
+        };
+        return compareHtml(side(l, url.searchParams.get("aleaf") || null), side(r, url.searchParams.get("bleaf") || null));
+      }),
+    );
+    return html(res, page("Compare", compareFormHtml(a, b) + body));
   }
 
   function confirmForm(title: string, what: string, target: string, fields: Record<string, string>, back: string): string {
@@ -441,6 +450,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       target = await runAction(store, action, await findSession(id), form.get("at"), options.hooks ?? {});
     }
     listed = null;
+    plain = null;
     res.writeHead(303, { Location: target });
     res.end();
   }

@@ -1,66 +1,176 @@
+import { statSync } from "node:fs";
+import { followModel, type ModelState, usageRowOf } from "../accounting/usage-rows.ts";
+import { BlobStore } from "../blob/blob-store.ts";
+import { isBlobRef } from "../blob/blob-ref.ts";
+import { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import { viewOf } from "../interchange/message-parts.ts";
-import { artifactsOf } from "../interchange/export-session.ts";
-import { DEFAULT_ARTIFACT_EMBED_BYTES } from "../interchange/transcript-source.ts";
 import { redactForSharing } from "../session/redact-for-sharing.ts";
+import { artifactsDirOf } from "../session/paths.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import type { SessionManager } from "../session/session-manager.ts";
-import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
-import type { SessionPageData } from "./session-view.ts";
-import type { ViewerSession, ViewerStore } from "./viewer-store.ts";
+import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { sessionHref } from "./page.ts";
+import { readSkeletonEntries, scanSkeleton, type Skeleton, type TreeNode } from "./session-skeleton.ts";
+import type { ViewerStore } from "./viewer-store.ts";
 
-/** An open session and the page data made from it (entries shared through the redactor in `--redact` mode). */
-export interface LoadedSession {
-  info: SessionInfo;
-  manager: SessionManager;
-  data: SessionPageData;
-  /** The sharing redactor in `--redact` mode; the identity otherwise. */
-  share: <T>(value: T) => T;
+/** An artifact as the page lists it (its text is served on its own link). */
+export interface PageArtifact {
+  id: string;
+  uri: string;
+  name: string | null;
+  toolType: string;
+  sizeBytes: number;
 }
 
-/** Opens `info` and builds what its page shows; the caller closes `manager`. */
-export async function loadSession(
-  store: ViewerStore,
-  info: SessionInfo,
-  all: readonly ViewerSession[],
-  options: { redact: boolean; leaf: string | null },
-): Promise<LoadedSession> {
-  const manager = await store.open(info);
+/**
+ * A session as the pages read it: the tree as nodes (id, parent), and entries parsed on demand, so a
+ * page of a 100 MB session parses only what it shows. Two sources give it: a skeleton of a plain v3
+ * file (`session-skeleton.ts`), or the session opened whole (a database, an encrypted or older file).
+ */
+export interface SessionView {
+  info: SessionInfo;
+  header: SessionHeader;
+  nodes: readonly TreeNode[];
+  byId: ReadonlyMap<string, number>;
+  /** The session's leaf: its last entry. */
+  leafId: string | null;
+  /** The entries of `ids`, parsed (and, in the sharing view, redacted). */
+  entries(ids: readonly string[]): Map<string, SessionEntry>;
+  /** Image `index` of an entry, its bytes read back from the blob store (a damaged blob is never served); null when none. */
+  image(entryId: string, index: number): Promise<{ type: string; bytes: Buffer } | null>;
+  artifacts(): PageArtifact[];
+  /** An artifact's text (shared in the sharing view), or null. */
+  artifactText(id: string): string | null;
+  /** Redacts a value in the sharing view (the identity otherwise). */
+  share<T>(value: T): T;
+  /** Models and cost from every entry (reads them all). */
+  usage(): { models: string[]; cost: number | null };
+  imageLink(entryId: string, index: number): string;
+  close(): Promise<void>;
+}
+
+/** Skeletons kept between requests, by path (a grown file is scanned from where its skeleton ends). @default 4 */
+const KEPT_SKELETONS = 4;
+const skeletons = new Map<string, Skeleton>();
+
+function skeletonOf(path: string): Skeleton | null {
+  const kept = skeletons.get(path) ?? null;
+  const sk = scanSkeleton(path, kept);
+  skeletons.delete(path);
+  if (sk === null) return null;
+  skeletons.set(path, sk);
+  while (skeletons.size > KEPT_SKELETONS) skeletons.delete(skeletons.keys().next().value!);
+  return sk;
+}
+
+/**
+ * A session's models and cost from its own entries, by the rows `usage` counts (`usageRowOf`): the
+ * page needs no scan of the whole store. Cost is null when no call of it is priced.
+ */
+export function usageOfEntries(header: SessionHeader, entries: Iterable<SessionEntry>): { models: string[]; cost: number | null } {
+  const model: ModelState = { provider: null, model: null };
+  followModel(model, header as unknown as Record<string, unknown>);
+  const models = new Set<string>();
+  let cost = 0;
+  let priced = false;
+  let line = 2;
+  for (const entry of entries) {
+    const record = entry as unknown as Record<string, unknown>;
+    followModel(model, record);
+    const { row } = usageRowOf(record, { sessionId: header.id, cwd: String(header.cwd), line: line++, model });
+    if (row === null) continue;
+    if (row.model !== null) models.add(row.model);
+    if (row.cost.total > 0) priced = true;
+    cost += row.cost.total;
+  }
+  return { models: [...models].sort(), cost: priced ? cost : null };
+}
+
+/** The image part of an entry as bytes, given how to turn a blob ref into bytes. */
+async function imagePart(
+  entry: SessionEntry | undefined,
+  index: number,
+  blob: (ref: string) => Promise<Buffer | null>,
+  rehydrate: (e: SessionEntry) => SessionEntry,
+): Promise<{ type: string; bytes: Buffer } | null> {
+  if (entry === undefined) return null;
+  const raw = viewOf(entry)?.parts[index];
+  if (raw === undefined || raw.kind !== "image" || !/^image\/[a-z0-9.+-]+$/i.test(raw.mimeType)) return null;
+  const type = raw.mimeType.toLowerCase();
+  if (isBlobRef(raw.data)) {
+    const bytes = await blob(raw.data);
+    if (bytes !== null) return { type, bytes };
+    const part = viewOf(rehydrate(entry))?.parts[index];
+    if (part?.kind !== "image" || isBlobRef(part.data)) return null;
+    return { type, bytes: Buffer.from(part.data, "base64") };
+  }
+  const payload = raw.data.replace(/[ \t\r\n]/g, "");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(payload)) return null;
+  return { type, bytes: Buffer.from(payload, "base64") };
+}
+
+/** Opens the view of a session for one request (or an event stream's change); close it after. */
+export async function openSessionView(store: ViewerStore, info: SessionInfo, options: { redact: boolean }): Promise<SessionView> {
   const resolved = resolveSessionManagerOptions(store.options);
   const redactor = options.redact ? await sharingRedactorOf(resolved.store, store.options.root, true) : null;
   const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, new Map()));
-  const listed = all.find((s) => s.id === info.id);
-  const leafId = manager.getLeafId();
-  const shownLeaf = options.leaf !== null && manager.getEntry(options.leaf) !== undefined ? options.leaf : leafId;
-  const data: SessionPageData = {
-    header: share(manager.header),
-    entries: manager.getEntries().map(share),
-    leafId,
-    shownLeaf,
-    artifacts: artifactsOf(manager, DEFAULT_ARTIFACT_EMBED_BYTES).map((a) =>
-      share({ ...a, text: null }),
-    ),
-    size: info.size,
-    models: listed?.models ?? [],
-    cost: listed?.cost ?? null,
-    forks: all
-      .filter((s) => s.parentSession !== null && (s.parentSession === info.id || s.parentSession === info.path))
-      .map((s) => ({ id: s.id, title: share(s.title ?? s.firstMessage ?? s.id) })),
-    imageLink: (entryId, index) => `${sessionHref(info.id)}/image/${encodeURIComponent(entryId)}/${index}`,
+  const imageLink = (entryId: string, index: number) => `${sessionHref(info.id)}/image/${encodeURIComponent(entryId)}/${index}`;
+  const isFile = resolved.store === null || resolved.store === undefined;
+  const sk = isFile && statSync(info.path, { throwIfNoEntry: false })?.isFile() ? skeletonOf(info.path) : null;
+  if (sk !== null) {
+    const blobs = new BlobStore(resolved.blobsDir, { readOnly: true });
+    const artifacts = new ArtifactStore(artifactsDirOf(info.path));
+    const read = (ids: readonly string[]) => readSkeletonEntries(sk, ids);
+    return {
+      info,
+      header: share(sk.header),
+      nodes: sk.nodes,
+      byId: sk.byId,
+      leafId: sk.nodes.length === 0 ? null : sk.nodes[sk.nodes.length - 1]!.id,
+      entries: (ids) => new Map([...read(ids)].map(([id, e]) => [id, share(e)])),
+      image: (entryId, index) =>
+        imagePart(read([entryId]).get(entryId), index, (ref) => blobs.get(ref, { verify: true }).catch(() => null), (e) => e),
+      artifacts: () => artifacts.list().map((a) => share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes })),
+      artifactText: (id) => {
+        const text = artifacts.getText(id);
+        return text === null ? null : share(text);
+      },
+      share,
+      usage: () => usageOfEntries(sk.header, read(sk.nodes.map((n) => n.id)).values()),
+      imageLink,
+      close: async () => {},
+    };
+  }
+  const m: SessionManager = await store.open(info);
+  const all = m.getEntries();
+  const byId = new Map(all.map((e, i) => [e.id, i]));
+  return {
+    info,
+    header: share(m.header),
+    nodes: all,
+    byId,
+    leafId: m.getLeafId(),
+    entries: (ids) => {
+      const out = new Map<string, SessionEntry>();
+      for (const id of ids) {
+        const e = m.getEntry(id);
+        if (e !== undefined) out.set(id, share(e));
+      }
+      return out;
+    },
+    image: (entryId, index) => imagePart(m.getEntry(entryId), index, async () => null, (e) => m.rehydrate(e)),
+    artifacts: () =>
+      (m.artifacts?.list() ?? []).map((a) => share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes })),
+    artifactText: (id) => {
+      const text = m.artifacts?.getText(id) ?? null;
+      return text === null ? null : share(text);
+    },
+    share,
+    usage: () => usageOfEntries(m.header, all),
+    imageLink,
+    close: () => m.close(),
   };
-  return { info, manager, data, share };
 }
 
-/** The bytes and type of image `index` of an entry (read back from the blob store), or null. */
-export function imageOf(manager: SessionManager, entryId: string, index: number): { type: string; bytes: Buffer } | null {
-  const entry = manager.getEntry(entryId);
-  if (entry === undefined) return null;
-  const view = viewOf(manager.rehydrate(entry));
-  const part = view?.parts[index];
-  if (part === undefined || part.kind !== "image") return null;
-  if (!/^image\/[a-z0-9.+-]+$/i.test(part.mimeType)) return null;
-  const payload = part.data.replace(/[ \t\r\n]/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(payload)) return null;
-  return { type: part.mimeType.toLowerCase(), bytes: Buffer.from(payload, "base64") };
-}

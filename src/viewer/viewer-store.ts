@@ -11,6 +11,9 @@ import { SessionManager } from "../session/session-manager.ts";
 import type { SessionManagerOptions } from "../session/session-options.ts";
 import type { StoreWarning } from "../errors.ts";
 
+/** How long a refreshed index answers the search box without another catch-up. @default 2000 */
+export const REFRESH_EVERY_MS = 2000;
+
 /** A session as the viewer's list shows it: the listing's facts plus its models and cost from the usage ledger. */
 export interface ViewerSession extends SessionInfo {
   models: string[];
@@ -30,6 +33,8 @@ export interface ViewerStoreOptions extends SessionManagerOptions {
  */
 export class ViewerStore {
   private index: SessionIndex | null = null;
+  /** When the index last caught up with the store: a burst of keystrokes refreshes it once. */
+  private refreshedAt = 0;
   readonly warnings: StoreWarning[] = [];
 
   constructor(readonly options: ViewerStoreOptions) {}
@@ -67,6 +72,11 @@ export class ViewerStore {
       .sort((a, b) => b.modified.getTime() - a.modified.getTime());
   }
 
+  /** Every live session (archived ones too), as the listing has them. */
+  listing(): Promise<SessionInfo[]> {
+    return SessionManager.listAll({ ...this.quiet, includeArchived: true });
+  }
+
   /** The trash, newest first. */
   async trash(): Promise<TrashEntry[]> {
     const entries = await this.lifecycle().listTrash();
@@ -100,7 +110,11 @@ export class ViewerStore {
           : { ...(root !== undefined ? { root } : {}), ...(sessionsDir !== undefined ? { sessionsDir } : {}), onWarning: (w) => this.remember(w) },
       );
     }
-    return this.index.search(query, { limit });
+    // As-you-type: the first query of a burst brings the index up to date, the rest read it as it is.
+    const refresh = Date.now() - this.refreshedAt > REFRESH_EVERY_MS;
+    const hits = await this.index.search(query, { limit, refresh });
+    if (refresh) this.refreshedAt = Date.now();
+    return hits;
   }
 
   usage(by: UsageGrouping) {

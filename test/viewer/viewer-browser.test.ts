@@ -95,7 +95,7 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     await hit.click();
     await page.waitForURL(/\/s\//);
     const entry = decodeURIComponent(href!.split("#")[1]!);
-    await expect.poll(() => page.evaluate((id) => document.getElementById(`e-${id}`) !== null, entry)).toBe(true);
+    await expect.poll(() => page.evaluate(`document.getElementById(${JSON.stringify(`e-${entry}`)}) !== null`)).toBe(true);
   });
 
   it("renders a session readably: Markdown, tool calls by what they did, folded output, images from the blob store, branches", async () => {
@@ -106,7 +106,7 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     expect(await transcript.locator("details.thinking").count()).toBe(1);
     const img = transcript.locator("img").first();
     await img.scrollIntoViewIfNeeded();
-    await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(24);
+    await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(24);
     expect(await page.locator("article.role-compaction").count()).toBe(1);
     // the sidebar lists both branches, the shown one marked; the other branch is a link away
     const branches = page.locator("aside.tree li");
@@ -154,9 +154,9 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
 
   it("is usable from the keyboard: the skip link first, then the navigation, the search box reachable", async () => {
     await page.keyboard.press("Tab");
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
-    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.id)) !== "q"; i++) await page.keyboard.press("Tab");
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("q");
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
+    for (let i = 0; i < 10 && (await page.evaluate("document.activeElement?.id")) !== "q"; i++) await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("q");
   });
 
   it("updates a session on screen as a writer in another process appends to it", async () => {
