@@ -97,6 +97,20 @@ export const VIEWER_JS = `"use strict";
       .catch(function () {});
   }
   var transcript = document.getElementById("transcript");
+  // "show all" of a folded output: its whole text, fetched and set as text.
+  document.addEventListener("click", function (ev) {
+    var link = ev.target && ev.target.closest ? ev.target.closest("a.show-all") : null;
+    if (!link) return;
+    ev.preventDefault();
+    fetch(link.getAttribute("href"), { credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(function (text) {
+        var holder = link.parentNode;
+        var pre = holder.previousElementSibling;
+        if (pre && pre.tagName === "PRE") pre.textContent = text;
+        holder.remove();
+      });
+  });
   var more = document.getElementById("more");
   function loadMore(then) {
     if (!more || !transcript) return;

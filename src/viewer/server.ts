@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { TranscriptStoreError } from "../errors.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START } from "../index/snippet.ts";
 import { escapeHtml as e } from "../interchange/html-text.ts";
+import { viewOf } from "../interchange/message-parts.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
 import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
@@ -171,7 +172,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (path === "/trash") return trashPage(res);
     if (path === "/trash/confirm") return confirmTrash(res, url);
     if (path === "/compare") return comparePage(res, url);
-    const m = /^\/s\/([^/]+)(?:\/(entries|events|image|artifact|confirm|stats|export\.html)(?:\/(.*))?)?$/.exec(path);
+    const m = /^\/s\/([^/]+)(?:\/(entries|events|image|text|artifact|confirm|stats|export\.html)(?:\/(.*))?)?$/.exec(path);
     if (m !== null) {
       const id = decodeURIComponent(m[1]!);
       const info = await findSession(id);
@@ -184,6 +185,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (what === "confirm") return confirm(res, info, url);
       if (what === "export.html") return exportHtml(res, info);
       if (what === "stats") return stats(res, info);
+      if (what === "text") return partText(res, info, m[3] ?? "");
     }
     throw new HttpError(404, "not found");
   }
@@ -325,6 +327,20 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'");
     res.setHeader("Cache-Control", "private, max-age=3600");
     return send(res, 200, found.type, found.bytes);
+  }
+
+  /** The whole text of a folded output ("show all"), as plain text. */
+  async function partText(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
+    const [entryId, index] = rest.split("/");
+    const id = decodeURIComponent(entryId ?? "");
+    const text = await withView(info, (v) => {
+      const entry = v.entries([id]).get(id);
+      const part = entry === undefined ? undefined : viewOf(entry)?.parts[Number(index)];
+      return part?.kind === "text" ? part.text : null;
+    });
+    if (text === null) throw new HttpError(404, "no such text");
+    res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'");
+    return send(res, 200, "text/plain; charset=utf-8", text);
   }
 
   async function artifact(res: ServerResponse, info: SessionInfo, artifactId: string): Promise<void> {

@@ -51,6 +51,9 @@ export interface SessionView {
   close(): Promise<void>;
 }
 
+/** How many views were served each way (tests check which path a session took). */
+export const skeletonsServed = { skeleton: 0, whole: 0 };
+
 /** Skeletons kept between requests, by path (a grown file is scanned from where its skeleton ends). @default 4 */
 const KEPT_SKELETONS = 4;
 const skeletons = new Map<string, Skeleton>();
@@ -112,14 +115,19 @@ async function imagePart(
 }
 
 /** Opens the view of a session for one request (or an event stream's change); close it after. */
-export async function openSessionView(store: ViewerStore, info: SessionInfo, options: { redact: boolean }): Promise<SessionView> {
+export async function openSessionView(
+  store: ViewerStore,
+  info: SessionInfo,
+  options: { redact: boolean; /** Open the session whole even where a skeleton would do (tests compare the two). */ whole?: boolean },
+): Promise<SessionView> {
   const resolved = resolveSessionManagerOptions(store.options);
   const redactor = options.redact ? await sharingRedactorOf(resolved.store, store.options.root, true) : null;
   const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, new Map()));
   const imageLink = (entryId: string, index: number) => `${sessionHref(info.id)}/image/${encodeURIComponent(entryId)}/${index}`;
   const isFile = resolved.store === null || resolved.store === undefined;
-  const sk = isFile && statSync(info.path, { throwIfNoEntry: false })?.isFile() ? skeletonOf(info.path) : null;
+  const sk = isFile && options.whole !== true && statSync(info.path, { throwIfNoEntry: false })?.isFile() ? skeletonOf(info.path) : null;
   if (sk !== null) {
+    skeletonsServed.skeleton++;
     const blobs = new BlobStore(resolved.blobsDir, { readOnly: true });
     const artifacts = new ArtifactStore(artifactsDirOf(info.path));
     const read = (ids: readonly string[]) => readSkeletonEntries(sk, ids);
@@ -144,6 +152,7 @@ export async function openSessionView(store: ViewerStore, info: SessionInfo, opt
     };
   }
   const m: SessionManager = await store.open(info);
+  skeletonsServed.whole++;
   const all = m.getEntries();
   const byId = new Map(all.map((e, i) => [e.id, i]));
   return {

@@ -20,20 +20,42 @@ export interface EntryContext {
   imageLink: ImageLink;
   /** The `fork --at` line under each entry (off in a frozen export, which may be read elsewhere). @default true */
   continueCommand?: boolean;
+  /**
+   * Where the whole text of a folded output is served (the page then holds only its first lines);
+   * absent (a frozen export), the rest is in the page behind a `<details>`.
+   */
+  fullLink?: (entryId: string, index: number) => string;
 }
 
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
-/** Long text folded: the first lines, then the rest behind "show all". */
-export function foldedPre(text: string, cls: string): string {
-  const lines = text.split("\n");
-  let head = lines.slice(0, OUTPUT_PREVIEW_LINES).join("\n");
-  if (head.length > OUTPUT_PREVIEW_CHARS) head = head.slice(0, OUTPUT_PREVIEW_CHARS);
+/** The first lines of a long text (at most `OUTPUT_PREVIEW_LINES` lines and `OUTPUT_PREVIEW_CHARS` characters). */
+export function previewOf(text: string): string {
+  // end: where the OUTPUT_PREVIEW_LINES-th line break is (the text's end when it has fewer lines)
+  let end = -1;
+  for (let line = 0; line < OUTPUT_PREVIEW_LINES; line++) {
+    const next = text.indexOf("\n", end + 1);
+    if (next === -1) {
+      end = text.length;
+      break;
+    }
+    end = next;
+  }
+  const head = text.slice(0, end);
+  return head.length > OUTPUT_PREVIEW_CHARS ? head.slice(0, OUTPUT_PREVIEW_CHARS) : head;
+}
+
+/** Long text folded: the first lines, then "show all" (a link to the whole text, or the rest behind a `<details>`). */
+export function foldedPre(text: string, cls: string, full?: string): string {
+  const head = previewOf(text);
   if (head.length === text.length) return `<pre class="${cls}">${e(text)}</pre>`;
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  const more = `show all (${lines} lines, ${text.length} characters)`;
+  if (full !== undefined) return `<pre class="${cls}">${e(head)}</pre><p class="more"><a class="show-all" href="${e(full)}">${e(more)}</a></p>`;
   const rest = text.slice(head.length);
-  const more = `show all (${lines.length} lines, ${text.length} characters)`;
   return `<pre class="${cls}">${e(head)}</pre><details class="more"><summary>${e(more)}</summary><pre class="${cls}">${e(rest)}</pre></details>`;
 }
 
@@ -41,7 +63,7 @@ function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryC
   switch (part.kind) {
     case "text":
       return view.role === "toolResult" || view.role === "bashExecution"
-        ? foldedPre(part.text, "output")
+        ? foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index))
         : `<div class="md">${markdownToHtml(part.text)}</div>`;
     case "thinking":
       return `<details class="thinking"><summary>Thinking</summary>${

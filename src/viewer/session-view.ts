@@ -66,7 +66,13 @@ function treeHtml(v: SessionView, shownLeaf: string | null, branchLength: number
 
 /** Entries `from`..`from+ENTRY_PAGE` of a branch as HTML (the first page, "more", and live updates). */
 export function branchPageHtml(v: SessionView, branch: readonly TreeNode[], from: number, continueCommand = true): { html: string; next: number | null } {
-  const ctx: EntryContext = { sessionId: v.info.id, calls: new Map(), imageLink: v.imageLink, continueCommand };
+  const ctx: EntryContext = {
+    sessionId: v.info.id,
+    calls: new Map(),
+    imageLink: v.imageLink,
+    continueCommand,
+    fullLink: (entryId, index) => `${sessionHref(v.info.id)}/text/${encodeURIComponent(entryId)}/${index}`,
+  };
   const start = Math.max(0, Math.min(from, branch.length));
   const before = branch.slice(Math.max(0, start - 50), start);
   const slice = branch.slice(start, start + ENTRY_PAGE);

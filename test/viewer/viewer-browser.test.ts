@@ -139,6 +139,18 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     expect(errors).toEqual([]);
   });
 
+  it("folds a long output to its first lines; show all fetches the whole text", async () => {
+    await page.goto(`http://127.0.0.1:${viewer.port}/s/${s.hostile.id}`);
+    const output = page.locator("article.role-toolResult pre.output").first();
+    expect(await output.innerText()).toContain("output line 28");
+    expect(await output.innerText()).not.toContain("output line 29");
+    const showAll = page.locator("a.show-all");
+    expect(await showAll.innerText()).toMatch(/^show all \(101 lines, \d+ characters\)$/);
+    await showAll.click();
+    await expect.poll(() => output.innerText()).toContain("output line 99");
+    expect(await pwned()).toBeUndefined();
+  });
+
   it("shows usage and space from the same numbers as the CLI, and compares two branches side by side", async () => {
     await page.goto(`http://127.0.0.1:${viewer.port}/usage`);
     expect(await page.locator("p.totals").innerText()).toContain("$0.7500");

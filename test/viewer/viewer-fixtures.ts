@@ -55,7 +55,7 @@ export async function viewerStore() {
         toolCallId: "__proto__",
         toolName: HOSTILE_VIEW.toolName,
         content: [
-          { type: "text", text: HOSTILE_VIEW.img },
+          { type: "text", text: `${HOSTILE_VIEW.img}\n${Array.from({ length: 100 }, (_, i) => `output line ${i}`).join("\n")}` },
           { type: "image", data: svg, mimeType: "image/svg+xml" },
           { type: "image", data: makePng(2, 2, 1).toString("base64"), mimeType: 'text/html"><script>window.__pwned=9</script>' },
         ],
