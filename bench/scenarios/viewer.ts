@@ -81,12 +81,12 @@ export async function benchViewer(ctx: BenchContext): Promise<BenchRow[]> {
     }
 
     // Search as you type: one request per keystroke of three words.
-    const typed = ["p", "pa", "par", "pars", "parse", "parser", "e", "er", "err", "erro", "error", "t", "te", "tes", "test"];
+    const typed = ["p", "pa", "par", "pars", "parse", "parser", "parser e", "parser er", "parser err", "parser erro", "parser error", "t", "te", "tes", "test"];
     const searchMs: number[] = [];
     for (let i = 0; i < Math.max(2, Math.ceil(ctx.repeats / 2)); i++)
       for (const q of typed) {
         const t = performance.now();
-        const r = await page.request.get(`${origin}/api/search?q=${encodeURIComponent(`${q}*`)}`);
+        const r = await page.request.get(`${origin}/api/search?prefix=1&q=${encodeURIComponent(q)}`);
         await r.body();
         searchMs.push(performance.now() - t);
       }

@@ -58,7 +58,7 @@ export const VIEWER_JS = `"use strict";
     function run() {
       var mine = ++seq, text = q.value.trim();
       if (text === "") { hits.replaceChildren(); return; }
-      fetch("/api/search?q=" + encodeURIComponent(text), { credentials: "same-origin" })
+      fetch("/api/search?prefix=1&q=" + encodeURIComponent(text), { credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (data) { if (mine === seq) show(data); })
         .catch(function () {});
@@ -84,6 +84,21 @@ export const VIEWER_JS = `"use strict";
       });
       hits.replaceChildren.apply(hits, items);
     }
+  }
+  if (document.querySelector("[data-cost-of]")) {
+    fetch("/api/costs", { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (all) {
+        document.querySelectorAll("[data-cost-of]").forEach(function (el) {
+          var c = all[el.getAttribute("data-cost-of")];
+          el.textContent = c ? c.cost : "";
+        });
+        document.querySelectorAll("[data-models-of]").forEach(function (el) {
+          var c = all[el.getAttribute("data-models-of")];
+          el.textContent = c ? c.models : "";
+        });
+      })
+      .catch(function () {});
   }
   var statsEl = document.querySelector("[data-stat=models][data-src]");
   if (statsEl) {

@@ -29,7 +29,7 @@ export function applyFilters(sessions: readonly ViewerSession[], f: ListFilters)
   const until = f.until === "" ? null : Date.parse(f.until);
   return sessions.filter((s) => {
     if (f.cwd !== "" && !s.cwd.includes(f.cwd)) return false;
-    if (f.model !== "" && !s.models.some((m) => m.includes(f.model))) return false;
+    if (f.model !== "" && !(s.usage?.models ?? []).some((m) => m.includes(f.model))) return false;
     if (since !== null && !Number.isNaN(since) && s.modified.getTime() < since) return false;
     if (until !== null && !Number.isNaN(until) && s.modified.getTime() >= until) return false;
     if (f.archived === "hide" && s.archived === true) return false;
@@ -49,7 +49,7 @@ export const LIST_PAGE = 500;
 export function listHtml(all: readonly ViewerSession[], f: ListFilters, offset: number): string {
   const shown = applyFilters(all, f);
   const page = shown.slice(offset, offset + LIST_PAGE);
-  const models = [...new Set(all.flatMap((s) => s.models))].sort();
+  const models = [...new Set(all.flatMap((s) => s.usage?.models ?? []))].sort();
   const option = (value: string, label: string, selected: boolean) =>
     `<option value="${e(value)}"${selected ? " selected" : ""}>${e(label)}</option>`;
   const form =
@@ -70,8 +70,10 @@ export function listHtml(all: readonly ViewerSession[], f: ListFilters, offset: 
       return (
         `<tr><td>${flags}<a href="${e(sessionHref(s.id))}">${e(titleOf(s))}</a><div class="id"><code>${e(s.id)}</code></div></td>` +
         `<td><code>${e(s.cwd)}</code></td><td><time datetime="${e(s.modified.toISOString())}">${e(s.modified.toISOString().slice(0, 16).replace("T", " "))}</time></td>` +
-        `<td class="num">${s.messageCount}</td><td class="num">${e(bytes(s.size))}</td><td>${e(s.models.join(", "))}</td>` +
-        `<td class="num">${e(s.calls === 0 ? "" : money(s.cost))}</td></tr>`
+        `<td class="num">${s.messageCount}</td><td class="num">${e(bytes(s.size))}</td>` +
+        (s.usage === null
+          ? `<td data-models-of="${e(s.id)}">…</td><td class="num" data-cost-of="${e(s.id)}">…</td></tr>`
+          : `<td>${e(s.usage.models.join(", "))}</td><td class="num">${e(s.usage.calls === 0 ? "" : money(s.usage.cost))}</td></tr>`)
       );
     })
     .join("\n");

@@ -10,11 +10,11 @@ import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
 import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
 import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders } from "./guard.ts";
 import { filtersOf, listHtml, trashHtml } from "./list-view.ts";
-import { pageHtml, sessionHref } from "./page.ts";
+import { money, pageHtml, sessionHref } from "./page.ts";
 import { openSessionView, type SessionView } from "./session-data.ts";
 import { branchPageHtml, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
 import { usageHtml } from "./usage-view.ts";
-import { type ViewerSession, ViewerStore, type ViewerStoreOptions } from "./viewer-store.ts";
+import { type SessionCost, ViewerStore, type ViewerStoreOptions, withCosts } from "./viewer-store.ts";
 import {
   actionFormHtml,
   runAction,
@@ -91,17 +91,31 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   const redact = options.sharingView === true;
   const write = options.write === true;
   const watchers = new Set<() => void>();
-  let listed: { at: number; sessions: Promise<ViewerSession[]> } | null = null;
-  const sessions = (): Promise<ViewerSession[]> => {
-    // One listing serves the requests of a short moment (a page and its images, a search burst).
-    if (listed === null || Date.now() - listed.at > 1500) {
-      const current = { at: Date.now(), sessions: store.sessions() };
-      current.sessions.catch(() => {
-        if (listed === current) listed = null;
-      });
-      listed = current;
+  // The ledger's costs: read once in the background, then again at most every 30 s (the old ones are
+  // shown meanwhile); a list page never waits for them unless it filters by model.
+  let costs: { at: number; value: Map<string, SessionCost> | null; pending: Promise<Map<string, SessionCost>> | null } = {
+    at: 0,
+    value: null,
+    pending: null,
+  };
+  const loadCosts = (): Promise<Map<string, SessionCost>> => {
+    if (costs.pending === null && (costs.value === null || Date.now() - costs.at > 30_000)) {
+      const pending = store.costs();
+      costs.pending = pending;
+      pending.then(
+        (value) => {
+          costs = { at: Date.now(), value, pending: null };
+        },
+        () => {
+          costs.pending = null;
+        },
+      );
     }
-    return listed.sessions;
+    return costs.value !== null ? Promise.resolve(costs.value) : costs.pending!;
+  };
+  const costsIfReady = (): Map<string, SessionCost> | null => {
+    void loadCosts().catch(() => {});
+    return costs.value;
   };
   let plain: { at: number; list: Promise<SessionInfo[]> } | null = null;
   // The listing alone (no usage ledger): what a session page needs of the others (its forks).
@@ -164,9 +178,18 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (path === "/static/viewer.js") return send(res, 200, "text/javascript; charset=utf-8", VIEWER_JS);
     if (path === "/") {
       const offset = Math.max(0, Number(url.searchParams.get("offset")) || 0);
-      return html(res, page("Sessions", listHtml(await sessions(), filtersOf(url.searchParams), offset)));
+      const filters = filtersOf(url.searchParams);
+      const known = filters.model === "" ? costsIfReady() : await loadCosts();
+      return html(res, page("Sessions", listHtml(withCosts(await listing(), known), filters, offset)));
     }
-    if (path === "/api/sessions") return json(res, (await sessions()).map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })));
+    if (path === "/api/sessions") {
+      const all = withCosts(await listing(), await loadCosts());
+      return json(res, all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })));
+    }
+    if (path === "/api/costs") {
+      const all = await loadCosts();
+      return json(res, Object.fromEntries([...all].map(([id, c]) => [id, { models: c.models.join(", "), cost: c.calls === 0 ? "" : money(c.cost) }])));
+    }
     if (path === "/api/search") return searchApi(res, url);
     if (path === "/usage") return usagePage(res);
     if (path === "/trash") return trashPage(res);
@@ -202,12 +225,14 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   }
 
   async function searchApi(res: ServerResponse, url: URL): Promise<void> {
-    const q = (url.searchParams.get("q") ?? "").trim();
+    let q = (url.searchParams.get("q") ?? "").trim();
     if (q === "") return json(res, { hits: [] });
     // One character matches nearly everything: the box waits for a second.
     if ([...q.replace(/[*"]/g, "")].length < 2) return json(res, { hits: [], hint: "type at least two characters" });
+    // As you type, the last word is a prefix once it has three letters ("pars" finds "parser").
+    if (url.searchParams.get("prefix") === "1" && /(^|\s)[\p{L}\p{N}_]{3,}$/u.test(q)) q = `${q}*`;
     try {
-      const [hits, all] = await Promise.all([store.search(q, 30), sessions()]);
+      const [hits, all] = await Promise.all([store.search(q, 30), listing()]);
       const titles = new Map(all.map((s) => [s.id, s.title ?? s.firstMessage ?? ""]));
       return json(res, {
         hits: hits.map((h) => ({
@@ -284,8 +309,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       try {
         do {
           again = false;
-          const fresh = (await store.listing().catch(() => [])).find((s) => s.id === info.id) ?? info;
-          await withView(fresh, (v) => {
+          await withView(info, (v) => {
             const { branch } = shownBranch(v, null);
             if (branch.length <= sent) return;
             const { html: body } = branchPageHtml(v, branch, sent);
@@ -465,8 +489,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (action === null || !VIEWER_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
       target = await runAction(store, action, await findSession(id), form.get("at"), options.hooks ?? {});
     }
-    listed = null;
     plain = null;
+    costs.at = 0;
     res.writeHead(303, { Location: target });
     res.end();
   }

@@ -11,15 +11,28 @@ import { SessionManager } from "../session/session-manager.ts";
 import type { SessionManagerOptions } from "../session/session-options.ts";
 import type { StoreWarning } from "../errors.ts";
 
-/** How long a refreshed index answers the search box without another catch-up. @default 2000 */
-export const REFRESH_EVERY_MS = 2000;
+/** How long a refreshed index answers the search box without another catch-up (typing reads it as it is). @default 10000 */
+export const REFRESH_EVERY_MS = 10_000;
 
-/** A session as the viewer's list shows it: the listing's facts plus its models and cost from the usage ledger. */
-export interface ViewerSession extends SessionInfo {
+/** A session's models, cost and calls, from the usage ledger `usage` reads. */
+export interface SessionCost {
   models: string[];
-  /** Total cost in USD from the usage rows; null when none of its calls is priced. */
+  /** Total cost in USD; null when none of its calls is priced. */
   cost: number | null;
   calls: number;
+}
+
+/** A session as the viewer's list shows it: the listing's facts, and its cost once the ledger is read (null before). */
+export interface ViewerSession extends SessionInfo {
+  usage: SessionCost | null;
+}
+
+/** The listing joined with the ledger's costs (`null`: not read yet). */
+export function withCosts(list: readonly SessionInfo[], costs: ReadonlyMap<string, SessionCost> | null): ViewerSession[] {
+  const none: SessionCost = { models: [], cost: null, calls: 0 };
+  return list
+    .map((info) => ({ ...info, usage: costs === null ? null : (costs.get(info.id) ?? none) }))
+    .sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
 /** The store the viewer reads: the same options the CLI builds (`storeOptions`), plus the root for the index. */
@@ -48,28 +61,20 @@ export class ViewerStore {
     if (this.warnings.length > 50) this.warnings.shift();
   }
 
-  /** Every live session (archived ones too, flagged), newest first, each with its models and cost. */
-  async sessions(): Promise<ViewerSession[]> {
-    const [list, ledger] = await Promise.all([
-      SessionManager.listAll({ ...this.quiet, includeArchived: true }),
-      storeLedger(this.quiet).catch(() => ({ rows: [] })),
-    ]);
-    const bySession = new Map<string, { models: Set<string>; cost: number; priced: boolean; calls: number }>();
+  /** Each live session's models, cost and calls, from the usage ledger (the numbers `usage --by session` prints). */
+  async costs(): Promise<Map<string, SessionCost>> {
+    const ledger = await storeLedger(this.quiet);
+    const bySession = new Map<string, SessionCost & { priced: boolean; sum: number; set: Set<string> }>();
     for (const row of ledger.rows) {
       if (row.deleted) continue;
       let s = bySession.get(row.sessionId);
-      if (s === undefined) bySession.set(row.sessionId, (s = { models: new Set(), cost: 0, priced: false, calls: 0 }));
-      if (row.model !== null) s.models.add(row.model);
+      if (s === undefined) bySession.set(row.sessionId, (s = { models: [], cost: null, calls: 0, priced: false, sum: 0, set: new Set() }));
+      if (row.model !== null) s.set.add(row.model);
       s.calls++;
       if (row.cost.total > 0) s.priced = true;
-      s.cost += row.cost.total;
+      s.sum += row.cost.total;
     }
-    return list
-      .map((info): ViewerSession => {
-        const u = bySession.get(info.id);
-        return { ...info, models: u === undefined ? [] : [...u.models].sort(), cost: u?.priced ? u.cost : null, calls: u?.calls ?? 0 };
-      })
-      .sort((a, b) => b.modified.getTime() - a.modified.getTime());
+    return new Map([...bySession].map(([id, s]) => [id, { models: [...s.set].sort(), cost: s.priced ? s.sum : null, calls: s.calls }]));
   }
 
   /** Every live session (archived ones too), as the listing has them. */
