@@ -91,6 +91,11 @@ export function usageOfEntries(header: SessionHeader, entries: Iterable<SessionE
   return { models: [...models].sort(), cost: priced ? cost : null };
 }
 
+/** The entries of `nodes`, read `size` at a time (each batch dropped once walked). */
+function* batches(nodes: readonly TreeNode[], size: number, read: (ids: string[]) => Iterable<SessionEntry>): Generator<SessionEntry> {
+  for (let i = 0; i < nodes.length; i += size) yield* read(nodes.slice(i, i + size).map((n) => n.id));
+}
+
 /** The image part of an entry as bytes, given how to turn a blob ref into bytes. */
 async function imagePart(
   entry: SessionEntry | undefined,
@@ -146,7 +151,8 @@ export async function openSessionView(
         return text === null ? null : share(text);
       },
       share,
-      usage: () => usageOfEntries(sk.header, read(sk.nodes.map((n) => n.id)).values()),
+      // Every entry, a batch at a time: a 100 MB session is never held parsed whole.
+      usage: () => usageOfEntries(sk.header, batches(sk.nodes, 256, (ids) => read(ids).values())),
       imageLink,
       close: async () => {},
     };
