@@ -5,6 +5,9 @@ import { TranscriptStoreError } from "../errors.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START } from "../index/snippet.ts";
 import { escapeHtml as e } from "../interchange/html-text.ts";
 import { viewOf } from "../interchange/message-parts.ts";
+import { redactForSharing } from "../session/redact-for-sharing.ts";
+import { resolveSessionManagerOptions } from "../session/session-options.ts";
+import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
 import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
@@ -140,6 +143,13 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       throw err;
     }
   };
+  // The sharing view's redactor for text the pages take from the listing (titles, first messages).
+  const sharing = redact ? await sharingRedactorOf(resolveSessionManagerOptions(storeOptions).store, storeOptions.root, true) : null;
+  const shareText = (text: string): string => (sharing === null ? text : redactForSharing(text, sharing, new Map()));
+  const shareInfo = <T extends SessionInfo>(x: T): T =>
+    sharing === null
+      ? x
+      : { ...x, title: x.title === null ? null : shareText(x.title), firstMessage: x.firstMessage === null ? null : shareText(x.firstMessage) };
   const page = (title: string, body: string, live?: string) => pageHtml(title, body, { redacted: redact, write, live });
 
   const server = createServer((req, res) => {
@@ -180,10 +190,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       const offset = Math.max(0, Number(url.searchParams.get("offset")) || 0);
       const filters = filtersOf(url.searchParams);
       const known = filters.model === "" ? costsIfReady() : await loadCosts();
-      return html(res, page("Sessions", listHtml(withCosts(await listing(), known), filters, offset)));
+      return html(res, page("Sessions", listHtml(withCosts(await listing(), known).map(shareInfo), filters, offset)));
     }
     if (path === "/api/sessions") {
-      const all = withCosts(await listing(), await loadCosts());
+      const all = withCosts(await listing(), await loadCosts()).map(shareInfo);
       return json(res, all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })));
     }
     if (path === "/api/costs") {
@@ -241,8 +251,9 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           role: h.role,
           timestamp: h.timestamp,
           cwd: h.cwd,
-          title: titles.get(h.sessionId) ?? "",
-          snippet: snippetParts(h.snippet),
+          title: shareText(titles.get(h.sessionId) ?? ""),
+          // The sharing view shows no snippet: a snippet's edge can cut a secret the redactor would no longer see whole.
+          snippet: redact ? [] : snippetParts(h.snippet),
         })),
       });
     } catch (err) {
