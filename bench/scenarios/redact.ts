@@ -95,15 +95,15 @@ export async function benchRedact(ctx: BenchContext): Promise<BenchRow[]> {
       extra: { positives },
     },
     {
-      scenario: "secret detection: false positives (code + real transcripts)",
+      scenario: "secret detection: false positives (code, this repository's src/, real transcripts)",
       unit: "hits",
-      ours: report.codeHits.length + report.realHits.length,
+      ours: report.codeHits.length + report.repoHits.length + report.realHits.length,
       baseline: null,
       baselineName: "",
       ratio: null,
       target: "0",
-      met: report.codeHits.length + report.realHits.length === 0 && report.realEntries > 0,
-      extra: { codeNegatives: report.codeNegatives, realEntries: report.realEntries },
+      met: report.codeHits.length + report.repoHits.length + report.realHits.length === 0 && report.realEntries > 0,
+      extra: { codeNegatives: report.codeNegatives, repoLines: report.repoLines, realEntries: report.realEntries },
     },
   ];
 }

@@ -170,10 +170,18 @@ export class SecretRedactor {
   private applyRule(rule: SecretRule, text: string, counts: RedactionCounts): string {
     rule.pattern.lastIndex = 0;
     return text.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
-      const group = typeof rest[0] === "string" ? rest[0] : undefined;
+      // The first capture group that took part (alternatives may each have one); the groups end at the offset.
+      let group: string | undefined;
+      for (const g of rest) {
+        if (typeof g === "number") break;
+        if (typeof g === "string") {
+          group = g;
+          break;
+        }
+      }
       const secret = group ?? match;
       if (secret.length === 0 || secret.startsWith(REDACTION_MARKER_PREFIX)) return match;
-      if (rule.check !== undefined && !rule.check(secret)) return match;
+      if (rule.check !== undefined && !rule.check(secret, match)) return match;
       counts.set(rule.id, (counts.get(rule.id) ?? 0) + 1);
       const marker = this.marker(rule.id, secret);
       if (group === undefined) return marker;

@@ -7,6 +7,8 @@
  * `check`, when present, vets a candidate secret (entropy, placeholders) before it is redacted.
  * Patterns follow the public formats of each provider and the rules of gitleaks and detect-secrets.
  */
+import { isName, literalPassword, randomLooking, shannonEntropy, wordy } from "./secret-shape.ts";
+
 export interface SecretRule {
   /** Named in the marker: `[REDACTED:<id>:<hash>]`. Lowercase letters, digits and `-`. */
   id: string;
@@ -14,38 +16,13 @@ export interface SecretRule {
   pattern: RegExp;
   /** Substrings (found in any letter case), one of which is in every match; none: the regex always runs. */
   keywords?: readonly string[];
-  /** Extra vetting of a candidate secret; false keeps it. */
-  check?: (secret: string) => boolean;
+  /** Extra vetting of a candidate secret (`match`: the whole match, its context); false keeps it. */
+  check?: (secret: string, match: string) => boolean;
 }
 
-/** Shannon entropy of `text` in bits per character. */
-export function shannonEntropy(text: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  let bits = 0;
-  for (const n of counts.values()) {
-    const p = n / text.length;
-    bits -= p * Math.log2(p);
-  }
-  return bits;
-}
-
-/** Values that look assigned but are names, references or placeholders, not secrets. */
-const PLACEHOLDER = /^(?:\$|%|<|\{|\[|\*|x{3,}|\.{3})|(?:example|placeholder|changeme|your[_-]|dummy|redacted|xxxx|\.\.\.)/i;
-
-/** A plausible random secret: long, mixed letters and digits, high entropy, not a placeholder. */
-function randomLooking(secret: string, minEntropy: number): boolean {
-  if (PLACEHOLDER.test(secret)) return false;
-  if (!/[0-9]/.test(secret) || !/[A-Za-z]/.test(secret)) return false;
-  return shannonEntropy(secret) >= minEntropy;
-}
-
-/** Passwords in URLs and connection strings that are literal placeholders or local defaults. */
-const WEAK_PASSWORD = /^(?:pass(?:word)?|passwd|pwd|secret|postgres|root|admin|user|test|guest|changeme|mysecretpassword|example|x+|\*+)$/i;
-
+/** A password rule's check: a literal password (`secret-shape.ts`) of at least 6 characters. */
 function realPassword(secret: string): boolean {
-  if (WEAK_PASSWORD.test(secret) || PLACEHOLDER.test(secret)) return false;
-  return secret.length >= 6;
+  return literalPassword(secret, 6);
 }
 
 const PEM_BODY = /[A-Za-z0-9+/=]{40,}/;
@@ -64,7 +41,9 @@ function jwtHeader(token: string): boolean {
 export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "pem-private-key",
-    pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/g,
+    // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that follow.
+    pattern:
+      /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)/g,
     keywords: ["PRIVATE KEY-----"],
     check: (secret) => PEM_BODY.test(secret),
   },
@@ -141,22 +120,80 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   },
   {
     id: "url-password",
-    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{1,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
+    // The user may be empty (`redis://:pw@host`).
+    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{0,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
     keywords: ["://"],
     check: realPassword,
   },
   {
+    id: "url-query-password",
+    pattern: /[?&](?:password|passwd|pwd)=([^&\s"'#<>`;]{1,200})/gi,
+    keywords: ["password=", "passwd=", "pwd="],
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
     id: "connection-string-password",
+    // ADO.NET / ODBC (`…;Password=…;`) and `password=` in text. After a `;` the string is a
+    // connection string, so any literal counts; elsewhere a wordy identifier is code (`password=userPassword;`).
     pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
     keywords: ["password=", "pwd=", "password =", "pwd ="],
-    check: (secret) => realPassword(secret) && !/^[A-Za-z_][A-Za-z0-9_.]*(?:\(|$)/.test(secret),
+    check: (secret, match) => {
+      if (/[()]/.test(secret)) return false;
+      if (match.startsWith(";")) return literalPassword(secret, 4);
+      return realPassword(secret) && !isName(secret.replace(/,$/, ""));
+    },
+  },
+  {
+    id: "libpq-password",
+    // A libpq conninfo: `password=` among its other `key=value` words (host, port, dbname, user…).
+    pattern:
+      /(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)password=([^\s"',()]{1,200})(?![,(])|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)/g,
+    keywords: ["password="],
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
+    id: "env-password",
+    // The password variables of database clients: even a short value is the password.
+    pattern: /\b(?:PGPASSWORD|MYSQL_PWD|MYSQL_PASSWORD|MYSQL_ROOT_PASSWORD|POSTGRES_PASSWORD|REDISCLI_AUTH)=["']?([^\s"';&|]{1,200})/g,
+    keywords: ["PGPASSWORD=", "MYSQL_PWD=", "MYSQL_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "POSTGRES_PASSWORD=", "REDISCLI_AUTH="],
+    check: (secret) => literalPassword(secret, 3),
+  },
+  {
+    id: "curl-user-password",
+    pattern: /\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"']{1,200})/g,
+    keywords: ["curl"],
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
+    id: "basic-auth-header",
+    pattern: /authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/gi,
+    keywords: ["basic "],
+    // The credential decodes to `user:password`.
+    check: (secret) => /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(Buffer.from(secret, "base64").toString("latin1")),
+  },
+  {
+    id: "npm-token",
+    pattern: /\b(npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])/g,
+    keywords: ["npm_"],
+    check: (secret) => !wordy(secret.slice(4)) && shannonEntropy(secret) >= 3.5,
+  },
+  {
+    id: "huggingface-token",
+    pattern: /\b(hf_[A-Za-z0-9]{34})(?![A-Za-z0-9_])/g,
+    keywords: ["hf_"],
+    check: (secret) => !wordy(secret.slice(3)) && shannonEntropy(secret) >= 3.5,
+  },
+  {
+    id: "slack-app-token",
+    pattern: /\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)(?![A-Za-z0-9-])/gi,
+    keywords: ["xapp-"],
   },
   {
     id: "secret-assignment",
     pattern: new RegExp(
       // Starts at the keyword (not at the name's start): the regex engine then skips ahead to a keyword.
       String.raw`(?:secret|token|passw(?:or)?d|api_?key|access_?key|private_?key|auth_?key|credentials?)[\w-]*` +
-        String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~-])`,
+        String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~([\`-])`,
       "gi",
     ),
     keywords: ["secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey", "private_key", "auth_key", "credential"],
