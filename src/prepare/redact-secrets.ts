@@ -24,12 +24,6 @@ export type RedactionCounts = Map<string, number>;
 
 const NO_RULES: readonly SecretRule[] = [];
 
-/**
- * The keys whose values are the format's ids (entries, tool calls): never redacted. Only these: a
- * tool's own `accessKeyId` or `clientId` argument is content like any other.
- */
-const ID_KEYS: ReadonlySet<string> = new Set(["id", "parentId", "firstKeptEntryId", "fromId", "targetId", "toolCallId"]);
-
 /** Every marker starts with this; a marker is never matched again. */
 export const REDACTION_MARKER_PREFIX = "[REDACTED:";
 
@@ -122,9 +116,10 @@ export class SecretRedactor {
   }
 
   /**
-   * `mayMatch` for a serialized entry: keywords that only occur in object keys (`"totalTokens":`) are
-   * no reason to look, as keys are never redacted. A keyword is in a key when the next quote after it
-   * (not escaped) is followed by `:`; in doubt (an escaped quote) it counts.
+   * `mayMatch` for a serialized entry: keywords that only occur in the keys of numbers, objects and
+   * the like (`"totalTokens":12`) are no reason to look; a key holding a string is (its name may say
+   * the string is a secret). A keyword is in a key when the next quote after it (not escaped) is
+   * followed by `:`; in doubt (an escaped quote) it counts.
    */
   mayMatchJson(line: string): boolean {
     const search = this.keywordSearch;
@@ -133,6 +128,8 @@ export class SecretRedactor {
     for (let hit = search.exec(line); hit !== null; hit = search.exec(line)) {
       const quote = line.indexOf('"', search.lastIndex);
       if (quote === -1 || line.charCodeAt(quote + 1) !== 0x3a || line.charCodeAt(quote - 1) === 0x5c) return true;
+      // A key that names a secret (`"AWS_SECRET_ACCESS_KEY":"…"`) is a reason to look at its string value.
+      if (line.charCodeAt(quote + 2) === 0x22) return true;
     }
     return false;
   }
@@ -191,10 +188,14 @@ export class SecretRedactor {
   }
 
   /**
-   * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
-   * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
-   * nothing was found; the input is never mutated. `own` (a format's own ids and payloads, e.g. an
-   * agent's transcript records) is asked first about each string: what it returns is used, `undefined` goes on.
+   * `value` (any JSON value) with the secrets in its strings replaced: never an object key, a blob
+   * ref, an image payload or a provider signature. Ids (`id`, `toolCallId`, …) are strings like
+   * any other: a structural id never looks like a secret, and one that holds a secret gets the
+   * secret's marker wherever it is, so links between entries hold. A string under a key that names
+   * a secret (`AWS_SECRET_ACCESS_KEY: "…"`) is read with its key, as `"<key>": <value>` in JSON
+   * text would be. The same object when nothing was found; the input is never mutated. `own` (a
+   * format's own payloads, e.g. an agent's transcript records) is asked first about each string:
+   * what it returns is used, `undefined` goes on.
    */
   redactValue<T>(value: T, counts: RedactionCounts, own?: OwnStrings): T {
     return mapTree(value, {
@@ -202,14 +203,33 @@ export class SecretRedactor {
         if (typeof child !== "string") return DESCEND;
         const mine = own?.(child, key, parent);
         if (mine !== undefined) return mine;
-        if (key !== null && ID_KEYS.has(key)) return child;
         // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
         if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
         if (isBlobRef(child)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
+        if (key !== null && this.mayMatch(key)) {
+          const named = this.redactNamed(key, child, counts);
+          if (named !== undefined) return named;
+        }
         return this.redactString(child, counts, own);
       },
     });
+  }
+
+  /**
+   * A string under a key that may name a secret, read as `"<key>": <value>`: the value redacted
+   * when a rule fires on it in that context; `undefined` when none did (or a JSON value, which
+   * `redactString` walks).
+   */
+  private redactNamed(key: string, text: string, counts: RedactionCounts): string | undefined {
+    const first = text.trimStart()[0];
+    if (first === "{" || first === "[") return undefined;
+    const prefix = `"${key}": `;
+    const found: RedactionCounts = new Map();
+    const out = this.redactText(prefix + text, found);
+    if (found.size === 0 || !out.startsWith(prefix)) return undefined;
+    for (const [rule, n] of found) counts.set(rule, (counts.get(rule) ?? 0) + n);
+    return out.slice(prefix.length);
   }
 
   /**

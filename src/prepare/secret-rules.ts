@@ -167,7 +167,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "basic-auth-header",
     pattern: /authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/gi,
-    keywords: ["basic "],
+    keywords: ["authorization"],
     // The credential decodes to `user:password`.
     check: (secret) => /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(Buffer.from(secret, "base64").toString("latin1")),
   },
