@@ -96,9 +96,8 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
       entries: m.getEntries().map(share),
       leafId: branch ?? m.getLeafId(),
       rehydrate: (value) => m.rehydrate(value),
-      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES).map((a) =>
-        a.text === null ? a : { ...a, text: share(a.text) },
-      ),
+      // Every field of an artifact a view prints (its name, summary and tool type too), not its text alone.
+      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES).map(share),
     };
     if (counts.size > 0)
       resolved.onWarning({ code: "SECRET_REDACTED", message: `export ${m.sessionId}: redacted ${describeCounts(counts)}` });
