@@ -74,7 +74,8 @@ function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
  * is `ENTRY_NOT_FOUND`, before anything is yielded.
  */
 export async function* exportSession(idOrPath: string, options: ExportSessionOptions): AsyncGenerator<string> {
-  const render = VIEW_RENDERERS[options.format];
+  // An own property only: a format named "toString" is no renderer.
+  const render = Object.hasOwn(VIEW_RENDERERS, options.format) ? VIEW_RENDERERS[options.format] : undefined;
   if (render === undefined)
     throw new TranscriptStoreError("INVALID_OPTION", `format must be one of ${Object.keys(VIEW_RENDERERS).join(", ")}`);
   const { format: _format, branch, agent, artifactEmbedBytes, redactOutput: redact, ...storeOptions } = options;
