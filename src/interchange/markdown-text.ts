@@ -5,6 +5,7 @@
  */
 
 /** Every character that ends a line in Markdown or in a reader (CR, LF, VT, FF, NEL, LS, PS) and the other C0/C1 controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is taken out
 const LINE_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 
 /** `text` on one line: each run of line breaks and control characters becomes one space. */
