@@ -169,7 +169,11 @@ export function formatCorpusReport(report: CorpusReport): string[] {
   const lines = ["rule                        positives  recall   code-FP  repo-FP  real-FP"];
   for (const s of report.rules) {
     const recall = s.positives === 0 ? "—" : `${((s.found / s.positives) * 100).toFixed(0)}%`;
-    const fp = `${String(s.codeFalsePositives).padStart(8)}  ${String(s.repoFalsePositives).padStart(7)}  ${String(s.realFalsePositives).padStart(7)}`;
+    const fp = [
+      String(s.codeFalsePositives).padStart(8),
+      String(s.repoFalsePositives).padStart(7),
+      String(s.realFalsePositives).padStart(7),
+    ].join("  ");
     lines.push(`${s.rule.padEnd(28)}${String(s.positives).padStart(9)}  ${recall.padStart(6)}  ${fp}`);
   }
   const positives = report.rules.reduce((a, s) => a + s.positives, 0);
@@ -177,7 +181,8 @@ export function formatCorpusReport(report: CorpusReport): string[] {
   const fps = report.codeHits.length + report.repoHits.length + report.realHits.length;
   lines.push(`recall: ${found}/${positives} (${((found / positives) * 100).toFixed(1)}%); false positives: ${fps}`);
   lines.push(
-    `code negatives: ${report.codeNegatives}; repository code: ${report.repoFiles} files, ${report.repoLines} lines; real transcript entries: ${report.realEntries}`,
+    `code negatives: ${report.codeNegatives}; repository code: ${report.repoFiles} files, ${report.repoLines} lines; ` +
+      `real transcript entries: ${report.realEntries}`,
   );
   for (const s of report.rules) for (const m of s.missed) lines.push(`missed (${s.rule}): ${m}`);
   for (const h of report.codeHits) lines.push(`false positive (code): ${h}`);

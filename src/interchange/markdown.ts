@@ -69,7 +69,8 @@ function body(view: EntryView): string {
 export function* markdownChunks(source: TranscriptSource): Generator<string> {
   const { header } = source;
   const title = typeof header.title === "string" && header.title !== "" ? header.title : `Session ${header.id}`;
-  yield `# ${markdownInline(title)}\n\n- session: ${markdownCode(header.id)}\n- cwd: ${markdownCode(header.cwd)}\n- created: ${markdownInline(String(header.timestamp))}\n`;
+  yield `# ${markdownInline(title)}\n\n- session: ${markdownCode(header.id)}\n- cwd: ${markdownCode(header.cwd)}\n`;
+  yield `- created: ${markdownInline(String(header.timestamp))}\n`;
   yield `- branch: root → ${source.leafId === null ? "(empty)" : markdownCode(source.leafId)}\n\n`;
   const children = new Map<string | null, string[]>();
   for (const e of source.entries) children.set(e.parentId, [...(children.get(e.parentId) ?? []), e.id]);
@@ -77,8 +78,10 @@ export function* markdownChunks(source: TranscriptSource): Generator<string> {
     const view = viewOf(source.rehydrate(entry));
     if (view !== null) yield `${heading(view)}\n\n${body(view)}\n\n`;
     const kids = children.get(entry.id) ?? [];
-    if (kids.length > 1)
-      yield `> Fork: ${kids.length} branches continue from ${markdownCode(entry.id)} (first entries: ${kids.map(markdownCode).join(", ")})\n\n`;
+    if (kids.length > 1) {
+      const firsts = kids.map(markdownCode).join(", ");
+      yield `> Fork: ${kids.length} branches continue from ${markdownCode(entry.id)} (first entries: ${firsts})\n\n`;
+    }
   }
   if (source.artifacts.length > 0) {
     yield "## Artifacts\n\n";

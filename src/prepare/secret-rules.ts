@@ -42,8 +42,11 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "pem-private-key",
     // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that follow.
-    pattern:
-      /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)/g,
+    pattern: new RegExp(
+      String.raw`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----` +
+        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)`,
+      "g",
+    ),
     keywords: ["PRIVATE KEY-----"],
     check: (secret) => PEM_BODY.test(secret),
   },
@@ -146,8 +149,12 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "libpq-password",
     // A libpq conninfo: `password=` among its other `key=value` words (host, port, dbname, user…).
-    pattern:
-      /(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)password=([^\s"',()]{1,200})(?![,(])|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)/g,
+    pattern: new RegExp(
+      String.raw`(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)` +
+        String.raw`password=([^\s"',()]{1,200})(?![,(])` +
+        String.raw`|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)`,
+      "g",
+    ),
     keywords: ["password="],
     check: (secret) => literalPassword(secret, 4),
   },

@@ -72,7 +72,7 @@ export function randomLooking(secret: string, minEntropy: number): boolean {
 
 /** Passwords that are literal placeholders or local defaults, kept by every password rule. */
 const WEAK_PASSWORD =
-  /^(?:pass(?:word)?|passwd|pwd|secret|postgres|root|admin|user|test|guest|changeme|mysecretpassword|example|none|null|true|false|x+|\*+)$/i;
+  /^(?:pass(?:w(?:or)?d)?|pwd|secret|postgres|root|admin|user|test|guest|changeme|mysecretpassword|example|none|null|true|false|x+|\*+)$/i;
 
 /**
  * A literal password where the context says a password stands (a connection string, a URL, an

@@ -66,7 +66,7 @@ describe("transcript-store redact", () => {
     await m.close();
   });
 
-  it("scrubs stored artifacts and agent outputs (byte artifacts' content kept, their summary not), metadata following; dry run and rerun change nothing", async () => {
+  it("scrubs stored artifacts and agent outputs (bytes kept, not their summary), metadata following; reruns change nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create(join(root, "proj"), { root });
     m.appendMessage({ role: "user", content: "hi" });

@@ -272,7 +272,7 @@ it("the NDJSON export and a redacted write keep an imported Codex call's JSON ar
   expect(JSON.parse(kept.data.record.payload.arguments)).toEqual({ command: expect.stringMatching(/^psql "password=\[REDACTED:/) });
 });
 
-it("an id holding a secret is redacted like any string (a Codex call_id, a Claude Code requestId); call and output keep their link", async () => {
+it("an id holding a secret is redacted like any string (Codex call_id, Claude Code requestId); call and output stay linked", async () => {
   const root = keyedStore();
   const dir = tempDir("ts-fredact-src-");
   const cx = recordsOf(readFileSync(join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), "utf8"));

@@ -76,7 +76,7 @@ function remoteLoads(markdown: string): string[] {
 }
 
 describe("issue 32 #17: every value in a view is escaped for where it lands", () => {
-  it("Markdown: a line break or Markdown in a tool name, model, id, title, cwd or artifact name stays in its heading, code span or <summary>", () => {
+  it("Markdown: a line break or Markdown in a tool name, model, id, title, cwd or artifact name stays where it belongs", () => {
     const md = [...markdownChunks(source())].join("");
     expect(remoteLoads(md)).toEqual([]);
     // each heading is one line, and a <summary> never spans lines

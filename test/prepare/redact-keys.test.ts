@@ -95,7 +95,7 @@ describe("issue 32 #13: a secret named by an object key is redacted like the sam
 
   it("object-form tool arguments give the same markers as the JSON-string form", () => {
     const call = (a: unknown) => ({ type: "toolCall", id: "call_1", name: "bash", arguments: a });
-    const asObject = redactor().redactValue(call(args), new Map());
+    const asObject = redactor().redactValue(call(args), new Map()) as { arguments: typeof args };
     const asString = redactor().redactValue(call(JSON.stringify(args)), new Map());
     expect(JSON.stringify(asObject)).not.toContain(AWS_SECRET);
     expect(JSON.stringify(asObject)).not.toContain(HEX);
