@@ -16,6 +16,11 @@ export interface SecretRule {
   pattern: RegExp;
   /** Substrings (found in any letter case), one of which is in every match; none: the regex always runs. */
   keywords?: readonly string[];
+  /**
+   * The farthest (in characters) a match starts before the first keyword in it: the regex is then
+   * tried only there (sticky), not over the whole text. Unset: the whole text, when a keyword occurs.
+   */
+  back?: number;
   /** Extra vetting of a candidate secret (`match`: the whole match, its context); false keeps it. */
   check?: (secret: string, match: string) => boolean;
 }
@@ -47,18 +52,21 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
         String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)`,
       "g",
     ),
-    keywords: ["PRIVATE KEY-----"],
+    keywords: ["PRIVATE KEY"],
+    back: 110,
     check: (secret) => PEM_BODY.test(secret),
   },
   {
     id: "aws-access-key",
     pattern: /\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b/g,
     keywords: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+    back: 0,
   },
   {
     id: "aws-secret-key",
     pattern: /aws_?(?:secret)?_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
     keywords: ["aws"],
+    back: 0,
     // The key shape is strict (40 base64 characters after an aws key name): AWS's own documented example counts.
     check: (secret) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret) && shannonEntropy(secret) >= 3.5,
   },
@@ -66,32 +74,38 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "google-api-key",
     pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g,
     keywords: ["AIza"],
+    back: 0,
   },
   {
     id: "azure-storage-key",
     pattern: /AccountKey=([A-Za-z0-9+/]{86}==)/g,
     keywords: ["AccountKey="],
+    back: 0,
   },
   {
     id: "azure-client-secret",
     pattern: /(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/g,
     keywords: ["Q~"],
+    back: 4,
     check: (secret) => shannonEntropy(secret) >= 3,
   },
   {
     id: "github-token",
     pattern: /\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})(?![A-Za-z0-9_])/g,
     keywords: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    back: 0,
   },
   {
     id: "gitlab-token",
     pattern: /\b((?:glpat|glptt|gldt|glrt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_-]{20,50})(?![A-Za-z0-9_-])/g,
     keywords: ["glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glffct-", "glimt-", "glagent-", "glft-"],
+    back: 0,
   },
   {
     id: "anthropic-api-key",
     pattern: /\b(sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{80,})(?![A-Za-z0-9_-])/g,
     keywords: ["sk-ant-"],
+    back: 0,
   },
   {
     id: "openai-api-key",
@@ -104,21 +118,25 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "slack-token",
     pattern: /\b(xox[baprseo]-[0-9A-Za-z]{1,}-[0-9A-Za-z-]{8,})(?![0-9A-Za-z-])/g,
     keywords: ["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-"],
+    back: 0,
   },
   {
     id: "slack-webhook",
     pattern: /(?:https?:\/\/)?hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9+/_-]{20,})/g,
     keywords: ["hooks.slack.com"],
+    back: 8,
   },
   {
     id: "stripe-key",
     pattern: /\b((?:sk|rk|whsec)_(?:test|live|prod)_[A-Za-z0-9]{10,99})(?![A-Za-z0-9])/g,
-    keywords: ["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"],
+    keywords: ["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_", "whsec_test_", "whsec_live_", "whsec_prod_"],
+    back: 0,
   },
   {
     id: "jwt",
     pattern: /\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?)(?![A-Za-z0-9_-])/g,
     keywords: ["eyJ"],
+    back: 0,
     check: jwtHeader,
   },
   {
@@ -126,12 +144,14 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // The user may be empty (`redis://:pw@host`).
     pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{0,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
     keywords: ["://"],
+    back: 21,
     check: realPassword,
   },
   {
     id: "url-query-password",
     pattern: /[?&](?:password|passwd|pwd)=([^&\s"'#<>`;]{1,200})/gi,
     keywords: ["password=", "passwd=", "pwd="],
+    back: 1,
     check: (secret) => literalPassword(secret, 4),
   },
   {
@@ -139,7 +159,8 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // ADO.NET / ODBC (`…;Password=…;`) and `password=` in text. After a `;` the string is a
     // connection string, so any literal counts; elsewhere a wordy identifier is code (`password=userPassword;`).
     pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
-    keywords: ["password=", "pwd=", "password =", "pwd ="],
+    keywords: ["password", "pwd"],
+    back: 1,
     check: (secret, match) => {
       if (/[()]/.test(secret)) return false;
       if (match.startsWith(";")) return literalPassword(secret, 4);
@@ -156,6 +177,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
       "g",
     ),
     keywords: ["password="],
+    back: 0,
     check: (secret) => literalPassword(secret, 4),
   },
   {
@@ -163,18 +185,21 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // The password variables of database clients: even a short value is the password.
     pattern: /\b(?:PGPASSWORD|MYSQL_PWD|MYSQL_PASSWORD|MYSQL_ROOT_PASSWORD|POSTGRES_PASSWORD|REDISCLI_AUTH)=["']?([^\s"';&|]{1,200})/g,
     keywords: ["PGPASSWORD=", "MYSQL_PWD=", "MYSQL_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "POSTGRES_PASSWORD=", "REDISCLI_AUTH="],
+    back: 0,
     check: (secret) => literalPassword(secret, 3),
   },
   {
     id: "curl-user-password",
     pattern: /\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"']{1,200})/g,
     keywords: ["curl"],
+    back: 0,
     check: (secret) => literalPassword(secret, 4),
   },
   {
     id: "basic-auth-header",
     pattern: /authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/gi,
     keywords: ["authorization"],
+    back: 0,
     // The credential decodes to `user:password`.
     check: (secret) => /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(Buffer.from(secret, "base64").toString("latin1")),
   },
@@ -182,18 +207,21 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "npm-token",
     pattern: /\b(npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])/g,
     keywords: ["npm_"],
+    back: 0,
     check: (secret) => !wordy(secret.slice(4)) && shannonEntropy(secret) >= 3.5,
   },
   {
     id: "huggingface-token",
     pattern: /\b(hf_[A-Za-z0-9]{34})(?![A-Za-z0-9_])/g,
     keywords: ["hf_"],
+    back: 0,
     check: (secret) => !wordy(secret.slice(3)) && shannonEntropy(secret) >= 3.5,
   },
   {
     id: "slack-app-token",
     pattern: /\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)(?![A-Za-z0-9-])/gi,
     keywords: ["xapp-"],
+    back: 0,
   },
   {
     id: "secret-assignment",
@@ -203,7 +231,21 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
         String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~([\`-])`,
       "gi",
     ),
-    keywords: ["secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey", "private_key", "auth_key", "credential"],
+    keywords: [
+      "secret",
+      "token",
+      "passw",
+      "api_key",
+      "apikey",
+      "access_key",
+      "accesskey",
+      "private_key",
+      "privatekey",
+      "auth_key",
+      "authkey",
+      "credential",
+    ],
+    back: 0,
     check: (secret) => randomLooking(secret, 3.7),
   },
 ];
