@@ -27,6 +27,7 @@ export const io = {
   rmdirSync: fs.rmdirSync,
   copyFileSync: fs.copyFileSync,
   utimesSync: fs.utimesSync,
+  chmodSync: fs.chmodSync,
   existsSync: fs.existsSync,
   readFileSync: fs.readFileSync,
 };
