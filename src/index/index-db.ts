@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { ensureDir, io } from "../io.ts";
+import { configureErasure, ensureFtsSecureDelete, hasFtsSecureDelete } from "./index-erasure.ts";
 import { claimIndexFile, proveOwnership, signIndex } from "./index-ownership.ts";
 import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
@@ -195,27 +196,9 @@ export function openIndexDatabase(
 /** An index kept from an older build: signed as ours, and FTS5's secure-delete turned on. */
 function upgradeKept(db: SqliteDatabase): void {
   const unsigned = Number(db.prepare("PRAGMA application_id").get()?.application_id ?? 0) === 0;
-  const row = db.prepare("SELECT v FROM entries_text_config WHERE k = 'secure-delete'").get();
-  if (!unsigned && Number(row?.v ?? 0) === 1) return;
+  if (!unsigned && hasFtsSecureDelete(db)) return;
   db.exec("BEGIN IMMEDIATE");
   if (unsigned) signIndex(db);
   ensureFtsSecureDelete(db);
   db.exec("COMMIT");
-}
-
-/**
- * What is deleted from the index leaves no bytes behind (issue 32, #10): SQLite zeroes the content
- * it frees (`secure_delete`, per connection), and FTS5 removes a deleted row's tokens from its
- * segments at once (`secure-delete`, kept in the table's config) instead of leaving them there
- * under a tombstone until a merge.
- */
-function configureErasure(db: SqliteDatabase): void {
-  db.exec("PRAGMA secure_delete = ON");
-}
-
-/** Turns on FTS5's `secure-delete` in an index that does not have it yet (one write, once). */
-export function ensureFtsSecureDelete(db: SqliteDatabase): void {
-  const row = db.prepare("SELECT v FROM entries_text_config WHERE k = 'secure-delete'").get();
-  if (Number(row?.v ?? 0) === 1) return;
-  db.exec("INSERT INTO entries_text (entries_text, rank) VALUES ('secure-delete', 1)");
 }
