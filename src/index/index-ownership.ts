@@ -50,22 +50,24 @@ export function claimIndexFile(path: string): "created" | "ours" | "check" {
  * `entries_text` table). Another application's database → `OUTPUT_EXISTS`; nothing of it dropped.
  */
 export function proveOwnership(db: SqliteDatabase, path: string): void {
+  if (!isOurs(db)) refuse(path, "it is an SQLite database this library did not make");
+  tightenMode(path);
+}
+
+function isOurs(db: SqliteDatabase): boolean {
   const id = Number(db.prepare("PRAGMA application_id").get()?.application_id ?? 0);
-  if (id === INDEX_APPLICATION_ID) return tightenMode(path);
-  if (id !== 0) refuse(path, "it is another application's SQLite database");
+  if (id === INDEX_APPLICATION_ID) return true;
+  if (id !== 0) return false;
   const names = new Set(
     db
       .prepare("SELECT name FROM sqlite_master")
       .all()
       .map((row) => String(row.name)),
   );
-  if (names.size === 0) return tightenMode(path);
+  if (names.size === 0) return true; // an empty database: nothing to lose
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
-  if (version >= 1 && names.has("meta") && names.has("entries_text") && names.has("sessions")) {
-    const tree = db.prepare("SELECT value FROM meta WHERE key = 'sessionsDir'").get()?.value;
-    if (typeof tree === "string") return tightenMode(path);
-  }
-  refuse(path, "it is an SQLite database this library did not make");
+  if (version < 1 || !names.has("meta") || !names.has("entries_text") || !names.has("sessions")) return false;
+  return typeof db.prepare("SELECT value FROM meta WHERE key = 'sessionsDir'").get()?.value === "string";
 }
 
 /** Marks a database as ours (inside the transaction that creates its schema). */
