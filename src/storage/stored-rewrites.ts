@@ -15,7 +15,7 @@ export interface StoredRewrites {
   sessionIdOf(ref: string): Promise<string>;
   redactionKey(): Promise<Uint8Array>;
   sharingRedactionKey(): Promise<Uint8Array | null>;
-  /** Indexes these sessions again at once (after redact rewrote them or scrubbed their artifacts): no derived row keeps what was replaced. */
+  /** Indexes these sessions again at once (redact rewrote them or scrubbed their artifacts): no derived row keeps the old text. */
   reindexSearch(ids: readonly string[]): Promise<void>;
 }
 

@@ -67,7 +67,7 @@ describe("what redact or purge removes is gone from the index's bytes (issue 32,
     expect(indexFilesHolding(root, [GH, GH_TOKEN_TAIL])).toEqual([]);
   });
 
-  it("after redact the listing cache and the index of a large store hold no byte of the secret, when the command returns and after a rebuild", async () => {
+  it("after redact, the listing cache and index of a large store hold no byte of the secret (on return, after a rebuild)", async () => {
     const root = tempDir("ts-erase-");
     filler(root, 150);
     const m = await SessionManager.create(join(root, "proj"), { root });
