@@ -144,8 +144,10 @@ function prove(db: SqliteDatabase, path: string, busyTimeoutMs: number): void {
 }
 
 /**
- * Opens (creating) the index database at `path` for the sessions tree `sessionsDir`. A file that is
- * no database or a damaged one is deleted and created anew (`INDEX_REBUILT` warning): the index is
+ * Opens (creating, 0600 in a 0700 directory) the index database at `path` for the sessions tree
+ * `sessionsDir`. Nothing is written before the file is proven the index's own
+ * (src/index/index-ownership.ts): anything else at the path is `OUTPUT_EXISTS`, left as it is. An
+ * index of ours that is damaged is deleted and created anew (`INDEX_REBUILT` warning): the index is
  * derived, the sessions are the truth. An index of another schema version or another tree starts
  * over too.
  */
