@@ -37,3 +37,25 @@ export async function reindexChanged(location: IndexLocation, changed: readonly 
     await index?.close();
   }
 }
+
+/**
+ * After sessions left the store for good (`purge`): the tree's index, if one exists, is caught up
+ * at once, so their texts and listing rows leave no bytes in it when the command returns (rather
+ * than at the next search). A failure is a warning, as for `reindexChanged`.
+ */
+export async function catchUpIndex(location: IndexLocation, onWarning: WarningHandler): Promise<void> {
+  let index: FileSessionIndex | null = null;
+  try {
+    const resolved = resolveSessionIndexOptions({ ...location, onWarning });
+    if (!io.existsSync(resolved.indexPath)) return;
+    index = await FileSessionIndex.open(resolved);
+    await index.refresh();
+  } catch (err) {
+    onWarning({
+      code: "INDEX_UNAVAILABLE",
+      message: `The search index could not be brought up to date (${(err as Error).message}); run \`index --rebuild\``,
+    });
+  } finally {
+    await index?.close();
+  }
+}

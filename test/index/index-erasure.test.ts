@@ -90,7 +90,7 @@ describe("what redact or purge removes is gone from the index's bytes (issue 32,
     expect(JSON.stringify((await cli(["--root", root, "ls", "--all", "--json"])).records)).not.toContain(GH);
   });
 
-  it("after rm + purge and a re-index, the index file holds no byte of the session's text", async () => {
+  it("after rm + purge (when it returns, and after a re-index), the index file holds no byte of the session's text", async () => {
     const root = tempDir("ts-erase-");
     filler(root, 80);
     const word = "zanzibarquokkaplatypus";
@@ -102,6 +102,8 @@ describe("what redact or purge removes is gone from the index's bytes (issue 32,
     await cli(["--root", root, "ls", "--all"]);
     expect((await cli(["--root", root, "rm", m.sessionId])).code).toBe(0);
     expect((await cli(["--root", root, "purge", "--all"])).code).toBe(0);
+    // gone when purge returns, before any search re-indexes
+    expect(indexFilesHolding(root, [word])).toEqual([]);
     expect(await hits(root, word)).toBe(0);
     expect(indexFilesHolding(root, [word])).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { redactDatabase } from "./redact-database.ts";
 import { type Command, type CommandContext, printWarning } from "../context.ts";
 import { reindexChanged } from "../../index/index-notify.ts";
+import { indexLocationOf } from "../index-location.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -93,8 +94,7 @@ export const redactCommand: Command = {
 /** The index learns of every session redact rewrote or whose artifacts it scrubbed (their stats may not show it). */
 async function reindexRedacted(ctx: CommandContext, reports: RedactFileReport[]): Promise<void> {
   const changed = reports.filter((r) => r.migrate.status === "migrated" || r.artifacts > 0).map((r) => r.migrate.source);
-  const location = { ...(ctx.root !== undefined ? { root: ctx.root } : {}), sessionsDir: ctx.dirs.sessionsDir };
-  await reindexChanged(location, changed, printWarning(ctx.io));
+  await reindexChanged(indexLocationOf(ctx), changed, printWarning(ctx.io));
 }
 
 /** A dry run of a store without a key: markers are never written, so any key will do. */
