@@ -179,4 +179,11 @@ describe("search queries", () => {
     const out = await cli(["--root", root, "search", "a\u0000b"]);
     expect(out.stderr).toContain("INVALID_QUERY");
   });
+
+  it("a NUL in a cwd, model or session filter is INVALID_OPTION, as on PostgreSQL", async () => {
+    const { root } = store();
+    const index = await open({ root });
+    for (const filter of [{ cwd: "/work/a\u0000x" }, { model: "m\u0000x" }, { session: "aaaa\u0000" }])
+      await expectCode(index.search("alpha", filter), "INVALID_OPTION");
+  });
 });
