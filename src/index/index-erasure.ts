@@ -12,7 +12,13 @@ export function configureErasure(db: SqliteDatabase): void {
 /** Turns on FTS5's `secure-delete` in an index that does not have it yet (inside the caller's write transaction). */
 export function ensureFtsSecureDelete(db: SqliteDatabase): void {
   if (hasFtsSecureDelete(db)) return;
-  db.exec("INSERT INTO entries_text (entries_text, rank) VALUES ('secure-delete', 1)");
+  try {
+    db.exec("INSERT INTO entries_text (entries_text, rank) VALUES ('secure-delete', 1)");
+  } catch (err) {
+    // an SQLite before 3.42 (an older Bun) has no such option: `eraseDeleted`'s optimize still drops the terms
+    // (FTS5 says "SQL logic error", SQLITE_ERROR); anything else (busy, I/O, damage) is thrown
+    if (((err as { errcode?: number } | null)?.errcode ?? -1) !== 1) throw err;
+  }
 }
 
 /** True when the index's FTS5 table has `secure-delete` on. */
