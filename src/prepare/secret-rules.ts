@@ -190,7 +190,8 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   },
   {
     id: "curl-user-password",
-    pattern: /\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"']{1,200})/g,
+    // `-u` within 300 characters of `curl` on its line: a line of many `curl`s costs each one that much, no more.
+    pattern: /\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"']{1,200})/g,
     keywords: ["curl"],
     back: 0,
     check: (secret) => literalPassword(secret, 4),
