@@ -48,7 +48,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "pem-private-key",
     // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that follow.
     pattern: new RegExp(
-      String.raw`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----` +
+      "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----" +
         String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)`,
       "g",
     ),
