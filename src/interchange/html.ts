@@ -1,6 +1,6 @@
 import { escapeHtml, imageDataUrl, jsonForScript } from "./html-text.ts";
 import { HTML_CSP, HTML_SCRIPT, HTML_STYLE } from "./html-assets.ts";
-import { type EntryView, type MessagePart, TITLES, viewOf } from "./message-parts.ts";
+import { type EntryView, type MessagePart, titleOf, viewOf } from "./message-parts.ts";
 import { branchOf, type TranscriptSource } from "./transcript-source.ts";
 
 const e = escapeHtml;
@@ -40,7 +40,7 @@ function partHtml(part: MessagePart, artifactIds: ReadonlySet<string>): string {
 function entryHtml(view: EntryView, active: boolean, artifactIds: ReadonlySet<string>): string {
   const partHtmlOf = (p: MessagePart) => partHtml(p, artifactIds);
   const { entry } = view;
-  let title = TITLES[view.role] ?? view.role;
+  let title = titleOf(view.role);
   if (view.role === "toolResult") title += `: ${view.toolName ?? "?"}`;
   if (view.model !== undefined) title += ` · ${view.model}`;
   const error = view.isError === true ? ' <span class="error">error</span>' : "";

@@ -7,7 +7,9 @@ import { defaultRoot } from "../../session/paths.ts";
 import { readRedactionKey } from "../../session/redaction-key.ts";
 import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { redactDatabase } from "./redact-database.ts";
-import type { Command } from "../context.ts";
+import { type Command, type CommandContext, printWarning } from "../context.ts";
+import { reindexChanged } from "../../index/index-notify.ts";
+import { indexLocationOf } from "../index-location.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -53,6 +55,7 @@ export const redactCommand: Command = {
     } finally {
       progress.stop();
     }
+    if (!dryRun) await reindexRedacted(ctx, reports);
     const total: RedactionCounts = new Map();
     let failed = 0;
     let rewritten = 0;
@@ -87,6 +90,12 @@ export const redactCommand: Command = {
     return failed > 0 ? 1 : 0;
   },
 };
+
+/** The index learns of every session redact rewrote or whose artifacts it scrubbed (their stats may not show it). */
+async function reindexRedacted(ctx: CommandContext, reports: RedactFileReport[]): Promise<void> {
+  const changed = reports.filter((r) => r.migrate.status === "migrated" || r.artifacts > 0).map((r) => r.migrate.source);
+  await reindexChanged(indexLocationOf(ctx), changed, printWarning(ctx.io));
+}
 
 /** A dry run of a store without a key: markers are never written, so any key will do. */
 const DRY_RUN_KEY = randomBytes(32);
