@@ -41,7 +41,10 @@ export async function benchViewer(ctx: BenchContext): Promise<BenchRow[]> {
   const binary = findChromium();
   if (binary === null) throw new Error("the viewer bench needs Chromium (apt-get install chromium)");
   const root = mkdtempSync(join(tmpdir(), "ts-bench-viewer-"));
-  const browser = await chromium.launch({ executablePath: binary, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  const browser = await chromium.launch({
+    executablePath: binary,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
   let server: ChildProcess | undefined;
   try {
     const sessions = join(root, "sessions");
@@ -81,7 +84,23 @@ export async function benchViewer(ctx: BenchContext): Promise<BenchRow[]> {
     }
 
     // Search as you type: one request per keystroke of three words.
-    const typed = ["p", "pa", "par", "pars", "parse", "parser", "parser e", "parser er", "parser err", "parser erro", "parser error", "t", "te", "tes", "test"];
+    const typed = [
+      "p",
+      "pa",
+      "par",
+      "pars",
+      "parse",
+      "parser",
+      "parser e",
+      "parser er",
+      "parser err",
+      "parser erro",
+      "parser error",
+      "t",
+      "te",
+      "tes",
+      "test",
+    ];
     const searchMs: number[] = [];
     for (let i = 0; i < Math.max(2, Math.ceil(ctx.repeats / 2)); i++)
       for (const q of typed) {
@@ -122,17 +141,63 @@ export async function benchViewer(ctx: BenchContext): Promise<BenchRow[]> {
     } finally {
       await writer.close();
     }
+    const bigMb = Math.round(ctx.quick ? 20 : Math.max(ctx.sizeBytes / 2 ** 20, 100));
     const list = median(listMs);
     const lib = median(libListMs);
     const first = median(firstMs);
     const parse = median(parseMs);
     const p95 = quantile(searchMs, 0.95);
     return [
-      { scenario: `viewer: first screen of a ${Math.round(ctx.quick ? 20 : Math.max(ctx.sizeBytes / 2 ** 20, 100))} MB / ${entries}-entry session`, unit: "ms", ours: first, baseline: parse, baselineName: "reading and parsing the file alone", ratio: first / parse, target: "≤ 1000 ms", met: first <= 1000 },
-      { scenario: `viewer: session list of ${total} sessions (page, end to end)`, unit: "ms", ours: list, baseline: lib, baselineName: "listAll in the bench's process", ratio: list / lib, target: "≤ 300 ms", met: list <= 300 },
-      { scenario: `viewer: search as you type over ${total} sessions (p95 of ${searchMs.length})`, unit: "ms", ours: p95, baseline: median(searchMs), baselineName: "the median request", ratio: p95 / median(searchMs), target: "p95 ≤ 100 ms", met: p95 <= 100 },
-      { scenario: `viewer: server memory over ${total} sessions (RSS after the views above)`, unit: "MB", ours: rss, baseline: null, baselineName: "", ratio: null, target: "≤ 200 MB", met: rss <= 200 },
-      { scenario: "viewer: an append reaches the screen", unit: "ms", ours: median(appendMs), baseline: null, baselineName: "", ratio: null, target: "≤ 250 ms", met: median(appendMs) <= 250 },
+      {
+        scenario: `viewer: first screen of a ${bigMb} MB / ${entries}-entry session`,
+        unit: "ms",
+        ours: first,
+        baseline: parse,
+        baselineName: "reading and parsing the file alone",
+        ratio: first / parse,
+        target: "≤ 1000 ms",
+        met: first <= 1000,
+      },
+      {
+        scenario: `viewer: session list of ${total} sessions (page, end to end)`,
+        unit: "ms",
+        ours: list,
+        baseline: lib,
+        baselineName: "listAll in the bench's process",
+        ratio: list / lib,
+        target: "≤ 300 ms",
+        met: list <= 300,
+      },
+      {
+        scenario: `viewer: search as you type over ${total} sessions (p95 of ${searchMs.length})`,
+        unit: "ms",
+        ours: p95,
+        baseline: median(searchMs),
+        baselineName: "the median request",
+        ratio: p95 / median(searchMs),
+        target: "p95 ≤ 100 ms",
+        met: p95 <= 100,
+      },
+      {
+        scenario: `viewer: server memory over ${total} sessions (RSS after the views above)`,
+        unit: "MB",
+        ours: rss,
+        baseline: null,
+        baselineName: "",
+        ratio: null,
+        target: "≤ 200 MB",
+        met: rss <= 200,
+      },
+      {
+        scenario: "viewer: an append reaches the screen",
+        unit: "ms",
+        ours: median(appendMs),
+        baseline: null,
+        baselineName: "",
+        ratio: null,
+        target: "≤ 250 ms",
+        met: median(appendMs) <= 250,
+      },
     ];
   } finally {
     server?.kill();

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { ENTRY_STYLE } from "./entry-style.ts";
 
 /** The page's only style sheet (inline; the CSP allows exactly this text by its hash). */
 export const HTML_STYLE = `
@@ -19,7 +20,7 @@ nav.fork { margin: -0.25rem 0 0.75rem 1rem; font-size: 0.85rem; color: var(--mut
 nav.fork button { margin-left: 0.25rem; }
 nav.fork button.current { font-weight: 700; }
 .error { color: #c33; }
-`;
+${ENTRY_STYLE}`;
 
 /**
  * The page's only script (inline, allowed by its hash): shows the branch ending at a leaf and, at

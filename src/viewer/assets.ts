@@ -1,9 +1,11 @@
+import { ENTRY_STYLE } from "../interchange/entry-style.ts";
+
 /**
  * The viewer's stylesheet and script, served as files (`/static/viewer.css`, `/static/viewer.js`):
  * the CSP allows no inline code. The script only reads JSON and HTML fragments from the server
  * itself and writes text with `textContent` (search hits) or inserts fragments the server escaped.
  */
-export const VIEWER_CSS = `
+export const VIEWER_CSS = `${ENTRY_STYLE}
 :root { color-scheme: light dark; --fg: #1d2126; --bg: #fdfdfc; --muted: #5c6570; --line: #d8dde3; --accent: #0b57d0;
   --code-bg: #f2f4f7; --user: #eef4ff; --tool: #f6f7f9; --mark: #ffe58a; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --bg: #15171a; --muted: #a3acb7; --line: #333a42; --accent: #8ab4f8;
@@ -17,9 +19,11 @@ nav.top .brand { font-weight: 700; text-decoration: none; } nav.top .mode { marg
 main { padding: 12px 16px 48px; }
 code, pre, .output { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 pre { background: var(--code-bg); padding: 8px 10px; overflow-x: auto; white-space: pre-wrap; word-break: break-word; border-radius: 4px; }
-table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.id code { color: var(--muted); font-size: 12px; } .flag { font-size: 12px; border: 1px solid var(--line); border-radius: 3px; padding: 0 4px; }
+.id code { color: var(--muted); font-size: 12px; }
+.flag { font-size: 12px; border: 1px solid var(--line); border-radius: 3px; padding: 0 4px; }
 form.filters { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: end; margin: 12px 0; }
 .search input { width: min(640px, 100%); font-size: 16px; padding: 6px 8px; }
 .hits { padding-left: 20px; } .hits li { margin: 6px 0; } .hits mark, mark { background: var(--mark); color: inherit; }
@@ -28,17 +32,12 @@ form.filters { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: end; 
 @media (max-width: 900px) { .session-layout { grid-template-columns: 1fr; } }
 aside.tree { font-size: 13px; border-right: 1px solid var(--line); padding-right: 12px; }
 aside.tree li.current > a { font-weight: 700; } aside.tree li.current::marker { content: "▶ "; }
-dl.facts { display: flex; flex-wrap: wrap; gap: 4px 20px; margin: 4px 0; } dl.facts div { display: flex; gap: 6px; } dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
+dl.facts { display: flex; flex-wrap: wrap; gap: 4px 20px; margin: 4px 0; } dl.facts div { display: flex; gap: 6px; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 article.entry { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
-article.entry > header { display: flex; gap: 10px; align-items: baseline; color: var(--muted); font-size: 13px; }
-article.entry h3 { margin: 0; font-size: 14px; color: var(--fg); } article.entry .anchor { margin-left: auto; text-decoration: none; }
 article.role-user { background: var(--user); } article.role-toolResult { background: var(--tool); margin-left: 24px; }
-article.role-compaction, article.role-branch_summary, article.role-compactionSummary, article.role-branchSummary { border-style: dashed; }
 article.entry:target { outline: 2px solid var(--accent); }
-.continue { display: block; color: var(--muted); font-size: 11px; margin-top: 4px; }
 .tool-call summary code { font-weight: 600; } .error { color: #c5221f; }
-.hl-keyword { color: #a626a4; } .hl-string { color: #50a14f; } .hl-number { color: #986801; } .hl-comment { color: #8a919a; font-style: italic; }
-@media (prefers-color-scheme: dark) { .hl-keyword { color: #c678dd; } .hl-string { color: #98c379; } .hl-number { color: #d19a66; } }
 img { max-width: 100%; height: auto; }
 .chart svg { max-width: 900px; } .chart-bar { fill: var(--accent); } .chart-label, .chart-value { font-size: 12px; fill: var(--fg); }
 table.compare td { width: 50%; } table.compare tr.same { opacity: 0.7; }
@@ -151,7 +150,11 @@ export const VIEWER_JS = `"use strict";
     var id = decodeURIComponent(location.hash.slice(1));
     if (id === "" || !transcript) return;
     var el = document.getElementById("e-" + id) || document.getElementById(id);
-    if (el) { el.scrollIntoView(); el.classList.add("target"); if (el.tagName === "ARTICLE") el.focus && el.setAttribute("tabindex", "-1"); return; }
+    if (el) {
+      el.scrollIntoView();
+      el.classList.add("target");
+      return;
+    }
     if (more) loadMore(reveal);
   }
   window.addEventListener("hashchange", reveal);

@@ -1,6 +1,6 @@
 import type { SessionEntry } from "../format/types.ts";
 import { escapeHtml as e } from "../interchange/html-text.ts";
-import { type EntryContext, entryHtml } from "./session-html.ts";
+import { type EntryContext, entryHtml } from "../interchange/entry-html.ts";
 
 /** One side of a comparison: a session's branch (root → leaf) and how to render its entries. */
 export interface CompareSide {
@@ -37,6 +37,7 @@ export function compareFormHtml(a: string, b: string): string {
   return (
     '<h1>Compare</h1><form method="get" action="/compare" class="filters"><label>left session <input name="a" value="' +
     `${e(a)}" required></label><label>right session <input name="b" value="${e(b)}" required></label>` +
-    '<label>left leaf <input name="aleaf"></label><label>right leaf <input name="bleaf"></label><button type="submit">Compare</button></form>'
+    '<label>left leaf <input name="aleaf"></label><label>right leaf <input name="bleaf"></label>' +
+    '<button type="submit">Compare</button></form>'
   );
 }

@@ -57,8 +57,10 @@ export function listHtml(all: readonly ViewerSession[], f: ListFilters, offset: 
     `<label>cwd <input name="cwd" value="${e(f.cwd)}" placeholder="any"></label>` +
     `<label>since <input name="since" type="date" value="${e(f.since)}"></label>` +
     `<label>until <input name="until" type="date" value="${e(f.until)}"></label>` +
-    `<label>model <select name="model">${option("", "any", f.model === "")}${models.map((m) => option(m, m, m === f.model)).join("")}</select></label>` +
-    `<label>archived <select name="archived">${option("hide", "hide", f.archived === "hide")}${option("all", "include", f.archived === "all")}${option("only", "only", f.archived === "only")}</select></label>` +
+    `<label>model <select name="model">${option("", "any", f.model === "")}` +
+    `${models.map((m) => option(m, m, m === f.model)).join("")}</select></label>` +
+    `<label>archived <select name="archived">${option("hide", "hide", f.archived === "hide")}` +
+    `${option("all", "include", f.archived === "all")}${option("only", "only", f.archived === "only")}</select></label>` +
     '<button type="submit">Filter</button></form>';
   const search =
     '<div class="search"><label for="q">Search every session</label> ' +
@@ -69,7 +71,8 @@ export function listHtml(all: readonly ViewerSession[], f: ListFilters, offset: 
       const flags = `${s.pinned ? '<span class="flag">pinned</span> ' : ""}${s.archived ? '<span class="flag">archived</span> ' : ""}`;
       return (
         `<tr><td>${flags}<a href="${e(sessionHref(s.id))}">${e(titleOf(s))}</a><div class="id"><code>${e(s.id)}</code></div></td>` +
-        `<td><code>${e(s.cwd)}</code></td><td><time datetime="${e(s.modified.toISOString())}">${e(s.modified.toISOString().slice(0, 16).replace("T", " "))}</time></td>` +
+        `<td><code>${e(s.cwd)}</code></td><td><time datetime="${e(s.modified.toISOString())}">` +
+        `${e(s.modified.toISOString().slice(0, 16).replace("T", " "))}</time></td>` +
         `<td class="num">${s.messageCount}</td><td class="num">${e(bytes(s.size))}</td>` +
         (s.usage === null
           ? `<td data-models-of="${e(s.id)}">…</td><td class="num" data-cost-of="${e(s.id)}">…</td></tr>`
@@ -79,7 +82,8 @@ export function listHtml(all: readonly ViewerSession[], f: ListFilters, offset: 
     .join("\n");
   const more =
     offset + LIST_PAGE < shown.length
-      ? `<p><a href="?${e(new URLSearchParams({ ...f, offset: String(offset + LIST_PAGE) }).toString())}">more (${shown.length - offset - LIST_PAGE} left)</a></p>`
+      ? `<p><a href="?${e(new URLSearchParams({ ...f, offset: String(offset + LIST_PAGE) }).toString())}">` +
+        `more (${shown.length - offset - LIST_PAGE} left)</a></p>`
       : "";
   return (
     `<h1>Sessions</h1>${search}${form}<p class="count">${shown.length} of ${all.length} sessions</p>` +
@@ -100,7 +104,8 @@ export function trashHtml(entries: readonly TrashEntry[], write: (entry: TrashEn
     .join("\n");
   return (
     `<h1>Trash</h1><p>${entries.length} sessions in the trash; a restore brings each back to its cwd.</p>` +
-    '<table><thead><tr><th scope="col">session</th><th scope="col">cwd</th><th scope="col">trashed</th><th scope="col">size</th><th scope="col">actions</th></tr></thead>' +
+    '<table><thead><tr><th scope="col">session</th><th scope="col">cwd</th><th scope="col">trashed</th>' +
+    '<th scope="col">size</th><th scope="col">actions</th></tr></thead>' +
     `<tbody>${rows}</tbody></table>`
   );
 }

@@ -59,6 +59,7 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
     .join("");
   return (
     `<figure class="chart"><figcaption>${e(title)}</figcaption>` +
-    `<svg role="img" aria-label="${e(title)}" viewBox="0 0 820 ${height}" width="100%" preserveAspectRatio="xMinYMin meet">${bars}</svg></figure>`
+    `<svg role="img" aria-label="${e(title)}" viewBox="0 0 820 ${height}" width="100%" preserveAspectRatio="xMinYMin meet">` +
+    `${bars}</svg></figure>`
   );
 }

@@ -149,13 +149,18 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   const shareInfo = <T extends SessionInfo>(x: T): T =>
     sharing === null
       ? x
-      : { ...x, title: x.title === null ? null : shareText(x.title), firstMessage: x.firstMessage === null ? null : shareText(x.firstMessage) };
+      : {
+          ...x,
+          title: x.title === null ? null : shareText(x.title),
+          firstMessage: x.firstMessage === null ? null : shareText(x.firstMessage),
+        };
   const page = (title: string, body: string, live?: string) => pageHtml(title, body, { redacted: redact, write, live });
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
-      const message = err instanceof HttpError ? err.message : err instanceof TranscriptStoreError ? `${err.code}: ${err.message}` : "internal error";
+      const message =
+        err instanceof HttpError ? err.message : err instanceof TranscriptStoreError ? `${err.code}: ${err.message}` : "internal error";
       if (!res.headersSent) {
         res.writeHead(status, { "Content-Type": "text/html; charset=utf-8" });
         res.end(page("Error", `<h1>${status}</h1><p>${e(message)}</p>`));
@@ -194,11 +199,17 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     }
     if (path === "/api/sessions") {
       const all = withCosts(await listing(), await loadCosts()).map(shareInfo);
-      return json(res, all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })));
+      return json(
+        res,
+        all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })),
+      );
     }
     if (path === "/api/costs") {
       const all = await loadCosts();
-      return json(res, Object.fromEntries([...all].map(([id, c]) => [id, { models: c.models.join(", "), cost: c.calls === 0 ? "" : money(c.cost) }])));
+      return json(
+        res,
+        Object.fromEntries([...all].map(([id, c]) => [id, { models: c.models.join(", "), cost: c.calls === 0 ? "" : money(c.cost) }])),
+      );
     }
     if (path === "/api/search") return searchApi(res, url);
     if (path === "/usage") return usagePage(res);
@@ -477,7 +488,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     res.setHeader("Content-Disposition", `attachment; filename="${info.id.replace(/[^\w.-]/g, "_")}.html"`);
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'");
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    for await (const chunk of exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} })) res.write(chunk);
+    for await (const chunk of exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} }))
+      res.write(chunk);
     res.end();
   }
 

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { followModel, type ModelState, usageRowOf } from "../accounting/usage-rows.ts";
+import { usageOfEntries } from "../accounting/entries-usage.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { isBlobRef } from "../blob/blob-ref.ts";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
@@ -68,29 +68,6 @@ function skeletonOf(path: string): Skeleton | null {
   return sk;
 }
 
-/**
- * A session's models and cost from its own entries, by the rows `usage` counts (`usageRowOf`): the
- * page needs no scan of the whole store. Cost is null when no call of it is priced.
- */
-export function usageOfEntries(header: SessionHeader, entries: Iterable<SessionEntry>): { models: string[]; cost: number | null } {
-  const model: ModelState = { provider: null, model: null };
-  followModel(model, header as unknown as Record<string, unknown>);
-  const models = new Set<string>();
-  let cost = 0;
-  let priced = false;
-  let line = 2;
-  for (const entry of entries) {
-    const record = entry as unknown as Record<string, unknown>;
-    followModel(model, record);
-    const { row } = usageRowOf(record, { sessionId: header.id, cwd: String(header.cwd), line: line++, model });
-    if (row === null) continue;
-    if (row.model !== null) models.add(row.model);
-    if (row.cost.total > 0) priced = true;
-    cost += row.cost.total;
-  }
-  return { models: [...models].sort(), cost: priced ? cost : null };
-}
-
 /** The entries of `nodes`, read `size` at a time (each batch dropped once walked). */
 function* batches(nodes: readonly TreeNode[], size: number, read: (ids: string[]) => Iterable<SessionEntry>): Generator<SessionEntry> {
   for (let i = 0; i < nodes.length; i += size) yield* read(nodes.slice(i, i + size).map((n) => n.id));
@@ -123,7 +100,7 @@ async function imagePart(
 export async function openSessionView(
   store: ViewerStore,
   info: SessionInfo,
-  options: { redact: boolean; /** Open the session whole even where a skeleton would do (tests compare the two). */ whole?: boolean },
+  options: { redact: boolean /** Open the session whole even where a skeleton would do (tests compare the two). */; whole?: boolean },
 ): Promise<SessionView> {
   const resolved = resolveSessionManagerOptions(store.options);
   const redactor = options.redact ? await sharingRedactorOf(resolved.store, store.options.root, true) : null;
@@ -144,15 +121,25 @@ export async function openSessionView(
       leafId: sk.nodes.length === 0 ? null : sk.nodes[sk.nodes.length - 1]!.id,
       entries: (ids) => new Map([...read(ids)].map(([id, e]) => [id, share(e)])),
       image: (entryId, index) =>
-        imagePart(read([entryId]).get(entryId), index, (ref) => blobs.get(ref, { verify: true }).catch(() => null), (e) => e),
-      artifacts: () => artifacts.list().map((a) => share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes })),
+        imagePart(
+          read([entryId]).get(entryId),
+          index,
+          (ref) => blobs.get(ref, { verify: true }).catch(() => null),
+          (e) => e,
+        ),
+      artifacts: () =>
+        artifacts.list().map((a) => share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes })),
       artifactText: (id) => {
         const text = artifacts.getText(id);
         return text === null ? null : share(text);
       },
       share,
       // Every entry, a batch at a time: a 100 MB session is never held parsed whole.
-      usage: () => usageOfEntries(sk.header, batches(sk.nodes, 256, (ids) => read(ids).values())),
+      usage: () =>
+        usageOfEntries(
+          sk.header,
+          batches(sk.nodes, 256, (ids) => read(ids).values()),
+        ),
       imageLink,
       close: async () => {},
     };
@@ -175,9 +162,17 @@ export async function openSessionView(
       }
       return out;
     },
-    image: (entryId, index) => imagePart(m.getEntry(entryId), index, async () => null, (e) => m.rehydrate(e)),
+    image: (entryId, index) =>
+      imagePart(
+        m.getEntry(entryId),
+        index,
+        async () => null,
+        (e) => m.rehydrate(e),
+      ),
     artifacts: () =>
-      (m.artifacts?.list() ?? []).map((a) => share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes })),
+      (m.artifacts?.list() ?? []).map((a) =>
+        share({ id: a.id, uri: a.uri, name: a.name ?? null, toolType: a.toolType, sizeBytes: a.sizeBytes }),
+      ),
     artifactText: (id) => {
       const text = m.artifacts?.getText(id) ?? null;
       return text === null ? null : share(text);
@@ -188,4 +183,3 @@ export async function openSessionView(
     close: () => m.close(),
   };
 }
-

@@ -86,7 +86,16 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
         return null;
       }
       if (!isRecord(header) || header.type !== "session" || header.version !== 3 || "encryption" in header) return null;
-      sk = { path, header: header as unknown as SessionHeader, nodes: [], offsets: [], lengths: [], scanned: nl + 1, ino: st.ino, byId: new Map() };
+      sk = {
+        path,
+        header: header as unknown as SessionHeader,
+        nodes: [],
+        offsets: [],
+        lengths: [],
+        scanned: nl + 1,
+        ino: st.ino,
+        byId: new Map(),
+      };
     }
     let at = sk.scanned;
     let carry: Buffer | null = null;

@@ -3,7 +3,7 @@ import { escapeHtml as e } from "../interchange/html-text.ts";
 import { textOf, viewOf } from "../interchange/message-parts.ts";
 import { bytes, money, sessionHref } from "./page.ts";
 import type { SessionView } from "./session-data.ts";
-import { type EntryContext, entryHtml } from "./session-html.ts";
+import { type EntryContext, entryHtml } from "../interchange/entry-html.ts";
 import { pathTo, type TreeNode } from "./session-skeleton.ts";
 
 /** Entries rendered per page of a branch; the rest load as the reader scrolls ("more"). @default 200 */
@@ -37,7 +37,12 @@ function branchLabel(v: SessionView, branch: readonly TreeNode[]): string {
 }
 
 /** The sidebar: the tree's branches (leaves), the shown one marked, and the session's fork relations. */
-function treeHtml(v: SessionView, shownLeaf: string | null, branchLength: number, forks: ReadonlyArray<{ id: string; title: string }>): string {
+function treeHtml(
+  v: SessionView,
+  shownLeaf: string | null,
+  branchLength: number,
+  forks: ReadonlyArray<{ id: string; title: string }>,
+): string {
   const leaves = leavesOf(v.nodes);
   const id = v.info.id;
   const items = leaves
@@ -57,7 +62,9 @@ function treeHtml(v: SessionView, shownLeaf: string | null, branchLength: number
       ? `<p>Forked from <a href="${e(sessionHref(parentSession))}">${e(parentSession)}</a></p>`
       : "";
   const forkList =
-    forks.length === 0 ? "" : `<h2>Forks</h2><ul>${forks.map((f) => `<li><a href="${e(sessionHref(f.id))}">${e(f.title)}</a></li>`).join("")}</ul>`;
+    forks.length === 0
+      ? ""
+      : `<h2>Forks</h2><ul>${forks.map((f) => `<li><a href="${e(sessionHref(f.id))}">${e(f.title)}</a></li>`).join("")}</ul>`;
   return (
     `<aside class="tree" aria-label="Branches"><h2>Branches (${leaves.length})</h2><p>${branchLength} entries on the shown path</p>` +
     `<ol>${items}</ol>${more}${parent}${forkList}</aside>`
@@ -65,7 +72,12 @@ function treeHtml(v: SessionView, shownLeaf: string | null, branchLength: number
 }
 
 /** Entries `from`..`from+ENTRY_PAGE` of a branch as HTML (the first page, "more", and live updates). */
-export function branchPageHtml(v: SessionView, branch: readonly TreeNode[], from: number, continueCommand = true): { html: string; next: number | null } {
+export function branchPageHtml(
+  v: SessionView,
+  branch: readonly TreeNode[],
+  from: number,
+  continueCommand = true,
+): { html: string; next: number | null } {
   const ctx: EntryContext = {
     sessionId: v.info.id,
     calls: new Map(),
@@ -91,7 +103,12 @@ export function branchPageHtml(v: SessionView, branch: readonly TreeNode[], from
 }
 
 /** The session page's body; `forks` are the sessions forked from it. */
-export function sessionHtml(v: SessionView, leaf: string | null, forks: ReadonlyArray<{ id: string; title: string }>, actions: string): string {
+export function sessionHtml(
+  v: SessionView,
+  leaf: string | null,
+  forks: ReadonlyArray<{ id: string; title: string }>,
+  actions: string,
+): string {
   const h = v.header;
   const title = typeof h.title === "string" && h.title !== "" ? h.title : `Session ${h.id}`;
   const { leaf: shownLeaf, branch } = shownBranch(v, leaf);
@@ -119,14 +136,17 @@ export function sessionHtml(v: SessionView, leaf: string | null, forks: Readonly
       : `<section id="artifacts" aria-label="Artifacts"><h2>Artifacts (${artifacts.length})</h2><ul>${artifacts
           .map(
             (a) =>
-              `<li><a href="${e(`${sessionHref(h.id)}/artifact/${encodeURIComponent(a.id)}`)}">${e(a.uri)}</a> ${e(a.name ?? "")} · ${e(a.toolType)} · ${e(bytes(a.sizeBytes))}</li>`,
+              `<li><a href="${e(`${sessionHref(h.id)}/artifact/${encodeURIComponent(a.id)}`)}">${e(a.uri)}</a> ` +
+              `${e(a.name ?? "")} · ${e(a.toolType)} · ${e(bytes(a.sizeBytes))}</li>`,
           )
           .join("")}</ul></section>`;
   const follow = shownLeaf === v.leafId ? "1" : "0";
   return (
     `<div class="session-layout">${treeHtml(v, shownLeaf, branch.length, forks)}<div class="session">` +
-    `<header class="session-head"><h1>${e(title)}</h1><dl class="facts">${facts.map(([k, x]) => `<div><dt>${k}</dt><dd>${x}</dd></div>`).join("")}</dl>` +
-    `<p>Continue it: <code>transcript-store fork ${e(h.id)}${shownLeaf === null ? "" : ` --at ${e(shownLeaf)}`}</code></p>${actions}</header>` +
+    `<header class="session-head"><h1>${e(title)}</h1>` +
+    `<dl class="facts">${facts.map(([k, x]) => `<div><dt>${k}</dt><dd>${x}</dd></div>`).join("")}</dl>` +
+    `<p>Continue it: <code>transcript-store fork ${e(h.id)}${shownLeaf === null ? "" : ` --at ${e(shownLeaf)}`}</code></p>` +
+    `${actions}</header>` +
     `<section id="transcript" aria-label="Transcript" data-follow="${follow}">${html}</section>${more}${artifactList}</div></div>`
   );
 }

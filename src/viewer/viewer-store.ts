@@ -68,7 +68,10 @@ export class ViewerStore {
     for (const row of ledger.rows) {
       if (row.deleted) continue;
       let s = bySession.get(row.sessionId);
-      if (s === undefined) bySession.set(row.sessionId, (s = { models: [], cost: null, calls: 0, priced: false, sum: 0, set: new Set() }));
+      if (s === undefined) {
+        s = { models: [], cost: null, calls: 0, priced: false, sum: 0, set: new Set() };
+        bySession.set(row.sessionId, s);
+      }
       if (row.model !== null) s.set.add(row.model);
       s.calls++;
       if (row.cost.total > 0) s.priced = true;
@@ -112,7 +115,11 @@ export class ViewerStore {
       this.index = await openSessionIndex(
         store !== undefined && store !== null
           ? { store, onWarning: (w) => this.remember(w) }
-          : { ...(root !== undefined ? { root } : {}), ...(sessionsDir !== undefined ? { sessionsDir } : {}), onWarning: (w) => this.remember(w) },
+          : {
+              ...(root !== undefined ? { root } : {}),
+              ...(sessionsDir !== undefined ? { sessionsDir } : {}),
+              onWarning: (w) => this.remember(w),
+            },
       );
     }
     // As-you-type: the first query of a burst brings the index up to date, the rest read it as it is.

@@ -11,7 +11,10 @@ const BIN = join(import.meta.dirname, "../../bin/transcript-store.mjs");
 describe("transcript-store serve (the real binary)", () => {
   it("prints its URL, answers with the token, and stops on SIGTERM", async () => {
     const s = await viewerStore();
-    const child = spawn(process.execPath, [BIN, "serve", "--root", s.root], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TRANSCRIPT_STORE_URL: "" } });
+    const child = spawn(process.execPath, [BIN, "serve", "--root", s.root], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TRANSCRIPT_STORE_URL: "" },
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
       child.stdout.on("data", (d: Buffer) => {
@@ -25,7 +28,9 @@ describe("transcript-store serve (the real binary)", () => {
     const list = await http(`${new URL(url).origin}/`, { cookie });
     expect(list.status).toBe(200);
     expect(list.body).toContain(s.m.sessionId);
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal === "SIGTERM" ? 143 : null))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on("exit", (code, signal) => resolve(code ?? (signal === "SIGTERM" ? 143 : null))),
+    );
     child.kill("SIGTERM");
     expect(await exited).toBe(143);
   });

@@ -91,6 +91,6 @@ describe("issue 32 #17: every value in a view is escaped for where it lands", ()
     const html = [...htmlChunks(source())].join("");
     expect(html).not.toContain(`<img src="${PIXEL}"`);
     expect(html).not.toContain("[native code]");
-    expect(html).toContain("<h2>constructor · ");
+    expect(html).toContain("<h3>constructor</h3>");
   });
 });

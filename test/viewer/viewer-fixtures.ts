@@ -31,7 +31,17 @@ export async function viewerStore() {
   const svg = Buffer.from(SVG_WITH_SCRIPT).toString("base64");
   const lines = [
     { type: "session", version: 3, id, timestamp: t, cwd: join(views.root, "proj"), title: HOSTILE_VIEW.title },
-    { type: "message", id: "toString", parentId: null, timestamp: t, message: { role: "user", content: `${HOSTILE_VIEW.script} ${HOSTILE_VIEW.img} ${HOSTILE_VIEW.js} ${HOSTILE_VIEW.data} ${HOSTILE_VIEW.remoteImage}`, timestamp: 1 } },
+    {
+      type: "message",
+      id: "toString",
+      parentId: null,
+      timestamp: t,
+      message: {
+        role: "user",
+        content: `${HOSTILE_VIEW.script} ${HOSTILE_VIEW.img} ${HOSTILE_VIEW.js} ${HOSTILE_VIEW.data} ${HOSTILE_VIEW.remoteImage}`,
+        timestamp: 1,
+      },
+    },
     {
       type: "message",
       id: "constructor",
@@ -44,7 +54,13 @@ export async function viewerStore() {
         timestamp: 2,
       },
     },
-    { type: "message", id: "hasOwnProperty", parentId: "constructor", timestamp: t, message: { role: "user", content: "the other branch at a prototype-named fork", timestamp: 4 } },
+    {
+      type: "message",
+      id: "hasOwnProperty",
+      parentId: "constructor",
+      timestamp: t,
+      message: { role: "user", content: "the other branch at a prototype-named fork", timestamp: 4 },
+    },
     {
       type: "message",
       id: "__proto__",

@@ -42,7 +42,10 @@ describe.skipIf(!pgCluster() || binary === null)("serve over a PostgreSQL store"
     await m.close();
     id = m.sessionId;
     viewer = await startViewer({ store: backend });
-    browser = await chromium.launch({ executablePath: binary!, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await chromium.launch({
+      executablePath: binary!,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
   });
   afterAll(async () => {
     await browser?.close();

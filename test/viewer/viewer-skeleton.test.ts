@@ -77,7 +77,9 @@ describe("serve: a page from the skeleton equals the page from the session opene
     const store = new ViewerStore({ root: s.root });
     const info = (await store.listing()).find((x) => x.id === s.m.sessionId)!;
     const ref = blobRefsIn(readFileSync(s.m.sessionFile!, "utf8"))[0]!;
-    const entry = readFileSync(s.m.sessionFile!, "utf8").split("\n").find((l) => l.includes(ref))!;
+    const entry = readFileSync(s.m.sessionFile!, "utf8")
+      .split("\n")
+      .find((l) => l.includes(ref))!;
     const entryId = (JSON.parse(entry) as { id: string }).id;
     const v = await openSessionView(store, info, { redact: false });
     const good = await v.image(entryId, 1);

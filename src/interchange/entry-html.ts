@@ -1,6 +1,6 @@
 import type { SessionEntry } from "../format/types.ts";
-import { escapeHtml as e, imageDataUrl } from "../interchange/html-text.ts";
-import { type EntryView, type MessagePart, TITLES, viewOf } from "../interchange/message-parts.ts";
+import { escapeHtml as e, imageDataUrl } from "./html-text.ts";
+import { type EntryView, type MessagePart, titleOf, viewOf } from "./message-parts.ts";
 import { markdownToHtml } from "./markdown-html.ts";
 import { toolLabel } from "./tool-labels.ts";
 
@@ -25,6 +25,18 @@ export interface EntryContext {
    * absent (a frozen export), the rest is in the page behind a `<details>`.
    */
   fullLink?: (entryId: string, index: number) => string;
+  /** Artifacts the page holds: a mention of `artifact://<id>` in text links to `#artifact-<id>`. @default none */
+  artifactIds?: ReadonlySet<string>;
+}
+
+/** `artifact://<id>` in the text of rendered HTML (never inside a tag), for an artifact the page holds, becomes a link to it. */
+export function linkArtifacts(html: string, ids: ReadonlySet<string> | undefined): string {
+  if (ids === undefined || ids.size === 0) return html;
+  return html.replace(
+    /(^|>)([^<]*)/g,
+    (_, open: string, text: string) =>
+      open + text.replace(/artifact:\/\/(\d+)/g, (uri, id: string) => (ids.has(id) ? `<a href="#artifact-${id}">${uri}</a>` : uri)),
+  );
 }
 
 function json(value: unknown): string {
@@ -54,9 +66,13 @@ export function foldedPre(text: string, cls: string, full?: string): string {
   let lines = 1;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
   const more = `show all (${lines} lines, ${text.length} characters)`;
-  if (full !== undefined) return `<pre class="${cls}">${e(head)}</pre><p class="more"><a class="show-all" href="${e(full)}">${e(more)}</a></p>`;
+  if (full !== undefined)
+    return `<pre class="${cls}">${e(head)}</pre><p class="more"><a class="show-all" href="${e(full)}">${e(more)}</a></p>`;
   const rest = text.slice(head.length);
-  return `<pre class="${cls}">${e(head)}</pre><details class="more"><summary>${e(more)}</summary><pre class="${cls}">${e(rest)}</pre></details>`;
+  return (
+    `<pre class="${cls}">${e(head)}</pre>` +
+    `<details class="more"><summary>${e(more)}</summary><pre class="${cls}">${e(rest)}</pre></details>`
+  );
 }
 
 function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryContext): string {
@@ -64,7 +80,7 @@ function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryC
     case "text":
       return view.role === "toolResult" || view.role === "bashExecution"
         ? foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index))
-        : `<div class="md">${markdownToHtml(part.text)}</div>`;
+        : `<div class="md">${linkArtifacts(markdownToHtml(part.text), ctx.artifactIds)}</div>`;
     case "thinking":
       return `<details class="thinking"><summary>Thinking</summary>${
         part.redacted ? "<p>(redacted by the provider)</p>" : `<div class="md">${markdownToHtml(part.text)}</div>`
@@ -90,12 +106,16 @@ function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryC
   }
 }
 
-/** One entry as an `<article>` (id `e-<entry id>`), or a bare mark for an entry with nothing to read. */
-export function entryHtml(entry: SessionEntry, ctx: EntryContext): string {
+/**
+ * One entry as an `<article>` (id `e-<entry id>`), or a bare mark for an entry with nothing to read;
+ * `hidden` (a static page's other branches) until its branch is picked.
+ */
+export function entryHtml(entry: SessionEntry, ctx: EntryContext, hidden = false): string {
   const view = viewOf(entry);
   const id = e(entry.id);
-  if (view === null) return `<div class="mark" id="e-${id}" data-entry="${id}"></div>\n`;
-  let title = TITLES[view.role] ?? view.role;
+  const hide = hidden ? " hidden" : "";
+  if (view === null) return `<div class="mark" id="e-${id}" data-entry="${id}"${hide}></div>\n`;
+  let title = titleOf(view.role);
   if (view.role === "toolResult") {
     const label = view.toolCallId === undefined ? undefined : ctx.calls.get(view.toolCallId);
     title = `↳ ${label ?? view.toolName ?? "tool result"}`;
@@ -111,7 +131,7 @@ export function entryHtml(entry: SessionEntry, ctx: EntryContext): string {
   const link = `<a class="anchor" href="#${id}" aria-label="link to this entry">#</a>`;
   const cls = `entry role-${e(view.role.replace(/[^\w-]/g, "_"))}`;
   return (
-    `<article class="${cls}" id="e-${id}" data-entry="${id}"><header><h3>${e(title)}</h3>${model}${error} ${time} ${link}</header>` +
+    `<article class="${cls}" id="e-${id}" data-entry="${id}"${hide}><header><h3>${e(title)}</h3>${model}${error} ${time} ${link}</header>` +
     `${body}${cont}</article>\n`
   );
 }

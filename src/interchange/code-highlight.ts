@@ -1,4 +1,4 @@
-import { escapeHtml } from "../interchange/html-text.ts";
+import { escapeHtml } from "./html-text.ts";
 
 /**
  * A small code highlighter for the viewer: comments, strings, numbers and keywords of the languages
