@@ -1,7 +1,7 @@
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { registerReferrer } from "../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError, type WarningHandler } from "../errors.ts";
-import { ensureDir, fsyncDir, io, writeFileAtomic } from "../io.ts";
+import { ensureDir, fsyncDir, io, isTempFileName, writeFileAtomic } from "../io.ts";
 import { readMoveJournal } from "../session/move-journal.ts";
 import { artifactsDirOf, quarantinePathOf } from "../session/paths.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
@@ -9,10 +9,12 @@ import type { TrashEntry } from "./lifecycle-driver.ts";
 
 /*
  * The file tree's trash: `<root>/trash/<trashId>/` holds a removed session's files under their own
- * names (session file, artifact directory, quarantine, backup) and `trash.json`, the entry's
- * journal. Every step is a rename, and the session file moves last in both directions: its rename
- * is the commit. A crash leaves the journal naming the step; `recoverTrash` (run before every
- * trash operation) undoes an uncommitted one, so a session is always either in place or in trash.
+ * names (session file, artifact directory, quarantine, backups) and `trash.json`, the entry's
+ * journal. Every step is a rename, and the session file's rename is the commit: it moves first into
+ * the trash (so a session file in place always has every part beside it: no writer ever starts a
+ * second artifacts directory) and last out of it. A crash leaves the journal naming the step;
+ * `recoverTrash` (run before every trash operation) rolls a committed step forward and undoes an
+ * uncommitted one, so a session is always whole either in place or in the trash.
  */
 
 type TrashState = "trashing" | "trashed" | "restoring" | "purging";
@@ -123,14 +125,21 @@ export async function trashSessionFile(
     const dir = join(trash, trashId);
     const journal: TrashJournal = { version: 1, state: "trashing", ...meta, from: file, trashedAt: at.toISOString(), bytes, parts };
     writeJournal(dir, journal);
-    const moved: string[] = [];
+    const sessionName = parts.at(-1)!;
     try {
-      for (const name of parts) {
-        io.renameSync(join(source, name), join(dir, name));
-        moved.push(name);
-      }
+      io.renameSync(join(source, sessionName), join(dir, sessionName));
     } catch (err) {
-      for (const name of moved.reverse()) io.renameSync(join(dir, name), join(source, name));
+      removeEntryDir(dir);
+      throw moveFailed(`Cannot move ${file} to the trash`, err, file);
+    }
+    // Committed: the rest follows (a crash here is rolled forward by recovery).
+    fsyncDir(source);
+    try {
+      moveRest(source, dir, parts);
+    } catch (err) {
+      // A part that cannot move (another device): everything goes back, the session file last.
+      moveRest(dir, source, parts);
+      io.renameSync(join(dir, sessionName), join(source, sessionName));
       removeEntryDir(dir);
       throw moveFailed(`Cannot move ${file} to the trash`, err, file);
     }
@@ -156,8 +165,16 @@ function newEntryDir(trash: string, at: Date, sessionId: string): string {
   }
 }
 
+/** Moves the parts other than the session file from `from` to `to` (those still at `from`). */
+function moveRest(from: string, to: string, parts: readonly string[]): void {
+  for (const name of parts.slice(0, -1))
+    if (exists(join(from, name)) && !exists(join(to, name))) io.renameSync(join(from, name), join(to, name));
+}
+
+/** Removes an entry whose parts are gone: its journal and any journal temp a killed write left. */
 function removeEntryDir(dir: string): void {
   io.rmSync(join(dir, JOURNAL), { force: true });
+  for (const name of io.readdirSync(dir) as string[]) if (isTempFileName(name)) io.rmSync(join(dir, name), { force: true });
   io.rmdirSync(dir);
 }
 
@@ -263,8 +280,12 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
     const source = dirname(journal.from);
     const file = basename(journal.from);
     if (journal.state === "trashing") {
-      if (exists(join(dir, file))) writeJournal(dir, { ...journal, state: "trashed" });
-      else await undoTrashing(dir, journal, options);
+      if (exists(join(dir, file))) {
+        // Committed: bring over what the crash left behind.
+        moveRest(source, dir, journal.parts);
+        fsyncDir(source);
+        writeJournal(dir, { ...journal, state: "trashed" });
+      } else await undoTrashing(dir, journal, options);
       continue;
     }
     // restoring
