@@ -56,8 +56,8 @@ export class FileLifecycle implements LifecycleDriver {
     return !isLeftoverLock(session.path);
   }
 
-  async trash(session: SessionInfo, at: Date): Promise<TrashEntry> {
-    const entry = await trashSessionFile(session.path, { sessionId: session.id, cwd: session.cwd }, at, this.places);
+  async trash(session: SessionInfo, at: Date, check?: () => Promise<void>): Promise<TrashEntry> {
+    const entry = await trashSessionFile(session.path, { sessionId: session.id, cwd: session.cwd }, at, { ...this.places, check });
     appendLifecycleRecord(this.root, { op: "trash", id: session.id, at: at.toISOString(), path: session.path, trashId: entry.trashId });
     return entry;
   }

@@ -3,7 +3,7 @@ import { registerReferrer } from "../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { ensureDir, fsyncDir, io, isTempFileName, writeFileAtomic } from "../io.ts";
 import { readMoveJournal } from "../session/move-journal.ts";
-import { artifactsDirOf, quarantinePathOf } from "../session/paths.ts";
+import { artifactsDirOf, fileSafeId, quarantinePathOf } from "../session/paths.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import type { TrashEntry } from "./lifecycle-driver.ts";
 
@@ -79,7 +79,21 @@ export function bytesUnder(path: string): number {
 /** The names that travel with a session file (those present), the session file last. */
 export function sessionParts(file: string): string[] {
   const names = [artifactsDirOf(file), quarantinePathOf(file), `${file}.bak`].filter(exists).map((p) => basename(p));
-  return [...names, basename(file)];
+  return [...names, ...numberedBackups(file), basename(file)];
+}
+
+/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
+function numberedBackups(file: string): string[] {
+  const base = basename(file);
+  let names: string[];
+  try {
+    names = io.readdirSync(dirname(file)) as string[];
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(`${base}.`) && /^\d+\.bak$/.test(n.slice(base.length + 1)))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
 }
 
 function entryOf(trashId: string, j: TrashJournal): TrashEntry {
@@ -95,6 +109,8 @@ export interface FileTrashOptions {
   blobsDir: string;
   lockStaleMs: number;
   onWarning?: WarningHandler;
+  /** Run holding the session's lock, before anything moves (a throw stops the removal). */
+  check?: () => Promise<void>;
 }
 
 /**
@@ -114,6 +130,7 @@ export async function trashSessionFile(
     });
   const lock = await acquireSessionLock(file, { staleMs: options.lockStaleMs, onCompromised: () => {} });
   try {
+    await options.check?.();
     const trash = trashDirOf(options.root);
     ensureDir(trash, true);
     // Before any ref lands in the trash, gc must know to read it: trashed sessions keep their blobs.
@@ -154,8 +171,10 @@ export async function trashSessionFile(
 
 function newEntryDir(trash: string, at: Date, sessionId: string): string {
   const stamp = at.toISOString().replace(/[:.]/g, "-");
+  // The id comes from a transcript: only its file-safe form names anything (never `/` or `..`).
+  const name = `${stamp}_${fileSafeId(sessionId)}`;
   for (let n = 0; ; n++) {
-    const trashId = n === 0 ? `${stamp}_${sessionId}` : `${stamp}_${sessionId}.${n}`;
+    const trashId = n === 0 ? name : `${name}.${n}`;
     try {
       io.mkdirSync(join(trash, trashId), { mode: 0o700 });
       return trashId;

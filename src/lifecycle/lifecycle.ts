@@ -11,7 +11,7 @@ import { backendOf } from "../storage/backends.ts";
 import type { StorageBackend, StorageKind } from "../storage/session-storage.ts";
 import type { LifecycleDriver, TrashEntry } from "./lifecycle-driver.ts";
 import type { SessionFlags } from "./lifecycle-log.ts";
-import { planPrune, type PruneCandidate, type PrunePlan } from "./prune-plan.ts";
+import { planPrune, type PruneCandidate, type PrunePlan, type SkipReason } from "./prune-plan.ts";
 import { loadRetentionConfig, type PrunePolicy, type RetentionConfig } from "./retention-config.ts";
 import { storeRootOf } from "./file-lifecycle.ts";
 
@@ -225,19 +225,43 @@ export class Lifecycle {
     if (report.dryRun) return report;
     const byPath = new Map(sessions.map((s) => [s.path, s]));
     for (const item of [...plan.remove]) {
+      const info = byPath.get(item.session.path)!;
       try {
-        // Pinned meanwhile? Checked again just before the move.
-        if ((await this.driver.flags()).get(item.session.id)?.pinned) throw new TranscriptStoreError("SESSION_PINNED", "pinned meanwhile");
-        report.trashed.push(await this.trashed(await this.driver.trash(byPath.get(item.session.path)!, this.now())));
+        // Every fact the plan used is checked again at the moment of the move, under the session's lock.
+        const check = async () => {
+          if ((await this.driver.flags()).get(item.session.id)?.pinned) throw new PruneSkip("pinned");
+          if (!(await this.unchanged(info))) throw new PruneSkip("changed");
+        };
+        report.trashed.push(await this.trashed(await this.driver.trash(info, this.now(), check)));
       } catch (err) {
         // A writer that started since the plan keeps its session: skipped, not an error.
-        if (!(err instanceof TranscriptStoreError) || (err.code !== "SESSION_LOCKED" && err.code !== "SESSION_PINNED")) throw err;
+        const reason =
+          err instanceof PruneSkip
+            ? err.reason
+            : err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED"
+              ? "live-writer"
+              : null;
+        if (reason === null) throw err;
         report.remove.splice(report.remove.indexOf(item), 1);
         report.bytes -= item.session.bytes;
         report.totalAfter += item.session.bytes;
-        report.skipped.push({ session: item.session, reason: err.code === "SESSION_LOCKED" ? "live-writer" : "pinned", rule: item.reason });
+        report.skipped.push({ session: item.session, reason, rule: item.reason });
       }
     }
     return report;
+  }
+
+  /** Whether the session is as the plan saw it: same last activity and size (file tree: re-read now). */
+  private async unchanged(planned: SessionInfo): Promise<boolean> {
+    if (this.backend.kind !== "file") return true;
+    const now = readSessionInfo(planned.path);
+    return now !== null && now.id === planned.id && now.modified.getTime() === planned.modified.getTime() && now.size === planned.size;
+  }
+}
+
+/** A prune move a re-check stopped (never escapes `prune`). */
+class PruneSkip extends Error {
+  constructor(readonly reason: SkipReason) {
+    super(reason);
   }
 }

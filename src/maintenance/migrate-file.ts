@@ -110,7 +110,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
   const name = basename(source);
   const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name)
     ? name
-    : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
+    : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id);
   const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
   return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
 }

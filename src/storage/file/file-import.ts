@@ -11,7 +11,7 @@ import { acquireSessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { importConflict, type ImportOutcome, type SessionSnapshot } from "../session-snapshot.ts";
-import { fileSafeId, locateFile, rawLines } from "./file-export.ts";
+import { locateFile, rawLines } from "./file-export.ts";
 
 /** Sessions into the file tree: the file backend's `importSnapshot` (exports: file-export.ts). */
 
@@ -26,7 +26,7 @@ function newPathFor(snapshot: SessionSnapshot, options: ResolvedSessionManagerOp
   const { header } = snapshot;
   const created = new Date(Date.parse(header.timestamp) || options.now().getTime());
   const cwd = header.cwd || options.cwd || process.cwd();
-  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, fileSafeId(header.id)));
+  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, header.id));
 }
 
 /** Creates `path` empty and exclusively (false: a file is there): an import never replaces a session. */
