@@ -1,4 +1,6 @@
-import { resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { recordDeletedUsage } from "../maintenance/store-accounting.ts";
+import { trashDirOf } from "./file-trash.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
@@ -32,6 +34,12 @@ export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOption
    * stays in the trash (restorable).
    */
   onTrashed?: (info: PurgeInfo) => void | Promise<void>;
+  /**
+   * Record a session's usage rows in the store's usage ledger when it goes to the trash and again
+   * before it is purged (idempotent: each row once), so `usage` keeps counting deleted sessions.
+   * `false` leaves that to the caller's hooks. @default true
+   */
+  usageLedger?: boolean;
   /** The retention config to use instead of the store's file (validated the same way). */
   retention?: Omit<RetentionConfig, "source">;
   /** Where `TRANSCRIPT_STORE_RETENTION` is read. @default process.env */
@@ -159,8 +167,17 @@ export class Lifecycle {
   }
 
   private async trashed(entry: TrashEntry): Promise<TrashEntry> {
+    await this.recordUsage(entry);
     await this.given.onTrashed?.({ ...entry, store: this.backend.kind });
     return entry;
+  }
+
+  /** The entry's usage rows into the store's ledger (unless `usageLedger: false`). */
+  private async recordUsage(entry: TrashEntry): Promise<void> {
+    if (this.given.usageLedger === false) return;
+    const ref =
+      this.backend.kind === "file" ? join(trashDirOf(storeRootOf(this.options)), entry.trashId, basename(entry.from)) : entry.sessionId;
+    await recordDeletedUsage(ref, this.given);
   }
 
   /** Puts a trashed session back where it was, byte for byte. */
@@ -188,6 +205,7 @@ export class Lifecycle {
     const report: PurgeReport = { purged: [], bytes: 0, dryRun: options.dryRun === true };
     for (const entry of entries) {
       if (!report.dryRun) {
+        await this.recordUsage(entry);
         await this.given.onBeforePurge?.({ ...entry, store: this.backend.kind });
         await this.driver.purge(entry, this.now());
       }

@@ -142,3 +142,54 @@ describe("prune re-checks activity at the moment of each move (issue 32 #6)", ()
     expect(report.skipped.map((s) => s.session.id)).toEqual([second.sessionId]);
   });
 });
+
+describe("the library keeps the usage ledger by default (issue 32 #27)", () => {
+  const costly = {
+    role: "assistant",
+    content: [{ type: "text", text: "ok" }],
+    provider: "anthropic",
+    model: "claude-x",
+    usage: {
+      input: 100,
+      output: 10,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 110,
+      cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, total: 3 },
+    },
+    timestamp: 2,
+  };
+  const ledgerRows = (root: string) =>
+    existsSync(join(root, "usage-ledger.jsonl"))
+      ? readFileSync(join(root, "usage-ledger.jsonl"), "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { sessionId: string })
+      : [];
+
+  it("Lifecycle.open(…).prune() and .purge() record the deleted sessions' usage rows with no hooks", async () => {
+    const root = tempDir();
+    const old = new Date(Date.now() - 30 * DAY);
+    const m = await SessionManager.create("/w/cost", { root, now: () => old });
+    m.appendMessage({ role: "user", content: "go", timestamp: 1 } as never);
+    m.appendMessage(costly as never);
+    await m.close();
+    const life = Lifecycle.open({ root });
+    expect((await life.prune({ olderThanMs: DAY })).trashed).toHaveLength(1);
+    expect(ledgerRows(root).map((r) => r.sessionId)).toEqual([m.sessionId]);
+    await life.purge({ all: true });
+    expect(ledgerRows(root).map((r) => r.sessionId)).toEqual([m.sessionId]);
+  });
+
+  it("purge records what no trash recorded (a session trashed by an older version)", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/w/cost2", { root });
+    m.appendMessage({ role: "user", content: "go", timestamp: 1 } as never);
+    m.appendMessage(costly as never);
+    await m.close();
+    await Lifecycle.open({ root, usageLedger: false } as never).rm(m.sessionId);
+    expect(ledgerRows(root)).toEqual([]);
+    await Lifecycle.open({ root }).purge({ all: true });
+    expect(ledgerRows(root).map((r) => r.sessionId)).toEqual([m.sessionId]);
+  });
+});
