@@ -354,7 +354,7 @@ function writeMigrated(
     if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
     const lost = linesToQuarantine(parsed);
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
-    if (options.backup && options.inPlace) backupSessionFile(report.source);
+    if (options.backup && options.inPlace) report.backup = backupSessionFile(report.source);
     draft.commit(true);
     if (held !== null) counts.linesCaughtUp = catchUpAppends(held, parsed.bytesRead, report.target);
     return outcome(result);
