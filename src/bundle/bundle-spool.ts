@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import tar from "tar-stream";
 import { hashesIn } from "../storage/session-snapshot.ts";
 import { DIR_MODE, FILE_MODE, io, writeFully } from "../io.ts";
+import { hostTag, reclaimDeadSpools } from "./spool-owner.ts";
 import {
   type BundleManifest,
   bundleCorrupt,
@@ -42,9 +43,13 @@ interface Spooled {
   sha256: string;
 }
 
-/** A new spool directory under `parent`: a dot name ending in `.tmp`, as every temp name of ours. */
+/**
+ * A new spool directory under `parent`: a dot name ending in `.tmp`, as every temp name of ours,
+ * naming its owner (spool-owner.ts); the spools of killed processes are reclaimed first.
+ */
 function makeSpoolDir(parent: string): string {
-  const dir = join(parent, `.unbundle-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  reclaimDeadSpools(parent);
+  const dir = join(parent, `.unbundle-${process.pid}@${hostTag()}-${randomBytes(6).toString("hex")}.tmp`);
   io.mkdirSync(dir, { mode: DIR_MODE });
   return dir;
 }

@@ -1,6 +1,7 @@
 // Child for the lifecycle crash matrix: `lifecycle-crash-child.ts <op> <root> <ref>` runs one
-// lifecycle operation and SIGKILLs itself just before its Nth effectful I/O call (TS_KILL_AT=N).
-// Prints "done" when no kill was due.
+// lifecycle operation (or `unbundle <root> <bundle file>`) and SIGKILLs itself just before its Nth
+// effectful I/O call (TS_KILL_AT=N). Prints "done" when no kill was due.
+import { unbundle } from "../../../src/bundle/bundle-restore.ts";
 import { Lifecycle } from "../../../src/lifecycle/lifecycle.ts";
 import { killAtNthEffect } from "./kill-at.ts";
 
@@ -11,6 +12,7 @@ if (op === "rm") for (const id of ref.split(",")) await life.rm(id);
 else if (op === "restore") for (const id of ref.split(",")) await life.restore(id);
 else if (op === "purge") await life.purge({ all: true });
 else if (op === "prune") await life.prune({ maxTotalBytes: 0 });
+else if (op === "unbundle") await unbundle(ref, { root });
 else throw new Error(`unknown op ${op}`);
 process.stdout.write("done\n");
 process.exit(0);
