@@ -12,6 +12,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { importConflict, type ImportOutcome, type SessionSnapshot } from "../session-snapshot.ts";
 import { locateFile, rawLines } from "./file-export.ts";
+import { artifactNameClash, clashMessage } from "../artifact-name-clash.ts";
 
 /** Sessions into the file tree: the file backend's `importSnapshot` (exports: file-export.ts). */
 
@@ -93,6 +94,11 @@ export async function importFile(snapshot: SessionSnapshot, options: ResolvedSes
   const { id } = snapshot.header;
   let lines = 0;
   for await (const _ of snapshot.lines()) lines++;
+  // Names that cannot all be files of one directory are refused before anything is written.
+  const names: string[] = [];
+  for await (const artifact of snapshot.artifacts()) names.push(artifact.name);
+  const clash = artifactNameClash(names);
+  if (clash !== null) throw new TranscriptStoreError("INVALID_OPTION", `session ${id}: ${clashMessage(clash)}`);
   const existing = locateFile(id, options);
   if (existing === null) {
     const path = newPathFor(snapshot, options);
