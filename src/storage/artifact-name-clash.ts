@@ -34,5 +34,6 @@ export function artifactNameClash(names: Iterable<string>): [string, string] | n
 
 /** The message of a clash, naming both. */
 export function clashMessage([a, b]: [string, string]): string {
-  return `artifact names ${JSON.stringify(a)} and ${JSON.stringify(b)} cannot both be files of one directory (a folder of the other, or one name where case or Unicode form is folded)`;
+  const why = "a folder of the other, or one name where case or Unicode form is folded";
+  return `artifact names ${JSON.stringify(a)} and ${JSON.stringify(b)} cannot both be files of one directory (${why})`;
 }

@@ -70,6 +70,7 @@ export const redactCommand: Command = {
       const found = r.found.size === 0 ? "nothing found" : describeCounts(r.found);
       const inArtifacts = r.artifacts === 0 ? "" : `; artifacts: ${describeCounts(r.artifactsFound)}`;
       const error = r.migrate.error === undefined ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
+      const kept = r.migrate.backup === undefined ? "" : `  (original kept in ${r.migrate.backup})`;
       ctx.emit(
         {
           type: "file",
@@ -82,7 +83,7 @@ export const redactCommand: Command = {
           ...(r.migrate.backup !== undefined ? { backup: r.migrate.backup } : {}),
           error: r.migrate.error,
         },
-        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}${r.migrate.backup !== undefined ? `  (original kept in ${r.migrate.backup})` : ""}`,
+        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}${kept}`,
       );
     }
     const summary = total.size === 0 ? "no secrets found" : describeCounts(total);
