@@ -6,6 +6,7 @@ import { readMoveJournal } from "../session/move-journal.ts";
 import { artifactsDirOf, fileSafeId, quarantinePathOf } from "../session/paths.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import type { TrashEntry } from "./lifecycle-driver.ts";
+import { appendLifecycleRecord } from "./lifecycle-log.ts";
 
 /*
  * The file tree's trash: `<root>/trash/<trashId>/` holds a removed session's files under their own
@@ -142,10 +143,13 @@ export async function trashSessionFile(
     const dir = join(trash, trashId);
     const journal: TrashJournal = { version: 1, state: "trashing", ...meta, from: file, trashedAt: at.toISOString(), bytes, parts };
     writeJournal(dir, journal);
+    // The flags go with the instance before it moves; an undone move gives them back (a restore record).
+    record(options, "trash", trashId, journal, at);
     const sessionName = parts.at(-1)!;
     try {
       io.renameSync(join(source, sessionName), join(dir, sessionName));
     } catch (err) {
+      record(options, "restore", trashId, journal, at);
       removeEntryDir(dir);
       throw moveFailed(`Cannot move ${file} to the trash`, err, file);
     }
@@ -157,6 +161,7 @@ export async function trashSessionFile(
       // A part that cannot move (another device): everything goes back, the session file last.
       moveRest(dir, source, parts);
       io.renameSync(join(dir, sessionName), join(source, sessionName));
+      record(options, "restore", trashId, journal, at);
       removeEntryDir(dir);
       throw moveFailed(`Cannot move ${file} to the trash`, err, file);
     }
@@ -167,6 +172,20 @@ export async function trashSessionFile(
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Appends the lifecycle record of a step (the flags of the instance follow it, lifecycle-log.ts).
+ * Written at the step's commit and again by a recovery that finishes it: a record twice is harmless.
+ */
+function record(
+  options: FileTrashOptions,
+  op: "trash" | "restore" | "purge",
+  trashId: string,
+  journal: TrashJournal,
+  at = new Date(),
+): void {
+  appendLifecycleRecord(options.root, { op, id: journal.sessionId, at: at.toISOString(), path: journal.from, trashId });
 }
 
 function newEntryDir(trash: string, at: Date, sessionId: string): string {
@@ -222,7 +241,7 @@ function namesIn(dir: string): string[] {
  * Puts a trash entry back where it was. Anything already at one of its names (a new session at
  * the same path) makes it refuse with `MOVE_FAILED`, nothing moved.
  */
-export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions): string {
+export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): string {
   const dir = join(trashDirOf(options.root), entry.trashId);
   const journal = readJournal(dir);
   if (journal === null || journal.state !== "trashed")
@@ -247,17 +266,19 @@ export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions):
     throw moveFailed(`Cannot restore ${entry.trashId} to ${journal.from}`, err, journal.from);
   }
   fsyncDir(source);
+  record(options, "restore", entry.trashId, journal, at);
   removeEntryDir(dir);
   return journal.from;
 }
 
 /** Deletes a trash entry for good (journaled: a crash mid-way is finished by the next recovery). */
-export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions): void {
+export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): void {
   const dir = join(trashDirOf(options.root), entry.trashId);
   const journal = readJournal(dir);
   if (journal === null || journal.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
   writeJournal(dir, { ...journal, state: "purging" });
+  record(options, "purge", entry.trashId, journal, at);
   finishPurge(dir, journal);
 }
 
@@ -293,6 +314,7 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
     }
     if (journal.state === "trashed") continue;
     if (journal.state === "purging") {
+      record(options, "purge", trashId, journal);
       finishPurge(dir, journal);
       continue;
     }
@@ -304,11 +326,12 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
         moveRest(source, dir, journal.parts);
         fsyncDir(source);
         writeJournal(dir, { ...journal, state: "trashed" });
-      } else await undoTrashing(dir, journal, options);
+      } else await undoTrashing(trashId, dir, journal, options);
       continue;
     }
     // restoring
     if (!exists(join(dir, file))) {
+      record(options, "restore", trashId, journal);
       removeEntryDir(dir);
       continue;
     }
@@ -318,7 +341,7 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
   }
 }
 
-async function undoTrashing(dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
+async function undoTrashing(trashId: string, dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
   let lock: SessionLock;
   try {
     lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
@@ -343,6 +366,7 @@ async function undoTrashing(dir: string, journal: TrashJournal, options: FileTra
       }
       io.renameSync(join(dir, name), join(source, name));
     }
+    record(options, "restore", trashId, journal);
     removeEntryDir(dir);
   } finally {
     await lock.release();

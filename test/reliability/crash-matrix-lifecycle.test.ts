@@ -45,7 +45,7 @@ interface Fixture {
   before: Map<string, string>;
 }
 
-/** Two sessions, each with an artifact and a backup. */
+/** Two sessions, each with an artifact and a backup; the first archived (its flag must survive every kill). */
 async function fixture(): Promise<Fixture> {
   const root = tempDir();
   const sessions: Fixture["sessions"] = [];
@@ -57,6 +57,7 @@ async function fixture(): Promise<Fixture> {
     writeFileSync(`${m.location!}.bak`, `backup of ${cwd}\n`);
     sessions.push({ id: m.sessionId, path: m.location! });
   }
+  await Lifecycle.open({ root }).archive(sessions[0]!.id);
   return { root, sessions, before: snapshot(join(root, "sessions")) };
 }
 
@@ -103,6 +104,10 @@ async function expectRecovered(f: Fixture, label: string, allowGone = false): Pr
   );
   expect(snapshot(join(f.root, "sessions")), `${label}: sessions tree`).toEqual(expected);
   expect(existsSync(join(f.root, "trash")) ? readdirSync(join(f.root, "trash")) : [], `${label}: left in the trash`).toEqual([]);
+  // the archive flag went wherever its session went, and came back with it
+  const flags = await life.flags();
+  expect(flags.get(f.sessions[0]!.id)?.archived ?? false, `${label}: archive flag`).toBe(!gone.includes(f.sessions[0]!.id));
+  expect(flags.has(f.sessions[1]!.id), `${label}: flags of the second session`).toBe(false);
   // a writer may open every session again and its next artifact does not reuse an old id
   for (const s of f.sessions.filter((x) => !gone.includes(x.id))) {
     const m = await SessionManager.open(s.path, { root: f.root });
