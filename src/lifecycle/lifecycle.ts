@@ -269,10 +269,18 @@ export class Lifecycle {
     return report;
   }
 
-  /** Whether the session is as the plan saw it: same last activity and size (file tree: re-read now). */
+  /** Whether the session is as the plan saw it: same last activity and size, read again now. */
   private async unchanged(planned: SessionInfo): Promise<boolean> {
-    if (this.backend.kind !== "file") return true;
-    const now = readSessionInfo(planned.path);
+    let now: SessionInfo | null;
+    if (this.backend.kind === "file") now = readSessionInfo(planned.path);
+    else {
+      try {
+        now = await this.backend.resolve(planned.id, planned.cwd, { ...this.options, roots: this.given.roots });
+      } catch (err) {
+        if (err instanceof TranscriptStoreError && err.code === "SESSION_NOT_FOUND") return false;
+        throw err;
+      }
+    }
     return now !== null && now.id === planned.id && now.modified.getTime() === planned.modified.getTime() && now.size === planned.size;
   }
 }

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { trashDirOf } from "../../src/lifecycle/file-trash.ts";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
+import { PostgresBackend } from "../../src/index.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const DAY = 86_400_000;
@@ -191,5 +193,41 @@ describe("the library keeps the usage ledger by default (issue 32 #27)", () => {
     expect(ledgerRows(root)).toEqual([]);
     await Lifecycle.open({ root }).purge({ all: true });
     expect(ledgerRows(root).map((r) => r.sessionId)).toEqual([m.sessionId]);
+  });
+});
+
+describe.skipIf(!pgCluster())("prune re-checks activity at the moment of each move (PostgreSQL, issue 32 #6)", () => {
+  it("a session resumed and closed after the plan is skipped, not trashed", { timeout: 60_000 }, async () => {
+    const store = PostgresBackend.of(await freshDatabase());
+    try {
+      // the server stamps activity: a year from now, both are "older than a day" and the resume changes the facts
+      const make = async (text: string) => {
+        const m = await SessionManager.create("/w/pg", { store });
+        m.appendMessage({ role: "user", content: text, timestamp: 1 } as never);
+        await m.close();
+        return m;
+      };
+      const first = await make("first");
+      const second = await make("second");
+      let resumed = false;
+      const life = Lifecycle.open({
+        store,
+        now: () => new Date(Date.now() + 365 * DAY),
+        usageLedger: false,
+        onTrashed: async (info) => {
+          if (resumed || info.sessionId !== first.sessionId) return;
+          resumed = true;
+          const again = await SessionManager.open(second.sessionId, { store });
+          again.appendMessage({ role: "user", content: "back at it", timestamp: Date.now() } as never);
+          await again.close();
+        },
+      });
+      const report = await life.prune({ olderThanMs: DAY });
+      expect(resumed).toBe(true);
+      expect(report.trashed.map((e) => e.sessionId)).toEqual([first.sessionId]);
+      expect(report.skipped.map((s) => [s.session.id, s.reason])).toEqual([[second.sessionId, "changed"]]);
+    } finally {
+      await store.close();
+    }
   });
 });
