@@ -162,6 +162,11 @@ export const THROWN_CODES = {
     use: "A key whose id is not the header's, or a line tampered with, moved, swapped or copied from another session; never served.",
     caller: "Use the right key; a line that fails under the right key was altered: restore the file from a backup (it was left as it was).",
   },
+  NOT_SUPPORTED: {
+    meaning: "The store does not support what was asked: its backend does not declare that capability (`supports`).",
+    use: "stats, verify, du, usage, redact --store, rekey --store, lifecycle, search or encryption against a store whose backend lacks it.",
+    caller: "Use a store that supports it (the message names the capability), or do without.",
+  },
 } as const satisfies Record<ErrorCode, ErrorCodeDoc>;
 
 /** Codes only ever delivered to `onWarning`, never thrown (the thrown codes may be warnings too). */

@@ -201,7 +201,8 @@ export async function openSessionIndex(options: SessionIndexOptions = {}): Promi
   if (options?.store !== undefined) {
     // a database keeps its index itself (StorageBackend.index: PostgreSQL's is src/storage/postgres/pg-index.ts)
     const backend = typeof options.store === "string" ? storeFromUrl(options.store) : options.store;
-    if (backend.index === undefined) throw new TranscriptStoreError("INDEX_UNAVAILABLE", `A ${backend.kind} store keeps no search index`);
+    if (!backend.supports.index || backend.index === undefined)
+      throw new TranscriptStoreError("INDEX_UNAVAILABLE", "this store does not support a search index");
     return backend.index(resolveSessionManagerOptions({ onWarning: options.onWarning }));
   }
   const resolved = resolveSessionIndexOptions(options);

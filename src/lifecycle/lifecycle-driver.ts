@@ -36,4 +36,6 @@ export interface LifecycleDriver {
   restore(entry: TrashEntry, at: Date): Promise<SessionInfo>;
   /** Deletes an entry for good. */
   purge(entry: TrashEntry, at: Date): Promise<void>;
+  /** What the store's accounting opens for a trashed session (its file in the trash). @default its session id */
+  trashedRef?(entry: TrashEntry): string;
 }

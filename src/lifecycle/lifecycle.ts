@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { unsupported } from "../storage/capabilities.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
@@ -17,7 +18,10 @@ import { storeRootOf } from "./file-lifecycle.ts";
 
 /** What `onBeforePurge` is told about a session about to be deleted for good. */
 export interface PurgeInfo extends TrashEntry {
+  /** The backend's name, for messages. */
   store: StorageKind;
+  /** What the store's accounting opens for this session (`recordDeletedUsage`): its file in the trash, or its id. */
+  ref: string;
 }
 
 export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOptions {
@@ -78,7 +82,7 @@ export class Lifecycle {
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
     const driver = backend.lifecycle?.(resolved);
-    if (driver === undefined) throw new TranscriptStoreError("INVALID_OPTION", `The ${backend.kind} store has no lifecycle`);
+    if (driver === undefined || !backend.supports.lifecycle) throw unsupported("lifecycle", undefined, backend.name);
     return new Lifecycle(resolved, backend, driver, options);
   }
 
@@ -95,7 +99,7 @@ export class Lifecycle {
   /** A session by path (file tree), id, id prefix or file-name prefix, as `SessionManager.resolve`. */
   async resolve(ref: string | SessionInfo, cwd: string = process.cwd()): Promise<SessionInfo> {
     if (typeof ref !== "string") return ref;
-    if (this.backend.kind === "file" && ref.endsWith(".jsonl")) {
+    if (this.backend.supports.sessionFiles && ref.endsWith(".jsonl")) {
       const info = readSessionInfo(resolve(cwd, ref));
       if (info === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${resolve(cwd, ref)}`);
       return info;
@@ -158,8 +162,12 @@ export class Lifecycle {
     );
   }
 
+  private purgeInfo(entry: TrashEntry): PurgeInfo {
+    return { ...entry, store: this.backend.kind, ref: this.driver.trashedRef?.(entry) ?? entry.sessionId };
+  }
+
   private async trashed(entry: TrashEntry): Promise<TrashEntry> {
-    await this.given.onTrashed?.({ ...entry, store: this.backend.kind });
+    await this.given.onTrashed?.(this.purgeInfo(entry));
     return entry;
   }
 
@@ -188,7 +196,7 @@ export class Lifecycle {
     const report: PurgeReport = { purged: [], bytes: 0, dryRun: options.dryRun === true };
     for (const entry of entries) {
       if (!report.dryRun) {
-        await this.given.onBeforePurge?.({ ...entry, store: this.backend.kind });
+        await this.given.onBeforePurge?.(this.purgeInfo(entry));
         await this.driver.purge(entry, this.now());
       }
       report.purged.push(entry);
