@@ -8,7 +8,7 @@ import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { defaultRoot } from "../../session/paths.ts";
-import type { PgRedactReport } from "../../storage/postgres/pg-redact.ts";
+import type { StoreRedactReport } from "../../storage/store-drivers.ts";
 import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { storeOptions, UsageError, type CommandContext } from "../context.ts";
 import { writeNewOutput } from "../output-file.ts";
@@ -44,7 +44,7 @@ export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Prom
   let rewritten = 0;
   let failed = 0;
   for (const id of ids) {
-    let report: PgRedactReport;
+    let report: StoreRedactReport;
     let backup: string | null = null;
     const artifactsFound: RedactionCounts = new Map();
     let artifacts = 0;
