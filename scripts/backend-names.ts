@@ -73,7 +73,7 @@ function lineAt(text: string, index: number): number {
   return line;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const reEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Every place outside a backend's folders (and the registry) that names it, in file and line order. */
 export function checkBackendNames(root: string, registry: string[] = REGISTRY): Violation[] {
@@ -104,14 +104,14 @@ export function checkBackendNames(root: string, registry: string[] = REGISTRY): 
         }
       }
       for (const id of b.identifiers)
-        for (const m of text.matchAll(new RegExp(`(?<![\\w$])${escape(id)}(?![\\w$])`, "g"))) say(m.index, id);
+        for (const m of text.matchAll(new RegExp(`(?<![\\w$])${reEscape(id)}(?![\\w$])`, "g"))) say(m.index, id);
       for (const scheme of b.schemes) {
-        for (const m of text.matchAll(new RegExp(`(["'\`])${escape(scheme)}\\1|${escape(scheme)}://`, "gi")))
+        for (const m of text.matchAll(new RegExp(`(["'\`])${reEscape(scheme)}\\1|${reEscape(scheme)}://`, "gi")))
           say(m.index, `the scheme ${scheme}`);
       }
       for (const kind of b.kinds) {
         const compared = new RegExp(
-          `\\.\\s*(?:kind|store)\\s*[!=]==?\\s*(["'\`])${escape(kind)}\\1|(["'\`])${escape(kind)}\\2\\s*[!=]==?\\s*[\\w$.]*\\.(?:kind|store)\\b`,
+          `\\.\\s*(?:kind|store)\\s*[!=]==?\\s*(["'\`])${reEscape(kind)}\\1|(["'\`])${reEscape(kind)}\\2\\s*[!=]==?\\s*[\\w$.]*\\.(?:kind|store)\\b`,
           "g",
         );
         for (const m of text.matchAll(compared)) say(m.index, `its kind "${kind}"`);
