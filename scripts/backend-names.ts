@@ -91,7 +91,9 @@ export function checkBackendNames(root: string, registry: string[] = REGISTRY): 
           rule: "layer",
           file,
           line: lineAt(text, index),
-          message: `names the ${b.name} backend (${what}) outside ${b.folders.join(", ")} and the registry: ask the backend what it supports (storage/capabilities.ts)`,
+          message:
+            `names the ${b.name} backend (${what}) outside ${b.folders.join(", ")} and the registry: ` +
+            "ask the backend what it supports (storage/capabilities.ts)",
         });
       for (const imp of importsOf(file, source)) {
         if (b.folders.some((f) => imp.target.startsWith(f))) {
@@ -110,10 +112,10 @@ export function checkBackendNames(root: string, registry: string[] = REGISTRY): 
           say(m.index, `the scheme ${scheme}`);
       }
       for (const kind of b.kinds) {
-        const compared = new RegExp(
-          `\\.\\s*(?:kind|store)\\s*[!=]==?\\s*(["'\`])${reEscape(kind)}\\1|(["'\`])${reEscape(kind)}\\2\\s*[!=]==?\\s*[\\w$.]*\\.(?:kind|store)\\b`,
-          "g",
-        );
+        const k = reEscape(kind);
+        const before = `\\.\\s*(?:kind|store)\\s*[!=]==?\\s*(["'\`])${k}\\1`;
+        const after = `(["'\`])${k}\\2\\s*[!=]==?\\s*[\\w$.]*\\.(?:kind|store)\\b`;
+        const compared = new RegExp(`${before}|${after}`, "g");
         for (const m of text.matchAll(compared)) say(m.index, `its kind "${kind}"`);
       }
     }

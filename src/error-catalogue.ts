@@ -140,7 +140,7 @@ export const THROWN_CODES = {
   INVALID_CONFIG: {
     meaning: "The store's retention config is not valid: an unknown key, a wrong type, a bad value, or a missing file.",
     use: "Loading `<root>/config.json` or the file `TRANSCRIPT_STORE_RETENTION` names; nothing is touched when it fails.",
-    caller: "Fix the file the message names (docs: README, Lifecycle), or unset the variable.",
+    caller: "Fix the file the message names (docs/lifecycle.md), or unset the variable.",
   },
   BUNDLE_CORRUPT: {
     meaning: "A bundle does not match its manifest: a member damaged, missing, extra or named outside it, or the archive cut short.",
