@@ -120,12 +120,15 @@ export interface DescribeBackendsOptions {
  */
 export function describeBackends(
   title: string,
-  suite: (backend: BackendUnderTest) => void,
-  how: DescribeBackendsOptions | PostgresBackendClass = {},
+  suite: ((backend: BackendUnderTest) => void) | DescribeBackendsOptions,
+  more: ((backend: BackendUnderTest) => void) | PostgresBackendClass = {} as PostgresBackendClass,
 ): void {
-  const { needs = [], cli = false, Postgres = PostgresBackend } = "of" in how ? { Postgres: how } : how;
+  // describeBackends(title, suite, Postgres?) or describeBackends(title, { needs, cli }, suite)
+  const [run, how]: [(backend: BackendUnderTest) => void, DescribeBackendsOptions] =
+    typeof suite === "function" ? [suite, "of" in more ? { Postgres: more } : {}] : [more as (backend: BackendUnderTest) => void, suite];
+  const { needs = [], cli = false, Postgres = PostgresBackend } = how;
   for (const backend of [file, postgresOf(Postgres), ...TEST_ONLY_BACKENDS]) {
     if (!needs.every((c) => backend.supports[c]) || (cli && backend.cliArgs === null)) continue;
-    describe.skipIf(backend.name === "postgres" && pgCluster() === null)(`${title} [${backend.name}]`, () => suite(backend));
+    describe.skipIf(backend.name === "postgres" && pgCluster() === null)(`${title} [${backend.name}]`, () => run(backend));
   }
 }

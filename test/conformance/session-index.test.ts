@@ -44,95 +44,91 @@ async function write(options: SessionManagerOptions) {
   return { a, b, ids };
 }
 
-describeBackends(
-  "SessionIndex conformance",
-  (backend) => {
-    const search = async (index: SessionIndex, query: string, options?: Parameters<SessionIndex["search"]>[1]) =>
-      (await index.search(query, options)).map((h) => h.entryId).sort();
+describeBackends("SessionIndex conformance", { needs: ["index"] }, (backend) => {
+  const search = async (index: SessionIndex, query: string, options?: Parameters<SessionIndex["search"]>[1]) =>
+    (await index.search(query, options)).map((h) => h.entryId).sort();
 
-    it("finds words, phrases and prefixes across sessions; hits name the entry the append returned", async () => {
-      const options = await backend.options();
-      const { a, b, ids } = await write(options);
-      const index = await openSessionIndex(options);
-      try {
-        expect(await search(index, "parser")).toEqual([ids.a1, ids.a2, ids.u1, ids.u2].sort());
-        expect(await search(index, '"empty input"')).toEqual([ids.a2, ids.u2].sort());
-        expect(await search(index, "parserl*")).toEqual([ids.t1]);
-        expect(await search(index, "tokenizer")).toEqual([ids.a1]);
-        const [hit] = await index.search("lexer");
-        expect(hit).toMatchObject({ sessionId: b.sessionId, entryId: ids.a2, role: "assistant", cwd: "/work/b" });
-        expect(hit!.snippet).toContain("«lexer»");
-        expect((await index.search("tokenizer"))[0]).toMatchObject({ sessionId: a.sessionId, role: "thinking" });
-        await expectCode(index.search('"unclosed'), "INVALID_QUERY");
-      } finally {
-        await index.close();
-        await a.close();
-        await b.close();
-      }
-    });
+  it("finds words, phrases and prefixes across sessions; hits name the entry the append returned", async () => {
+    const options = await backend.options();
+    const { a, b, ids } = await write(options);
+    const index = await openSessionIndex(options);
+    try {
+      expect(await search(index, "parser")).toEqual([ids.a1, ids.a2, ids.u1, ids.u2].sort());
+      expect(await search(index, '"empty input"')).toEqual([ids.a2, ids.u2].sort());
+      expect(await search(index, "parserl*")).toEqual([ids.t1]);
+      expect(await search(index, "tokenizer")).toEqual([ids.a1]);
+      const [hit] = await index.search("lexer");
+      expect(hit).toMatchObject({ sessionId: b.sessionId, entryId: ids.a2, role: "assistant", cwd: "/work/b" });
+      expect(hit!.snippet).toContain("«lexer»");
+      expect((await index.search("tokenizer"))[0]).toMatchObject({ sessionId: a.sessionId, role: "thinking" });
+      await expectCode(index.search('"unclosed'), "INVALID_QUERY");
+    } finally {
+      await index.close();
+      await a.close();
+      await b.close();
+    }
+  });
 
-    it("filters by cwd, time, role, model and session", async () => {
-      const options = await backend.options();
-      const { a, b, ids } = await write(options);
-      const index = await openSessionIndex(options);
-      try {
-        expect(await search(index, "parser", { cwd: "/work/a" })).toEqual([ids.a1, ids.u1].sort());
-        expect(await search(index, "parser", { since: new Date("2026-02-01T00:00:00Z") })).toEqual([ids.a2, ids.u2].sort());
-        expect(await search(index, "parser", { until: new Date("2026-02-01T00:00:00Z") })).toEqual([ids.a1, ids.u1].sort());
-        expect(await search(index, "parser", { roles: ["user"] })).toEqual([ids.u1, ids.u2].sort());
-        expect(await search(index, "parser", { model: "codex" })).toEqual([ids.a2]);
-        expect(await search(index, "parser", { session: b.sessionId.slice(0, 8) })).toEqual([ids.a2, ids.u2].sort());
-        expect(await search(index, "parser", { limit: 1 })).toHaveLength(1);
-      } finally {
-        await index.close();
-        await a.close();
-        await b.close();
-      }
-    });
+  it("filters by cwd, time, role, model and session", async () => {
+    const options = await backend.options();
+    const { a, b, ids } = await write(options);
+    const index = await openSessionIndex(options);
+    try {
+      expect(await search(index, "parser", { cwd: "/work/a" })).toEqual([ids.a1, ids.u1].sort());
+      expect(await search(index, "parser", { since: new Date("2026-02-01T00:00:00Z") })).toEqual([ids.a2, ids.u2].sort());
+      expect(await search(index, "parser", { until: new Date("2026-02-01T00:00:00Z") })).toEqual([ids.a1, ids.u1].sort());
+      expect(await search(index, "parser", { roles: ["user"] })).toEqual([ids.u1, ids.u2].sort());
+      expect(await search(index, "parser", { model: "codex" })).toEqual([ids.a2]);
+      expect(await search(index, "parser", { session: b.sessionId.slice(0, 8) })).toEqual([ids.a2, ids.u2].sort());
+      expect(await search(index, "parser", { limit: 1 })).toHaveLength(1);
+    } finally {
+      await index.close();
+      await a.close();
+      await b.close();
+    }
+  });
 
-    it("catches up with appends before answering, says when it is behind, and rebuilds to the same answers", async () => {
-      const options = await backend.options();
-      const { a, b, ids } = await write(options);
-      const index = await openSessionIndex(options);
-      try {
-        await index.refresh();
-        expect(await index.status()).toMatchObject({ fresh: true, sessionsIndexed: 2 });
-        const late = a.appendMessage({ role: "user", content: "a late zebra question", timestamp: 5 });
-        await a.flush();
-        expect((await index.status()).fresh).toBe(false);
-        expect(await search(index, "zebra")).toEqual([late]);
-        expect(await index.status()).toMatchObject({ fresh: true });
-        const before = await search(index, "parser");
-        await index.rebuild();
-        expect(await search(index, "parser")).toEqual(before);
-        expect(before).toContain(ids.u1);
-      } finally {
-        await index.close();
-        await a.close();
-        await b.close();
-      }
-    });
+  it("catches up with appends before answering, says when it is behind, and rebuilds to the same answers", async () => {
+    const options = await backend.options();
+    const { a, b, ids } = await write(options);
+    const index = await openSessionIndex(options);
+    try {
+      await index.refresh();
+      expect(await index.status()).toMatchObject({ fresh: true, sessionsIndexed: 2 });
+      const late = a.appendMessage({ role: "user", content: "a late zebra question", timestamp: 5 });
+      await a.flush();
+      expect((await index.status()).fresh).toBe(false);
+      expect(await search(index, "zebra")).toEqual([late]);
+      expect(await index.status()).toMatchObject({ fresh: true });
+      const before = await search(index, "parser");
+      await index.rebuild();
+      expect(await search(index, "parser")).toEqual(before);
+      expect(before).toContain(ids.u1);
+    } finally {
+      await index.close();
+      await a.close();
+      await b.close();
+    }
+  });
 
-    it("refresh: false answers from the index as it is (nothing caught up, status still behind); a bad value is INVALID_OPTION", async () => {
-      const options = await backend.options();
-      const { a, b, ids } = await write(options);
-      const index = await openSessionIndex(options);
-      try {
-        await index.refresh();
-        const late = a.appendMessage({ role: "user", content: "an okapi arrives late", timestamp: 5 });
-        await a.flush();
-        expect(await search(index, "okapi", { refresh: false })).toEqual([]);
-        expect(await search(index, "parser", { refresh: false })).toContain(ids.u1);
-        expect((await index.status()).fresh).toBe(false);
-        expect(await search(index, "okapi")).toEqual([late]);
-        expect(await search(index, "okapi", { refresh: false })).toEqual([late]);
-        await expectCode(index.search("okapi", { refresh: "no" as unknown as boolean }), "INVALID_OPTION");
-      } finally {
-        await index.close();
-        await a.close();
-        await b.close();
-      }
-    });
-  },
-  { needs: ["index"] },
-);
+  it("refresh: false answers from the index as it is (nothing caught up, status still behind); a bad value is INVALID_OPTION", async () => {
+    const options = await backend.options();
+    const { a, b, ids } = await write(options);
+    const index = await openSessionIndex(options);
+    try {
+      await index.refresh();
+      const late = a.appendMessage({ role: "user", content: "an okapi arrives late", timestamp: 5 });
+      await a.flush();
+      expect(await search(index, "okapi", { refresh: false })).toEqual([]);
+      expect(await search(index, "parser", { refresh: false })).toContain(ids.u1);
+      expect((await index.status()).fresh).toBe(false);
+      expect(await search(index, "okapi")).toEqual([late]);
+      expect(await search(index, "okapi", { refresh: false })).toEqual([late]);
+      await expectCode(index.search("okapi", { refresh: "no" as unknown as boolean }), "INVALID_OPTION");
+    } finally {
+      await index.close();
+      await a.close();
+      await b.close();
+    }
+  });
+});
