@@ -14,7 +14,8 @@ import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
 import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
 
-export type RehydrateMode = "eager" | "lazy";
+import type { RehydrateMode } from "./rehydrate.ts";
+export type { RehydrateMode };
 
 /** Options of every SessionManager factory. */
 export interface SessionManagerOptions extends PrepareOptions {

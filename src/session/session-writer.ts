@@ -10,7 +10,7 @@ import { keyedBlobCipherOf, sealLine, toKeyedEntry, type KeyedWrite } from "./ke
 import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
-import type { RehydrateMode } from "./session-options.ts";
+import type { RehydrateMode } from "./rehydrate.ts";
 
 /** Longest line (in worst-case UTF-8 bytes) encoded into the reused buffer; longer ones get their own. */
 const SCRATCH_LIMIT = 4 * 1024 * 1024;

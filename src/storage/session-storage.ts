@@ -1,4 +1,7 @@
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { Blobs } from "../blob/blobs.ts";
+
+export type { Blobs };
 import type { LoadReport } from "../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import type { BlobReader } from "../session/rehydrate.ts";
@@ -7,7 +10,7 @@ import type { ResolvedSessionManagerOptions } from "../session/session-options.t
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
 import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
-import type { SessionIndex } from "../index/session-index.ts";
+import type { SessionIndex } from "../index/index-types.ts";
 import type { Supports } from "./capabilities.ts";
 import type { AccountingDriver, MaintenanceDriver } from "./store-drivers.ts";
 
@@ -23,15 +26,6 @@ import type { AccountingDriver, MaintenanceDriver } from "./store-drivers.ts";
  * only. Nothing outside a backend's folder compares it: a service asks `supports` (capabilities.ts).
  */
 export type StorageKind = string;
-
-/** A content-addressed blob store as the public API exposes it (file or database). */
-export interface Blobs {
-  put(bytes: Uint8Array): Promise<{ hash: string; ref: string; existed: boolean }>;
-  get(hashOrRef: string): Promise<Buffer | null>;
-  has(hashOrRef: string): Promise<boolean>;
-  list(): AsyncIterable<string>;
-  delete(hashOrRef: string): Promise<boolean>;
-}
 
 /** Callbacks a storage uses to reach its manager (warnings, the loss of the single-writer lease). */
 export interface StorageHooks {

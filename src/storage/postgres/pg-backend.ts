@@ -19,7 +19,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { redactUrl } from "../redact-url.ts";
-import type { SessionIndex } from "../../index/session-index.ts";
+import type { SessionIndex } from "../../index/index-types.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealContent } from "../../artifacts/artifact-reseal.ts";
