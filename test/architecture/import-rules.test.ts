@@ -92,7 +92,7 @@ describe("the import rules", () => {
     ).toEqual([
       expect.stringMatching(/^src\/database\/gc\.ts:1: \[layer\] database .* may not import node:fs/),
       expect.stringMatching(
-        /^src\/database\/pg-store\.ts:2: \[layer\] database .* may not import session .*it may import: errors, format, blob-ref, accounting/,
+        /^src\/database\/pg-store\.ts:2: \[layer\] database .* may not import session .*may import: errors, format, blob-ref, accounting/,
       ),
     ]);
   });
