@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, posix } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ALLOWED_CYCLES,
@@ -80,19 +80,26 @@ describe("the import rules", () => {
     ).toEqual([expect.stringMatching(/^src\/index\.ts:1: \[layer\] entry .* may not import cli/)]);
   });
 
-  it("keep the database layer (src/database/) below sessions and off the disk", () => {
+  it("keep the database layer (PostgreSQL's PgStore) below sessions and off the disk", () => {
+    // wherever its row puts it (src/database/, or inside its backend's folder once moved)
+    const db = LAYERS.find((l) => l.name === "database")!.paths[0]!;
+    const from = (to: string) => posix.relative(db, to);
+    const at = (name: string) => `^${(db + name).replace(/[./]/g, "\\$&")}`;
     expect(
       violationsIn({
-        "src/database/pg-store.ts":
-          'import { a } from "../accounting/a.ts";\nimport { s } from "../session/paths.ts";\nimport pg from "pg";\n',
-        "src/database/gc.ts": 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
+        [`${db}pg-store.ts`]: [
+          `import { a } from "${from("src/accounting/a.ts")}";`,
+          `import { s } from "${from("src/session/paths.ts")}";`,
+          'import pg from "pg";\n',
+        ].join("\n"),
+        [`${db}gc.ts`]: 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
         "src/accounting/a.ts": "export const a = 1;\n",
         "src/session/paths.ts": "export const s = 1;\n",
       }),
     ).toEqual([
-      expect.stringMatching(/^src\/database\/gc\.ts:1: \[layer\] database .* may not import node:fs/),
+      expect.stringMatching(new RegExp(`${at("gc.ts")}:1: \\[layer\\] database .* may not import node:fs`)),
       expect.stringMatching(
-        /^src\/database\/pg-store\.ts:2: \[layer\] database .* may not import session .*may import: errors, format, blob-ref, accounting/,
+        new RegExp(`${at("pg-store.ts")}:2: \\[layer\\] database .* may not import session .*may import: errors, format`),
       ),
     ]);
   });
