@@ -1,4 +1,4 @@
-import { blobRefsIn } from "../blob/blob-ref.ts";
+import { blobHashOf, blobRefsIn } from "../blob/blob-ref.ts";
 import { prepareLineWarned } from "../prepare/prepare-warned.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { SessionEntry, SessionHeader } from "../format/types.ts";
@@ -151,4 +151,18 @@ export async function* hashesOfLines(lines: AsyncIterable<string>): AsyncIterabl
       yield hash;
     }
   }
+}
+
+/**
+ * A blob of the snapshot in one buffer (for a store that takes a blob's bytes whole), checked
+ * against its hash: other bytes are `BLOB_CORRUPT`, nothing written; null when the snapshot lacks it.
+ */
+export async function verifiedSnapshotBlob(snapshot: SessionSnapshot, hash: string): Promise<Buffer | null> {
+  const source = await snapshot.blob(hash);
+  if (source === null) return null;
+  const bytes = await readAllBytes(source);
+  if (blobHashOf(bytes) !== hash) {
+    throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} of the import holds other bytes (their sha256 differs); nothing imported`);
+  }
+  return bytes;
 }

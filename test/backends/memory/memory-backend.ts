@@ -1,7 +1,6 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { blobRefsIn } from "../../../src/blob/blob-ref.ts";
-import { blobHashOf } from "../../../src/blob/blob-ref.ts";
 import { TranscriptStoreError } from "../../../src/errors.ts";
 import type { SessionHeader } from "../../../src/format/types.ts";
 import type { DiscoveryOptions } from "../../../src/session/discovery.ts";
@@ -19,6 +18,7 @@ import {
   readAllBytes,
   type SessionSnapshot,
   type SnapshotArtifact,
+  verifiedSnapshotBlob,
 } from "../../../src/storage/session-snapshot.ts";
 import { fileBytes } from "../../../src/storage/session-file-lines.ts";
 import type { OpenedSession, StorageBackend, StoreGcOptions, StoreGcReport } from "../../../src/storage/session-storage.ts";
@@ -189,10 +189,8 @@ async function missingBlobs(store: MemoryStore, snapshot: SessionSnapshot): Prom
   const out: Buffer[] = [];
   for await (const hash of snapshot.blobHashes()) {
     if (store.blobs.getVerifiedSync(hash) !== null) continue;
-    const source = await snapshot.blob(hash);
-    if (source === null) throw new TranscriptStoreError("BLOB_MISSING", `blob ${hash} is referenced but the snapshot lacks it`);
-    const bytes = await readAllBytes(source);
-    if (blobHashOf(bytes) !== hash) throw new TranscriptStoreError("BLOB_CORRUPT", `blob ${hash} does not hash to its name`);
+    const bytes = await verifiedSnapshotBlob(snapshot, hash);
+    if (bytes === null) throw new TranscriptStoreError("BLOB_MISSING", `blob ${hash} is referenced but the snapshot lacks it`);
     out.push(bytes);
   }
   return out;
