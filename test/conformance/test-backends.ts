@@ -1,4 +1,5 @@
 import { MemoryBackend } from "../backends/memory/memory-backend.ts";
+import "../backends/memory/memory-register.ts"; // its registry line: memtest:// URLs
 import { tempDir } from "../support/temp-dir.ts";
 import type { BackendUnderTest } from "./backends.ts";
 
