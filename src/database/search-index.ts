@@ -3,8 +3,8 @@ import type { IndexRefreshReport } from "../index/session-index.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
-import { MIGRATION_LOCK, SEARCH_MARK_SCHEMA_VERSION, schemaVersion } from "./schema.ts";
-import { SEARCH_MARK_TABLE, SEARCH_TABLES } from "./search-tables.ts";
+import { MIGRATION_LOCK, schemaVersion, WORD_FORMS_SCHEMA_VERSION } from "./schema.ts";
+import { CURRENT_SEARCH_TABLES, SEARCH_MARK_TABLE } from "./search-tables.ts";
 import { artifactHeads, artifactNumbers, withArtifactHeads } from "./search-artifacts.ts";
 import { searchEntryOf } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
@@ -96,10 +96,10 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
     version: await schemaVersion(client),
     ...(await tablesPresent(client)),
   }));
-  if (state.version < SEARCH_MARK_SCHEMA_VERSION) {
+  if (state.version < WORD_FORMS_SCHEMA_VERSION) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
-      `The database has schema version ${state.version}; the search index needs ${SEARCH_MARK_SCHEMA_VERSION}` +
+      `The database has schema version ${state.version}; the search index needs ${WORD_FORMS_SCHEMA_VERSION}` +
         " (a writing command migrates it)",
     );
   }
@@ -127,7 +127,7 @@ async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     const now = await tablesPresent(client);
     if (fresh || !now.sessions || !now.entries) await client.query("DROP TABLE IF EXISTS search_entries, search_sessions, search_mark");
-    await client.query(SEARCH_TABLES);
+    await client.query(CURRENT_SEARCH_TABLES);
     await client.query(SEARCH_MARK_TABLE);
   });
 }

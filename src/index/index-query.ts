@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { splitIdentifier } from "./word-forms.ts";
 
 /** One term of a query: a word, a word prefix (`word*`) or a phrase (`"two words"`). */
 export type QueryTerm = { kind: "word"; text: string } | { kind: "prefix"; text: string } | { kind: "phrase"; text: string };
@@ -60,7 +61,30 @@ function quote(text: string): string {
   return `"${text.replaceAll('"', '""')}"`;
 }
 
-/** The FTS5 MATCH expression of parsed terms (implicit AND). */
+/** The FTS5 MATCH expression of parsed terms as they were written (implicit AND): the exact table's. */
 export function toFtsMatch(terms: readonly QueryTerm[]): string {
   return terms.map((t) => (t.kind === "prefix" ? `${quote(t.text)}*` : quote(t.text))).join(" ");
+}
+
+/** A word or prefix as the phrase of its identifier parts (`parseStatement` → "parse Statement"). */
+function partsOf(text: string): string {
+  return text
+    .split(/[^\p{L}\p{N}\p{Co}]+/u)
+    .flatMap((w) => splitIdentifier(w))
+    .filter((w) => w.length > 0)
+    .join(" ");
+}
+
+/**
+ * The MATCH expressions of a query (pure): `stemmed` for the stemmed table (src/index/word-forms.ts:
+ * words and prefixes as the phrase of their identifier parts, so "parseStatement" finds
+ * `parse_statement`; every term inflected), and `exact` for the exact table, the quoted phrases as
+ * written (null without one): a quoted phrase keeps its exact form ("crashes" finds no "crash").
+ */
+export function toMatches(terms: readonly QueryTerm[]): { stemmed: string; exact: string | null } {
+  const stemmed = terms
+    .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : quote(partsOf(t.text))))
+    .join(" ");
+  const phrases = terms.filter((t) => t.kind === "phrase");
+  return { stemmed, exact: phrases.length === 0 ? null : toFtsMatch(phrases) };
 }

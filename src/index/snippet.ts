@@ -1,4 +1,5 @@
 import type { QueryTerm } from "./index-query.ts";
+import { splitIdentifier, wordRoot } from "./word-forms.ts";
 
 /** Tokens a snippet shows (the matches and their context). @default 24 */
 export const SNIPPET_TOKENS = 24;
@@ -7,6 +8,15 @@ interface Token {
   start: number;
   end: number;
   norm: string;
+  /** The token's identifier parts, normalized (null: it does not split). */
+  parts: string[] | null;
+}
+
+/** One term as the snippet matches it: its tokens (identifier parts), compared by root unless quoted. */
+interface Pattern {
+  tokens: string[];
+  prefix: boolean;
+  exact: boolean;
 }
 
 /** What the index's tokenizer (FTS5 unicode61, remove_diacritics 2) keeps as one token. */
@@ -24,23 +34,46 @@ function normalizeToken(token: string): string {
   return token.toLowerCase();
 }
 
-function tokenize(text: string): Token[] {
-  return Array.from(text.matchAll(TOKEN), (m) => ({ start: m.index, end: m.index + m[0].length, norm: normalize(m[0]) }));
+function tokenOf(word: string, start: number): Token {
+  const parts = splitIdentifier(word);
+  return { start, end: start + word.length, norm: normalizeToken(word), parts: parts.length > 1 ? parts.map(normalizeToken) : null };
 }
 
-/** The token sequence each term must match, and whether its last token is a prefix. */
-function termPatterns(terms: readonly QueryTerm[]): { tokens: string[]; prefix: boolean }[] {
+/** The token sequence each term must match (a quoted phrase as written; a word as its identifier parts). */
+function termPatterns(terms: readonly QueryTerm[]): Pattern[] {
   return terms
-    .map((t) => ({ tokens: tokenize(t.text).map((k) => k.norm), prefix: t.kind === "prefix" }))
+    .map((t) => {
+      const words = Array.from(t.text.matchAll(TOKEN), (m) => m[0]);
+      const tokens = t.kind === "phrase" ? words.map(normalize) : words.flatMap((w) => splitIdentifier(w)).map(normalize);
+      return { tokens, prefix: t.kind === "prefix", exact: t.kind === "phrase" };
+    })
     .filter((p) => p.tokens.length > 0);
 }
 
+/** True when `word` (a token or part) is the pattern's `k`-th token: the same root, or as written for a quoted phrase. */
+function same(word: string, pattern: Pattern, k: number): boolean {
+  const wanted = pattern.tokens[k]!;
+  if (k === pattern.tokens.length - 1 && pattern.prefix) return word.startsWith(wanted) || wordRoot(word).startsWith(wordRoot(wanted));
+  return pattern.exact ? word === wanted : word === wanted || wordRoot(word) === wordRoot(wanted);
+}
+
+/** True when a term of several words matches the parts of one compound token (`parseStatement`). */
+function matchesParts(token: Token, pattern: Pattern): boolean {
+  const parts = token.parts;
+  if (pattern.exact || parts === null || pattern.tokens.length < 2) return false;
+  for (let from = 0; from + pattern.tokens.length <= parts.length; from++)
+    if (pattern.tokens.every((_, k) => same(parts[from + k]!, pattern, k))) return true;
+  return false;
+}
+
 /** True when `pattern` matches the tokens from index `at`. */
-function matchesAt(tokens: Token[], at: number, pattern: { tokens: string[]; prefix: boolean }): boolean {
+function matchesAt(tokens: Token[], at: number, pattern: Pattern): boolean {
   for (let k = 0; k < pattern.tokens.length; k++) {
-    const token = tokens[at + k]!.norm;
-    const last = k === pattern.tokens.length - 1;
-    if (!(last && pattern.prefix ? token.startsWith(pattern.tokens[k]!) : token === pattern.tokens[k])) return false;
+    const token = tokens[at + k]!;
+    if (same(token.norm, pattern, k)) continue;
+    // a single-word term also matches a part of a compound token (`parse` in `parseStatement`)
+    if (pattern.tokens.length === 1 && token.parts?.some((p) => same(p, pattern, k))) continue;
+    return false;
   }
   return true;
 }
@@ -58,9 +91,10 @@ function scan(text: string, terms: readonly QueryTerm[]): { tokens: Token[]; spa
   let needed = Number.POSITIVE_INFINITY;
   for (const m of text.matchAll(TOKEN)) {
     if (tokens.length >= needed) return { tokens, spans: sortSpans(spans), total: Number.POSITIVE_INFINITY };
-    tokens.push({ start: m.index, end: m.index + m[0].length, norm: normalizeToken(m[0]) });
+    tokens.push(tokenOf(m[0], m.index));
     const i = tokens.length - 1;
     patterns.forEach((pattern, p) => {
+      if (matchesParts(tokens[i]!, pattern)) spans.push([i, i, p]);
       const at = i - pattern.tokens.length + 1;
       if (at >= 0 && matchesAt(tokens, at, pattern)) spans.push([at, i, p]);
     });
