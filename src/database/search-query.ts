@@ -154,7 +154,7 @@ export const SEARCH_SQL = `
   SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
          ts_headline('ts_words', ts_identifier_parts(e.body), $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd,
          COALESCE(s.title, s.first_message, '') AS title
-    FROM (SELECT e.session_id, e.seq, e.role, e.at,
+    FROM (SELECT e.session_id, e.seq, e.role, e.part, e.at,
                  ts_rank(e.doc, $1::tsquery, 1)
                    / (1 + greatest(0, extract(epoch FROM COALESCE($12::timestamptz, now()) - COALESCE(e.at, $12::timestamptz, now())))
                         / ${RECENCY_HALF_DAYS * 86_400}.0) AS score
@@ -166,11 +166,12 @@ export const SEARCH_SQL = `
              AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
              AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
              AND ($10::text[] IS NULL OR NOT EXISTS (SELECT 1 FROM unnest($10::text[]) p WHERE e.body !~* p))
-           ORDER BY CASE WHEN $11 = 'recent' THEN e.at END DESC NULLS LAST, score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
+           ORDER BY CASE WHEN $11 = 'recent' THEN e.at END DESC NULLS LAST, score DESC, e.at DESC NULLS LAST,
+                    e.session_id, e.seq, e.role, e.part
            LIMIT $8) r
-    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
+    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role AND e.part = r.part
     JOIN sessions s ON s.id = r.session_id
-   ORDER BY CASE WHEN $11 = 'recent' THEN r.at END DESC NULLS LAST, r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role`;
+   ORDER BY CASE WHEN $11 = 'recent' THEN r.at END DESC NULLS LAST, r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role, r.part`;
 
 /** The parameters of SEARCH_SQL. */
 export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {

@@ -83,7 +83,11 @@ export const WORDS_CONFIG = `
  */
 export const WORD_FORMS_DOC = "to_tsvector('ts_words'::regconfig, ts_identifier_parts(body))";
 
-/** The word-forms step: the function, then `doc` and its GIN index made anew over it (the table is rewritten once). */
+/**
+ * The word-forms step: the function and the configuration, then `doc` and its GIN index made anew
+ * over them (the table is rewritten once); and `part`: a long text is indexed whole, as several rows
+ * (search-text.ts, textParts), the first part 0.
+ */
 export const WORD_FORMS_STEP = `
   ${IDENTIFIER_PARTS_FUNCTION}
   ${WORDS_CONFIG}
@@ -91,10 +95,35 @@ export const WORD_FORMS_STEP = `
   ALTER TABLE search_entries DROP COLUMN doc;
   ALTER TABLE search_entries ADD COLUMN doc tsvector NOT NULL GENERATED ALWAYS AS (${WORD_FORMS_DOC}) STORED;
   CREATE INDEX search_entries_doc ON search_entries USING gin (doc);
+  ALTER TABLE search_entries ADD COLUMN part int NOT NULL DEFAULT 0;
+  ALTER TABLE search_entries DROP CONSTRAINT search_entries_pkey;
+  ALTER TABLE search_entries ADD PRIMARY KEY (session_id, seq, role, part);
 `;
 
-/** The index tables as the current schema has them: what a dropped set is created anew from. */
+/**
+ * The index tables as the current schema has them (SEARCH_TABLES after WORD_FORMS_STEP): what a
+ * dropped set is created anew from. The function and configuration stay from the step.
+ */
 export const CURRENT_SEARCH_TABLES = `
-  ${IDENTIFIER_PARTS_FUNCTION}
-  ${SEARCH_TABLES.replace("to_tsvector('simple'::regconfig, body)", WORD_FORMS_DOC)}
+  CREATE TABLE IF NOT EXISTS search_sessions (
+    session_id    text PRIMARY KEY,
+    generation    bigint NOT NULL,
+    indexed_seq   bigint NOT NULL DEFAULT 0,
+    indexed_bytes bigint NOT NULL DEFAULT 0,
+    model         text
+  );
+  CREATE TABLE IF NOT EXISTS search_entries (
+    session_id text NOT NULL,
+    seq        bigint NOT NULL,
+    role       text NOT NULL,
+    entry_id   text,
+    at         timestamptz,
+    timestamp  text,
+    model      text,
+    body       text NOT NULL,
+    doc        tsvector NOT NULL GENERATED ALWAYS AS (${WORD_FORMS_DOC}) STORED,
+    part       int NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, seq, role, part)
+  );
+  CREATE INDEX IF NOT EXISTS search_entries_doc ON search_entries USING gin (doc);
 `;
