@@ -232,8 +232,9 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
         `transcript-store: ${err.message}: stopped between files, the files done so far are kept\n`,
       );
     if (err instanceof UsageError) return fail(err, 2, terminalText`transcript-store: ${err.message}\n`);
-    if (err instanceof TranscriptStoreError) return fail(err, 1, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
-    const code = fail(err, 1, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
+    const exit = command?.errorExit ?? 1;
+    if (err instanceof TranscriptStoreError) return fail(err, exit, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
+    const code = fail(err, exit, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);
     return code;
   }

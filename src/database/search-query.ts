@@ -171,7 +171,8 @@ export const SEARCH_SQL = `
            LIMIT $8) r
     JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role AND e.part = r.part
     JOIN sessions s ON s.id = r.session_id
-   ORDER BY CASE WHEN $11 = 'recent' THEN r.at END DESC NULLS LAST, r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role, r.part`;
+   ORDER BY CASE WHEN $11 = 'recent' THEN r.at END DESC NULLS LAST, r.score DESC, r.at DESC NULLS LAST,
+            r.session_id, r.seq, r.role, r.part`;
 
 /** The parameters of SEARCH_SQL. */
 export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {

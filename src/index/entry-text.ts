@@ -79,7 +79,7 @@ export function entryTexts(record: RawRecord): EntryText[] {
       break;
     case "bashExecution": {
       const parts: string[] = [];
-          if (typeof message.command === "string") push(parts, message.command);
+      if (typeof message.command === "string") push(parts, message.command);
       if (typeof message.output === "string") push(parts, message.output);
       out.push(entryText("toolResult", parts));
       break;
