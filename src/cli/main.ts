@@ -121,7 +121,8 @@ Global options (before or after the command):
   -V, --version         the version
 
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
-  130 interrupted (Ctrl-C; 143 on SIGTERM).
+  130 interrupted (Ctrl-C; 143 on SIGTERM); search as grep: 0 hits, 1 none,
+  2 an error.
 `;
 
 /** A command's own help: its usage and summary, wrapped to 80 columns. */

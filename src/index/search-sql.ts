@@ -24,7 +24,11 @@ export type SearchOrder = "relevance" | "recent" | "newest-indexed";
  */
 const BLENDED = `(rank / (1.0 + max(0, ? - coalesce(e.ts_ms, ?)) / ${RECENCY_HALF_DAYS * 86_400_000}.0))`;
 
-/** The condition a quoted phrase adds: the entry matches it in the exact table too (`?` its MATCH). */
+/**
+ * The condition a quoted phrase adds: the entry matches it in the exact table too (`?` its MATCH).
+ * The unary `+` keeps the constraint from FTS5's planner: offered to it, the stemmed table looked each
+ * rowid of the list up on its own (575 ms against 1.1 ms for a common phrase on 27 MB of sessions).
+ */
 const EXACT = "rowid IN (SELECT rowid FROM entries_exact WHERE entries_exact MATCH ?)";
 
 /**
@@ -40,7 +44,7 @@ export function searchSql(
   order: SearchOrder,
   withExact: boolean,
 ): { sql: string; params: ("match" | "exact" | "now" | "filters" | "limit")[] } {
-  const exact = withExact ? `AND ${EXACT}` : "";
+  const exact = withExact ? `AND +${EXACT}` : "";
   const exactParam = withExact ? (["exact"] as const) : [];
   if (where.length === 0 && order !== "recent") {
     const inner = order === "newest-indexed" ? "rowid DESC" : "rank";
@@ -63,7 +67,7 @@ export function searchSql(
   return {
     sql: `SELECT ${COLUMNS}, entries_text.rank AS rank
     FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
-    WHERE entries_text MATCH ? ${withExact ? `AND entries_text.${EXACT}` : ""} ${where.map((w) => `AND ${w}`).join(" ")}
+    WHERE entries_text MATCH ? ${withExact ? `AND +entries_text.${EXACT}` : ""} ${where.map((w) => `AND ${w}`).join(" ")}
     ORDER BY ${sort} LIMIT ?`,
     params: ["match", ...exactParam, "filters", ...(order === "relevance" ? (["now", "now"] as const) : []), "limit"],
   };
