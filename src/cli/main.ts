@@ -1,7 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
 import { registeredBackends } from "../storage/backend-registry.ts";
-import { readFileSync } from "node:fs";
 import {
   buildContext,
   didYouMean,
@@ -38,6 +37,7 @@ import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
+import { askedForVersion, packageVersion } from "./version.ts";
 
 export type { CliIo };
 
@@ -131,11 +131,6 @@ function commandHelp(command: Command): string {
   return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\nGlobal options: see transcript-store --help\n`;
 }
 
-/** The package's version, from its package.json (beside src/ and dist/ alike). */
-function version(): string {
-  return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
-}
-
 /** Global options that take a value: before the command name, their value goes with them. */
 const GLOBAL_VALUED = new Set(
   Object.entries(GLOBAL_OPTIONS)
@@ -187,8 +182,8 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
   };
   const { name, args, leading } = splitCommand(argv);
   // `--version` anywhere before `--` (before, after or instead of the command), as the other global flags.
-  if ((end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--version" || a === "-V")) {
-    io.stdout(`transcript-store ${version()}\n`);
+  if (askedForVersion(argv)) {
+    io.stdout(`transcript-store ${packageVersion()}\n`);
     return 0;
   }
   if (name === undefined || name === "help") {
