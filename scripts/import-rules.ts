@@ -94,6 +94,7 @@ export const LAYERS: Layer[] = [
   { name: "bundle", paths: ["src/bundle/"], owns: "bundles: sessions, blobs and artifacts in one tar archive", mayImport: "*" },
   { name: "maintenance", paths: ["src/maintenance/"], owns: "migrate, verify, gc", mayImport: "*" },
   { name: "pi", paths: ["src/pi/"], owns: "the pi adapter", mayImport: "*" },
+  { name: "mcp", paths: ["src/mcp/"], owns: "the MCP server: search, show and usage as read-only tools", mayImport: "*" },
   {
     name: "cli-loader",
     paths: ["src/cli/load-main.ts"],

@@ -33,6 +33,7 @@ import { redactCommand } from "./commands/redact.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { indexCommand, searchCommand } from "./commands/search.ts";
+import { mcpCommand } from "./commands/mcp.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { stopProgressBars } from "./progress.ts";
@@ -60,6 +61,7 @@ const COMMANDS: Command[] = [
   usageCommand,
   searchCommand,
   indexCommand,
+  mcpCommand,
   pinCommand,
   unpinCommand,
   archiveCommand,

@@ -33,7 +33,11 @@ export function parseTimeOption(name: string, value: string, now: number): Date 
 }
 
 /** Opens the index of the CLI's store: the file tree's (`--index` names another file) or the database's own. */
-async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void, progress?: IndexProgressOutput): Promise<SessionIndex> {
+export async function openIndex(
+  ctx: CommandContext,
+  onWarning: (w: StoreWarning) => void,
+  progress?: IndexProgressOutput,
+): Promise<SessionIndex> {
   const indexPath = ctx.values.index as string | undefined;
   if (ctx.store !== undefined) {
     if (indexPath !== undefined) throw new UsageError("--index names the file tree's index file; a database store keeps its index itself");
