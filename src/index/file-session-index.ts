@@ -3,7 +3,8 @@ import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { sessionFilePaths } from "../session/discovery.ts";
 import { codedIndexError, isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
-import { parseQuery, toMatches } from "./index-query.ts";
+import { parseQuery, toStemmedMatch } from "./index-query.ts";
+import { holdsExactForms } from "./exact-forms.ts";
 import { distinctHits } from "./hit-copies.ts";
 import { sessionTitles } from "./hit-titles.ts";
 import type { ArtifactReader } from "./artifact-text.ts";
@@ -259,7 +260,8 @@ export class FileSessionIndex implements SessionIndex {
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const terms = parseQuery(query);
     const { where, params, limit, sort, now } = searchFilters(options);
-    const { stemmed, exact } = toMatches(terms);
+    const stemmed = toStemmedMatch(terms);
+    const quoted = terms.some((t) => t.kind === "phrase");
     const order = this.guarded(() => {
       if (options.refresh !== false) this.refreshNow();
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
@@ -268,16 +270,23 @@ export class FileSessionIndex implements SessionIndex {
       const many = this.statement(COUNT_MATCHES_SQL).get(stemmed, this.options.maxRankedMatches + 1);
       return sort === "relevance" && Number(many?.n ?? 0) > this.options.maxRankedMatches ? "newest-indexed" : sort;
     });
-    const shape = searchSql(where, order, exact !== null);
+    const shape = searchSql(where, order);
+    // The index keeps no copy of the texts: each is read back from the entry's line (once per search),
+    // for its snippet, and for a quoted phrase's exact form (the one table is stemmed)
+    const readers = new Map<string, ArtifactReader>();
+    const texts = new Map<number, string | null>();
+    const textOf = (r: { id: number; path: string; entryId: string; role: string; lineOffset: number; lineLength: number }) => {
+      if (!texts.has(r.id)) texts.set(r.id, readHitText(r, readers));
+      return texts.get(r.id)!;
+    };
     const rows = await distinctHits(
       (n) =>
         this.guarded(() => {
-          const values = shape.params.flatMap((p) =>
-            p === "match" ? [stemmed] : p === "exact" ? [exact] : p === "now" ? [now] : p === "filters" ? params : [n],
-          );
-          return this.statement(shape.sql)
+          const values = shape.params.flatMap((p) => (p === "match" ? [stemmed] : p === "now" ? [now] : p === "filters" ? params : [n]));
+          const found = this.statement(shape.sql)
             .all(...values)
             .map((r) => ({
+              id: Number(r.id),
               sessionId: String(r.session_id),
               entryId: String(r.entry_id),
               role: String(r.role),
@@ -289,15 +298,19 @@ export class FileSessionIndex implements SessionIndex {
               lineOffset: Number(r.line_offset),
               lineLength: Number(r.line_len),
             }));
+          if (!quoted) return { rows: found, fetched: found.length };
+          const exact = found.filter((r) => {
+            const text = textOf(r);
+            return text !== null && holdsExactForms(text, terms);
+          });
+          return { rows: exact, fetched: found.length };
         }),
       limit,
     );
     const titles = this.guarded(() => sessionTitles(this.db, [...new Set(rows.map((r) => r.path))], Date.now()));
-    // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
-    const readers = new Map<string, ArtifactReader>();
     return rows.map((r) => {
       const hit = { path: r.path, entryId: r.entryId, role: r.role };
-      const text = readHitText({ ...hit, lineOffset: r.lineOffset, lineLength: r.lineLength }, readers);
+      const text = textOf(r);
       return {
         sessionId: r.sessionId,
         location: hit.path,

@@ -28,20 +28,22 @@ export function collapseCopies<R extends CopyKey>(rows: readonly R[], limit: num
 }
 
 /**
- * The first `limit` hits with copies collapsed: `fetch(n)` returns the best `n` rows; while copies
- * leave fewer than `limit` distinct entries and more rows may exist, twice as many are fetched (at
- * most `max`). Copies of an entry rank alike (same text, same score), so they come together.
+ * The first `limit` hits with copies collapsed: `fetch(n)` returns what it kept of the best `n` rows
+ * and how many it looked at (`fetched`: a caller may drop rows, as the file tree's index drops those
+ * without a quoted phrase's exact form); while fewer than `limit` distinct entries are kept and more
+ * rows may exist, twice as many are fetched (at most `max`). Copies of an entry rank alike (same
+ * text, same score), so they come together.
  */
 export async function distinctHits<R extends CopyKey>(
-  fetch: (n: number) => R[] | Promise<R[]>,
+  fetch: (n: number) => { rows: R[]; fetched: number } | Promise<{ rows: R[]; fetched: number }>,
   limit: number,
   max: number = Number.MAX_SAFE_INTEGER,
 ): Promise<(R & { alsoIn: string[] })[]> {
   let n = Math.min(max, limit + Math.max(8, limit));
   for (;;) {
-    const rows = await fetch(n);
+    const { rows, fetched } = await fetch(n);
     const hits = collapseCopies(rows, limit);
-    if (hits.length >= limit || rows.length < n || n >= max) return hits;
+    if (hits.length >= limit || fetched < n || n >= max) return hits;
     n = Math.min(max, n * 2);
   }
 }

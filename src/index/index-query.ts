@@ -61,11 +61,6 @@ function quote(text: string): string {
   return `"${text.replaceAll('"', '""')}"`;
 }
 
-/** The FTS5 MATCH expression of parsed terms as they were written (implicit AND): the exact table's. */
-export function toFtsMatch(terms: readonly QueryTerm[]): string {
-  return terms.map((t) => (t.kind === "prefix" ? `${quote(t.text)}*` : quote(t.text))).join(" ");
-}
-
 /** A word or prefix as the phrase of its identifier parts (`parseStatement` → "parse Statement"). */
 function partsOf(text: string): string {
   return text
@@ -76,15 +71,13 @@ function partsOf(text: string): string {
 }
 
 /**
- * The MATCH expressions of a query (pure): `stemmed` for the stemmed table (src/index/word-forms.ts:
- * words and prefixes as the phrase of their identifier parts, so "parseStatement" finds
- * `parse_statement`; every term inflected), and `exact` for the exact table, the quoted phrases as
- * written (null without one): a quoted phrase keeps its exact form ("crashes" finds no "crash").
+ * The MATCH expression of a query for the stemmed table (pure): words and prefixes as the phrase of
+ * their identifier parts (src/index/word-forms.ts: "parseStatement" finds `parse_statement`), every
+ * term inflected. A quoted phrase is matched stemmed here and checked exact on the text read back
+ * (src/index/exact-forms.ts).
  */
-export function toMatches(terms: readonly QueryTerm[]): { stemmed: string; exact: string | null } {
-  const stemmed = terms
+export function toStemmedMatch(terms: readonly QueryTerm[]): string {
+  return terms
     .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : quote(partsOf(t.text))))
     .join(" ");
-  const phrases = terms.filter((t) => t.kind === "phrase");
-  return { stemmed, exact: phrases.length === 0 ? null : toFtsMatch(phrases) };
 }

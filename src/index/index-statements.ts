@@ -28,8 +28,6 @@ export class IndexStatements {
   readonly deleteSession: SqliteStatement;
   readonly insertEntry: SqliteStatement;
   readonly insertText: SqliteStatement;
-  readonly deleteExact: SqliteStatement;
-  readonly insertExact: SqliteStatement;
 
   constructor(db: SqliteDatabase) {
     this.byPath = db.prepare("SELECT * FROM sessions WHERE path = ?");
@@ -47,7 +45,5 @@ export class IndexStatements {
       "INSERT INTO entries (sid, entry_id, role, ts, ts_ms, model, line_offset, line_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.insertText = db.prepare("INSERT INTO entries_text (rowid, text) VALUES (?, ?)");
-    this.deleteExact = db.prepare("DELETE FROM entries_exact WHERE rowid IN (SELECT id FROM entries WHERE sid = ?)");
-    this.insertExact = db.prepare("INSERT INTO entries_exact (rowid, text) VALUES (?, ?)");
   }
 }

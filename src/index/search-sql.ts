@@ -25,15 +25,8 @@ export type SearchOrder = "relevance" | "recent" | "newest-indexed";
 const BLENDED = `(rank / (1.0 + max(0, ? - coalesce(e.ts_ms, ?)) / ${RECENCY_HALF_DAYS * 86_400_000}.0))`;
 
 /**
- * The condition a quoted phrase adds: the entry matches it in the exact table too (`?` its MATCH).
- * The unary `+` keeps the constraint from FTS5's planner: offered to it, the stemmed table looked each
- * rowid of the list up on its own (575 ms against 1.1 ms for a common phrase on 27 MB of sessions).
- */
-const EXACT = "rowid IN (SELECT rowid FROM entries_exact WHERE entries_exact MATCH ?)";
-
-/**
- * The SQL of a search (pure) and the order of its parameters: `match` (the stemmed MATCH), `exact`
- * (the exact MATCH, when `withExact`), `now` (twice, for the blend), `filters` (the filters' own),
+ * The SQL of a search (pure) and the order of its parameters: `match` (the MATCH), `now` (twice,
+ * for the blend), `filters` (the filters' own),
  * `limit`. Without filters, FTS5 ranks and cuts on its own (the best `BLEND_POOL`, or the newest
  * indexed for a query matching more than the ranked bound) and only those are joined to their rows
  * (joining every match first cost about twice the ranking itself); with filters or `recent`, every
@@ -42,20 +35,17 @@ const EXACT = "rowid IN (SELECT rowid FROM entries_exact WHERE entries_exact MAT
 export function searchSql(
   where: readonly string[],
   order: SearchOrder,
-  withExact: boolean,
-): { sql: string; params: ("match" | "exact" | "now" | "filters" | "limit")[] } {
-  const exact = withExact ? `AND +${EXACT}` : "";
-  const exactParam = withExact ? (["exact"] as const) : [];
+): { sql: string; params: ("match" | "now" | "filters" | "limit")[] } {
   if (where.length === 0 && order !== "recent") {
     const inner = order === "newest-indexed" ? "rowid DESC" : "rank";
     const outer = order === "newest-indexed" ? "t.rowid DESC" : `${BLENDED.replaceAll("rank", "t.rank")}, e.id`;
     const pool = order === "newest-indexed" ? "?" : `max(?, ${BLEND_POOL})`;
     return {
       sql: `SELECT ${COLUMNS}, t.rank AS rank
-      FROM (SELECT rowid, rank FROM entries_text WHERE entries_text MATCH ? ${exact} ORDER BY ${inner} LIMIT ${pool}) t
+      FROM (SELECT rowid, rank FROM entries_text WHERE entries_text MATCH ? ORDER BY ${inner} LIMIT ${pool}) t
       JOIN entries e ON e.id = t.rowid JOIN sessions s ON s.sid = e.sid
       ORDER BY ${outer} LIMIT ?`,
-      params: ["match", ...exactParam, "limit", ...(order === "relevance" ? (["now", "now"] as const) : []), "limit"],
+      params: ["match", "limit", ...(order === "relevance" ? (["now", "now"] as const) : []), "limit"],
     };
   }
   const sort =
@@ -67,8 +57,8 @@ export function searchSql(
   return {
     sql: `SELECT ${COLUMNS}, entries_text.rank AS rank
     FROM entries_text JOIN entries e ON e.id = entries_text.rowid JOIN sessions s ON s.sid = e.sid
-    WHERE entries_text MATCH ? ${withExact ? `AND +entries_text.${EXACT}` : ""} ${where.map((w) => `AND ${w}`).join(" ")}
+    WHERE entries_text MATCH ? ${where.map((w) => `AND ${w}`).join(" ")}
     ORDER BY ${sort} LIMIT ?`,
-    params: ["match", ...exactParam, "filters", ...(order === "relevance" ? (["now", "now"] as const) : []), "limit"],
+    params: ["match", "filters", ...(order === "relevance" ? (["now", "now"] as const) : []), "limit"],
   };
 }

@@ -89,7 +89,6 @@ export class SessionCatchUp {
 
   private dropRows(sid: number): void {
     this.sql.deleteText.run(sid);
-    this.sql.deleteExact.run(sid);
     this.sql.deleteEntries.run(sid);
   }
 

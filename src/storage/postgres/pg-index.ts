@@ -113,7 +113,14 @@ export class PgSessionIndex implements SessionIndex {
     const filters = { ...resolveSearchOptions(options), exact: exactPatterns(terms) };
     const tsquery = await compileQuery(this.pool, terms);
     if (options?.refresh !== false) await this.refresh();
-    const rows = await distinctHits((n) => searchEntries(this.pool, tsquery, { ...filters, limit: n }), filters.limit, MAX_SEARCH_LIMIT);
+    const rows = await distinctHits(
+      async (n) => {
+        const found = await searchEntries(this.pool, tsquery, { ...filters, limit: n });
+        return { rows: found, fetched: found.length };
+      },
+      filters.limit,
+      MAX_SEARCH_LIMIT,
+    );
     return rows.map((r) => ({ ...r, title: hitTitle(r.title), location: `${this.options.name}#${r.sessionId}` }));
   }
 
