@@ -114,6 +114,8 @@ export const PACKAGES: Record<string, string[]> = {
   "tar-stream": ["bundle"],
   "proper-lockfile": ["session", "blob"],
   "@earendil-works/pi-coding-agent": ["pi"],
+  "@modelcontextprotocol/sdk": ["mcp"],
+  zod: ["mcp"],
 };
 
 export interface Writer {
