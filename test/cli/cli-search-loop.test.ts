@@ -2,6 +2,9 @@ import { Readable } from "node:stream";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
+import { SessionManager } from "../../src/index.ts";
+import { closeUrlStores } from "../../src/storage/store-url.ts";
+import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { useColour } from "../../src/cli/search-output.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -95,5 +98,39 @@ describe("transcript-store search and show --at (issue 34)", () => {
     expect(plain).toContain("«crashes»");
     expect(plain).not.toContain("\u001b");
     expect(useColour({ ...base, stdout: () => {}, stdoutMarked: () => {}, stdoutIsTTY: false, env: {} })).toBe(false);
+  });
+
+  // Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
+  it.skipIf(!pgCluster())("on a PostgreSQL store: search -C and show --at read the entry in context, a fork's copy folded", async () => {
+    const url = await freshDatabase();
+    const m = await SessionManager.create("/proj", { store: url });
+    const u1 = m.appendMessage({ role: "user", content: "why does the lexer fail", timestamp: 1 });
+    const a1 = m.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "the lexer crashes on tabs" }],
+      model: "m",
+      timestamp: 2,
+    });
+    const u2 = m.appendMessage({ role: "user", content: "fix it please", timestamp: 3 });
+    await m.flush();
+    const fork = await m.fork();
+    await fork.close();
+    await m.close();
+    await closeUrlStores();
+    const out = await cli(["--store", url, "search", "crash", "-C", "1"]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(`${a1}  assistant`);
+    expect(out.stdout).toContain("(also in 1 fork)");
+    expect(out.stdout).toContain(`    - ${u1}`);
+    expect(out.stdout).toContain(`    - ${u2}`);
+    const shown = await cli(["--store", url, "show", m.sessionId, "--at", a1, "-B", "1", "-A", "0"]);
+    expect(
+      shown.stdout
+        .split("\n")
+        .filter((l) => /^[>-] /.test(l))
+        .map((l) => l.slice(2, 2 + a1.length)),
+    ).toEqual([u1, a1]);
+    expect((await cli(["--store", url, "search", "okapi"])).code).toBe(1);
+    await closeUrlStores();
   });
 });
