@@ -19,7 +19,7 @@ const ids = async (index: SessionIndex, query: string, options?: Parameters<Sess
   (await index.search(query, { now: NOW, ...options })).map((h) => h.entryId).sort();
 
 // Issue 34: word forms, identifier parts, one hit per entry, titles and the recency blend, on both backends.
-describeBackends("SessionIndex word forms, copies and ranking (issue 34)", (backend) => {
+describeBackends("SessionIndex word forms, copies and ranking (issue 34)", { needs: ["index"] }, (backend) => {
   it("finds a word's inflections and the parts of identifiers; a quoted phrase keeps its exact form", async () => {
     const options = await backend.options();
     const s = await SessionManager.create("/work/words", { ...options, now: clock(NOW) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openSessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex } from "../../src/index.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { message, session } from "../support/pg-search.ts";
 import { freshStore } from "../support/pg-sessions.ts";
