@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { candidateLine, SessionAmbiguousError } from "../session/ambiguous-session.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
 import { registeredBackends } from "../storage/backend-registry.ts";
 import { readFileSync } from "node:fs";
@@ -158,6 +159,13 @@ function splitCommand(argv: string[]): { name: string | undefined; args: string[
   return { name: argv[i], args: [...leading, ...argv.slice(i + 1)], leading };
 }
 
+/** An ambiguous prefix: its first line, then one line per candidate (id, time, title), as git lists a short SHA's. */
+function ambiguousText(err: SessionAmbiguousError): string {
+  const head = err.message.split("\n")[0]!;
+  const lines = err.candidates.map((c) => terminalText`  ${candidateLine(c)}\n`);
+  return terminalText`transcript-store: ${err.code}: ${head}\n` + lines.join("");
+}
+
 /** The code an error is reported with (`--json`: the `code` of the error record). */
 function errorCode(err: unknown): string {
   if (err instanceof InterruptedError) return "INTERRUPTED";
@@ -179,7 +187,13 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
   const fail = (err: unknown, exitCode: number, text: string): number => {
     io.stderr(text);
     if (json) {
-      const record = { type: "error", code: errorCode(err), exitCode, message: (err as Error)?.message ?? String(err) };
+      const record = {
+        type: "error",
+        code: errorCode(err),
+        exitCode,
+        message: (err as Error)?.message ?? String(err),
+        ...(err instanceof SessionAmbiguousError ? { candidates: err.candidates } : {}),
+      };
       (io.records ?? io.stdout)(`${JSON.stringify(record)}\n`);
     }
     return exitCode;
@@ -232,6 +246,7 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
         `transcript-store: ${err.message}: stopped between files, the files done so far are kept\n`,
       );
     if (err instanceof UsageError) return fail(err, 2, terminalText`transcript-store: ${err.message}\n`);
+    if (err instanceof SessionAmbiguousError) return fail(err, 1, ambiguousText(err));
     if (err instanceof TranscriptStoreError) return fail(err, 1, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
     const code = fail(err, 1, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);

@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { basename, join, resolve as resolvePath, sep } from "node:path";
 import { errnoCode, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { SessionAmbiguousError } from "./ambiguous-session.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
@@ -213,8 +214,11 @@ export async function resolveSession(arg: string, cwd: string | undefined, optio
     if (unique.length > 1) {
       const exact = unique.filter((c) => c.id === needle);
       if (exact.length === 1) return exact[0]!;
-      const names = unique.map((c) => `${c.id} (${c.path})`);
-      throw new TranscriptStoreError("SESSION_AMBIGUOUS", `"${needle}" matches ${unique.length} sessions:\n  ${names.join("\n  ")}`);
+      const newest = [...unique].sort((a, b) => b.modified.getTime() - a.modified.getTime());
+      throw new SessionAmbiguousError(
+        needle,
+        newest.map((c) => ({ id: c.id, title: c.title ?? c.firstMessage, modified: c.modified, path: c.path })),
+      );
     }
   }
   const missed = unreadable as StoreWarning | null;
