@@ -29,3 +29,35 @@ describe("an ambiguous id prefix (issue 36 #9)", () => {
     expect(run.stderr.toString()).not.toContain("\\n");
   });
 });
+
+describe("fork and unbundle (issue 36 #10)", () => {
+  it("a fresh fork of an old session sorts first in ls", async () => {
+    const root = tempDir();
+    const [old] = await twins(root, ["old work"]);
+    const recent = await SessionManager.create("/proj", { root, now: () => new Date(Date.now() - 60_000) });
+    recent.appendMessage({ role: "user", content: "recent work", timestamp: 1 } as never);
+    await recent.close();
+    const fork = await cliProcess(["fork", old!, "--root", root, "--json"], { cwd: "/" });
+    expect(fork.code).toBe(0);
+    const forkId = JSON.parse(fork.stdout.toString().split("\n")[0]!).id;
+    const ls = await cliProcess(["ls", "--all", "--root", root, "--json"]);
+    const ids = ls.stdout.toString().trim().split("\n").map((l) => JSON.parse(l).id);
+    expect(ids).toEqual([forkId, recent.sessionId, old]);
+  });
+
+  it("a repeated unbundle reports the cwd the session has in the store", async () => {
+    const root = tempDir();
+    const [id] = await twins(root, ["bundled work"]);
+    const file = `${tempDir()}/b.tar`;
+    expect((await cliProcess(["bundle", id!, "-o", file, "--root", root])).code).toBe(0);
+    const target = tempDir();
+    const first = await cliProcess(["unbundle", file, "--cwd-map", "/proj=/elsewhere", "--root", target, "--json"]);
+    expect(JSON.parse(first.stdout.toString()).cwd).toBe("/elsewhere");
+    for (const args of [[], ["--cwd-map", "/proj=/elsewhere"]]) {
+      const again = await cliProcess(["unbundle", file, ...args, "--root", target, "--json"]);
+      const record = JSON.parse(again.stdout.toString());
+      const ls = await cliProcess(["ls", "--all", "--root", target, "--json"]);
+      expect(record.cwd).toBe(JSON.parse(ls.stdout.toString()).cwd);
+    }
+  });
+});
