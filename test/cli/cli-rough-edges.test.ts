@@ -61,3 +61,30 @@ describe("fork and unbundle (issue 36 #10)", () => {
     }
   });
 });
+
+describe("usage's cost column (issue 36 #11)", () => {
+  it("has one fixed precision (cents, as ccusage prints), right-aligned", async () => {
+    const root = tempDir();
+    for (const [cost, model] of [
+      [0.009, "small"],
+      [48.2, "large"],
+    ] as const) {
+      const m = await SessionManager.create("/proj", { root });
+      m.appendMessage({
+        role: "assistant",
+        content: [{ type: "text", text: "done" }],
+        provider: "p",
+        model,
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { total: cost } },
+        timestamp: Date.now(),
+      } as never);
+      await m.close();
+    }
+    const run = await cliProcess(["usage", "--by", "model", "--root", root]);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.toString().trimEnd().split("\n");
+    const costs = lines.slice(2).map((l) => l.slice(lines[0]!.indexOf("cost")));
+    expect(costs.sort()).toEqual([" $0.01", "$48.20", "$48.21"].sort());
+    expect(costs.at(-1)).toBe("$48.21");
+  });
+});

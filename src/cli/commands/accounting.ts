@@ -129,8 +129,15 @@ function tokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
+/** A cost in dollars and cents: one fixed precision for the whole column, as ccusage prints it. */
 function cost(n: number): string {
-  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+  return `$${n.toFixed(2)}`;
+}
+
+/** The last column's cells (the cost) padded on the left to one width: the cents line up. */
+function alignLast(rows: string[][]): string[][] {
+  const width = Math.max(...rows.map((r) => r.at(-1)!.length));
+  return rows.map((r) => [...r.slice(0, -1), r.at(-1)!.padStart(width)]);
 }
 
 function usageCells(g: UsageGroup): string[] {
@@ -192,7 +199,7 @@ export const usageCommand: Command = {
     const heading = [by, "calls", "input", "output", "cache read", "cache write", "tokens", "cost"];
     const fit =
       ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 0, keep: "end" as const, min: 12 }] };
-    ctx.io.stdout(`${formatTable(heading, [...report.groups.map(usageCells), usageCells(report.total)], fit)}\n`);
+    ctx.io.stdout(`${formatTable(heading, alignLast([...report.groups.map(usageCells), usageCells(report.total)]), fit)}\n`);
     if (report.copies > 0) ctx.io.stdout(`(${report.copies} call(s) copied into forks counted once, in the session that made them)\n`);
     return incomplete ? 1 : 0;
   },
