@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { cliProcess } from "../support/cli.ts";
@@ -86,5 +88,44 @@ describe("usage's cost column (issue 36 #11)", () => {
     const costs = lines.slice(2).map((l) => l.slice(lines[0]!.indexOf("cost")));
     expect(costs.sort()).toEqual([" $0.01", "$48.20", "$48.21"].sort());
     expect(costs.at(-1)).toBe("$48.21");
+  });
+});
+
+describe("export -o --force, bundle --compress (issue 36 #12)", () => {
+  it("export --to markdown -o over an existing file: refused without --force, replaced with it", async () => {
+    const root = tempDir();
+    const [id] = await twins(root, ["exported words"]);
+    const file = join(tempDir(), "out.md");
+    writeFileSync(file, "old contents\n");
+    const refused = await cliProcess(["export", id!, "--to", "markdown", "-o", file, "--root", root]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.toString()).toContain("OUTPUT_EXISTS");
+    expect(refused.stderr.toString()).toContain("--force");
+    expect(readFileSync(file, "utf8")).toBe("old contents\n");
+    const forced = await cliProcess(["export", id!, "--to", "markdown", "-o", file, "--force", "--root", root]);
+    expect(forced.code).toBe(0);
+    expect(readFileSync(file, "utf8")).toContain("exported words");
+    const bundled = join(tempDir(), "b.tar");
+    writeFileSync(bundled, "x");
+    expect((await cliProcess(["bundle", id!, "-o", bundled, "--force", "--root", root])).code).toBe(0);
+    expect(readFileSync(bundled).length).toBeGreaterThan(1024);
+  });
+
+  it("bundle --compress writes gzip; unbundle detects it and restores the session byte for byte", async () => {
+    const root = tempDir();
+    const [id] = await twins(root, ["compressed words ".repeat(200)]);
+    const dir = tempDir();
+    expect((await cliProcess(["bundle", id!, "-o", join(dir, "plain.tar"), "--root", root])).code).toBe(0);
+    expect((await cliProcess(["bundle", id!, "-o", join(dir, "small.tar.gz"), "--compress", "--root", root])).code).toBe(0);
+    const packed = readFileSync(join(dir, "small.tar.gz"));
+    expect([packed[0], packed[1]]).toEqual([0x1f, 0x8b]);
+    expect(packed.length).toBeLessThan(readFileSync(join(dir, "plain.tar")).length / 2);
+    const target = tempDir();
+    const restored = await cliProcess(["unbundle", join(dir, "small.tar.gz"), "--root", target, "--json"]);
+    expect(restored.code).toBe(0);
+    const record = JSON.parse(restored.stdout.toString());
+    expect(record.status).toBe("created");
+    const source = await SessionManager.resolve(id!, undefined, { root });
+    expect(readFileSync(record.location)).toEqual(readFileSync(source.path));
   });
 });

@@ -33,12 +33,13 @@ export const exportCommand: Command = {
   summary:
     "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; " +
     "damaged lines as raw records), or --to another format",
-  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
+  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file> [--force]] [--branch <entryId>]]`,
   options: {
     refs: { type: "boolean", default: false },
     "no-redact": { type: "boolean", default: false },
     to: { type: "string" },
     output: { type: "string", short: "o" },
+    force: { type: "boolean", default: false },
     branch: { type: "string" },
   },
   minArgs: 1,
@@ -50,6 +51,7 @@ export const exportCommand: Command = {
       throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
     if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");
+    if (output === undefined && ctx.values.force === true) throw new UsageError("export: --force needs -o (it replaces that file)");
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     if (to !== undefined) return EXPORT_TARGETS[to]!(ctx, info.path, output);
     let notInlined = 0;
