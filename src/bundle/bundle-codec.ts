@@ -4,12 +4,15 @@ import { createGunzip, createGzip } from "node:zlib";
 /** How a bundle may be compressed: gzip (node:zlib), told apart from a plain tar by its magic bytes. */
 export type BundleCodec = "gzip";
 
+/** Each codec's compressing stream. */
+const CODECS: Record<BundleCodec, () => import("node:stream").Transform> = { gzip: () => createGzip() };
+
 /** gzip's two magic bytes (RFC 1952); a tar archive starts with a member name, never these. */
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
 /** `bytes` compressed with `codec`: a stream whose failure carries the source's error. */
 export function compressed(bytes: Readable, codec: BundleCodec): Readable {
-  const gzip = createGzip();
+  const gzip = CODECS[codec]();
   bytes.on("error", (err) => gzip.destroy(err));
   return bytes.pipe(gzip);
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -43,7 +44,11 @@ describe("fork and unbundle (issue 36 #10)", () => {
     expect(fork.code).toBe(0);
     const forkId = JSON.parse(fork.stdout.toString().split("\n")[0]!).id;
     const ls = await cliProcess(["ls", "--all", "--root", root, "--json"]);
-    const ids = ls.stdout.toString().trim().split("\n").map((l) => JSON.parse(l).id);
+    const ids = ls.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).id);
     expect(ids).toEqual([forkId, recent.sessionId, old]);
   });
 
@@ -127,5 +132,26 @@ describe("export -o --force, bundle --compress (issue 36 #12)", () => {
     expect(record.status).toBe("created");
     const source = await SessionManager.resolve(id!, undefined, { root });
     expect(readFileSync(record.location)).toEqual(readFileSync(source.path));
+  });
+});
+
+describe("rekey takes ids and prefixes (issue 36 #13)", () => {
+  it("in the file store, as every other command does", async () => {
+    const root = tempDir();
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const m = await SessionManager.create("/proj", { root, encryption: { key: oldKey } });
+    m.appendMessage({ role: "user", content: "quince", timestamp: 1 } as never);
+    await m.close();
+    writeFileSync(join(root, "old.key"), oldKey);
+    writeFileSync(join(root, "new.key"), newKey);
+    const keys = ["--key-file", join(root, "old.key"), "--new-key-file", join(root, "new.key")];
+    const run = await cliProcess(["rekey", m.sessionId.slice(0, 13), ...keys, "--root", root, "--json"], { cwd: tempDir() });
+    expect(run.stderr.toString()).toBe("");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout.toString())).toMatchObject({ type: "rekeyed", path: m.sessionFile, entries: 1 });
+    const reopened = await SessionManager.open(m.sessionFile!, { root, encryption: { key: newKey }, readOnly: true });
+    expect(reopened.getEntries().length).toBe(1);
+    await reopened.close();
   });
 });

@@ -6,7 +6,7 @@ import { keyIdOf, type StoreKey } from "../../session/line-cipher.ts";
 import { storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
-import { findSessionFiles } from "../find-files.ts";
+import { sessionFilesOf } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 
 /** A key file: 32 raw bytes, or 64 hex characters (a trailing newline allowed). */
@@ -25,14 +25,14 @@ export const rekeyCommand: Command = {
   summary:
     "re-encrypt encrypted sessions (files, or database sessions with --store) under a new key, each all or nothing " +
     "(keys: files of 32 bytes or 64 hex characters)",
-  usage: "rekey <paths…|ids… with --store> --key-file <file> --new-key-file <file>",
+  usage: "rekey <ids…|paths…> --key-file <file> --new-key-file <file>",
   options: { "key-file": { type: "string" }, "new-key-file": { type: "string" } },
   minArgs: 1,
   async run(ctx) {
     const from = readKeyFile(ctx.io.cwd, ctx.values["key-file"], "key-file");
     const to = readKeyFile(ctx.io.cwd, ctx.values["new-key-file"], "new-key-file");
     if (ctx.store !== undefined) return rekeyDatabase(ctx, from, to);
-    const files = await findSessionFiles(ctx.positionals, ctx.io.cwd);
+    const files = await sessionFilesOf(ctx, ctx.positionals);
     for (const file of files) {
       const report = await rekeySessionFile(file, { from, to, blobsDir: ctx.dirs.blobsDir });
       ctx.emit(
