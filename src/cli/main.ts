@@ -1,5 +1,4 @@
-import { TranscriptStoreError } from "../errors.ts";
-import { candidateLine, SessionAmbiguousError } from "../session/ambiguous-session.ts";
+import { candidateLine, SessionAmbiguousError, TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
 import { registeredBackends } from "../storage/backend-registry.ts";
 import { readFileSync } from "node:fs";

@@ -1,7 +1,6 @@
 import type { Pool } from "./pg-client.ts";
-import { TranscriptStoreError } from "../errors.ts";
+import { MAX_CANDIDATES, SessionAmbiguousError, TranscriptStoreError } from "../errors.ts";
 import { columnText, isColumnText } from "./column-text.ts";
-import { MAX_CANDIDATES, SessionAmbiguousError } from "../session/ambiguous-session.ts";
 import { type EntryRow, INFO_COLUMNS, type SessionRow, toEntry, toInfo, toSession } from "./rows.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 import type { PgEntry, PgSession, PgSessionInfo } from "./types.ts";

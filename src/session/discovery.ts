@@ -1,7 +1,6 @@
 import type { Dirent } from "node:fs";
 import { basename, join, resolve as resolvePath, sep } from "node:path";
-import { errnoCode, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
-import { SessionAmbiguousError } from "./ambiguous-session.ts";
+import { errnoCode, SessionAmbiguousError, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
