@@ -36,12 +36,14 @@ import { statsCommand } from "./commands/stats.ts";
 import { indexCommand, searchCommand } from "./commands/search.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { flagLines } from "./flag-help.ts";
 import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
 
 export type { CliIo };
 
-const COMMANDS: Command[] = [
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: Command[] = [
   migrateCommand,
   verifyCommand,
   gcCommand,
@@ -124,10 +126,11 @@ Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
   130 interrupted (Ctrl-C; 143 on SIGTERM).
 `;
 
-/** A command's own help: its usage and summary, wrapped to 80 columns. */
-function commandHelp(command: Command): string {
+/** A command's own help: its usage, summary and each of its flags with what it does, wrapped to 80 columns. */
+export function commandHelp(command: Command): string {
   const usage = `Usage: transcript-store ${wrap(command.usage, 80, 6, 24)}`;
-  return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\nGlobal options: see transcript-store --help\n`;
+  const flags = flagLines(command, (text, indent, first) => wrap(text, 80, indent, first));
+  return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\n${flags === "" ? "" : `${flags}\n`}Global options: see transcript-store --help\n`;
 }
 
 /** The package's version, from its package.json (beside src/ and dist/ alike). */

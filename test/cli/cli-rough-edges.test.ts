@@ -155,3 +155,21 @@ describe("rekey takes ids and prefixes (issue 36 #13)", () => {
     await reopened.close();
   });
 });
+
+describe("per-flag help (issue 36 #16)", () => {
+  it("every command's --help names each of its flags with what it does", async () => {
+    const { COMMANDS } = await import("../../src/cli/main.ts");
+    const missing: string[] = [];
+    for (const command of COMMANDS) {
+      const run = await cliProcess([command.name, "--help"]);
+      expect(run.code).toBe(0);
+      const help = run.stdout.toString();
+      for (const [name, spec] of Object.entries(command.options)) {
+        // the flag's line: `--name [<value>]` then at least two words of text, on it or the next line
+        const line = new RegExp(`^  (-\\w, )?--${name}( <[^>]+>)?(\\s+|\\n\\s+)\\S+ \\S+`, "m");
+        if (!line.test(help)) missing.push(`${command.name} --${name}${spec.type === "string" ? " <…>" : ""}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
