@@ -78,10 +78,7 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
     "dry-run": "list exactly what would go; move nothing",
   },
   demo: { keep: "keep the temporary store and print where it is" },
-  rekey: {
-    "key-file": "<file> the current key (32 bytes, or 64 hex characters)",
-    "new-key-file": "<file> the new key (32 bytes, or 64 hex characters)",
-  },
+  rekey: { "new-key-file": "<file> the new key (32 bytes, or 64 hex characters); --key-file names the current one" },
 };
 
 /** A command's `Options:` lines (its flags, each with its text), wrapped by `wrap`; empty when it has none. */

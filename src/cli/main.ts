@@ -16,6 +16,7 @@ import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { rekeyCommand } from "./commands/rekey.ts";
+import { decryptCommand, encryptCommand } from "./commands/privacy.ts";
 import { gcCommand } from "./commands/gc.ts";
 import {
   archiveCommand,
@@ -72,6 +73,8 @@ export const COMMANDS: Command[] = [
   purgeCommand,
   pruneCommand,
   demoCommand,
+  encryptCommand,
+  decryptCommand,
   rekeyCommand,
 ];
 
@@ -117,6 +120,10 @@ Global options (before or after the command):
                         --<absolute path>-- (default: what the sessions tree
                         shows, else omp)
   --store <url>         ${wrap(STORE_HELP, 80, 24, 24)}
+  --key-file <file>     the store key (32 bytes or 64 hex characters; default
+                        the file $TRANSCRIPT_STORE_KEY_FILE names): encrypted
+                        sessions open, new ones are encrypted. Never a key on
+                        the command line
   --json, --ndjson      machine output on stdout (one JSON object per line);
                         an error is a last line {"type":"error","code",…}
   -h, --help            this help

@@ -21,6 +21,7 @@ import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import {
   resolveSessionManagerOptions,
+  withStoreSettings,
   systemNow,
   type ResolvedSessionManagerOptions,
   type SessionManagerOptions,
@@ -72,7 +73,7 @@ export class SessionManager {
 
   /** A new session for `cwd` (in the store's bucket of that cwd, or a new row set in the database). */
   static async create(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    let resolved = resolveSessionManagerOptions(options);
+    let resolved = withStoreSettings(options, resolveSessionManagerOptions(options), true);
     const created = resolved.now();
     const id = uuidv7(created.getTime());
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
@@ -95,7 +96,7 @@ export class SessionManager {
    * overwritten (`BAD_HEADER`).
    */
   static async open(pathOrId: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    let resolved = resolveSessionManagerOptions(options);
+    let resolved = withStoreSettings(options, resolveSessionManagerOptions(options), false);
     refuseIncognito(resolved, "open");
     const path = resolved.store === null ? await storedPathOf(pathOrId, resolved) : pathOrId;
     if (resolved.encryption !== null && resolved.store === null) {

@@ -143,8 +143,8 @@ describe("rekey takes ids and prefixes (issue 36 #13)", () => {
     const m = await SessionManager.create("/proj", { root, encryption: { key: oldKey } });
     m.appendMessage({ role: "user", content: "quince", timestamp: 1 } as never);
     await m.close();
-    writeFileSync(join(root, "old.key"), oldKey);
-    writeFileSync(join(root, "new.key"), newKey);
+    writeFileSync(join(root, "old.key"), oldKey, { mode: 0o600 });
+    writeFileSync(join(root, "new.key"), newKey, { mode: 0o600 });
     const keys = ["--key-file", join(root, "old.key"), "--new-key-file", join(root, "new.key")];
     const run = await cliProcess(["rekey", m.sessionId.slice(0, 13), ...keys, "--root", root, "--json"], { cwd: tempDir() });
     expect(run.stderr.toString()).toBe("");

@@ -3,7 +3,7 @@ import type { StoreWarning } from "../../errors.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { subagentOf } from "../../interchange/foreign-entry.ts";
-import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
+import { formatBytes, formatTable, lazyImages, printWarning, storeOptions, type Command } from "../context.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
 
@@ -66,7 +66,7 @@ export const showCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, ...lazyImages(ctx) });
     if (ctx.json) {
       ctx.emit(
         {
@@ -118,7 +118,7 @@ export const forkCommand: Command = {
     const cwd = typeof ctx.values.cwd === "string" ? resolve(ctx.io.cwd, ctx.values.cwd) : info.cwd || ctx.io.cwd;
     const fork = await SessionManager.forkFrom(info.path, cwd, {
       ...storeOptions(ctx),
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
       atEntryId: ctx.values.at as string | undefined,
       onWarning: printWarning(ctx.io),
     });
@@ -140,7 +140,7 @@ export const mvCommand: Command = {
   maxArgs: 2,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), rehydrate: "lazy" });
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), ...lazyImages(ctx) });
     try {
       await m.moveTo(resolve(ctx.io.cwd, ctx.positionals[1]!));
     } finally {

@@ -9,7 +9,7 @@ import { quarantineRecord } from "../../session/quarantine-record.ts";
 import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { type CommandContext, commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { type CommandContext, commandInput, lazyImages, printWarning, storeOptions, type Command } from "../context.ts";
 import { exportStreamed } from "../export-stream.ts";
 import { streamableFile } from "../../storage/file/file-export.ts";
 import { resolveArg } from "../resolve-session.ts";
@@ -78,7 +78,7 @@ export const exportCommand: Command = {
     const m = await SessionManager.open(info.path, {
       ...storeOptions(ctx),
       readOnly: true,
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
       onWarning,
     });
     try {
@@ -199,7 +199,7 @@ export const importCommand: Command = {
     const resolved = resolveSessionManagerOptions({
       ...storeOptions(ctx),
       cwd: ctx.io.cwd,
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
       onWarning: printWarning(ctx.io),
     });
     const at = resolved.now().toISOString();

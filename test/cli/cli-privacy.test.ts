@@ -1,0 +1,103 @@
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { cliProcess } from "../support/cli.ts";
+import { expectCode } from "../support/error-code.ts";
+import { makePng } from "../support/png.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+/** A plain store: one session with an image and an artifact, one with text only. */
+async function plainStore() {
+  const root = tempDir();
+  const a = await SessionManager.create("/proj", { root });
+  a.appendMessage({
+    role: "user",
+    content: [
+      { type: "text", text: "the quince secret" },
+      { type: "image", data: makePng(20, 20, 3).toString("base64"), mimeType: "image/png" },
+    ],
+    timestamp: 1,
+  } as never);
+  a.artifacts!.save("artifact plum output", { toolType: "bash" });
+  await a.close();
+  const b = await SessionManager.create("/proj", { root });
+  b.appendMessage({ role: "user", content: "the medlar words", timestamp: 1 } as never);
+  await b.close();
+  const keyFile = join(tempDir(), "store.key");
+  writeFileSync(keyFile, randomBytes(32).toString("hex"), { mode: 0o600 });
+  return { root, a, b, keyFile };
+}
+
+/** Every file under `dir`, as bytes. */
+function allBytes(dir: string): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) parts.push(readFileSync(join(e.parentPath, e.name)));
+  return Buffer.concat(parts);
+}
+
+describe("privacy from the command line (issue 36 #1)", () => {
+  it("encrypt seals sessions, images and artifacts; --key-file or the env var reads them; decrypt undoes it", async () => {
+    const { root, a, b, keyFile } = await plainStore();
+    const entries = a.getEntries();
+    const png = makePng(20, 20, 3);
+    expect(allBytes(root).includes(Buffer.from("quince"))).toBe(true);
+    const on = await cliProcess(["encrypt", "--key-file", keyFile, "--root", root]);
+    expect(on.code).toBe(0);
+    expect(on.stdout.toString()).toContain("2 session(s) encrypted, 0 already so, 0 failed; new sessions are encrypted");
+    // the clear image copies are left for gc (another session may share them): gc --grace 0 takes them now
+    expect(on.stderr.toString()).toBe("the images' clear copies stay in the blob store until gc takes them (gc --grace 0: now)\n");
+    expect((await cliProcess(["gc", "--grace", "0", "--root", root])).code).toBe(0);
+    // no clear text, no image bytes, no artifact text anywhere in the store
+    const stored = allBytes(root);
+    for (const clear of [Buffer.from("quince"), Buffer.from("medlar"), Buffer.from("plum output"), png])
+      expect([clear.length, stored.includes(clear)]).toEqual([clear.length, false]);
+    expect(JSON.parse(readFileSync(join(root, "config.json"), "utf8"))).toEqual({ encrypt: true });
+    // without a key: refused with its code; with --key-file, or the env var, read
+    const without = await cliProcess(["show", a.sessionId, "--root", root]);
+    expect(without.code).toBe(1);
+    expect(without.stderr.toString()).toContain("KEY_REQUIRED");
+    const shown = await cliProcess(["show", a.sessionId, "--key-file", keyFile, "--root", root]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.toString()).toContain("quince");
+    const viaEnv = await cliProcess(["export", b.sessionId, "--no-redact", "--root", root], {
+      env: { TRANSCRIPT_STORE_KEY_FILE: keyFile },
+    });
+    expect(viaEnv.code).toBe(0);
+    expect(viaEnv.stdout.toString()).toContain("medlar");
+    // the store setting: a new session without a key is refused, never written in clear
+    await expectCode(SessionManager.create("/proj", { root }), "KEY_REQUIRED");
+    // decrypt: every entry as it was, the image and the artifact readable without a key
+    const off = await cliProcess(["decrypt", "--root", root], { env: { TRANSCRIPT_STORE_KEY_FILE: keyFile } });
+    expect(off.code).toBe(0);
+    expect(off.stdout.toString()).toContain("2 session(s) decrypted");
+    expect(JSON.parse(readFileSync(join(root, "config.json"), "utf8"))).toEqual({ encrypt: false });
+    const reopened = await SessionManager.open(a.sessionFile!, { root, readOnly: true });
+    expect(reopened.getEntries()).toEqual(entries);
+    await reopened.close();
+    expect(allBytes(root).includes(Buffer.from("artifact plum output"))).toBe(true);
+  });
+
+  it("decrypt with the wrong key fails with DECRYPT_FAILED and leaves the session byte for byte", async () => {
+    const { root, a, keyFile } = await plainStore();
+    expect((await cliProcess(["encrypt", a.sessionId, "--key-file", keyFile, "--root", root])).code).toBe(0);
+    const before = readFileSync(a.sessionFile!);
+    const wrong = join(tempDir(), "wrong.key");
+    writeFileSync(wrong, randomBytes(32), { mode: 0o600 });
+    const run = await cliProcess(["decrypt", a.sessionId, "--key-file", wrong, "--root", root]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.toString()).toMatch(/failed .*DECRYPT_FAILED/);
+    expect(readFileSync(a.sessionFile!).equals(before)).toBe(true);
+  });
+
+  it("a key is never taken on the command line; a missing key is KEY_REQUIRED", async () => {
+    const { root } = await plainStore();
+    const run = await cliProcess(["encrypt", "--key", "00".repeat(32), "--root", root]);
+    expect(run.code).toBe(2);
+    const none = await cliProcess(["encrypt", "--root", root]);
+    expect(none.code).toBe(1);
+    expect(none.stderr.toString()).toContain("KEY_REQUIRED");
+  });
+});
