@@ -101,3 +101,15 @@ describe("privacy from the command line (issue 36 #1)", () => {
     expect(none.stderr.toString()).toContain("KEY_REQUIRED");
   });
 });
+
+describe("commands that skip encrypted sessions say so (issue 36 #3)", () => {
+  it("usage, du, search and index --status name how many encrypted sessions they did not count", async () => {
+    const { root, a, keyFile } = await plainStore();
+    expect((await cliProcess(["encrypt", a.sessionId, "--key-file", keyFile, "--root", root])).code).toBe(0);
+    for (const args of [["usage"], ["du"], ["search", "medlar"], ["index", "--status"]]) {
+      const run = await cliProcess([...args, "--root", root]);
+      expect([args[0], run.code]).toEqual([args[0], 0]);
+      expect(run.stderr.toString()).toContain("1 encrypted session not counted; pass --key-file");
+    }
+  });
+});

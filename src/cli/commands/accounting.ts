@@ -6,6 +6,7 @@ import { spaceTotals } from "../../accounting/du-report.ts";
 import type { StoreWarning } from "../../errors.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { startProgress } from "../progress.ts";
+import { noteEncryptedSkipped } from "../encrypted-notice.ts";
 import { terminalText } from "../terminal-text.ts";
 
 /**
@@ -15,6 +16,7 @@ import { terminalText } from "../terminal-text.ts";
  */
 async function withStore<T>(
   ctx: CommandContext,
+  name: string,
   run: (options: AccountingOptions) => Promise<T>,
   quiet = false,
 ): Promise<{ result: T; incomplete: boolean }> {
@@ -26,12 +28,14 @@ async function withStore<T>(
     if (w.code === "PERSISTENCE_FAILED") incomplete = true;
     if (!quiet) print(w);
   };
+  let result: T;
   try {
-    const result = await run({ ...storeOptions(ctx), root: ctx.root, onWarning, onSession: (id) => progress.tick(id) });
-    return { result, incomplete };
+    result = await run({ ...storeOptions(ctx), root: ctx.root, onWarning, onSession: (id) => progress.tick(id) });
   } finally {
     progress.stop();
   }
+  if (!quiet) noteEncryptedSkipped(ctx, name);
+  return { result, incomplete };
 }
 
 /** A positive whole number option, or undefined when absent. */
@@ -74,7 +78,7 @@ export function spaceTotalsText(t: SpaceTotals): string {
 
 /** `stats`' share of accounting: the totals of every session of the store, by kind. */
 export async function storeSpaceTotals(ctx: CommandContext): Promise<SpaceTotals> {
-  const { spaces, blobSizes } = (await withStore(ctx, accountStore, true)).result;
+  const { spaces, blobSizes } = (await withStore(ctx, "du", accountStore, true)).result;
   return spaceTotals(spaces, blobSizes);
 }
 
@@ -90,7 +94,7 @@ export const duCommand: Command = {
   async run(ctx) {
     const by = choice<SpaceGrouping>(ctx, "by", ["session", "cwd"], "session");
     const top = countOption(ctx, "top");
-    const { result, incomplete } = await withStore(ctx, (options) => storeSpace({ ...options, by, top }));
+    const { result, incomplete } = await withStore(ctx, "du", (options) => storeSpace({ ...options, by, top }));
     const { rows, totals } = result;
     if (ctx.json) {
       for (const row of rows) ctx.emit({ type: by, ...row }, "");
@@ -175,7 +179,7 @@ export const usageCommand: Command = {
     };
     const since = bound("since");
     const until = bound("until");
-    const { result: report, incomplete } = await withStore(ctx, (options) => storeUsage({ ...options, by, since, until }));
+    const { result: report, incomplete } = await withStore(ctx, "usage", (options) => storeUsage({ ...options, by, since, until }));
     for (const p of report.problems)
       ctx.io.stderr(terminalText`warning: session ${p.sessionId} entry ${p.key} (line ${p.line}): ${p.field} ${p.reason}; counted as 0\n`);
     for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);

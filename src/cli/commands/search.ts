@@ -5,6 +5,7 @@ import { type IndexRefreshReport, openSessionIndex, type SearchOptions, type Ses
 import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
 import { isWindowsOnlyAbsolute } from "../../session/paths.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import { noteEncryptedSkipped } from "../encrypted-notice.ts";
 import { terminalText } from "../terminal-text.ts";
 
 const DURATION = /^(\d+)(m|h|d|w)$/;
@@ -105,6 +106,7 @@ export const searchCommand: Command = {
         ctx.io.stderr(
           hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); continue from one: transcript-store fork <session> --at <entry>\n`,
         );
+      noteEncryptedSkipped(ctx, "search");
       if (options.refresh === false)
         printWarning(ctx.io)({
           message:
@@ -144,6 +146,7 @@ export const indexCommand: Command = {
             `state:    ${s.fresh ? "fresh" : behind}\n` +
             `sessions: ${s.sessionsIndexed}, texts: ${s.entriesIndexed}`,
         );
+        noteEncryptedSkipped(ctx, "the index");
         return 0;
       }
       let r: IndexRefreshReport;
