@@ -178,6 +178,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
   "src/artifacts/artifact-reseal.ts": "an encrypted fork's or rekey's artifact files sealed again (temp + rename)",
+  "src/lifecycle/prune-log.ts": "<root>/prune-log.jsonl: one appended line per prune (restore --last-prune)",
   "src/session/store-settings.ts": "<root>/config.json: the encrypt and redact settings (temp + rename)",
   "src/maintenance/encrypt-file.ts": "encrypt / decrypt: a session's artifact files sealed or opened (temp + rename)",
   "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
