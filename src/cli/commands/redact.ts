@@ -11,7 +11,8 @@ import type { Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
-import { sessionFilesOf } from "../resolve-session.ts";
+import { io } from "../../io.ts";
+import { resolveArg } from "../resolve-session.ts";
 
 export const redactCommand: Command = {
   name: "redact",
@@ -29,9 +30,10 @@ export const redactCommand: Command = {
     const slot = RedactionKeySlot.resolve(undefined, root);
     const key = dryRun && !slot.explicit ? () => readRedactionKey(root) ?? DRY_RUN_KEY : () => slot.get();
     const redactor = new SecretRedactor(BUILTIN_SECRET_RULES, key);
+    const paths: string[] = [];
     // A path that exists is a file or a tree to search; anything else names a session (id or prefix).
-    const files =
-      ctx.positionals.length > 0 ? await sessionFilesOf(ctx, ctx.positionals) : await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd);
+    for (const arg of ctx.positionals) paths.push(io.existsSync(resolve(ctx.io.cwd, arg)) ? arg : (await resolveArg(ctx, arg)).path);
+    const files = await findSessionFiles(paths.length > 0 ? paths : [ctx.dirs.sessionsDir], ctx.io.cwd);
     const progress = startProgress(ctx.io, files.length, dryRun ? "scanning" : "redacting", ctx.json);
     const reports: RedactFileReport[] = [];
     try {
