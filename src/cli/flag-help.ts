@@ -10,6 +10,7 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
     "in-place": "rewrite the files where they are instead of importing them into the store",
     backup: "with --in-place: keep each original beside it as <file>.bak",
     "dry-run": "say what would change; write nothing",
+    redact: "redact secrets as the sessions are written (also when config.json has redact: true)",
   },
   verify: { "no-rehash": "skip re-hashing every blob (faster; a corrupt blob goes unseen)" },
   gc: {
@@ -31,6 +32,7 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
   import: {
     from: "<claude-code|codex> import another agent's transcripts (paths, or its default directory)",
     "dry-run": "with --from: say what would be imported; write nothing",
+    redact: "redact secrets as the session is written (also when config.json has redact: true)",
   },
   bundle: {
     output: "<file> write the archive to this new file instead of stdout (refused if it exists, unless --force)",

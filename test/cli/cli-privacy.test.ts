@@ -113,3 +113,37 @@ describe("commands that skip encrypted sessions say so (issue 36 #3)", () => {
     }
   });
 });
+
+const GH = "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";
+
+describe("redaction at write time from the CLI (issue 36 #4)", () => {
+  it("import --redact and migrate --redact write no secret; the store setting redact: true does it for every new write", async () => {
+    const { root, a } = await plainStore();
+    // a session holding a token, exported as it is
+    const leaky = await SessionManager.create("/proj", { root });
+    leaky.appendMessage({ role: "user", content: `my token is ${GH}`, timestamp: 1 } as never);
+    await leaky.close();
+    const exported = (await cliProcess(["export", leaky.sessionId, "--no-redact", "--root", root])).stdout.toString();
+    expect(exported).toContain(GH);
+    const file = join(tempDir(), "leaky.ndjson");
+    writeFileSync(file, exported);
+    const target = tempDir();
+    const imported = await cliProcess(["import", file, "--redact", "--root", target, "--json"]);
+    expect(imported.code).toBe(0);
+    expect(allBytes(target).includes(Buffer.from(GH))).toBe(false);
+    expect(allBytes(target).includes(Buffer.from("[REDACTED:"))).toBe(true);
+    // migrate --redact: a foreign tree's files imported without the secret
+    const migrated = tempDir();
+    const run = await cliProcess(["migrate", leaky.sessionFile!, "--redact", "--root", migrated]);
+    expect(run.code).toBe(0);
+    expect(allBytes(join(migrated, "sessions")).includes(Buffer.from(GH))).toBe(false);
+    // the store setting: a session written through the library is redacted as it is written
+    const set = tempDir();
+    writeFileSync(join(set, "config.json"), JSON.stringify({ redact: true }));
+    const m = await SessionManager.create("/proj", { root: set });
+    m.appendMessage({ role: "user", content: `again ${GH}`, timestamp: 1 } as never);
+    await m.close();
+    expect(readFileSync(m.sessionFile!, "utf8")).not.toContain(GH);
+    expect(a.sessionId).toBeDefined();
+  });
+});

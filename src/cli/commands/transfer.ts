@@ -19,6 +19,7 @@ import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
 import { runForeignImport } from "./foreign-transfer.ts";
 import { UsageError } from "../context.ts";
+import { redactsOnWrite } from "../write-redaction.ts";
 import { redactBytesForSharing, redactForSharing } from "../../session/redact-for-sharing.ts";
 import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { describeCounts } from "../../prepare/redact-secrets.ts";
@@ -162,9 +163,9 @@ export const importCommand: Command = {
   summary:
     "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
     "or --from claude-code|codex transcripts",
-  usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
+  usage: "import [file|-] [--redact] | import --from claude-code|codex [--dry-run] [paths…]",
   createsStore: true,
-  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false }, redact: { type: "boolean", default: false } },
   async run(ctx) {
     const from = ctx.values.from as string | undefined;
     if (from !== undefined) return runForeignImport(ctx, from);
@@ -200,6 +201,7 @@ export const importCommand: Command = {
       ...storeOptions(ctx),
       cwd: ctx.io.cwd,
       ...lazyImages(ctx),
+      ...(redactsOnWrite(ctx) ? { redact: "secrets" as const } : {}),
       onWarning: printWarning(ctx.io),
     });
     const at = resolved.now().toISOString();

@@ -1,0 +1,26 @@
+import { resolve } from "node:path";
+import type { PrepareStage } from "../prepare/pipeline.ts";
+import { describeCounts, type RedactionCounts, redactSecretsStage, SecretRedactor } from "../prepare/redact-secrets.ts";
+import { BUILTIN_SECRET_RULES } from "../prepare/secret-rules.ts";
+import { defaultRoot } from "../session/paths.ts";
+import { RedactionKeySlot } from "../session/redaction-key-slot.ts";
+import { readStoreSettings } from "../session/store-settings.ts";
+import type { CommandContext } from "./context.ts";
+
+/** Whether a write command redacts: `--redact`, else the store's `redact` setting (`<root>/config.json`). */
+export function redactsOnWrite(ctx: CommandContext): boolean {
+  return ctx.values.redact === true || readStoreSettings(ctx.root !== undefined ? resolve(ctx.root) : defaultRoot()).redact;
+}
+
+/**
+ * The redaction stage of `migrate --redact` (the built-in rules, markers under the store's key) and
+ * the counts it found, per rule; `describe` is the one line a report ends with.
+ */
+export function writeRedaction(ctx: CommandContext): { stage: PrepareStage; found: RedactionCounts; describe: () => string } {
+  const slot = RedactionKeySlot.resolve(undefined, ctx.root !== undefined ? resolve(ctx.root) : defaultRoot());
+  const found: RedactionCounts = new Map();
+  const stage = redactSecretsStage(new SecretRedactor(BUILTIN_SECRET_RULES, () => slot.get()), (_entry, counts) => {
+    for (const [rule, n] of counts) found.set(rule, (found.get(rule) ?? 0) + n);
+  });
+  return { stage, found, describe: () => (found.size === 0 ? "redacted: no secrets found" : `redacted: ${describeCounts(found)}`) };
+}
