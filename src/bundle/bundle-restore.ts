@@ -154,7 +154,11 @@ export async function unbundle(
   source: string | Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: UnbundleOptions = {},
 ): Promise<UnbundleReport> {
-  const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
+  // Lazy images are refs into the lines: not with a key (an encrypted store), where they are sealed.
+  const resolved = resolveSessionManagerOptions({
+    ...options,
+    ...(options.encryption === undefined ? { rehydrate: "lazy" as const } : {}),
+  });
   const mappings = parseCwdMap((options.cwdMap ?? []).filter((m): m is string => typeof m === "string")).concat(
     (options.cwdMap ?? []).filter((m): m is CwdMapping => isRecord(m)),
   );

@@ -30,6 +30,7 @@ function encryptionCommand(mode: "encrypt" | "decrypt"): Command {
       const files = all ? await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd) : await sessionFilesOf(ctx, ctx.positionals);
       let failed = 0;
       let changed = 0;
+      let images = 0;
       for (const file of files) {
         let report: SetEncryptionReport;
         try {
@@ -44,12 +45,13 @@ function encryptionCommand(mode: "encrypt" | "decrypt"): Command {
           continue;
         }
         if (report.status !== "unchanged") changed++;
+        images += report.blobs;
         const counts = `${report.entries} entries, ${report.blobs} image(s), ${report.artifacts} artifact(s)`;
         ctx.emit({ type: report.status, ...report }, terminalText`${report.status.padEnd(10)} ${report.path}  (${counts})`);
       }
       if (all && failed === 0) writeStoreSetting(ctx.root ?? defaultRoot(), "encrypt", mode === "encrypt");
       const setting = all && failed === 0 ? `; new sessions ${mode === "encrypt" ? "are encrypted" : "are written in clear"}` : "";
-      if (mode === "encrypt" && changed > 0)
+      if (mode === "encrypt" && images > 0)
         ctx.io.stderr("the images' clear copies stay in the blob store until gc takes them (gc --grace 0: now)\n");
       ctx.emit(
         { type: "summary", [done]: changed, unchanged: files.length - changed - failed, failed, setting: all && failed === 0 },
