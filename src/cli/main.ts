@@ -129,6 +129,10 @@ Global options (before or after the command):
   -h, --help            this help
   -V, --version         the version
 
+Privacy (docs/privacy.md): export TRANSCRIPT_STORE_KEY_FILE=<32-byte key file>;
+  redact; encrypt (every session, and new ones); work; rekey <id> --new-key-file
+  <file>; bundle <id> --compress -o <file>; decrypt to undo.
+
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
   130 interrupted (Ctrl-C; 143 on SIGTERM).
 `;
