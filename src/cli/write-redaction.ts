@@ -6,6 +6,8 @@ import { defaultRoot } from "../session/paths.ts";
 import { RedactionKeySlot } from "../session/redaction-key-slot.ts";
 import { readStoreSettings } from "../session/store-settings.ts";
 import type { CommandContext } from "./context.ts";
+import { TranscriptStoreError } from "../errors.ts";
+import { setSessionEncryption } from "../maintenance/encrypt-file.ts";
 
 /** Whether a write command redacts: `--redact`, else the store's `redact` setting (`<root>/config.json`). */
 export function redactsOnWrite(ctx: CommandContext): boolean {
@@ -23,4 +25,24 @@ export function writeRedaction(ctx: CommandContext): { stage: PrepareStage; foun
     for (const [rule, n] of counts) found.set(rule, (found.get(rule) ?? 0) + n);
   });
   return { stage, found, describe: () => (found.size === 0 ? "redacted: no secrets found" : `redacted: ${describeCounts(found)}`) };
+}
+
+/** Whether the store encrypts new sessions (`encrypt: true` in `<root>/config.json`). */
+export function encryptsNewSessions(ctx: CommandContext): boolean {
+  return readStoreSettings(ctx.root !== undefined ? resolve(ctx.root) : defaultRoot()).encrypt;
+}
+
+/**
+ * Seals a session file a command just created in clear (`import`): with the store key, else
+ * `KEY_REQUIRED` when the store encrypts new sessions (the session is left, in clear, to encrypt).
+ */
+export async function sealImported(ctx: CommandContext, path: string): Promise<void> {
+  const key = ctx.key();
+  if (key === null)
+    throw new TranscriptStoreError(
+      "KEY_REQUIRED",
+      `This store encrypts new sessions: pass --key-file (the imported session ${path} is in clear until encrypt seals it)`,
+      { path },
+    );
+  await setSessionEncryption(path, "encrypt", { key, blobsDir: ctx.dirs.blobsDir });
 }

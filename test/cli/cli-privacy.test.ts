@@ -147,3 +147,29 @@ describe("redaction at write time from the CLI (issue 36 #4)", () => {
     expect(a.sessionId).toBeDefined();
   });
 });
+
+describe("export and import of an encrypted session (issue 36 #1)", () => {
+  it("the export is clear under a header naming no key; import into an encrypting store seals it or refuses", async () => {
+    const { root, b, keyFile } = await plainStore();
+    expect((await cliProcess(["encrypt", "--key-file", keyFile, "--root", root])).code).toBe(0);
+    const exported = await cliProcess(["export", b.sessionId, "--key-file", keyFile, "--root", root]);
+    expect(exported.code).toBe(0);
+    const [header] = exported.stdout.toString().split("\n");
+    expect(JSON.parse(header!).encryption).toBeUndefined();
+    const file = join(tempDir(), "b.ndjson");
+    writeFileSync(file, exported.stdout);
+    const target = tempDir();
+    writeFileSync(join(target, "config.json"), JSON.stringify({ encrypt: true }));
+    const refused = await cliProcess(["import", file, "--root", target]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.toString()).toContain("KEY_REQUIRED");
+    const other = tempDir();
+    writeFileSync(join(other, "config.json"), JSON.stringify({ encrypt: true }));
+    const sealed = await cliProcess(["import", file, "--key-file", keyFile, "--root", other, "--json"]);
+    expect(sealed.code).toBe(0);
+    const path = JSON.parse(sealed.stdout.toString()).path;
+    expect(readFileSync(path, "utf8")).not.toContain("medlar");
+    const shown = await cliProcess(["show", b.sessionId, "--key-file", keyFile, "--root", other]);
+    expect(shown.stdout.toString()).toContain("medlar");
+  });
+});

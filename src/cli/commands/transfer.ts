@@ -19,7 +19,7 @@ import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
 import { runForeignImport } from "./foreign-transfer.ts";
 import { UsageError } from "../context.ts";
-import { redactsOnWrite } from "../write-redaction.ts";
+import { encryptsNewSessions, redactsOnWrite, sealImported } from "../write-redaction.ts";
 import { redactBytesForSharing, redactForSharing } from "../../session/redact-for-sharing.ts";
 import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { describeCounts } from "../../prepare/redact-secrets.ts";
@@ -102,7 +102,9 @@ export const exportCommand: Command = {
       const redactor = await sharingRedactorOf(m.options.store, storeOptions(ctx).root, ctx.values["no-redact"] !== true);
       const counts: RedactionCounts = new Map();
       const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
-      out.write(share(m.header));
+      // The export is clear text: its header names no key (an import of it would claim sealed lines).
+      const { encryption: _sealed, ...header } = m.header;
+      out.write(share(header as typeof m.header));
       rehydrating = true;
       // --refs keeps the refs the file holds; images the file holds inline stay inline (no blob of them
       // may exist, and a read-only export stores none).
@@ -193,8 +195,10 @@ export const importCommand: Command = {
       else if (isRecord(record) && typeof record.type === "string") records.push(record);
       else throw new TranscriptStoreError("INVALID_OPTION", `record ${i + 1}: every record must be an object with a type`);
     });
+    // An export's lines are clear: a header that names a key (an older export of a sealed session) does not hold.
+    const { encryption: _sealed, ...clearHeader } = header as SessionHeader;
     const migrated = migrateSession(
-      header as SessionHeader,
+      clearHeader as SessionHeader,
       records.map((record, i) => ({ record, lineIndex: i + 1 })),
     );
     const resolved = resolveSessionManagerOptions({
@@ -208,6 +212,9 @@ export const importCommand: Command = {
     const quarantine = damaged.map((d) => quarantineRecord(migrated.header.id, d, at).slice(0, -1));
     const snapshot = snapshotOfEntries(migrated.header, migrated.entries, resolved.prepare, { quarantine, warn: resolved.onWarning });
     const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
+    // With a store key (or a store that encrypts new sessions), the new session is sealed at once, all or nothing.
+    if (done.status === "created" && resolved.store === null && (ctx.key() !== null || encryptsNewSessions(ctx)))
+      await sealImported(ctx, done.location);
     const entries = migrated.entries.length;
     const quarantined = done.status === "created" ? damaged.length : 0;
     const type = done.status === "created" ? "imported" : done.status;
