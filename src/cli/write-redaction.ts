@@ -46,3 +46,16 @@ export async function sealImported(ctx: CommandContext, path: string): Promise<v
     );
   await setSessionEncryption(path, "encrypt", { key, blobsDir: ctx.dirs.blobsDir });
 }
+
+/**
+ * Before a command writes new sessions into the file store (`unbundle`, `fork`): whether to seal
+ * them (a store key given, or a store that encrypts new sessions); `KEY_REQUIRED` before anything is
+ * written when the store encrypts new sessions and no key was given.
+ */
+export function sealsNewSessions(ctx: CommandContext): boolean {
+  if (ctx.store !== undefined) return false;
+  const encrypts = encryptsNewSessions(ctx);
+  if (encrypts && ctx.key() === null)
+    throw new TranscriptStoreError("KEY_REQUIRED", "This store encrypts new sessions (config.json encrypt: true): pass --key-file");
+  return encrypts || ctx.key() !== null;
+}

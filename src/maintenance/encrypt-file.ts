@@ -11,7 +11,7 @@ import { writeFileAtomic } from "../io.ts";
 import { keyedBlobCipherOf, openLineText, sealLine } from "../session/keyed-lines.ts";
 import { cipherFor, ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../session/line-cipher.ts";
 import { artifactsDirOf } from "../session/paths.ts";
-import { scanSessionFile } from "../session/session-file-reader.ts";
+import { readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { writeSessionFileAtomic } from "../session/session-file.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
 
@@ -25,7 +25,7 @@ export interface SetEncryptionOptions {
 
 export interface SetEncryptionReport {
   path: string;
-  /** `encrypted` / `decrypted`, or `unchanged` when the session already was as asked. */
+  /** `encrypted` / `decrypted`, or `unchanged` when the session already was as asked (encrypt: entries 0, not read). */
   status: "encrypted" | "decrypted" | "unchanged";
   entries: number;
   /** Images moved between the plain and the keyed blob store (the old copies are left for gc). */
@@ -59,6 +59,9 @@ export async function setSessionEncryption(
   const fsync = options.fsync ?? true;
   const lock = await acquireSessionLock(abs, { onCompromised: () => {} });
   try {
+    // Already sealed, under whatever key: nothing to encrypt (another store's key may not be this one).
+    if (mode === "encrypt" && readSessionHeader(abs)?.encryption !== undefined)
+      return { path: abs, status: "unchanged", entries: 0, blobs: 0, artifacts: 0 };
     const texts: string[] = [];
     const scanned = scanSessionFile(abs, {
       openRecord: (record: RawRecord, head: SessionHeader, ordinal: number) => {

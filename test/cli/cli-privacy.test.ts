@@ -173,3 +173,25 @@ describe("export and import of an encrypted session (issue 36 #1)", () => {
     expect(shown.stdout.toString()).toContain("medlar");
   });
 });
+
+describe("a store that encrypts new sessions (issue 36 #1)", () => {
+  it("unbundle and fork write no clear session into it: sealed with the key, refused without", async () => {
+    const { root, b, keyFile } = await plainStore();
+    const file = join(tempDir(), "b.tar");
+    expect((await cliProcess(["bundle", b.sessionId, "-o", file, "--root", root])).code).toBe(0);
+    const target = tempDir();
+    writeFileSync(join(target, "config.json"), JSON.stringify({ encrypt: true }));
+    const refused = await cliProcess(["unbundle", file, "--root", target]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.toString()).toContain("KEY_REQUIRED");
+    const sealed = await cliProcess(["unbundle", file, "--key-file", keyFile, "--root", target, "--json"]);
+    expect(sealed.code).toBe(0);
+    const path = JSON.parse(sealed.stdout.toString()).location;
+    expect(readFileSync(path, "utf8")).not.toContain("medlar");
+    writeFileSync(join(root, "config.json"), JSON.stringify({ encrypt: true }));
+    expect((await cliProcess(["fork", b.sessionId, "--root", root])).code).toBe(1);
+    const fork = await cliProcess(["fork", b.sessionId, "--key-file", keyFile, "--root", root, "--json"]);
+    expect(fork.code).toBe(0);
+    expect(readFileSync(JSON.parse(fork.stdout.toString()).path, "utf8")).not.toContain("medlar");
+  });
+});

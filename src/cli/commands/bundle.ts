@@ -6,6 +6,7 @@ import { parseCwdMap } from "../../bundle/cwd-map.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { commandInput, printWarning, storeOptions, type Command, UsageError } from "../context.ts";
+import { sealImported, sealsNewSessions } from "../write-redaction.ts";
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
 
@@ -85,6 +86,7 @@ export const unbundleCommand: Command = {
       throw err;
     }
     const file = ctx.positionals[0]!;
+    const seal = ctx.values["dry-run"] !== true && sealsNewSessions(ctx);
     const source = commandInput(ctx, file);
     const report = await unbundle(source, {
       ...storeOptions(ctx),
@@ -92,6 +94,8 @@ export const unbundleCommand: Command = {
       dryRun: ctx.values["dry-run"] === true,
       onWarning: printWarning(ctx.io),
     });
+    // Sessions that came in clear are sealed at once in a store that encrypts new sessions (or with a key).
+    for (const s of report.sessions) if (seal && s.status === "created" && s.location !== null) await sealImported(ctx, s.location);
     const would = report.dryRun ? "would be " : "";
     for (const s of report.sessions) {
       const where = s.location === null ? "" : ` ${s.location}`;

@@ -4,6 +4,7 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { subagentOf } from "../../interchange/foreign-entry.ts";
 import { formatBytes, formatTable, lazyImages, printWarning, storeOptions, type Command } from "../context.ts";
+import { sealImported, sealsNewSessions } from "../write-redaction.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
 
@@ -115,6 +116,7 @@ export const forkCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const seal = sealsNewSessions(ctx);
     const cwd = typeof ctx.values.cwd === "string" ? resolve(ctx.io.cwd, ctx.values.cwd) : info.cwd || ctx.io.cwd;
     const fork = await SessionManager.forkFrom(info.path, cwd, {
       ...storeOptions(ctx),
@@ -123,6 +125,8 @@ export const forkCommand: Command = {
       onWarning: printWarning(ctx.io),
     });
     await fork.close();
+    // A fork of a clear session copies it as it is: sealed at once in a store that encrypts (or with a key).
+    if (seal && fork.location !== null) await sealImported(ctx, fork.location);
     ctx.emit(
       { type: "fork", id: fork.sessionId, path: fork.location, parentSession: info.id, entries: fork.getEntries().length },
       terminalText`forked ${info.id} → ${fork.sessionId}\n${fork.location}`,
