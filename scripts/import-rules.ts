@@ -57,6 +57,7 @@ export const WRITERS: Writer[] = [
       "src/maintenance/migrate-file.ts", // migrate: rewrite as v3, --backup
       "src/maintenance/inline-images.ts", // inline-images: its rewrite (once it goes through writeSessionFileAtomic)
       "src/maintenance/rekey.ts", // rekey: an encrypted session re-encrypted under another key (temp + rename)
+      "src/maintenance/encrypt-file.ts", // encrypt / decrypt: a session file written again sealed or in clear (temp + rename)
       "src/pi/session-disk.ts", // the pi adapter's synchronous session
     ],
   },
@@ -95,6 +96,9 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-ids.ts": "artifact metadata and tombstones (temp + rename)",
   "src/artifacts/agent-outputs.ts": "agent outputs <id>.md (temp + rename)",
   "src/artifacts/artifact-reseal.ts": "an encrypted fork's or rekey's artifact files sealed again (temp + rename)",
+  "src/lifecycle/prune-log.ts": "<root>/prune-log.jsonl: one appended line per prune (restore --last-prune)",
+  "src/session/store-settings.ts": "<root>/config.json: the encrypt and redact settings (temp + rename)",
+  "src/maintenance/encrypt-file.ts": "encrypt / decrypt: a session's artifact files sealed or opened (temp + rename)",
   "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
   "src/lifecycle/lifecycle-log.ts": "the lifecycle log <root>/lifecycle.jsonl (appended records)",

@@ -181,7 +181,7 @@ export const LAYERS: Layer[] = [
       "src/lifecycle/listing-flags.ts",
     ],
     owns: "SessionManager over the seam; in-memory and incognito sessions",
-    mayImport: ["errors", "format", "blob", "artifacts", "session", "seam", "wiring"],
+    mayImport: ["errors", "format", "io", "blob", "artifacts", "session", "seam", "wiring"],
   },
   {
     name: "maintenance",
@@ -193,7 +193,7 @@ export const LAYERS: Layer[] = [
     name: "lifecycle",
     paths: ["src/lifecycle/"],
     owns: "pin, archive, trash, prune over any store (the usage ledger records what it deletes)",
-    mayImport: ["errors", "session", "lifecycle-api", "seam", "file-lifecycle", "wiring", "maintenance"],
+    mayImport: ["errors", "io", "session", "lifecycle-api", "seam", "file-lifecycle", "wiring", "maintenance"],
   },
   {
     name: "interchange",

@@ -1,4 +1,4 @@
-export { TranscriptStoreError, ERROR_CODES, isStoreError } from "./errors.ts";
+export { TranscriptStoreError, ERROR_CODES, isStoreError, SessionAmbiguousError, type SessionCandidate } from "./errors.ts";
 export type { ErrorCode, StoreWarning, WarningCode, WarningHandler } from "./errors.ts";
 export { ERROR_CATALOGUE, THROWN_CODES, WARNING_ONLY_CODES, type ErrorCodeDoc } from "./error-catalogue.ts";
 

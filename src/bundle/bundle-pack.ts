@@ -6,6 +6,7 @@ import { TranscriptStoreError } from "../errors.ts";
 import { describeCounts } from "../prepare/redact-secrets.ts";
 import type { SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { RedactionTally, redactSnapshot } from "./bundle-redact.ts";
+import { type BundleCodec, compressed } from "./bundle-codec.ts";
 import {
   resolveSessionManagerOptions,
   type ResolvedSessionManagerOptions,
@@ -38,6 +39,8 @@ export interface BundleOptions extends SessionManagerOptions {
    * @default true
    */
   redactOutput?: boolean | SharingRedactionOptions;
+  /** Compress the archive (`--compress`): `unbundle` tells a compressed bundle by its first bytes. @default none */
+  compress?: BundleCodec;
 }
 
 /** Bytes gathered before one write into the archive (lines are small; a write per line would be slow). */
@@ -255,7 +258,8 @@ async function* bundleBytes(
  * `SESSION_NOT_FOUND` before any byte.
  */
 export function bundle(ids: readonly string[], options: BundleOptions = {}): Readable {
-  const { redactOutput, ...storeOptions } = options;
+  const { redactOutput, compress, ...storeOptions } = options;
   const resolved = resolveSessionManagerOptions(storeOptions);
-  return Readable.from(bundleBytes([...ids], resolved, redactOutput, storeOptions.root), { objectMode: false });
+  const tar = Readable.from(bundleBytes([...ids], resolved, redactOutput, storeOptions.root), { objectMode: false });
+  return compress === undefined ? tar : compressed(tar, compress);
 }

@@ -45,7 +45,7 @@ export interface UnbundledSession {
   status: ImportStatus;
   /** Where it lives (null with `dryRun` for a session not yet in the store). */
   location: string | null;
-  /** Its cwd in the store (after `cwdMap`). */
+  /** Its cwd in the store: after `cwdMap`, or the stored one for a session the store already held. */
   cwd: string;
   lines: number;
   artifacts: number;
@@ -100,14 +100,15 @@ async function* withHeader(snapshot: SessionSnapshot): AsyncIterable<string> {
 async function relationInStore(
   snapshot: SessionSnapshot,
   options: ResolvedSessionManagerOptions,
-): Promise<{ relation: SessionRelation | null; ref: string | null }> {
+): Promise<{ relation: SessionRelation | null; ref: string | null; cwd: unknown }> {
   const backend = backendOf(options);
   const ref = await backend.locate(snapshot.header.id, options);
-  if (ref === null) return { relation: null, ref };
+  if (ref === null) return { relation: null, ref, cwd: snapshot.header.cwd };
   const stored = await backend.exportSnapshot(ref, options);
   const relation = await relateSessionStreams(withHeader(snapshot), withHeader(stored));
   if (relation === "diverged") throw importConflict(snapshot.header.id, ref);
-  return { relation, ref };
+  // A session already in the store stays where it is (its header is kept): its cwd is the stored one.
+  return { relation, ref, cwd: stored.header.cwd };
 }
 
 const STATUS: Record<SessionRelation | "none", ImportStatus> = {
@@ -153,7 +154,11 @@ export async function unbundle(
   source: string | Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: UnbundleOptions = {},
 ): Promise<UnbundleReport> {
-  const resolved = resolveSessionManagerOptions({ ...options, rehydrate: "lazy" });
+  // Lazy images are refs into the lines: not with a key (an encrypted store), where they are sealed.
+  const resolved = resolveSessionManagerOptions({
+    ...options,
+    ...(options.encryption === undefined ? { rehydrate: "lazy" as const } : {}),
+  });
   const mappings = parseCwdMap((options.cwdMap ?? []).filter((m): m is string => typeof m === "string")).concat(
     (options.cwdMap ?? []).filter((m): m is CwdMapping => isRecord(m)),
   );
@@ -164,12 +169,12 @@ export async function unbundle(
     const snapshots = manifest.sessions.map((s) => ({ session: s, snapshot: snapshotOf(spool, s, mappings) }));
     const planned: UnbundledSession[] = [];
     for (const { session, snapshot } of snapshots) {
-      const { relation, ref } = await relationInStore(snapshot, resolved);
+      const { relation, ref, cwd } = await relationInStore(snapshot, resolved);
       planned.push({
         id: session.id,
         status: STATUS[relation ?? "none"],
         location: ref,
-        cwd: snapshot.header.cwd,
+        cwd: typeof cwd === "string" ? cwd : String(snapshot.header.cwd),
         lines: session.lines,
         artifacts: session.artifacts,
       });

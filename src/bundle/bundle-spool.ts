@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
+import { uncompressed } from "./bundle-codec.ts";
 import { hashesIn } from "../storage/session-snapshot.ts";
 import { DIR_MODE, FILE_MODE, io, writeFully } from "../io.ts";
 import { hostTag, reclaimDeadSpools } from "./spool-owner.ts";
@@ -90,8 +91,8 @@ async function extractAll(
 ): Promise<{ files: Map<string, Spooled>; manifest: Buffer }> {
   const extract = tar.extract();
   const feed = (async () => {
-    for await (const chunk of source) {
-      if (!extract.write(chunk as Buffer)) await new Promise<void>((resolve) => extract.once("drain", () => resolve()));
+    for await (const chunk of uncompressed(source)) {
+      if (!extract.write(chunk)) await new Promise<void>((resolve) => extract.once("drain", () => resolve()));
     }
     extract.end(() => {});
   })().catch((err: unknown) => extract.destroy(err as Error));

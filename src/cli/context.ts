@@ -10,6 +10,8 @@ import { detectLayout, resolveStoreDirs, type SessionLayout, type StoreDirs } fr
 import { displayWidth, truncateTo } from "./table-width.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
 import { missingTypedDir } from "./typed-paths.ts";
+import { keySourceOf } from "./key-source.ts";
+import type { StoreKey } from "../session/line-cipher.ts";
 
 /**
  * Where the CLI reads and writes; tests pass their own. `main` wraps `stdout` and `stderr` with
@@ -64,6 +66,7 @@ export const GLOBAL_OPTIONS: OptionSpec = {
   "blobs-dir": { type: "string" },
   layout: { type: "string" },
   store: { type: "string" },
+  "key-file": { type: "string" },
   json: { type: "boolean", default: false },
   ndjson: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -81,6 +84,8 @@ export interface CommandContext {
   /** How to connect to `store`: its PostgreSQL schema ($TRANSCRIPT_STORE_PG_SCHEMA) and, for a read-only command, no DDL. */
   storeConnect: { schema?: string; migrate?: "check" };
   json: boolean;
+  /** The store key (`--key-file`, else `$TRANSCRIPT_STORE_KEY_FILE`), read on first use; null when none is given. */
+  key: () => StoreKey | null;
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
   /**
@@ -126,6 +131,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
       store: undefined,
       storeConnect: {},
       json: false,
+      key: () => null,
       values,
       positionals,
       emit: () => {},
@@ -158,6 +164,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
   const json = values.json === true || values.ndjson === true;
   const records = json ? recordStream(io) : null;
   const readOnly = typeof command.readOnly === "function" ? command.readOnly(values) : command.readOnly === true;
+  let key: StoreKey | null | undefined;
   return {
     io,
     dirs,
@@ -169,6 +176,7 @@ export function buildContext(command: Command, argv: string[], io: CliIo): Comma
       ...(readOnly ? { migrate: "check" as const } : {}),
     },
     json,
+    key: () => (key ??= keySourceOf(values["key-file"], io.env, io.cwd, io.stderr)),
     values,
     positionals,
     emit: (record, text) => (records ? records.write(record) : io.stdout(`${text}\n`)),
@@ -323,9 +331,25 @@ export function formatTable(heading: string[], cells: string[][], fit?: TableFit
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
-/** The SessionManager options naming the CLI's store: the database, or the file tree's directories. */
+/**
+ * The SessionManager options naming the CLI's store: the database, or the file tree's directories,
+ * and the store key when one is given (`--key-file`): encrypted sessions open, new ones are encrypted.
+ */
 export function storeOptions(ctx: CommandContext) {
   const store = ctx.store === undefined ? undefined : storeFromUrl(ctx.store, ctx.storeConnect);
+  const key = ctx.key();
   // `root` places the store's own state (lifecycle log, trash) when the sessions tree is elsewhere.
-  return { root: ctx.root, sessionsDir: ctx.dirs.sessionsDir, blobsDir: ctx.dirs.blobsDir, layout: ctx.layout, store };
+  return {
+    root: ctx.root,
+    sessionsDir: ctx.dirs.sessionsDir,
+    blobsDir: ctx.dirs.blobsDir,
+    layout: ctx.layout,
+    store,
+    ...(key === null ? {} : { encryption: { key: key.key } }),
+  };
+}
+
+/** `rehydrate: "lazy"` where it can be had: not with a store key (lazy images are refs into encrypted lines). */
+export function lazyImages(ctx: CommandContext): { rehydrate?: "lazy" } {
+  return ctx.key() === null ? { rehydrate: "lazy" } : {};
 }

@@ -3,7 +3,7 @@ import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../session/session-options.ts";
 import { storedRewritesOf } from "../storage/stored-rewrites.ts";
 import type { MaintenanceDriver, StoreFinding } from "../storage/store-drivers.ts";
-import { formatBytes, storeOptions, UsageError, type CommandContext } from "./context.ts";
+import { formatBytes, lazyImages, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { terminalText } from "./terminal-text.ts";
 import { spaceTotalsText, storeSpaceTotals } from "./commands/accounting.ts";
 
@@ -62,7 +62,7 @@ export async function verifyDatabase(ctx: CommandContext): Promise<number> {
   for (const info of sessions) {
     let m: SessionManager;
     try {
-      m = await SessionManager.open(info.id, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+      m = await SessionManager.open(info.id, { ...storeOptions(ctx), readOnly: true, ...lazyImages(ctx) });
     } catch (err) {
       // an encrypted session without its key (or failing it) is reported, as a file verify reports it, and the rest checked
       if (!(err instanceof TranscriptStoreError) || (err.code !== "KEY_REQUIRED" && err.code !== "DECRYPT_FAILED")) throw err;

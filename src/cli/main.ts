@@ -1,4 +1,4 @@
-import { TranscriptStoreError } from "../errors.ts";
+import { candidateLine, SessionAmbiguousError, TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
 import { registeredBackends } from "../storage/backend-registry.ts";
 import {
@@ -15,6 +15,7 @@ import { duCommand, usageCommand } from "./commands/accounting.ts";
 import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { rekeyCommand } from "./commands/rekey.ts";
+import { decryptCommand, encryptCommand } from "./commands/privacy.ts";
 import { gcCommand } from "./commands/gc.ts";
 import {
   archiveCommand,
@@ -37,13 +38,15 @@ import { indexCommand, searchCommand } from "./commands/search.ts";
 import { mcpCommand } from "./commands/mcp.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
+import { flagLines } from "./flag-help.ts";
 import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
 import { askedForVersion, packageVersion } from "./version.ts";
 
 export type { CliIo };
 
-const COMMANDS: Command[] = [
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: Command[] = [
   migrateCommand,
   verifyCommand,
   gcCommand,
@@ -74,6 +77,8 @@ const COMMANDS: Command[] = [
   purgeCommand,
   pruneCommand,
   demoCommand,
+  encryptCommand,
+  decryptCommand,
   rekeyCommand,
 ];
 
@@ -119,20 +124,29 @@ Global options (before or after the command):
                         --<absolute path>-- (default: what the sessions tree
                         shows, else omp)
   --store <url>         ${wrap(STORE_HELP, 80, 24, 24)}
+  --key-file <file>     the store key (32 bytes or 64 hex characters; default
+                        the file $TRANSCRIPT_STORE_KEY_FILE names): encrypted
+                        sessions open, new ones are encrypted. Never a key on
+                        the command line
   --json, --ndjson      machine output on stdout (one JSON object per line);
                         an error is a last line {"type":"error","code",…}
   -h, --help            this help
   -V, --version         the version
+
+Privacy (docs/privacy.md): export TRANSCRIPT_STORE_KEY_FILE=<32-byte key file>;
+  redact; encrypt (every session, and new ones); work; rekey <id> --new-key-file
+  <file>; bundle <id> --compress -o <file>; decrypt to undo.
 
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
   130 interrupted (Ctrl-C; 143 on SIGTERM); search as grep: 0 hits, 1 none,
   2 an error.
 `;
 
-/** A command's own help: its usage and summary, wrapped to 80 columns. */
-function commandHelp(command: Command): string {
+/** A command's own help: its usage, summary and each of its flags with what it does, wrapped to 80 columns. */
+export function commandHelp(command: Command): string {
   const usage = `Usage: transcript-store ${wrap(command.usage, 80, 6, 24)}`;
-  return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\nGlobal options: see transcript-store --help\n`;
+  const flags = flagLines(command, (text, indent, first) => wrap(text, 80, indent, first));
+  return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\n${flags === "" ? "" : `${flags}\n`}Global options: see transcript-store --help\n`;
 }
 
 /** Global options that take a value: before the command name, their value goes with them. */
@@ -158,6 +172,13 @@ function splitCommand(argv: string[]): { name: string | undefined; args: string[
   return { name: argv[i], args: [...leading, ...argv.slice(i + 1)], leading };
 }
 
+/** An ambiguous prefix: its first line, then one line per candidate (id, time, title), as git lists a short SHA's. */
+function ambiguousText(err: SessionAmbiguousError): string {
+  const head = err.message.split("\n")[0]!;
+  const lines = err.candidates.map((c) => terminalText`  ${candidateLine(c)}\n`);
+  return terminalText`transcript-store: ${err.code}: ${head}\n` + lines.join("");
+}
+
 /** The code an error is reported with (`--json`: the `code` of the error record). */
 function errorCode(err: unknown): string {
   if (err instanceof InterruptedError) return "INTERRUPTED";
@@ -179,7 +200,13 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
   const fail = (err: unknown, exitCode: number, text: string): number => {
     io.stderr(text);
     if (json) {
-      const record = { type: "error", code: errorCode(err), exitCode, message: (err as Error)?.message ?? String(err) };
+      const record = {
+        type: "error",
+        code: errorCode(err),
+        exitCode,
+        message: (err as Error)?.message ?? String(err),
+        ...(err instanceof SessionAmbiguousError ? { candidates: err.candidates } : {}),
+      };
       (io.records ?? io.stdout)(`${JSON.stringify(record)}\n`);
     }
     return exitCode;
@@ -233,6 +260,7 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
       );
     if (err instanceof UsageError) return fail(err, 2, terminalText`transcript-store: ${err.message}\n`);
     const exit = command?.errorExit ?? 1;
+    if (err instanceof SessionAmbiguousError) return fail(err, exit, ambiguousText(err));
     if (err instanceof TranscriptStoreError) return fail(err, exit, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
     const code = fail(err, exit, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);

@@ -4,7 +4,7 @@ import { resolveSessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
 import type { ImportOutcome } from "../storage/session-snapshot.ts";
 import { isStoreUrl, storeFromUrl } from "../storage/store-url.ts";
-import { storeOptions, UsageError, type CommandContext } from "./context.ts";
+import { lazyImages, storeOptions, UsageError, type CommandContext } from "./context.ts";
 import { schemeOf, storeUrlForms } from "../storage/backend-registry.ts";
 import { findSessionFiles } from "./find-files.ts";
 import { startProgress } from "./progress.ts";
@@ -34,7 +34,7 @@ function statusOf(done: ImportOutcome): string {
  */
 export async function migrateTo(ctx: CommandContext, to: string): Promise<number> {
   if (schemeOf(to) !== null && !isStoreUrl(to)) throw new UsageError(`--to must be a ${storeUrlForms()} URL or a store root directory`);
-  const source = resolveSessionManagerOptions({ ...storeOptions(ctx), rehydrate: "lazy" });
+  const source = resolveSessionManagerOptions({ ...storeOptions(ctx), ...lazyImages(ctx) });
   const target = isStoreUrl(to)
     ? resolveSessionManagerOptions({ store: storeFromUrl(to, { schema: ctx.storeConnect.schema }) })
     : resolveSessionManagerOptions({ root: resolve(ctx.io.cwd, to), layout: ctx.layout });

@@ -1,5 +1,5 @@
 import type { Pool } from "./pg-client.ts";
-import { TranscriptStoreError } from "../errors.ts";
+import { MAX_CANDIDATES, SessionAmbiguousError, TranscriptStoreError } from "../errors.ts";
 import { columnText, isColumnText } from "./column-text.ts";
 import { type EntryRow, INFO_COLUMNS, type SessionRow, toEntry, toInfo, toSession } from "./rows.ts";
 import { withClient, withTransaction } from "./transaction.ts";
@@ -110,14 +110,17 @@ export async function resolveSession(pool: Pool, idOrPrefix: string, options: { 
     client.query<SessionRow>(
       `SELECT ${INFO_COLUMNS} FROM sessions
         WHERE id LIKE $1 || '%' AND ($2::text IS NULL OR cwd = $2)
-        ORDER BY (id = $3) DESC, id LIMIT 2`,
+        ORDER BY (id = $3) DESC, id LIMIT ${MAX_CANDIDATES + 1}`,
       [escapeLike(idOrPrefix), options.cwd === undefined ? null : columnText(options.cwd), idOrPrefix],
     ),
   );
-  const [first, second] = rows.filter((row) => options.cwd === undefined || toInfo(row).cwd === options.cwd);
+  const found = rows.filter((row) => options.cwd === undefined || toInfo(row).cwd === options.cwd);
+  const [first, second] = found;
   if (first === undefined) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session matches ${idOrPrefix}`);
   if (second !== undefined && first.id !== idOrPrefix) {
-    throw new TranscriptStoreError("SESSION_AMBIGUOUS", `${idOrPrefix} matches several sessions (${first.id}, ${second.id}, …)`);
+    const infos = found.map(toInfo).sort((a, b) => b.modified.getTime() - a.modified.getTime());
+    const candidates = infos.map((i) => ({ id: i.id, title: i.title ?? i.sessionName ?? i.firstMessage, modified: i.modified }));
+    throw new SessionAmbiguousError(idOrPrefix, candidates, rows.length > MAX_CANDIDATES);
   }
   return toInfo(first);
 }

@@ -87,7 +87,8 @@ export function validateRetentionConfig(value: unknown, where = "retention confi
       if (!keys.includes(key)) throw invalid(where, `unknown key ${name}.${key} (known: ${keys.join(", ")})`);
     return v as Record<string, unknown>;
   };
-  const top = obj(value, "config", ["trash", "prune"]);
+  // encrypt and redact are the store's privacy settings (session/store-settings.ts reads them).
+  const top = obj(value, "config", ["trash", "prune", "encrypt", "redact"]);
   const trash = top.trash === undefined ? {} : obj(top.trash, "trash", ["retainDays"]);
   const retainDays = trash.retainDays ?? DEFAULT_TRASH_RETAIN_DAYS;
   if (typeof retainDays !== "number" || !Number.isFinite(retainDays) || retainDays < 0)

@@ -1,6 +1,6 @@
 import type { Dirent } from "node:fs";
 import { basename, join, resolve as resolvePath, sep } from "node:path";
-import { errnoCode, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { errnoCode, SessionAmbiguousError, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
@@ -191,12 +191,12 @@ function matches(info: SessionInfo, arg: string): boolean {
 }
 
 /**
- * Finds one session by id prefix, file-name prefix or the id part of its file name: the local
- * bucket first, then every root. None → `SESSION_NOT_FOUND`, unless a directory or file could not
+ * Finds one session by id prefix, file-name prefix or the id part of its file name: the bucket
+ * of `cwd` first (when one is given), then every root. None → `SESSION_NOT_FOUND`, unless a directory or file could not
  * be read (no permission, EIO): then the session may be there, unseen → `PERSISTENCE_FAILED`
  * naming what could not be read. Several → `SESSION_AMBIGUOUS`.
  */
-export async function resolveSession(arg: string, cwd: string, options: DiscoveryOptions = {}): Promise<SessionInfo> {
+export async function resolveSession(arg: string, cwd: string | undefined, options: DiscoveryOptions = {}): Promise<SessionInfo> {
   if (typeof arg !== "string" || arg.trim().length === 0) throw new TranscriptStoreError("SESSION_NOT_FOUND", "No session id given");
   const needle = arg.trim();
   let unreadable: StoreWarning | null = null;
@@ -205,15 +205,19 @@ export async function resolveSession(arg: string, cwd: string, options: Discover
     options.onWarning?.(w);
   };
   const listing = { ...options, onWarning };
-  for (const pool of [() => listSessions(cwd, listing), () => listAllSessions(listing)]) {
+  const all = () => listAllSessions(listing);
+  for (const pool of cwd === undefined ? [all] : [() => listSessions(cwd, listing), all]) {
     const candidates = (await pool()).filter((info) => matches(info, needle));
     const unique = [...new Map(candidates.map((c) => [c.path, c])).values()];
     if (unique.length === 1) return unique[0]!;
     if (unique.length > 1) {
       const exact = unique.filter((c) => c.id === needle);
       if (exact.length === 1) return exact[0]!;
-      const names = unique.map((c) => `${c.id} (${c.path})`);
-      throw new TranscriptStoreError("SESSION_AMBIGUOUS", `"${needle}" matches ${unique.length} sessions:\n  ${names.join("\n  ")}`);
+      const newest = [...unique].sort((a, b) => b.modified.getTime() - a.modified.getTime());
+      throw new SessionAmbiguousError(
+        needle,
+        newest.map((c) => ({ id: c.id, title: c.title ?? c.firstMessage, modified: c.modified, path: c.path })),
+      );
     }
   }
   const missed = unreadable as StoreWarning | null;

@@ -227,7 +227,9 @@ function infoFrom(fd: number, path: string, stat: InfoStat): SessionInfo | null 
   const headerTitle = typeof header.title === "string" ? header.title : title;
   const created = typeof header.timestamp === "string" && header.timestamp ? new Date(header.timestamp) : null;
   const lastMessage = body.lastMessage === -1 ? null : entryTime(readLineAt(fd, head, body.lastMessage, size));
-  const modified = lastMessage ?? (created !== null && !Number.isNaN(created.getTime()) ? created : stat.mtime);
+  // A fork is active from when it was made (its copied messages are older): the later of the two.
+  const made = created !== null && !Number.isNaN(created.getTime()) ? created : null;
+  const modified = lastMessage === null ? (made ?? stat.mtime) : made !== null && made > lastMessage ? made : lastMessage;
   return {
     path,
     id: header.id,

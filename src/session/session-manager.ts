@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
+import { io } from "../io.ts";
 import { emptyLoadReport as emptyReport, type LoadReport } from "../format/load-report.ts";
 import { currentLabels, extractPath } from "../format/extract-path.ts";
 import { CURRENT_VERSION, isRecord, type AgentMessage, type SessionEntry, type SessionHeader } from "../format/types.ts";
@@ -20,6 +21,7 @@ import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import {
   resolveSessionManagerOptions,
+  withStoreSettings,
   systemNow,
   type ResolvedSessionManagerOptions,
   type SessionManagerOptions,
@@ -71,7 +73,7 @@ export class SessionManager {
 
   /** A new session for `cwd` (in the store's bucket of that cwd, or a new row set in the database). */
   static async create(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    let resolved = resolveSessionManagerOptions(options);
+    let resolved = withStoreSettings(options, resolveSessionManagerOptions(options), true);
     const created = resolved.now();
     const id = uuidv7(created.getTime());
     const header: SessionHeader = { type: "session", version: CURRENT_VERSION, id, timestamp: created.toISOString(), cwd: resolve(cwd) };
@@ -86,14 +88,17 @@ export class SessionManager {
   }
 
   /**
-   * Opens a session (a file path, or a session id in a database store): scans it, migrates it,
-   * and (unless `readOnly`) takes its single-writer lock, repairs a torn tail into quarantine and
-   * rewrites a legacy file as v3. An absent or empty file becomes a new session; a file without a
-   * valid header is never overwritten (`BAD_HEADER`).
+   * Opens a session (a file path, or a session id): scans it, migrates it, and (unless
+   * `readOnly`) takes its single-writer lock, repairs a torn tail into quarantine and rewrites a
+   * legacy file as v3. In the file store a whole session id (no file of that name in the working
+   * directory) opens the stored session, or fails `SESSION_NOT_FOUND`; a path opens that path,
+   * where an absent or empty file becomes a new session; a file without a valid header is never
+   * overwritten (`BAD_HEADER`).
    */
-  static async open(path: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
-    let resolved = resolveSessionManagerOptions(options);
+  static async open(pathOrId: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    let resolved = withStoreSettings(options, resolveSessionManagerOptions(options), false);
     refuseIncognito(resolved, "open");
+    const path = resolved.store === null ? await storedPathOf(pathOrId, resolved) : pathOrId;
     if (resolved.encryption !== null && resolved.store === null) {
       resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, { path: resolve(path) }) };
     }
@@ -181,8 +186,11 @@ export class SessionManager {
     return applyLifecycle(await backend.list(null, { ...resolved, ...listingOf(options) }), backend, resolved, options);
   }
 
-  /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
-  static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
+  /**
+   * One session by id prefix, file-name prefix or file-name id: the bucket of `cwd` first, then
+   * all; without a `cwd`, store-wide.
+   */
+  static async resolve(arg: string, cwd?: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
     const resolved = resolveSessionManagerOptions(options);
     return backendOf(resolved).resolve(arg, cwd, { ...resolved, ...listingOf(options) });
   }
@@ -458,6 +466,22 @@ export class SessionManager {
 }
 
 /** An incognito session is only ever new: opening, resuming or forking a stored one would read (and lock) the store. */
+/** A whole session id (a UUID), as `open` takes one in place of a path. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The file `open` opens in the file store: for a whole session id with no file of that name in
+ * the working directory, the stored session's file (`SESSION_NOT_FOUND` when there is none);
+ * anything else is a path.
+ */
+async function storedPathOf(pathOrId: string, resolved: ResolvedSessionManagerOptions): Promise<string> {
+  if (!SESSION_ID.test(pathOrId) || io.existsSync(pathOrId)) return pathOrId;
+  const info = await backendOf(resolved).resolve(pathOrId, undefined, resolved);
+  if (info.id.toLowerCase() !== pathOrId.toLowerCase())
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session has the id ${pathOrId}`);
+  return info.path;
+}
+
 function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
   if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
 }

@@ -10,6 +10,7 @@ import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 import { describeCounts, redactSecretsStage, resolveRedactRules, SecretRedactor, type RedactOption } from "../prepare/redact-secrets.ts";
 import type { PrepareStage } from "../prepare/pipeline.ts";
 import { RedactionKeySlot } from "./redaction-key-slot.ts";
+import { readStoreSettings, settingsPath } from "./store-settings.ts";
 import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
 import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
@@ -219,4 +220,25 @@ export function redactStage(redactor: SecretRedactor, onWarning: WarningHandler)
   return redactSecretsStage(redactor, (entry, counts) =>
     onWarning({ code: "SECRET_REDACTED", message: `Entry ${String(entry.id)}: redacted ${describeCounts(counts)}` }),
   );
+}
+
+/**
+ * The options of a session being created or opened for writing, with the store's privacy settings
+ * (`<root>/config.json`, store-settings.ts) applied: `redact: true` turns on write-time redaction
+ * (`redact: "secrets"`) unless the caller chose; `encrypt: true` refuses a new session without a key
+ * (`KEY_REQUIRED`), never writing one in clear. An incognito session writes nothing: untouched.
+ */
+export function withStoreSettings(
+  options: SessionManagerOptions,
+  resolved: ResolvedSessionManagerOptions,
+  creating: boolean,
+): ResolvedSessionManagerOptions {
+  if (resolved.incognito || resolved.readOnly) return resolved;
+  const settings = readStoreSettings(rootOf(options));
+  if (creating && settings.encrypt && resolved.encryption === null)
+    throw new TranscriptStoreError(
+      "KEY_REQUIRED",
+      `This store encrypts new sessions (encrypt: true in ${settingsPath(rootOf(options))}): pass encryption: { key } (CLI: --key-file)`,
+    );
+  return settings.redact && options.redact === undefined ? resolveSessionManagerOptions({ ...options, redact: "secrets" }) : resolved;
 }

@@ -105,7 +105,7 @@ export interface StorageBackend {
    */
   forkWhole?(ref: string, cwd: string, options: ResolvedSessionManagerOptions): Promise<OpenedSession | null>;
   list(cwd: string | null, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo[]>;
-  resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
+  resolve(arg: string, cwd: string | undefined, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo>;
   /** Pins, archive and trash of this store's sessions (state kept by the store itself). Optional. */
   lifecycle?(options: ResolvedSessionManagerOptions): import("../lifecycle/lifecycle-driver.ts").LifecycleDriver;
   /** Deletes blobs no session references and older than the grace period (or lists them: `dryRun`). */

@@ -134,7 +134,7 @@ describe("transcript-store du / usage on a file store", () => {
     expect(after.records.at(-1)).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
     const text = await cli(["usage", "--root", root]);
     expect(text.stdout).toContain("1 (1 deleted)");
-    expect(text.stdout).toContain("$2.0000");
+    expect(text.stdout).toContain("$2.00\n");
     expect((await cli(["usage", "--root", root, "--since", "yesterday"])).code).toBe(2);
   });
 

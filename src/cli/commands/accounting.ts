@@ -6,6 +6,7 @@ import { spaceTotals } from "../../accounting/du-report.ts";
 import type { StoreWarning } from "../../errors.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { startProgress } from "../progress.ts";
+import { noteEncryptedSkipped } from "../encrypted-notice.ts";
 import { terminalText } from "../terminal-text.ts";
 
 /**
@@ -15,6 +16,7 @@ import { terminalText } from "../terminal-text.ts";
  */
 async function withStore<T>(
   ctx: CommandContext,
+  name: string,
   run: (options: AccountingOptions) => Promise<T>,
   quiet = false,
 ): Promise<{ result: T; incomplete: boolean }> {
@@ -26,12 +28,14 @@ async function withStore<T>(
     if (w.code === "PERSISTENCE_FAILED") incomplete = true;
     if (!quiet) print(w);
   };
+  let result: T;
   try {
-    const result = await run({ ...storeOptions(ctx), root: ctx.root, onWarning, onSession: (id) => progress.tick(id) });
-    return { result, incomplete };
+    result = await run({ ...storeOptions(ctx), root: ctx.root, onWarning, onSession: (id) => progress.tick(id) });
   } finally {
     progress.stop();
   }
+  if (!quiet) noteEncryptedSkipped(ctx, name);
+  return { result, incomplete };
 }
 
 /** A positive whole number option, or undefined when absent. */
@@ -76,7 +80,7 @@ export function spaceTotalsText(t: SpaceTotals): string {
 
 /** `stats`' share of accounting: the totals of every session of the store, by kind. */
 export async function storeSpaceTotals(ctx: CommandContext): Promise<SpaceTotals> {
-  const { spaces, blobSizes } = (await withStore(ctx, accountStore, true)).result;
+  const { spaces, blobSizes } = (await withStore(ctx, "du", accountStore, true)).result;
   return spaceTotals(spaces, blobSizes);
 }
 
@@ -92,7 +96,7 @@ export const duCommand: Command = {
   async run(ctx) {
     const by = choice<SpaceGrouping>(ctx, "by", ["session", "cwd"], "session");
     const top = countOption(ctx, "top");
-    const { result, incomplete } = await withStore(ctx, (options) => storeSpace({ ...options, by, top }));
+    const { result, incomplete } = await withStore(ctx, "du", (options) => storeSpace({ ...options, by, top }));
     const { rows, totals } = result;
     if (ctx.json) {
       for (const row of rows) ctx.emit({ type: by, ...row }, "");
@@ -131,8 +135,15 @@ function tokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
+/** A cost in dollars and cents: one fixed precision for the whole column, as ccusage prints it. */
 function cost(n: number): string {
-  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+  return `$${n.toFixed(2)}`;
+}
+
+/** The last column's cells (the cost) padded on the left to one width: the cents line up. */
+function alignLast(rows: string[][]): string[][] {
+  const width = Math.max(...rows.map((r) => r.at(-1)!.length));
+  return rows.map((r) => [...r.slice(0, -1), r.at(-1)!.padStart(width)]);
 }
 
 function usageCells(g: UsageGroup): string[] {
@@ -170,7 +181,7 @@ export const usageCommand: Command = {
     };
     const since = bound("since");
     const until = bound("until");
-    const { result: report, incomplete } = await withStore(ctx, (options) => storeUsage({ ...options, by, since, until }));
+    const { result: report, incomplete } = await withStore(ctx, "usage", (options) => storeUsage({ ...options, by, since, until }));
     for (const p of report.problems)
       ctx.io.stderr(terminalText`warning: session ${p.sessionId} entry ${p.key} (line ${p.line}): ${p.field} ${p.reason}; counted as 0\n`);
     for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);
@@ -194,7 +205,7 @@ export const usageCommand: Command = {
     const heading = [by, "calls", "input", "output", "cache read", "cache write", "tokens", "cost"];
     const fit =
       ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 0, keep: "end" as const, min: 12 }] };
-    ctx.io.stdout(`${formatTable(heading, [...report.groups.map(usageCells), usageCells(report.total)], fit)}\n`);
+    ctx.io.stdout(`${formatTable(heading, alignLast([...report.groups.map(usageCells), usageCells(report.total)]), fit)}\n`);
     if (report.copies > 0) ctx.io.stdout(`(${report.copies} call(s) copied into forks counted once, in the session that made them)\n`);
     return incomplete ? 1 : 0;
   },

@@ -6,6 +6,7 @@ import { parseCwdMap } from "../../bundle/cwd-map.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { commandInput, printWarning, storeOptions, type Command, UsageError } from "../context.ts";
+import { sealImported, sealsNewSessions } from "../write-redaction.ts";
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
 
@@ -33,8 +34,13 @@ export const bundleCommand: Command = {
   summary:
     "write sessions with their blobs and artifacts as one tar archive (a manifest of sha256 hashes) to stdout or -o <file> " +
     "(secrets redacted unless --no-redact)",
-  usage: "bundle <id>… [-o <file>] [--no-redact]",
-  options: { output: { type: "string", short: "o" }, "no-redact": { type: "boolean", default: false } },
+  usage: "bundle <id>… [-o <file> [--force]] [--compress] [--no-redact]",
+  options: {
+    output: { type: "string", short: "o" },
+    force: { type: "boolean", default: false },
+    compress: { type: "boolean", default: false },
+    "no-redact": { type: "boolean", default: false },
+  },
   minArgs: 1,
   async run(ctx) {
     const output = ctx.values.output as string | undefined;
@@ -47,11 +53,13 @@ export const bundleCommand: Command = {
     for (const arg of ctx.positionals) ids.push((await resolveArg(ctx, arg)).id);
     // Shared output is redacted unless asked otherwise (README, Privacy): the warning lists the counts per rule.
     const redacted = ctx.values["no-redact"] !== true;
-    const bytes = bundle(ids, { ...storeOptions(ctx), redactOutput: redacted, onWarning: printWarning(ctx.io) });
+    if (output === undefined && ctx.values.force === true) throw new UsageError("bundle: --force needs -o (it replaces that file)");
+    const compress = ctx.values.compress === true ? ("gzip" as const) : undefined;
+    const bytes = bundle(ids, { ...storeOptions(ctx), redactOutput: redacted, compress, onWarning: printWarning(ctx.io) });
     const size =
       output === undefined
         ? await pipeArchive(bytes, out!)
-        : await writeNewOutput(resolve(ctx.io.cwd, output), bytes as AsyncIterable<Buffer>);
+        : await writeNewOutput(resolve(ctx.io.cwd, output), bytes as AsyncIterable<Buffer>, { force: ctx.values.force === true });
     // The archive owns stdout: the summary goes to stderr (and, with -o, the records to stdout).
     const text = terminalText`bundled ${ids.length} session(s), ${size} bytes${output === undefined ? "" : ` into ${output}`}`;
     if (output !== undefined) ctx.emit({ type: "bundled", sessions: ids, bytes: size, redacted, path: resolve(ctx.io.cwd, output) }, text);
@@ -78,6 +86,7 @@ export const unbundleCommand: Command = {
       throw err;
     }
     const file = ctx.positionals[0]!;
+    const seal = ctx.values["dry-run"] !== true && sealsNewSessions(ctx);
     const source = commandInput(ctx, file);
     const report = await unbundle(source, {
       ...storeOptions(ctx),
@@ -85,6 +94,8 @@ export const unbundleCommand: Command = {
       dryRun: ctx.values["dry-run"] === true,
       onWarning: printWarning(ctx.io),
     });
+    // Sessions that came in clear are sealed at once in a store that encrypts new sessions (or with a key).
+    for (const s of report.sessions) if (seal && s.status === "created" && s.location !== null) await sealImported(ctx, s.location);
     const would = report.dryRun ? "would be " : "";
     for (const s of report.sessions) {
       const where = s.location === null ? "" : ` ${s.location}`;

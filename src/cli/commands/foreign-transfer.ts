@@ -103,7 +103,7 @@ export function foreignExport(format: InterchangeFormat) {
       Object.assign(summary, step.value);
     }
     if (output !== undefined) {
-      await writeNewOutput(resolve(ctx.io.cwd, output), bytes());
+      await writeNewOutput(resolve(ctx.io.cwd, output), bytes(), { force: ctx.values.force === true });
     } else {
       // gathered first, so that a failure leaves stdout empty rather than short
       const chunks: Buffer[] = [];

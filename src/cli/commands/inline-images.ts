@@ -1,6 +1,7 @@
 import { inlineImagesInFile, type InlineImagesReport } from "../../maintenance/inline-images.ts";
 import type { Command } from "../context.ts";
 import { findSessionFiles } from "../find-files.ts";
+import { sessionFilesOf } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 
 /** The way back named where a pi user meets the blob store (migrate --in-place on a pi tree). */
@@ -11,11 +12,11 @@ export const PI_IMAGES_WARNING =
 export const inlineImagesCommand: Command = {
   name: "inline-images",
   summary: "put images back inline in session files, in place (the files pi itself reads; the blob store is kept)",
-  usage: "inline-images [paths…]",
+  usage: "inline-images [ids…|paths…]",
   options: {},
   async run(ctx) {
-    const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
-    const files = await findSessionFiles(paths, ctx.io.cwd);
+    const files =
+      ctx.positionals.length > 0 ? await sessionFilesOf(ctx, ctx.positionals) : await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd);
     const reports: InlineImagesReport[] = [];
     for (const file of files) {
       const report = await inlineImagesInFile(file, ctx.dirs.blobsDir);

@@ -9,6 +9,7 @@ import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { indexLocationOf } from "../index-location.ts";
 import { catchUpIndex } from "../../index/index-notify.ts";
+import { confirm, entriesOfPrune, expireTrash, findPrune, logPrune, pruneOfTrash, trashRecord } from "../retention-undo.ts";
 
 /**
  * The lifecycle over the CLI's store. A session's usage rows go to the store's usage ledger when it
@@ -21,10 +22,6 @@ function lifecycleOf(ctx: CommandContext): Lifecycle {
     await recordDeletedUsage(info.ref, options);
   };
   return Lifecycle.open({ ...options, env: ctx.io.env, onWarning: printWarning(ctx.io), onTrashed: record, onBeforePurge: record });
-}
-
-function trashRecord(type: string, e: TrashEntry) {
-  return { type, trashId: e.trashId, id: e.sessionId, cwd: e.cwd, from: e.from, trashedAt: e.trashedAt.toISOString(), bytes: e.bytes };
 }
 
 /**
@@ -91,7 +88,8 @@ export const rmCommand: Command = {
 export const trashCommand: Command = {
   name: "trash",
   readOnly: true,
-  summary: "list the trash (oldest first) and when each entry's retention ends",
+  summary:
+    "list the trash (oldest first): when each entry's retention ends, the prune that put it there, " + "and where a restore puts it back",
   usage: "trash",
   options: {},
   maxArgs: 0,
@@ -99,9 +97,11 @@ export const trashCommand: Command = {
     const life = lifecycleOf(ctx);
     const entries = await life.listTrash();
     const retainDays = life.config().trash.retainDays;
+    const prunes = pruneOfTrash(ctx);
     const until = (e: TrashEntry) => new Date(e.trashedAt.getTime() + retainDays * 86_400_000).toISOString();
     if (ctx.json) {
-      for (const e of entries) ctx.emit({ ...trashRecord("trash", e), purgeAfter: until(e) }, "");
+      for (const e of entries)
+        ctx.emit({ ...trashRecord("trash", e), purgeAfter: until(e), pruneId: prunes.get(e.trashId) ?? null, restoresTo: e.from }, "");
       return 0;
     }
     const rows = entries.map((e) => [
@@ -109,24 +109,50 @@ export const trashCommand: Command = {
       e.trashedAt.toISOString().slice(0, 16).replace("T", " "),
       until(e).slice(0, 10),
       formatBytes(e.bytes),
-      e.cwd,
+      prunes.get(e.trashId) ?? "-",
+      e.from,
     ]);
-    ctx.io.stdout(`${formatTable(["trash id", "trashed", "purge after", "size", "cwd"], rows)}\n`);
+    const fit =
+      ctx.io.columns === undefined ? undefined : { width: ctx.io.columns, shrink: [{ column: 5, keep: "end" as const, min: 20 }] };
+    ctx.io.stdout(`${formatTable(["trash id", "trashed", "purge after", "size", "prune", "restores to"], rows, fit)}\n`);
     return 0;
   },
 };
 
 export const restoreCommand: Command = {
   name: "restore",
-  summary: "put trashed sessions back where they were, byte for byte",
-  usage: "restore <trash-id|session-id>…",
-  options: {},
-  minArgs: 1,
+  summary: "put trashed sessions back where they were, byte for byte; a prune's id (or --last-prune) undoes that prune",
+  usage: "restore <trash-id|session-id|prune-id>… | restore --last-prune",
+  options: { "last-prune": { type: "boolean", default: false } },
   async run(ctx) {
     const life = lifecycleOf(ctx);
-    return forEachArg(ctx, async (arg) => {
-      const info = await life.restore(arg);
+    const last = ctx.values["last-prune"] === true;
+    if (last && ctx.positionals.length > 0) throw new UsageError("restore: give ids or --last-prune, not both");
+    if (!last && ctx.positionals.length === 0)
+      throw new UsageError(
+        "restore: missing argument (usage: transcript-store restore <trash-id|session-id|prune-id>… | restore --last-prune)",
+      );
+    const restore = async (ref: string) => {
+      const info = await life.restore(ref);
       ctx.emit({ type: "restored", id: info.id, path: info.path }, terminalText`restored ${info.id} ${info.path}`);
+    };
+    const undo = async (prune: NonNullable<ReturnType<typeof findPrune>>) => {
+      const entries = await entriesOfPrune(life, prune);
+      for (const e of entries) await restore(e.trashId);
+      ctx.emit(
+        { type: "summary", pruneId: prune.pruneId, restored: entries.length, of: prune.trashIds.length },
+        `restored ${entries.length} of the ${prune.trashIds.length} session(s) prune ${prune.pruneId} trashed`,
+      );
+    };
+    if (last) {
+      const prune = findPrune(ctx, "last");
+      if (prune === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", "No prune has trashed anything in this store");
+      await undo(prune);
+      return 0;
+    }
+    return forEachArg(ctx, async (arg) => {
+      const prune = findPrune(ctx, arg);
+      await (prune === null ? restore(arg) : undo(prune));
     });
   },
 };
@@ -134,16 +160,33 @@ export const restoreCommand: Command = {
 export const purgeCommand: Command = {
   name: "purge",
   summary: "delete trash entries for good: those named, --all, or (none named) those past the retention period",
-  usage: "purge [<trash-id|session-id>…] [--all] [--dry-run]",
-  options: { all: { type: "boolean", default: false }, "dry-run": { type: "boolean", default: false } },
+  usage: "purge [<trash-id|session-id>…] [--all | --expired] [--dry-run] [--yes]",
+  options: {
+    all: { type: "boolean", default: false },
+    expired: { type: "boolean", default: false },
+    "dry-run": { type: "boolean", default: false },
+    yes: { type: "boolean", short: "y", default: false },
+  },
   readOnly: (values) => values["dry-run"] === true,
   async run(ctx) {
-    if (ctx.values.all && ctx.positionals.length > 0) throw new UsageError("purge: give trash ids or --all, not both");
-    const report = await lifecycleOf(ctx).purge({
-      refs: ctx.positionals,
-      all: ctx.values.all === true,
-      dryRun: ctx.values["dry-run"] === true,
-    });
+    const chosen = [ctx.values.all === true, ctx.values.expired === true, ctx.positionals.length > 0].filter(Boolean).length;
+    if (chosen > 1) throw new UsageError("purge: give trash ids, --all or --expired, one of them");
+    const life = lifecycleOf(ctx);
+    const options = { refs: ctx.positionals, all: ctx.values.all === true, dryRun: ctx.values["dry-run"] === true };
+    // On a terminal, a real purge asks first (--yes does not); piped, it never asks.
+    if (!options.dryRun && ctx.values.yes !== true && ctx.io.stdinIsTTY === true && ctx.io.isTTY) {
+      const planned = await life.purge({ ...options, dryRun: true });
+      if (planned.purged.length === 0) {
+        ctx.emit({ type: "summary", dryRun: false, purged: 0, bytes: 0 }, "purged 0 session(s), 0 B");
+        return 0;
+      }
+      const question = `purge ${planned.purged.length} trashed session(s), ${formatBytes(planned.bytes)}, for good?`;
+      if (!(await confirm(ctx, question))) {
+        ctx.io.stderr("nothing purged\n");
+        return 1;
+      }
+    }
+    const report = await life.purge(options);
     // the store's index forgets the purged sessions now, not at the next search (issue 32, #10)
     if (!report.dryRun && report.purged.length > 0 && ctx.store === undefined)
       await catchUpIndex(indexLocationOf(ctx), printWarning(ctx.io));
@@ -200,6 +243,7 @@ export const pruneCommand: Command = {
   async run(ctx) {
     const life = lifecycleOf(ctx);
     const report = await life.prune(policyOf(ctx, life), { dryRun: ctx.values["dry-run"] === true });
+    const pruneId = report.dryRun ? null : logPrune(ctx, report.trashed, new Date());
     const verb = report.dryRun ? "would trash" : "trashed";
     for (const { session: s, reason } of report.remove)
       ctx.emit(
@@ -219,6 +263,7 @@ export const pruneCommand: Command = {
         { type: "skipped", id: s.id, path: s.path, bytes: s.bytes, reason, rule },
         terminalText`kept ${s.id} (${reason === "pinned" ? "pinned" : "live writer"}; ${rule} chose it) ${s.path}`,
       );
+    const expired = await expireTrash(ctx, life, report.dryRun);
     ctx.emit(
       {
         type: "summary",
@@ -228,10 +273,12 @@ export const pruneCommand: Command = {
         totalBefore: report.totalBefore,
         totalAfter: report.totalAfter,
         skipped: report.skipped.length,
+        pruneId,
+        expired: { purged: expired.purged, bytes: expired.bytes, retainDays: expired.retainDays },
       },
       `${verb} ${report.remove.length} session(s), ${formatBytes(report.bytes)} ` +
         `(${formatBytes(report.totalBefore)} → ${formatBytes(report.totalAfter)}; freed on disk once purged), ` +
-        `kept ${report.skipped.length}`,
+        `kept ${report.skipped.length}${pruneId === null ? "" : `; undo: transcript-store restore ${pruneId}`}\n${expired.text}`,
     );
     return 0;
   },

@@ -1,23 +1,16 @@
-import { resolve } from "node:path";
-import { TranscriptStoreError } from "../../errors.ts";
-import { io } from "../../io.ts";
 import { rekeySessionFile } from "../../maintenance/rekey.ts";
-import { keyIdOf, type StoreKey } from "../../session/line-cipher.ts";
+import type { StoreKey } from "../../session/line-cipher.ts";
+import { readKeyFile } from "../key-source.ts";
 import { storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
-import { findSessionFiles } from "../find-files.ts";
+import { sessionFilesOf } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 
-/** A key file: 32 raw bytes, or 64 hex characters (a trailing newline allowed). */
-function readKeyFile(cwd: string, file: unknown, option: string): StoreKey {
+/** A key file option of rekey: required, read as every key file is (key-source.ts). */
+function readKeyFileOption(ctx: CommandContext, option: string, file: unknown): StoreKey {
   if (typeof file !== "string" || file.length === 0) throw new UsageError(`rekey needs --${option} <file>`);
-  const bytes = io.readFileSync(resolve(cwd, file));
-  const text = bytes.toString("latin1").trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : bytes;
-  if (key.length !== 32)
-    throw new TranscriptStoreError("INVALID_OPTION", `--${option} ${file}: a key file holds 32 bytes or 64 hex characters`);
-  return { key, keyId: keyIdOf(key) };
+  return readKeyFile(ctx.io.cwd, file, `--${option}`, ctx.io.stderr);
 }
 
 export const rekeyCommand: Command = {
@@ -25,14 +18,14 @@ export const rekeyCommand: Command = {
   summary:
     "re-encrypt encrypted sessions (files, or database sessions with --store) under a new key, each all or nothing " +
     "(keys: files of 32 bytes or 64 hex characters)",
-  usage: "rekey <paths…|ids… with --store> --key-file <file> --new-key-file <file>",
-  options: { "key-file": { type: "string" }, "new-key-file": { type: "string" } },
+  usage: "rekey <ids…|paths…> --key-file <file> --new-key-file <file>  ($TRANSCRIPT_STORE_KEY_FILE for --key-file)",
+  options: { "new-key-file": { type: "string" } },
   minArgs: 1,
   async run(ctx) {
-    const from = readKeyFile(ctx.io.cwd, ctx.values["key-file"], "key-file");
-    const to = readKeyFile(ctx.io.cwd, ctx.values["new-key-file"], "new-key-file");
+    const from = ctx.key() ?? readKeyFileOption(ctx, "key-file", undefined);
+    const to = readKeyFileOption(ctx, "new-key-file", ctx.values["new-key-file"]);
     if (ctx.store !== undefined) return rekeyDatabase(ctx, from, to);
-    const files = await findSessionFiles(ctx.positionals, ctx.io.cwd);
+    const files = await sessionFilesOf(ctx, ctx.positionals);
     for (const file of files) {
       const report = await rekeySessionFile(file, { from, to, blobsDir: ctx.dirs.blobsDir });
       ctx.emit(

@@ -11,6 +11,7 @@ import {
 import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
 import { isWindowsOnlyAbsolute } from "../../session/paths.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import { noteEncryptedSkipped } from "../encrypted-notice.ts";
 import { terminalText } from "../terminal-text.ts";
 import { contextCounts, entryWindow, formatWindow } from "../entry-context.ts";
 import { resolveArg } from "../resolve-session.ts";
@@ -135,6 +136,7 @@ export const searchCommand: Command = {
         ctx.io.stderr(
           hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); read one: transcript-store show <session> --at <entry> -C 3\n`,
         );
+      noteEncryptedSkipped(ctx, "search");
       if (options.refresh === false)
         printWarning(ctx.io)({
           message:
@@ -190,6 +192,7 @@ export const indexCommand: Command = {
             `state:    ${s.fresh ? "fresh" : behind}\n` +
             `sessions: ${s.sessionsIndexed}, texts: ${s.entriesIndexed}`,
         );
+        noteEncryptedSkipped(ctx, "the index");
         return 0;
       }
       let r: IndexRefreshReport;

@@ -3,7 +3,8 @@ import type { StoreWarning } from "../../errors.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { subagentOf } from "../../interchange/foreign-entry.ts";
-import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
+import { formatBytes, formatTable, lazyImages, printWarning, storeOptions, type Command } from "../context.ts";
+import { sealImported, sealsNewSessions } from "../write-redaction.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { CONTEXT_OPTIONS, contextCounts, entryWindow, formatWindow } from "../entry-context.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
@@ -67,7 +68,7 @@ export const showCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, ...lazyImages(ctx) });
     if (typeof ctx.values.at === "string") {
       try {
         const { before, after } = contextCounts(ctx.values);
@@ -129,14 +130,17 @@ export const forkCommand: Command = {
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
+    const seal = sealsNewSessions(ctx);
     const cwd = typeof ctx.values.cwd === "string" ? resolve(ctx.io.cwd, ctx.values.cwd) : info.cwd || ctx.io.cwd;
     const fork = await SessionManager.forkFrom(info.path, cwd, {
       ...storeOptions(ctx),
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
       atEntryId: ctx.values.at as string | undefined,
       onWarning: printWarning(ctx.io),
     });
     await fork.close();
+    // A fork of a clear session copies it as it is: sealed at once in a store that encrypts (or with a key).
+    if (seal && fork.location !== null) await sealImported(ctx, fork.location);
     ctx.emit(
       { type: "fork", id: fork.sessionId, path: fork.location, parentSession: info.id, entries: fork.getEntries().length },
       terminalText`forked ${info.id} → ${fork.sessionId}\n${fork.location}`,
@@ -154,7 +158,7 @@ export const mvCommand: Command = {
   maxArgs: 2,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
-    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), rehydrate: "lazy" });
+    const m = await SessionManager.open(info.path, { ...storeOptions(ctx), ...lazyImages(ctx) });
     try {
       await m.moveTo(resolve(ctx.io.cwd, ctx.positionals[1]!));
     } finally {

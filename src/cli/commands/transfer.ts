@@ -9,7 +9,7 @@ import { quarantineRecord } from "../../session/quarantine-record.ts";
 import { backendOf } from "../../storage/backends.ts";
 import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { type CommandContext, commandInput, printWarning, storeOptions, type Command } from "../context.ts";
+import { type CommandContext, commandInput, lazyImages, printWarning, storeOptions, type Command } from "../context.ts";
 import { exportStreamed } from "../export-stream.ts";
 import { streamableFile } from "../../storage/session-file-lines.ts";
 import { resolveArg } from "../resolve-session.ts";
@@ -19,6 +19,7 @@ import { readNdjson } from "../ndjson-input.ts";
 import { EXPORT_TARGETS } from "../export-targets.ts";
 import { runForeignImport } from "./foreign-transfer.ts";
 import { UsageError } from "../context.ts";
+import { encryptsNewSessions, redactsOnWrite, sealImported } from "../write-redaction.ts";
 import { redactBytesForSharing, redactForSharing } from "../../session/redact-for-sharing.ts";
 import type { RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { describeCounts } from "../../prepare/redact-secrets.ts";
@@ -33,12 +34,13 @@ export const exportCommand: Command = {
   summary:
     "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; " +
     "damaged lines as raw records), or --to another format",
-  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
+  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file> [--force]] [--branch <entryId>]]`,
   options: {
     refs: { type: "boolean", default: false },
     "no-redact": { type: "boolean", default: false },
     to: { type: "string" },
     output: { type: "string", short: "o" },
+    force: { type: "boolean", default: false },
     branch: { type: "string" },
   },
   minArgs: 1,
@@ -50,6 +52,7 @@ export const exportCommand: Command = {
       throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
     if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");
+    if (output === undefined && ctx.values.force === true) throw new UsageError("export: --force needs -o (it replaces that file)");
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     if (to !== undefined) return EXPORT_TARGETS[to]!(ctx, info.path, output);
     let notInlined = 0;
@@ -76,7 +79,7 @@ export const exportCommand: Command = {
     const m = await SessionManager.open(info.path, {
       ...storeOptions(ctx),
       readOnly: true,
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
       onWarning,
     });
     try {
@@ -99,7 +102,9 @@ export const exportCommand: Command = {
       const redactor = await sharingRedactorOf(m.options.store, storeOptions(ctx).root, ctx.values["no-redact"] !== true);
       const counts: RedactionCounts = new Map();
       const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, counts));
-      out.write(share(m.header));
+      // The export is clear text: its header names no key (an import of it would claim sealed lines).
+      const { encryption: _sealed, ...header } = m.header;
+      out.write(share(header as typeof m.header));
       rehydrating = true;
       // --refs keeps the refs the file holds; images the file holds inline stay inline (no blob of them
       // may exist, and a read-only export stores none).
@@ -160,9 +165,9 @@ export const importCommand: Command = {
   summary:
     "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
     "or --from claude-code|codex transcripts",
-  usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
+  usage: "import [file|-] [--redact] | import --from claude-code|codex [--dry-run] [paths…]",
   createsStore: true,
-  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false }, redact: { type: "boolean", default: false } },
   async run(ctx) {
     const from = ctx.values.from as string | undefined;
     if (from !== undefined) return runForeignImport(ctx, from);
@@ -190,20 +195,26 @@ export const importCommand: Command = {
       else if (isRecord(record) && typeof record.type === "string") records.push(record);
       else throw new TranscriptStoreError("INVALID_OPTION", `record ${i + 1}: every record must be an object with a type`);
     });
+    // An export's lines are clear: a header that names a key (an older export of a sealed session) does not hold.
+    const { encryption: _sealed, ...clearHeader } = header as SessionHeader;
     const migrated = migrateSession(
-      header as SessionHeader,
+      clearHeader as SessionHeader,
       records.map((record, i) => ({ record, lineIndex: i + 1 })),
     );
     const resolved = resolveSessionManagerOptions({
       ...storeOptions(ctx),
       cwd: ctx.io.cwd,
-      rehydrate: "lazy",
+      ...lazyImages(ctx),
+      ...(redactsOnWrite(ctx) ? { redact: "secrets" as const } : {}),
       onWarning: printWarning(ctx.io),
     });
     const at = resolved.now().toISOString();
     const quarantine = damaged.map((d) => quarantineRecord(migrated.header.id, d, at).slice(0, -1));
     const snapshot = snapshotOfEntries(migrated.header, migrated.entries, resolved.prepare, { quarantine, warn: resolved.onWarning });
     const done = await backendOf(resolved).importSnapshot(snapshot, resolved);
+    // With a store key (or a store that encrypts new sessions), the new session is sealed at once, all or nothing.
+    if (done.status === "created" && resolved.store === null && (ctx.key() !== null || encryptsNewSessions(ctx)))
+      await sealImported(ctx, done.location);
     const entries = migrated.entries.length;
     const quarantined = done.status === "created" ? damaged.length : 0;
     const type = done.status === "created" ? "imported" : done.status;

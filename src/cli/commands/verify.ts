@@ -2,6 +2,7 @@ import { verifySessionFile, findOrphanedArtifactDirs, bucketDirsOf, type Finding
 import { UsageError, type Command } from "../context.ts";
 import { verifyDatabase } from "../database.ts";
 import { bucketDirs, findSessionFiles } from "../find-files.ts";
+import { sessionFilesOf } from "../resolve-session.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
 import { basename, resolve } from "node:path";
@@ -10,7 +11,7 @@ export const verifyCommand: Command = {
   name: "verify",
   readOnly: true,
   summary: "check headers, lines, tails, parent links, blobs and artifact directories",
-  usage: "verify [paths…] [--no-rehash]",
+  usage: "verify [ids…|paths…] [--no-rehash]",
   options: { "no-rehash": { type: "boolean", default: false } },
   async run(ctx) {
     if (ctx.store !== undefined) {
@@ -18,7 +19,8 @@ export const verifyCommand: Command = {
       return verifyDatabase(ctx);
     }
     const paths = ctx.positionals.length > 0 ? ctx.positionals : [ctx.dirs.sessionsDir];
-    const files = await findSessionFiles(paths, ctx.io.cwd);
+    const files =
+      ctx.positionals.length > 0 ? await sessionFilesOf(ctx, ctx.positionals) : await findSessionFiles([ctx.dirs.sessionsDir], ctx.io.cwd);
     const findings: Finding[] = [];
     const checked = new Map();
     const progress = startProgress(ctx.io, files.length, "verifying", ctx.json);

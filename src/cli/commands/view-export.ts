@@ -31,7 +31,7 @@ export function viewExport(format: ViewFormat): ExportTarget {
       redactOutput,
       ...(branch === undefined ? {} : { branch }),
     });
-    if (output !== undefined) await writeNewOutput(resolve(ctx.io.cwd, output), chunks);
+    if (output !== undefined) await writeNewOutput(resolve(ctx.io.cwd, output), chunks, { force: ctx.values.force === true });
     else {
       // The export is data: byte-exact on a pipe (controls made visible only on a terminal).
       const write = ctx.io.records ?? ctx.io.stdout;

@@ -67,7 +67,7 @@ export const fileBackend: StorageBackend = {
     return withListingIndex(options, (discovery) => (cwd === null ? listAllSessions(discovery) : listSessions(cwd, discovery)));
   },
 
-  resolve(arg: string, cwd: string, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
+  resolve(arg: string, cwd: string | undefined, options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     return withListingIndex(options, (discovery) => resolveSession(arg, cwd, discovery));
   },
 

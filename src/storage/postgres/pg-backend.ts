@@ -202,8 +202,9 @@ export class PostgresBackend implements StorageBackend {
     return new PgLifecycle(this, options);
   }
 
-  async resolve(arg: string, cwd: string, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
+  async resolve(arg: string, cwd: string | undefined, _options: ResolvedSessionManagerOptions & DiscoveryOptions): Promise<SessionInfo> {
     const store = await this.connect();
+    if (cwd === undefined) return this.infoOf(await store.resolveSession(arg));
     try {
       return this.infoOf(await store.resolveSession(arg, { cwd: resolveRecordedCwd(cwd) }));
     } catch (err) {
