@@ -13,6 +13,7 @@ import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts"
 import { ensureDir, io } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, detectLayout, sessionFileName, type SessionLayout } from "../session/paths.ts";
+import { cwdOrPlaceholder } from "../session/recorded-cwd.ts";
 import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/session-file.ts";
 import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
@@ -112,7 +113,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
     ? name
     : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
   const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
-  return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
+  return join(options.sessionsDir, cwdBucket(cwdOrPlaceholder(header.cwd), layout), fileName);
 }
 
 /**

@@ -124,6 +124,7 @@ export class SessionManager {
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
     refuseIncognito(resolved, "continueRecent");
+    refuseEmptyCwd(cwd, "continueRecent");
     const backend = backendOf(resolved);
     // Archived and trashed sessions are not resumed: they stay openable by id or path.
     const sessions = await applyLifecycle(await backend.list(cwd, resolved), backend, resolved);
@@ -169,6 +170,7 @@ export class SessionManager {
    * are left out unless `includeArchived`; pinned and archived ones are marked.
    */
   static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
+    refuseEmptyCwd(cwd, "list");
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
     return applyLifecycle(await backend.list(cwd, { ...resolved, ...listingOf(options) }), backend, resolved, options);
@@ -460,6 +462,12 @@ export class SessionManager {
 /** An incognito session is only ever new: opening, resuming or forking a stored one would read (and lock) the store. */
 function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
   if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
+}
+
+/** `""` names no directory: resolving it would list (or resume) whatever was filed under this process's cwd. */
+function refuseEmptyCwd(cwd: unknown, factory: string): void {
+  if (typeof cwd !== "string" || cwd === "")
+    throw new TranscriptStoreError("INVALID_OPTION", `${factory}() needs a cwd, got ${JSON.stringify(cwd)}`);
 }
 
 /** What a listing takes beyond the store's options: extra roots and the index it may answer from (checked here). */
