@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   "BUNDLE_CORRUPT",
   "KEY_REQUIRED",
   "DECRYPT_FAILED",
+  "NOT_ENCRYPTED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -46,7 +47,8 @@ export type WarningCode =
   | "GLUED_RECORDS_SPLIT"
   | "INDEX_REBUILT"
   | "SECRET_REDACTED"
-  | "EXTENSION_KEPT";
+  | "EXTENSION_KEPT"
+  | "PLAIN_SESSION";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

@@ -1,3 +1,4 @@
+import { checkPlainSession, storeRequiresEncryption } from "./encryption-policy.ts";
 import { resolve } from "node:path";
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
@@ -20,6 +21,7 @@ import type { SessionInfo } from "./session-info.ts";
 import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import {
   resolveSessionManagerOptions,
+  rootOf,
   systemNow,
   type ResolvedSessionManagerOptions,
   type SessionManagerOptions,
@@ -82,6 +84,9 @@ export class SessionManager {
       header.encryption = encryption;
     }
     if (resolved.incognito) return new SessionManager(resolved, incognitoSession(header, [], resolved));
+    if (resolved.encryption === null && storeRequiresEncryption(rootOf(resolved.original))) {
+      throw new TranscriptStoreError("KEY_REQUIRED", "This store requires encryption (config.json encryption.require): pass encryption");
+    }
     return new SessionManager(resolved, await backendOf(resolved).create(header, resolved));
   }
 
@@ -97,7 +102,15 @@ export class SessionManager {
     if (resolved.encryption !== null && resolved.store === null) {
       resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, { path: resolve(path) }) };
     }
-    return new SessionManager(resolved, await backendOf(resolved).open(path, resolved));
+    const opened = await backendOf(resolved).open(path, resolved);
+    // downgrade by replacement: a plain session where a key was given or encryption is required
+    try {
+      checkPlainSession(opened.header, resolved.encryption, rootOf(resolved.original), resolved.onWarning, path);
+    } catch (err) {
+      await opened.storage({ warn: () => {}, lost: () => {}, header: () => opened.header }).close();
+      throw err;
+    }
+    return new SessionManager(resolved, opened);
   }
 
   /** @internal A manager over a session a backend already created or opened (import, tools). */
