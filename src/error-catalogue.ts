@@ -228,7 +228,7 @@ export const WARNING_ONLY_CODES = {
   },
   PLAIN_SESSION: {
     meaning: "A session opened with an encryption key is plain (its header names no encryption): it is served in clear.",
-    use: "Opening a plain session with `encryption` without `require`: a session never encrypted, or a plain file put in place of an encrypted one.",
+    use: "Opening a plain session with `encryption` but no `require`: a session never encrypted, or a plain file put in its place.",
     caller: "If every session should be encrypted, pass `encryption.require` (or set it in `<root>/config.json`) to refuse such a file.",
   },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;

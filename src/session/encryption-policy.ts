@@ -35,7 +35,7 @@ export function checkPlainSession(
   if (encryptionRequired(encryption, root)) {
     throw new TranscriptStoreError(
       "NOT_ENCRYPTED",
-      `Session ${header.id} is not encrypted and this store requires encryption (a plain file put in place of an encrypted one?); nothing of it was served`,
+      `Session ${header.id} is not encrypted and encryption is required (a plain file put in place of an encrypted one?); nothing served`,
       { path: where },
     );
   }

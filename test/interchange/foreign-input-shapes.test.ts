@@ -60,7 +60,8 @@ describe("import --from: a record nested 20,000 levels deep", () => {
     const tree = join(dir, "tree");
     mkdirSync(tree);
     copyFileSync(CLAUDE, join(tree, "a-good.jsonl"));
-    const deep = `${JSON.stringify(record("u1", null))}\n{"type":"user","uuid":"u2","parentUuid":"u1","sessionId":"${SID}","cwd":"/home/demo/p","message":{"role":"user","content":${deepJson(20_000)}}}\n`;
+    const head = `{"type":"user","uuid":"u2","parentUuid":"u1","sessionId":"${SID}","cwd":"/home/demo/p"`;
+    const deep = `${JSON.stringify(record("u1", null))}\n${head},"message":{"role":"user","content":${deepJson(20_000)}}}\n`;
     writeFileSync(join(tree, "b-deep.jsonl"), deep);
     copyFileSync(CODEX, join(tree, "c-after.jsonl"));
     const root = join(dir, "store");

@@ -49,7 +49,7 @@ describe("a plain session put in place of an encrypted one", () => {
     await m.close();
   });
 
-  it("the store-wide setting (<root>/config.json encryption.require) refuses it with no option given, and refuses a plain create", async () => {
+  it("the store-wide setting (config.json encryption.require) refuses it with no option given, and a plain create", async () => {
     const root = tempDir();
     const { path, key } = await replacedByPlain(root);
     writeFileSync(join(root, "config.json"), JSON.stringify({ encryption: { require: true } }));

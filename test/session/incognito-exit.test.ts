@@ -29,9 +29,9 @@ function filesOfOurs(tmp: string): string[] {
  * Runs the child with its own temp dir; resolves with the incognito temp dir it printed (once it
  * printed it) and, when the child is done, how it ended. `kill`: SIGKILL it as soon as it printed.
  */
-function runChild(mode: string, tmp: string, root: string): Promise<{ dir: string; code: number | null; signal: string | null }> {
+function runChild(mode: string, root: string): Promise<{ dir: string; code: number | null; signal: string | null }> {
   const child = spawnTs(CHILD, [mode, root]);
-  // the child's os.tmpdir() is `tmp`
+  // the child inherits process.env: its os.tmpdir() is the test's TMPDIR
   return new Promise((resolve, reject) => {
     let dir = "";
     child.on("error", reject);
@@ -50,7 +50,7 @@ describe("an incognito session leaves nothing in the OS temp dir after any exit"
       const tmp = tempDir("ts-incog-tmp-");
       process.env.TMPDIR = tmp;
       const root = tempDir("ts-incog-root-");
-      const { dir, code } = await runChild(mode, tmp, root);
+      const { dir, code } = await runChild(mode, root);
       expect(dir.startsWith(tmp)).toBe(true);
       expect(code).not.toBeNull();
       expect(existsSync(dir)).toBe(false);
@@ -64,7 +64,7 @@ describe("an incognito session leaves nothing in the OS temp dir after any exit"
     const tmp = tempDir("ts-incog-tmp-");
     process.env.TMPDIR = tmp;
     const root = tempDir("ts-incog-root-");
-    const { dir, signal } = await runChild("wait", tmp, root);
+    const { dir, signal } = await runChild("wait", root);
     expect(signal).toBe("SIGKILL");
     // the killed process could not clean up: its directory (artifact, agent output) is still there
     expect(tree(dir).some((p) => p.includes("reviewer") || p.includes("agent"))).toBe(true);
