@@ -29,9 +29,8 @@ function startHolder(
       const seen = lines.find((l) => l.startsWith(prefix));
       if (seen !== undefined) return resolve(seen);
       waiters.push({ prefix, resolve });
-      child.once("exit", (code) =>
-        setTimeout(() => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)), 50),
-      );
+      // "close" comes after the child's stdout has ended: every line it wrote was seen by then
+      child.once("close", (code) => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)));
     });
   return { child, lines, next };
 }
