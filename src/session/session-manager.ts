@@ -163,7 +163,8 @@ export class SessionManager {
     const given = resolveSessionManagerOptions(rest);
     refuseIncognito(given, "forkFrom");
     // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
-    if (atEntryId === undefined && rest.encryption === undefined) {
+    // (a store that requires encryption opens the source below, where a plain one is refused)
+    if (atEntryId === undefined && rest.encryption === undefined && !storeRequiresEncryption(rootOf(given.original))) {
       // The fork's own options are the given ones made writable: nothing else resolved depends on readOnly (not
       // resolved twice: that read the sessions directory twice to detect its layout, and made a store URL's backend twice).
       const resolved: ResolvedSessionManagerOptions = { ...given, readOnly: false, original: { ...rest, readOnly: false } };

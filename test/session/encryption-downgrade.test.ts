@@ -56,6 +56,7 @@ describe("a plain session put in place of an encrypted one", () => {
     await expectCode(SessionManager.open(path, { root, readOnly: true }), "NOT_ENCRYPTED");
     await expectCode(SessionManager.open(path, { root, readOnly: true, encryption: { key } }), "NOT_ENCRYPTED");
     await expectCode(SessionManager.create(join(root, "project"), { root }), "KEY_REQUIRED");
+    await expectCode(SessionManager.forkFrom(path, join(root, "fork"), { root }), "NOT_ENCRYPTED");
     // an encrypted session opens as before
     const sm = await SessionManager.create(join(root, "project"), { root, encryption: { key } });
     sm.appendMessage({ role: "user", content: "sealed" });
