@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundle, SessionManager, unbundle } from "../../src/index.ts";
 import { SessionManager as PiSessionManager } from "../../src/pi/index.ts";
+import { migrateFile } from "../../src/maintenance/migrate-file.ts";
+import { cwdBucket } from "../../src/session/paths.ts";
 import { UNKNOWN_CWD } from "../../src/session/recorded-cwd.ts";
 import { bytesOf, makeSession } from "../bundle/helpers/bundle-fixtures.ts";
 import { cli } from "../support/cli.ts";
@@ -61,6 +63,23 @@ describe("a session whose recorded cwd is empty or relative is never filed under
       expect((await SessionManager.list(UNKNOWN_CWD, { root })).map((s) => s.id)).toEqual([header.id]);
     });
   }
+
+  it("migrate into the store (a relative cwd): under the placeholder, not the migrating process's cwd", async () => {
+    const root = tempDir();
+    const src = join(tempDir(), "legacy.jsonl");
+    const header = { type: "session", version: 2, id: "s-rel", timestamp: "2026-01-01T00:00:00.000Z", cwd: "some/where" };
+    const entry = {
+      type: "message",
+      id: "e1",
+      parentId: null,
+      timestamp: "2026-01-01T00:00:01.000Z",
+      message: { role: "user", content: "x" },
+    };
+    writeFileSync(src, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
+    const report = await migrateFile(src, { sessionsDir: join(root, "sessions"), blobsDir: join(root, "blobs") });
+    expect(report.error).toBeUndefined();
+    expect(report.target).toContain(`/sessions/${cwdBucket(UNKNOWN_CWD)}/`);
+  });
 
   it("list and continueRecent refuse an empty cwd (INVALID_OPTION)", async () => {
     const root = tempDir();
