@@ -199,6 +199,7 @@ export class SessionManager {
 
   /** One session by id prefix, file-name prefix or file-name id: local bucket first, then all. */
   static async resolve(arg: string, cwd: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
+    refuseEmptyCwd(cwd, "resolve");
     const resolved = resolveSessionManagerOptions(options);
     return backendOf(resolved).resolve(arg, cwd, { ...resolved, ...listingOf(options) });
   }

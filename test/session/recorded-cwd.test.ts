@@ -81,10 +81,11 @@ describe("a session whose recorded cwd is empty or relative is never filed under
     expect(report.target).toContain(`/sessions/${cwdBucket(UNKNOWN_CWD)}/`);
   });
 
-  it("list and continueRecent refuse an empty cwd (INVALID_OPTION)", async () => {
+  it("list, continueRecent and resolve refuse an empty cwd (INVALID_OPTION)", async () => {
     const root = tempDir();
     await expectCode(SessionManager.list("", { root }), "INVALID_OPTION");
     await expectCode(SessionManager.continueRecent("", { root }), "INVALID_OPTION");
+    await expectCode(SessionManager.resolve("0199", "", { root }), "INVALID_OPTION");
   });
 
   it("the pi facade opens a session recorded with an empty cwd under the placeholder, not the process's cwd", async () => {
