@@ -169,6 +169,11 @@ export const THROWN_CODES = {
     use: "stats, verify, du, usage, redact --store, rekey --store, lifecycle, search or encryption against a store whose backend lacks it.",
     caller: "Use a store that supports it (the message names the capability), or do without.",
   },
+  NOT_ENCRYPTED: {
+    meaning: "A plain session where encryption is required (`encryption.require`, or `encryption.require` in `<root>/config.json`).",
+    use: "Opening a session whose header names no encryption: a plain file put in place of an encrypted one (downgrade by replacement).",
+    caller: "Nothing of it was served and it was left as it is: restore the encrypted file from a backup, or encrypt it (`rekey`).",
+  },
 } as const satisfies Record<ErrorCode, ErrorCodeDoc>;
 
 /** Codes only ever delivered to `onWarning`, never thrown (the thrown codes may be warnings too). */
@@ -227,6 +232,11 @@ export const WARNING_ONLY_CODES = {
     meaning: "An export to another agent's format met an entry (or part of one) it has no form for; kept in the export's extension.",
     use: "`export --to claude-code|codex` converting a session not imported from that agent (docs/interchange.md, Converting).",
     caller: "Nothing is lost: re-importing the file keeps the extension record whole; the agent itself does not see that part.",
+  },
+  PLAIN_SESSION: {
+    meaning: "A session opened with an encryption key is plain (its header names no encryption): it is served in clear.",
+    use: "Opening a plain session with `encryption` but no `require`: a session never encrypted, or a plain file put in its place.",
+    caller: "If every session should be encrypted, pass `encryption.require` (or set it in `<root>/config.json`) to refuse such a file.",
   },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;
 

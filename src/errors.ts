@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   "KEY_REQUIRED",
   "DECRYPT_FAILED",
   "NOT_SUPPORTED",
+  "NOT_ENCRYPTED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -47,7 +48,8 @@ export type WarningCode =
   | "GLUED_RECORDS_SPLIT"
   | "INDEX_REBUILT"
   | "SECRET_REDACTED"
-  | "EXTENSION_KEPT";
+  | "EXTENSION_KEPT"
+  | "PLAIN_SESSION";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

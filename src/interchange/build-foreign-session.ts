@@ -1,4 +1,5 @@
 import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from "../format/types.ts";
+import { cwdOrPlaceholder } from "../session/recorded-cwd.ts";
 import {
   damagedDraft,
   derivedSessionId,
@@ -48,8 +49,6 @@ export interface ForeignScan {
 export interface BuildForeignOptions {
   /** The key of the derived session id when the source names none (the file name without `.jsonl`). */
   fallbackKey: string;
-  /** The cwd when the source names none. @default "/" */
-  fallbackCwd?: string;
   /** The session id (from a scan); absent: a provisional one (a scan needs none). */
   sessionId?: string;
   /** The header's timestamp (from a scan): entries before any timestamp get it. */
@@ -178,7 +177,8 @@ export async function scanForeignSession(
     version: CURRENT_VERSION,
     id: derivedSessionId(format, sourceId ?? options.fallbackKey),
     timestamp: tally.firstTimestamp ?? EPOCH,
-    cwd: mapper.cwd() ?? options.fallbackCwd ?? "/",
+    // none, "" or relative: the placeholder, never this process's cwd
+    cwd: cwdOrPlaceholder(mapper.cwd()),
     // a subagent names the session that spawned it by the id that session's import derives (in the store or not yet)
     ...(parent === null ? {} : { parentSession: derivedSessionId(format, parent.sessionId) }),
     [FOREIGN_FIELD]: { format, sessionId: sourceId ?? options.fallbackKey, ...(parent === null ? {} : { parent }) },

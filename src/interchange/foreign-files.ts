@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
@@ -23,7 +23,9 @@ function walk(dir: string, out: string[]): void {
 
 /**
  * The transcript files `paths` name: a file as it is, a directory walked for `*.jsonl` (sorted,
- * links not followed). `SESSION_NOT_FOUND` for a path that does not exist.
+ * links inside not followed). A named path that is a link to a directory (a symlinked
+ * `~/.claude/projects`) is the directory the user named: it is walked. `SESSION_NOT_FOUND` for a
+ * path that does not exist.
  */
 export function foreignFiles(paths: readonly string[], cwd: string = process.cwd()): string[] {
   const out: string[] = [];
@@ -32,6 +34,8 @@ export function foreignFiles(paths: readonly string[], cwd: string = process.cwd
     let stat;
     try {
       stat = lstatSync(abs);
+      // the root the user named is followed; links met inside the walk are not
+      if (stat.isSymbolicLink()) stat = statSync(abs);
     } catch {
       throw new TranscriptStoreError("SESSION_NOT_FOUND", `no such file or directory: ${abs}`, { path: abs });
     }

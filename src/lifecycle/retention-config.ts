@@ -22,6 +22,8 @@ export interface PrunePolicy {
 export interface RetentionConfig {
   trash: { retainDays: number };
   prune: PrunePolicy;
+  /** The store-wide encryption policy (session/encryption-policy.ts): `require` refuses plain sessions. */
+  encryption?: { require: boolean };
   /** The file it was read from, or null (none: defaults). */
   source: string | null;
 }
@@ -88,7 +90,15 @@ export function validateRetentionConfig(value: unknown, where = "retention confi
     return v as Record<string, unknown>;
   };
   // encrypt and redact are the store's privacy settings (session/store-settings.ts reads them).
-  const top = obj(value, "config", ["trash", "prune", "encrypt", "redact"]);
+  const top = obj(value, "config", ["trash", "prune", "encrypt", "redact", "encryption"]);
+  // the store-wide encryption policy (session/encryption-policy.ts reads it)
+  let encryption: { require: boolean } | undefined;
+  if (top.encryption !== undefined) {
+    const enc = obj(top.encryption, "encryption", ["require"]);
+    if (enc.require !== undefined && typeof enc.require !== "boolean")
+      throw invalid(where, `encryption.require must be a boolean, got ${JSON.stringify(enc.require)}`);
+    encryption = { require: enc.require === true };
+  }
   const trash = top.trash === undefined ? {} : obj(top.trash, "trash", ["retainDays"]);
   const retainDays = trash.retainDays ?? DEFAULT_TRASH_RETAIN_DAYS;
   if (typeof retainDays !== "number" || !Number.isFinite(retainDays) || retainDays < 0)
@@ -112,5 +122,5 @@ export function validateRetentionConfig(value: unknown, where = "retention confi
       throw invalid(where, `prune.keepLast must be an integer ≥ 0, got ${JSON.stringify(prune.keepLast)}`);
     policy.keepLast = prune.keepLast as number;
   }
-  return { trash: { retainDays }, prune: policy };
+  return { trash: { retainDays }, prune: policy, ...(encryption === undefined ? {} : { encryption }) };
 }

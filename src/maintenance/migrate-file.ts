@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { constants, mkdtempSync, type Stats } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { registerReferrer, referrerFor } from "../blob/blob-referrers.ts";
 import { BlobStore } from "../blob/blob-store.ts";
@@ -13,14 +12,19 @@ import type { RawRecord, SessionEntry, SessionHeader } from "../format/types.ts"
 import { ensureDir, io } from "../io.ts";
 import { prepareLine, resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { cwdBucket, detectLayout, sessionFileName, type SessionLayout } from "../session/paths.ts";
+import { cwdOrPlaceholder } from "../session/recorded-cwd.ts";
 import { backupSessionFile, SessionFile, SessionFileDraft } from "../session/session-file.ts";
 import { DEFAULT_CHUNK_SIZE, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
+import { removeWorkingDir, workingDirs } from "../storage/working-dirs.ts";
 import { compareImport, storeCopyElsewhere } from "./existing-target.ts";
 import { catchUpAppends } from "./late-appends.ts";
 import { assertUnchanged, verifyWritten } from "./migrate-checks.ts";
 import { addCounters, baseReport, zeroCounters } from "./migrate-report.ts";
 import type { MigrateCounters, MigrateFileReport } from "./migrate-report.ts";
+
+/** `<tmp>/transcript-store-dry-run-<uid>/<pid>@<host>-<random>/`: a dry run's draft, gone after any exit (working-dirs.ts). */
+const DRY_RUN_DIRS = workingDirs("dry-run", "migrate dry-run drafts");
 
 export interface MigrateFileOptions extends PrepareOptions {
   /** Store sessions directory that imports go to (ignored with `inPlace`). */
@@ -112,7 +116,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
     ? name
     : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id);
   const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
-  return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
+  return join(options.sessionsDir, cwdBucket(cwdOrPlaceholder(header.cwd), layout), fileName);
 }
 
 /**
@@ -280,8 +284,8 @@ function writeMigrated(
   // Only cooperating writers take the lock: the file's identity before the scan proves nobody
   // (pi, an editor) wrote to it before a rewrite in place (or of a store file) replaces it.
   const before = report.target === report.source ? io.statSync(report.source) : null;
-  // A dry run writes its draft outside the store (removed below) and stores no blob.
-  const dryDir = options.dryRun ? mkdtempSync(join(tmpdir(), "transcript-store-dry-run-")) : null;
+  // A dry run writes its draft outside the store (removed below, at exit, or after a kill by the next dry run) and stores no blob.
+  const dryDir = options.dryRun ? DRY_RUN_DIRS.make() : null;
   const draft =
     dryDir === null ? SessionFileDraft.begin(report.target) : SessionFileDraft.begin(report.target, join(dryDir, "draft.jsonl"));
   const temp = draft.path;
@@ -325,7 +329,7 @@ function writeMigrated(
     draft.sync();
   } catch (err) {
     draft.discard();
-    if (dryDir !== null) io.rmSync(dryDir, { recursive: true, force: true });
+    if (dryDir !== null) removeWorkingDir(dryDir);
     throw err;
   }
   draft.close();
@@ -361,7 +365,7 @@ function writeMigrated(
   } finally {
     if (held !== null) io.closeSync(held);
     draft.discard();
-    if (dryDir !== null) io.rmSync(dryDir, { recursive: true, force: true });
+    if (dryDir !== null) removeWorkingDir(dryDir);
   }
 }
 

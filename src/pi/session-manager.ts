@@ -6,6 +6,7 @@ import { isoTime } from "../format/iso-time.ts";
 import { ensureDir } from "../io.ts";
 import { uuidv7 } from "../session/ids.ts";
 import { resolveRecordedCwd } from "../session/paths.ts";
+import { cwdOrPlaceholder } from "../session/recorded-cwd.ts";
 import { buildContextEntries, buildSessionContext, buildSessionProjection } from "./context.ts";
 import {
   assertValidSessionId,
@@ -132,7 +133,8 @@ export class SessionManager {
     manager.setSessionFile(path);
     // pi takes the cwd from the file's header (read before anything else), unless overridden.
     const header = manager.getHeader();
-    if (cwdOverride === undefined && header !== null && typeof header.cwd === "string") manager.cwd = resolveRecordedCwd(header.cwd);
+    if (cwdOverride === undefined && header !== null && typeof header.cwd === "string")
+      manager.cwd = resolveRecordedCwd(cwdOrPlaceholder(header.cwd));
     return manager;
   }
 

@@ -7,15 +7,9 @@ import { DEFAULT_TRANSIENT_KEYS, stripNeeded, stripTransientFields } from "./str
 import { transientMarkers } from "./strip-transient-fields.ts";
 import { DEFAULT_MAX_STRING_CHARS, truncateNeeded, truncateStrings } from "./truncate-strings.ts";
 import { scanStages, TooDeep, type StageScan } from "./stage-scan.ts";
+import { MAX_ENTRY_DEPTH } from "../format/json-depth.ts";
 
-/**
- * Deepest nesting of objects and arrays in an entry this library serializes (the entry itself is
- * level 1). Deeper entries are refused (`PERSISTENCE_FAILED`) before anything is written: below it,
- * every walk of an entry (JSON.stringify with or without a replacer, rehydration, export, fork)
- * fits in the stack wherever it runs, so whatever is acknowledged can be read back and exported.
- * Lines re-written from their own text (migrate) are not held to it.
- */
-export const MAX_ENTRY_DEPTH = 1000;
+export { MAX_ENTRY_DEPTH };
 
 /**
  * A user stage (e.g. secret redaction): pure, returns the same object when it changes nothing.

@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { basename, join, resolve as resolvePath, sep } from "node:path";
 import { errnoCode, SessionAmbiguousError, type StoreWarning, TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { cwdOrPlaceholder } from "./recorded-cwd.ts";
 import { cwdBucket, detectLayout, idFromFileName, isAuxiliarySessionName, resolveStoreDirs, type SessionLayout } from "./paths.ts";
 import { readSessionListing, type SessionInfo } from "./session-info.ts";
 import { moveCommitted, readMoveJournal } from "./move-journal.ts";
@@ -174,7 +175,8 @@ export async function listSessions(cwd: string, options: DiscoveryOptions = {}):
     const layout = (i === 0 ? options.layout : undefined) ?? detectLayout(root) ?? "omp";
     bucketFiles(join(root, cwdBucket(abs, layout)), paths, options.onWarning);
   }
-  return infos(paths, options).filter((info) => info.cwd === abs || info.cwd === "");
+  // a relative recorded cwd was filed under the placeholder (recorded-cwd.ts): it is listed there only
+  return infos(paths, options).filter((info) => info.cwd === "" || cwdOrPlaceholder(info.cwd) === abs);
 }
 
 /** Every session under every root, newest first. */

@@ -11,6 +11,11 @@ export interface EncryptionOptions {
   keyId?: string;
   /** Returns the 32-byte key of a key id (the one a session's header names, or `keyId` for a new session). */
   keyProvider?: (keyId: string) => Promise<Uint8Array> | Uint8Array;
+  /**
+   * Refuse a plain session (`NOT_ENCRYPTED`) instead of serving it with a `PLAIN_SESSION` warning:
+   * a plain file put in place of an encrypted one is never read as the session. @default false
+   */
+  require?: boolean;
 }
 
 /** Validated encryption options; `key` is null until a provider gave it. */
@@ -18,6 +23,7 @@ export interface ResolvedEncryption {
   key: StoreKey | null;
   keyId: string | null;
   keyProvider: ((keyId: string) => Promise<Uint8Array> | Uint8Array) | null;
+  require: boolean;
 }
 
 function storeKey(value: unknown, keyId: string | null, from: string): StoreKey {
@@ -32,7 +38,9 @@ export function resolveEncryption(value: unknown): ResolvedEncryption | null {
   if (value === undefined) return null;
   if (!isRecord(value))
     throw new TranscriptStoreError("INVALID_OPTION", "encryption must be an object ({ key } or { keyProvider, keyId })");
-  const { key, keyId, keyProvider } = value;
+  const { key, keyId, keyProvider, require } = value;
+  if (require !== undefined && typeof require !== "boolean")
+    throw new TranscriptStoreError("INVALID_OPTION", "encryption.require must be a boolean");
   if (keyId !== undefined && (typeof keyId !== "string" || !/^[\w.:-]{1,128}$/.test(keyId)))
     throw new TranscriptStoreError("INVALID_OPTION", "encryption.keyId must be 1-128 characters of [A-Za-z0-9_.:-]");
   if ((key === undefined) === (keyProvider === undefined))
@@ -43,6 +51,7 @@ export function resolveEncryption(value: unknown): ResolvedEncryption | null {
     key: key === undefined ? null : storeKey(key, (keyId as string | undefined) ?? null, "encryption.key"),
     keyId: (keyId as string | undefined) ?? null,
     keyProvider: (keyProvider as ResolvedEncryption["keyProvider"]) ?? null,
+    require: require === true,
   };
 }
 

@@ -1,3 +1,4 @@
+import { checkPlainSession, storeRequiresEncryption } from "./encryption-policy.ts";
 import { resolve } from "node:path";
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
@@ -22,6 +23,7 @@ import { newHeaderEncryption, withProvidedKey } from "./encryption-options.ts";
 import {
   resolveSessionManagerOptions,
   withStoreSettings,
+  rootOf,
   systemNow,
   type ResolvedSessionManagerOptions,
   type SessionManagerOptions,
@@ -84,6 +86,9 @@ export class SessionManager {
       header.encryption = encryption;
     }
     if (resolved.incognito) return new SessionManager(resolved, incognitoSession(header, [], resolved));
+    if (resolved.encryption === null && storeRequiresEncryption(rootOf(resolved.original))) {
+      throw new TranscriptStoreError("KEY_REQUIRED", "This store requires encryption (config.json encryption.require): pass encryption");
+    }
     return new SessionManager(resolved, await backendOf(resolved).create(header, resolved));
   }
 
@@ -102,7 +107,15 @@ export class SessionManager {
     if (resolved.encryption !== null && resolved.store === null) {
       resolved = { ...resolved, encryption: await withProvidedKey(resolved.encryption, { path: resolve(path) }) };
     }
-    return new SessionManager(resolved, await backendOf(resolved).open(path, resolved));
+    const opened = await backendOf(resolved).open(path, resolved);
+    // downgrade by replacement: a plain session where a key was given or encryption is required
+    try {
+      checkPlainSession(opened.header, resolved.encryption, rootOf(resolved.original), resolved.onWarning, path);
+    } catch (err) {
+      await opened.storage({ warn: () => {}, lost: () => {}, header: () => opened.header }).close();
+      throw err;
+    }
+    return new SessionManager(resolved, opened);
   }
 
   /** @internal A manager over a session a backend already created or opened (import, tools). */
@@ -129,6 +142,7 @@ export class SessionManager {
   static async continueRecent(cwd: string, options: SessionManagerOptions = {}): Promise<SessionManager> {
     const resolved = resolveSessionManagerOptions(options);
     refuseIncognito(resolved, "continueRecent");
+    refuseEmptyCwd(cwd, "continueRecent");
     const backend = backendOf(resolved);
     // Archived and trashed sessions are not resumed: they stay openable by id or path.
     const sessions = await applyLifecycle(await backend.list(cwd, resolved), backend, resolved);
@@ -154,7 +168,8 @@ export class SessionManager {
     const given = resolveSessionManagerOptions(rest);
     refuseIncognito(given, "forkFrom");
     // An encrypted session's lines are bound to it: its fork is written from its entries, never byte-copied.
-    if (atEntryId === undefined && rest.encryption === undefined) {
+    // (a store that requires encryption opens the source below, where a plain one is refused)
+    if (atEntryId === undefined && rest.encryption === undefined && !storeRequiresEncryption(rootOf(given.original))) {
       // The fork's own options are the given ones made writable: nothing else resolved depends on readOnly (not
       // resolved twice: that read the sessions directory twice to detect its layout, and made a store URL's backend twice).
       const resolved: ResolvedSessionManagerOptions = { ...given, readOnly: false, original: { ...rest, readOnly: false } };
@@ -174,6 +189,7 @@ export class SessionManager {
    * are left out unless `includeArchived`; pinned and archived ones are marked.
    */
   static async list(cwd: string, options: SessionManagerOptions & DiscoveryOptions & LifecycleListOptions = {}): Promise<SessionInfo[]> {
+    refuseEmptyCwd(cwd, "list");
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
     return applyLifecycle(await backend.list(cwd, { ...resolved, ...listingOf(options) }), backend, resolved, options);
@@ -188,9 +204,10 @@ export class SessionManager {
 
   /**
    * One session by id prefix, file-name prefix or file-name id: the bucket of `cwd` first, then
-   * all; without a `cwd`, store-wide.
+   * all; without a `cwd`, store-wide (an empty `cwd` is refused: it names no directory).
    */
   static async resolve(arg: string, cwd?: string, options: SessionManagerOptions & DiscoveryOptions = {}): Promise<SessionInfo> {
+    if (cwd !== undefined) refuseEmptyCwd(cwd, "resolve");
     const resolved = resolveSessionManagerOptions(options);
     return backendOf(resolved).resolve(arg, cwd, { ...resolved, ...listingOf(options) });
   }
@@ -484,6 +501,12 @@ async function storedPathOf(pathOrId: string, resolved: ResolvedSessionManagerOp
 
 function refuseIncognito(resolved: ResolvedSessionManagerOptions, factory: string): void {
   if (resolved.incognito) throw new TranscriptStoreError("INVALID_OPTION", `incognito sessions are made with create(), not ${factory}()`);
+}
+
+/** `""` names no directory: resolving it would list (or resume) whatever was filed under this process's cwd. */
+function refuseEmptyCwd(cwd: unknown, factory: string): void {
+  if (typeof cwd !== "string" || cwd === "")
+    throw new TranscriptStoreError("INVALID_OPTION", `${factory}() needs a cwd, got ${JSON.stringify(cwd)}`);
 }
 
 /** What a listing takes beyond the store's options: extra roots and the index it may answer from (checked here). */

@@ -211,7 +211,7 @@ function resolveStore(store: unknown): StorageBackend | null {
 }
 
 /** The store root the options name. */
-function rootOf(options: SessionManagerOptions): string {
+export function rootOf(options: SessionManagerOptions): string {
   return options.root !== undefined ? resolve(options.root) : defaultRoot();
 }
 

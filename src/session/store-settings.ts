@@ -12,6 +12,8 @@ import { isRecord } from "../format/types.ts";
 export interface StoreSettings {
   encrypt: boolean;
   redact: boolean;
+  /** `{"encryption": {"require": true}}`: a plain session of the store is refused on open (`NOT_ENCRYPTED`). */
+  requireEncryption: boolean;
 }
 
 /** The keys of config.json this module owns (the retention config accepts them beside its own). */
@@ -50,7 +52,10 @@ export function readStoreSettings(root: string): StoreSettings {
       throw new TranscriptStoreError("INVALID_CONFIG", `${path}: ${name} must be true or false, got ${JSON.stringify(value)}`, { path });
     return value;
   };
-  return { encrypt: flag("encrypt"), redact: flag("redact") };
+  const encryption = config.encryption ?? {};
+  if (!isRecord(encryption) || (encryption.require !== undefined && typeof encryption.require !== "boolean"))
+    throw new TranscriptStoreError("INVALID_CONFIG", `${path}: encryption must be {"require": true|false}`, { path });
+  return { encrypt: flag("encrypt"), redact: flag("redact"), requireEncryption: encryption.require === true };
 }
 
 /** Sets one setting in `<root>/config.json`, every other key kept (temp + rename). */

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
 import { MemoryBlobs } from "../blob/memory-blobs.ts";
@@ -7,11 +5,17 @@ import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import { emptyLoadReport } from "../format/load-report.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
 import type { ForkRequest, OpenedSession, SessionStorage } from "./session-storage.ts";
+import { removeWorkingDir, workingDirs } from "./working-dirs.ts";
+
+/** `<tmp>/transcript-store-incognito-<uid>/<pid>@<host>-<random>/`: removed on close and at exit, reclaimed after a kill. */
+const INCOGNITO_DIRS = workingDirs("incognito", "incognito artifacts");
 
 /**
  * An incognito session: entries and blobs in memory, artifacts (and agent outputs) in a private
- * temp directory (mode 0700, created on first use) that `close()` removes. Nothing reaches the
- * store root, its blob directory or a database; a fork is incognito too.
+ * temp directory (mode 0700, created on first use) that `close()` removes, and so does the
+ * process's exit without it; a killed process's is removed by the next one that makes one
+ * (working-dirs.ts). Nothing reaches the store root, its blob directory or a database; a fork is
+ * incognito too.
  */
 export class IncognitoSessionStorage implements SessionStorage {
   readonly kind = "memory" as const;
@@ -36,7 +40,7 @@ export class IncognitoSessionStorage implements SessionStorage {
   artifacts(): ArtifactStore | null {
     if (this.closed) return null;
     if (this.artifactStore === null) {
-      this.tempDir = mkdtempSync(join(tmpdir(), "transcript-store-incognito-"));
+      this.tempDir = INCOGNITO_DIRS.make();
       this.artifactStore = new ArtifactStore(join(this.tempDir, "artifacts"), {
         onWarning: this.options.onWarning,
         now: () => this.options.now().getTime(),
@@ -57,7 +61,7 @@ export class IncognitoSessionStorage implements SessionStorage {
   async close(): Promise<void> {
     this.closed = true;
     this.blobs.clear();
-    if (this.tempDir !== null) rmSync(this.tempDir, { recursive: true, force: true });
+    if (this.tempDir !== null) removeWorkingDir(this.tempDir);
     this.tempDir = null;
     this.artifactStore = null;
   }

@@ -18,7 +18,15 @@ const VERIFY_FINDING_KINDS = ["MALFORMED_LINE", "GLUED_LINE", "TORN_TAIL", "BROK
  * The problem codes of an import report for another agent's transcript (`ForeignLineProblem`,
  * `MappingProblem`, src/interchange/, docs/interchange.md): per-line findings, not error codes.
  */
-const FOREIGN_PROBLEM_CODES = ["BAD_JSON", "TORN_LINE", "INVALID_UTF8", "EMPTY_LINE", "UNKNOWN_RECORD_TYPE", "NOT_A_RECORD"];
+const FOREIGN_PROBLEM_CODES = [
+  "BAD_JSON",
+  "TORN_LINE",
+  "INVALID_UTF8",
+  "EMPTY_LINE",
+  "NESTED_TOO_DEEP",
+  "UNKNOWN_RECORD_TYPE",
+  "NOT_A_RECORD",
+];
 
 /** Every code a source text throws or reports: code-shaped string literals, `new TranscriptStoreError(<literal>`, `code: <literal>`. */
 function codesIn(text: string): string[] {

@@ -15,7 +15,7 @@ describe("the facade's synchronous lock", () => {
     const child = spawnTs(CHILD, [h.agentDir, h.blobsDir, h.cwd]);
     const file = await new Promise<string>((resolve, reject) => {
       onLines(child, (line) => line.startsWith("file ") && resolve(line.slice(5)));
-      child.once("exit", (code) => reject(new Error(`child exited ${code}`)));
+      child.once("close", (code) => reject(new Error(`child exited ${code}`)));
     });
     const opts = { agentDir: h.agentDir, blobsDir: h.blobsDir };
     expect(() => SessionManager.open(file, undefined, undefined, opts)).toThrow(expect.objectContaining({ code: "SESSION_LOCKED" }));

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager, type SessionEntry } from "../../src/pi/index.ts";
@@ -230,7 +230,9 @@ describe("pi 1.5.2's session API on the facade", () => {
     const mine = SessionManager.create(h.cwd, shared, opts);
     mine.appendMessage(user("mine"));
     mine.close();
-    await new Promise((r) => setTimeout(r, 20));
+    // "mine" is the older file by its mtime, set: not by a sleep the clock may not resolve
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(mine.getSessionFile()!, past, past);
     const theirs = SessionManager.create("/other/cwd", shared, opts);
     theirs.appendMessage(user("theirs"));
     theirs.close();

@@ -24,7 +24,8 @@ async function unclosed(mode: "exit" | "hold", path: string, root: string, stale
   child.stderr!.on("data", (d) => (stderr += String(d)));
   await new Promise<void>((resolve, reject) => {
     onLines(child, (line) => line === "ready" && resolve());
-    child.once("exit", (code) => reject(new Error(`child exited (${code}) before ready: ${stderr}`)));
+    // "close", not "exit": the exit can be reported before the last line the child wrote is read
+    child.once("close", (code) => reject(new Error(`child exited (${code}) before ready: ${stderr}`)));
   });
   return child;
 }
@@ -69,7 +70,7 @@ describe("lock files of managers never closed", () => {
     children.push(child);
     const file = await new Promise<string>((resolve, reject) => {
       onLines(child, (line) => line.startsWith("file ") && resolve(line.slice(5)));
-      child.once("exit", (code) => reject(new Error(`child exited ${code}`)));
+      child.once("close", (code) => reject(new Error(`child exited ${code}`)));
     });
     expect(leftovers(file)).toEqual({ dir: true, declaration: true });
     child.kill("SIGTERM");

@@ -13,8 +13,10 @@ function startHolder(
   path: string,
   root: string,
   staleMs: number,
-): { child: ChildProcess; lines: string[]; next: (prefix: string) => Promise<string> } {
+): { child: ChildProcess; lines: string[]; next: (prefix: string) => Promise<string>; exited: Promise<unknown> } {
   const child = spawnTs(CHILD, [mode, path, root, String(staleMs)]);
+  // listened for from the start: the child may exit before the test reads its last line
+  const exited = new Promise((resolve) => child.once("exit", resolve));
   const lines: string[] = [];
   const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
   onLines(child, (line) => {
@@ -29,11 +31,10 @@ function startHolder(
       const seen = lines.find((l) => l.startsWith(prefix));
       if (seen !== undefined) return resolve(seen);
       waiters.push({ prefix, resolve });
-      child.once("exit", (code) =>
-        setTimeout(() => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)), 50),
-      );
+      // "close" comes after the child's stdout has ended: every line it wrote was seen by then
+      child.once("close", (code) => reject(new Error(`child exited (${code}) before "${prefix}": ${lines.join(" | ")}`)));
     });
-  return { child, lines, next };
+  return { child, lines, next, exited };
 }
 
 /** Ages the lock directory's mtime (the heartbeat) by `ms`, as a holder that stopped refreshing would. */
@@ -73,7 +74,7 @@ describe("lock takeover", () => {
       await expect(SessionManager.open(path, { root, lockStaleMs: 2000 })).rejects.toMatchObject({ code: "SESSION_LOCKED" });
       // Past the holder's own 30 s the lock is abandoned by its definition and is taken over.
       holder.child.kill("SIGKILL");
-      await new Promise((r) => holder.child.once("exit", r));
+      await holder.exited;
       ageLock(path, 31_000);
       const taker = await SessionManager.open(path, { root, lockStaleMs: 2000 });
       expect(taker.getEntries()).toHaveLength(1);
@@ -134,7 +135,7 @@ describe("lock takeover", () => {
       await untilLockOlderThan(path, 2100);
       writeFileSync(`${path}.go`, "");
       expect(await holder.next("late")).toBe("late ok");
-      await new Promise((r) => holder.child.once("exit", r));
+      await holder.exited;
       expect(contents(path)).toEqual(["header", "holder-1", "holder-late"]);
     } finally {
       holder.child.kill("SIGKILL");

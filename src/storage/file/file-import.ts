@@ -5,6 +5,7 @@ import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { ensureDir, io, isTempFileName } from "../../io.ts";
 import { artifactsDirOf, cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
+import { cwdOrPlaceholder } from "../../session/recorded-cwd.ts";
 import { SessionFile, SessionFileDraft } from "../../session/session-file.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
 import { acquireSessionLock } from "../../session/session-lock.ts";
@@ -26,8 +27,8 @@ async function* withHeader(snapshot: SessionSnapshot): AsyncIterable<string> {
 function newPathFor(snapshot: SessionSnapshot, options: ResolvedSessionManagerOptions): string {
   const { header } = snapshot;
   const created = new Date(Date.parse(header.timestamp) || options.now().getTime());
-  const cwd = header.cwd || options.cwd || process.cwd();
-  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, header.id));
+  // a cwd the header does not name absolutely: the placeholder, never the importing process's cwd
+  return join(options.sessionsDir, cwdBucket(cwdOrPlaceholder(header.cwd), options.layout), sessionFileName(created, header.id));
 }
 
 /**

@@ -1,18 +1,25 @@
-import { reclaimDeadWorkingDirs as reclaim, removeWorkingDir, WorkingDirs } from "../working-dirs.ts";
+import { removeWorkingDir, workingDirs } from "../working-dirs.ts";
 
 /**
- * The PostgreSQL backend's working directories (storage/working-dirs.ts): `transcript-store-pg-<uid>/`
- * in the OS temp dir, one directory per open session's artifacts, those of dead processes reclaimed.
+ * Where a process keeps the working copies of its open PostgreSQL sessions' artifacts:
+ * `<tmp>/transcript-store-pg-<uid>/<pid>@<host>-<random>/` (working-dirs.ts: removed on close and
+ * at exit, reclaimed from dead processes by the next one that makes one).
  */
-const dirs = new WorkingDirs("pg", "PostgreSQL artifacts");
+const PG = workingDirs("pg", "PostgreSQL artifacts");
 
 /** The root of this user's working directories. */
-export const workingDirsRoot = (): string => dirs.root();
+export function workingDirsRoot(): string {
+  return PG.root();
+}
 
-/** Removes the working directories of dead processes of this host (storage/working-dirs.ts). */
-export const reclaimDeadWorkingDirs = (root: string = dirs.root()): number => reclaim(root);
+/** Removes the working directories whose owner was a process of this host that no longer runs; how many. */
+export function reclaimDeadWorkingDirs(root: string = workingDirsRoot()): number {
+  return PG.reclaimDead(root);
+}
 
 /** A new working directory of this process (after reclaiming those of dead ones). */
-export const makeWorkingDir = (): string => dirs.make();
+export function makeWorkingDir(): string {
+  return PG.make();
+}
 
 export { removeWorkingDir };
