@@ -11,11 +11,12 @@ import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
 import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
-import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders } from "./guard.ts";
+import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders, tokenCookie } from "./guard.ts";
 import { filtersOf, listHtml, trashHtml } from "./list-view.ts";
 import { money, pageHtml, sessionHref } from "./page.ts";
 import { openSessionView, type SessionView } from "./session-data.ts";
 import { branchPageHtml, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
+import { sharedHits } from "./sharing-search.ts";
 import { usageHtml } from "./usage-view.ts";
 import { type SessionCost, ViewerStore, type ViewerStoreOptions, withCosts } from "./viewer-store.ts";
 import {
@@ -60,6 +61,15 @@ class HttpError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** A path segment decoded; a malformed percent-escape is the client's error (400), not the server's. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "malformed percent-escape in the path");
   }
 }
 
@@ -169,20 +179,23 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   });
 
   const allowedHosts = new Set<string>();
+  let port = 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://viewer.invalid");
-    const admission = admit(req, url, token, allowedHosts);
+    const cookie = tokenCookie(port);
+    const admission = admit(req, url, token, allowedHosts, cookie);
     if (!admission.ok) {
-      securityHeaders(res, null);
+      securityHeaders(res, null, cookie);
       res.writeHead(admission.status, { "Content-Type": "text/plain; charset=utf-8" });
       res.end(`${admission.reason}\n`);
       return;
     }
-    securityHeaders(res, admission.setCookie ? token : null);
+    securityHeaders(res, admission.setCookie ? token : null, cookie);
     if (admission.setCookie) {
-      // The token leaves the address bar (and so the history) at once.
+      // The token leaves the address bar (and so the history) at once; the path keeps one leading
+      // slash (`//host` would be another server's address).
       url.searchParams.delete("token");
-      res.writeHead(303, { Location: `${url.pathname}${url.search}` });
+      res.writeHead(303, { Location: `/${url.pathname.replace(/^\/+/, "")}${url.search}` });
       res.end();
       return;
     }
@@ -218,14 +231,14 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (path === "/compare") return comparePage(res, url);
     const m = /^\/s\/([^/]+)(?:\/(entries|events|image|text|artifact|confirm|stats|export\.html)(?:\/(.*))?)?$/.exec(path);
     if (m !== null) {
-      const id = decodeURIComponent(m[1]!);
+      const id = decoded(m[1]!);
       const info = await findSession(id);
       const what = m[2];
       if (what === undefined) return sessionPage(res, info, url);
       if (what === "entries") return entriesFragment(res, info, url);
       if (what === "events") return events(req, res, info, url);
       if (what === "image") return image(res, info, m[3] ?? "");
-      if (what === "artifact") return artifact(res, info, decodeURIComponent(m[3] ?? ""));
+      if (what === "artifact") return artifact(res, info, decoded(m[3] ?? ""));
       if (what === "confirm") return confirm(res, info, url);
       if (what === "export.html") return exportHtml(res, info);
       if (what === "stats") return stats(res, info);
@@ -253,7 +266,13 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     // As you type, the last word is a prefix once it has three letters ("pars" finds "parser").
     if (url.searchParams.get("prefix") === "1" && /(^|\s)[\p{L}\p{N}_]{3,}$/u.test(q)) q = `${q}*`;
     try {
-      const [hits, all] = await Promise.all([store.search(q, 30), listing()]);
+      const [found, all] = await Promise.all([store.search(q, 30), listing()]);
+      // The sharing view keeps a hit only when its entry, redacted, still matches (no oracle for a secret).
+      const hits = redact
+        ? await sharedHits(found, q, async (sessionId, ids) =>
+            withView(await findSession(sessionId), (v) => new Map([...v.entries(ids)].map(([id, x]) => [id, JSON.stringify(x)]))),
+          )
+        : found;
       const titles = new Map(all.map((s) => [s.id, s.title ?? s.firstMessage ?? ""]));
       return json(res, {
         hits: hits.map((h) => ({
@@ -367,7 +386,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
 
   async function image(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
     const [entryId, index] = rest.split("/");
-    const found = await withView(info, (v) => v.image(decodeURIComponent(entryId ?? ""), Number(index)));
+    const found = await withView(info, (v) => v.image(decoded(entryId ?? ""), Number(index)));
     if (found === null) throw new HttpError(404, "no such image");
     // An SVG opened on its own is a document: the sandbox keeps any script in it from running.
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'");
@@ -378,7 +397,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   /** The whole text of a folded output ("show all"), as plain text. */
   async function partText(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
     const [entryId, index] = rest.split("/");
-    const id = decodeURIComponent(entryId ?? "");
+    const id = decoded(entryId ?? "");
     const text = await withView(info, (v) => {
       const entry = v.entries([id]).get(id);
       const part = entry === undefined ? undefined : viewOf(entry)?.parts[Number(index)];
@@ -502,15 +521,22 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (!csrfOk(form.get("csrf"), token, `trash:${id}`)) throw new HttpError(403, "missing or wrong CSRF token");
       const action = form.get("action") as TrashAction | null;
       if (action === null || !TRASH_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
+      // Exactly the confirmed entry: a second submit of a purge must not find another one by prefix.
+      if (!(await store.trash()).some((t) => t.trashId === id)) throw new HttpError(404, `nothing in the trash is ${id}`);
       target = await runTrashAction(store, action, id);
     } else {
       const m = /^\/s\/([^/]+)\/action$/.exec(url.pathname);
       if (m === null) throw new HttpError(404, "not found");
-      const id = decodeURIComponent(m[1]!);
+      const id = decoded(m[1]!);
       if (!csrfOk(form.get("csrf"), token, id)) throw new HttpError(403, "missing or wrong CSRF token");
       const action = form.get("action") as ViewerAction | null;
       if (action === null || !VIEWER_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
-      target = await runAction(store, action, await findSession(id), form.get("at"), options.hooks ?? {});
+      // Exactly the confirmed session, read afresh: once it is gone (a second submit of an rm), an id
+      // it prefixes is another session, never a match.
+      plain = null;
+      const info = await findSession(id);
+      if (info.id !== id) throw new HttpError(404, `no session ${id}`);
+      target = await runAction(store, action, info, form.get("at"), options.hooks ?? {});
     }
     plain = null;
     costs.at = 0;
@@ -522,7 +548,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   for (const name of [shownHost, "localhost", "127.0.0.1"]) allowedHosts.add(`${name}:${port}`.toLowerCase());
   return {

@@ -1,0 +1,153 @@
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
+import { SessionManager } from "../../src/session/session-manager.ts";
+import { startViewer } from "../../src/viewer/server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { http, login } from "./viewer-http.ts";
+import { viewerStore } from "./viewer-fixtures.ts";
+
+const SECRET = `ghp_${"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}`;
+
+/** A raw v3 session file with the given id and user messages (one branch). */
+function rawSession(dir: string, id: string, texts: string[]): string {
+  const t = "2026-01-02T03:04:05.000Z";
+  const lines: unknown[] = [{ type: "session", version: 3, id, timestamp: t, cwd: "/work/attack" }];
+  for (const [i, text] of texts.entries())
+    lines.push({
+      type: "message",
+      id: `m${i}`,
+      parentId: i === 0 ? null : `m${i - 1}`,
+      timestamp: t,
+      message: { role: "user", content: text, timestamp: i + 1 },
+    });
+  const path = join(dir, `2026-01-02T03-04-05-000Z_${id}.jsonl`);
+  writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`, { mode: 0o600 });
+  return path;
+}
+
+describe("serve under attack: what a hostile request, page or file cannot do", () => {
+  it("the login redirect never leaves the server (a path of slashes is no other host)", async () => {
+    const s = await viewerStore();
+    const v = await startViewer({ root: s.root });
+    try {
+      for (const path of ["/.//evil.example", "/./\\evil.example", "//evil.example/"]) {
+        const a = await http(`http://127.0.0.1:${v.port}/`, { rawPath: `${path}?token=${v.token}` });
+        expect(a.status, path).toBe(303);
+        const location = String(a.headers.location);
+        expect(new URL(location, "http://127.0.0.1/").host, `${path} → ${location}`).toBe("127.0.0.1");
+      }
+    } finally {
+      await v.close();
+    }
+  });
+
+  it("two viewers on one machine keep their own cookies (a login to one does not log the other out)", async () => {
+    const s = await viewerStore();
+    const [a, b] = [await startViewer({ root: s.root }), await startViewer({ root: s.root })];
+    try {
+      const [ca, cb] = [await login(a.url), await login(b.url)];
+      // cookies are per host, not per port: a browser holds one value per name for 127.0.0.1
+      expect(ca.split("=")[0]).not.toBe(cb.split("=")[0]);
+      // the browser sends both cookies to each server: each still admits its own
+      for (const v of [a, b]) expect((await http(`http://127.0.0.1:${v.port}/`, { cookie: `${ca}; ${cb}` })).status).toBe(200);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("a malformed percent-escape in a path is a 400, not a server error", async () => {
+    const s = await viewerStore();
+    const v = await startViewer({ root: s.root });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      for (const path of [
+        "/s/%E0%A4%A",
+        `/s/${s.m.sessionId}/artifact/%E0`,
+        `/s/${s.m.sessionId}/image/%E0/0`,
+        `/s/${s.m.sessionId}/text/%/0`,
+      ]) {
+        const a = await http(`${base}${path}`, { cookie });
+        expect(a.status, path).toBe(400);
+      }
+    } finally {
+      await v.close();
+    }
+  });
+
+  it("an action posted again lands on the confirmed session only, never on one whose id it prefixes", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "first", timestamp: 1 });
+    await m.close();
+    const dir = dirname(m.sessionFile!);
+    const longer = `${m.sessionId}0`;
+    rawSession(dir, longer, ["the other session"]);
+    const v = await startViewer({ root, write: true });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      const confirm = await http(`${base}/s/${m.sessionId}/confirm?action=rm`, { cookie });
+      const csrf = /name="csrf" value="([^"]+)"/.exec(confirm.body)![1]!;
+      const body = `action=rm&csrf=${encodeURIComponent(csrf)}`;
+      expect((await http(`${base}/s/${m.sessionId}/action`, { cookie, method: "POST", body })).status).toBe(303);
+      // a double click, or the back button and submit again
+      const again = await http(`${base}/s/${m.sessionId}/action`, { cookie, method: "POST", body });
+      expect(again.status).toBe(404);
+      expect((await SessionManager.listAll({ root })).map((x) => x.id)).toContain(longer);
+    } finally {
+      await v.close();
+    }
+  });
+
+  it("a purge posted again purges the confirmed trash entry only, never one its id prefixes", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "first", timestamp: 1 });
+    await m.close();
+    const v = await startViewer({ root, write: true });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      const first = await Lifecycle.open({ root }).rm((await SessionManager.listAll({ root }))[0]!);
+      const trashId = first.trashId;
+      // a session whose id begins with that trash id (ids come from transcripts), removed too
+      rawSession(dirname(m.sessionFile!), `${trashId}x`, ["kept in the trash"]);
+      const other = (await SessionManager.listAll({ root })).find((x) => x.id === `${trashId}x`)!;
+      await Lifecycle.open({ root }).rm(other);
+      const confirm = await http(`${base}/trash/confirm?action=purge&id=${encodeURIComponent(trashId)}`, { cookie });
+      const csrf = /name="csrf" value="([^"]+)"/.exec(confirm.body)![1]!;
+      const body = `action=purge&id=${encodeURIComponent(trashId)}&csrf=${encodeURIComponent(csrf)}`;
+      expect((await http(`${base}/trash/action`, { cookie, method: "POST", body })).status).toBe(303);
+      expect((await http(`${base}/trash/action`, { cookie, method: "POST", body })).status).toBe(404);
+      const left = await Lifecycle.open({ root }).listTrash();
+      expect(left.map((t) => t.sessionId)).toEqual([`${trashId}x`]);
+    } finally {
+      await v.close();
+    }
+  });
+
+  it("the sharing view's search is no oracle: a redacted secret's characters find nothing", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/share", { root });
+    m.appendMessage({ role: "user", content: `use token ${SECRET} please`, timestamp: 1 });
+    await m.close();
+    const v = await startViewer({ root, sharingView: true });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      const search = async (q: string) =>
+        JSON.parse((await http(`${base}/api/search?prefix=1&q=${encodeURIComponent(q)}`, { cookie })).body).hits as unknown[];
+      // words the sharing view shows still find the entry
+      expect(await search("please")).toHaveLength(1);
+      // the secret, whole or by prefix, does not: else its characters could be guessed one by one
+      for (const q of [SECRET, SECRET.slice(4, 12), `${SECRET.slice(4, 9)}*`, `token ${SECRET.slice(4, 10)}*`])
+        expect(await search(q), q).toHaveLength(0);
+    } finally {
+      await v.close();
+    }
+  });
+});
