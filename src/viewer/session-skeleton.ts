@@ -23,6 +23,15 @@ export interface Skeleton {
   scanned: number;
   /** The file's identity when scanned: a different inode or a smaller size means it was rewritten. */
   ino: number;
+  /** When the file was made (a new file on a reused inode is another file). */
+  birth: number;
+  /**
+   * The header line and the head of the last scanned line, as scanned: a file rewritten in place
+   * (same inode, at least as long) whose lines moved shows it there, and is scanned again whole.
+   */
+  mark: string;
+  /** Where the header line ends (its line end included). */
+  headerEnd: number;
   byId: Map<string, number>;
 }
 
@@ -64,6 +73,19 @@ function nodeOf(line: Buffer): TreeNode | "unknown" {
 
 const CHUNK = 4 << 20;
 
+/** Bytes of the last line kept in a skeleton's mark. */
+const MARK_BYTES = 4096;
+
+/** The header line and the first bytes (with its line end) of the last entry line, as the file holds them now. */
+function markOf(fd: number, sk: Pick<Skeleton, "offsets" | "lengths" | "scanned">, headerEnd: number): string {
+  const head = readRange(fd, 0, headerEnd).toString("latin1");
+  const last = sk.offsets.length - 1;
+  if (last < 0) return head;
+  const start = sk.offsets[last]!;
+  const end = start + sk.lengths[last]! + 1;
+  return `${head}\n${start}:${readRange(fd, start, Math.min(end, start + MARK_BYTES)).toString("latin1")}:${readRange(fd, end - 1, end).toString("latin1")}`;
+}
+
 /**
  * Scans `path` (from `from`'s end when it is the same file grown) into a skeleton; null when the file
  * is not a plain v3 session (encrypted, an older version to migrate, not a session): those pages
@@ -74,7 +96,13 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
   try {
     const st = fstatSync(fd);
     let sk: Skeleton;
-    if (from !== null && from.ino === st.ino && st.size >= from.scanned) sk = from;
+    const same =
+      from !== null &&
+      from.ino === st.ino &&
+      from.birth === st.birthtimeMs &&
+      st.size >= from.scanned &&
+      markOf(fd, from, from.headerEnd) === from.mark;
+    if (same) sk = from!;
     else {
       const first = readRange(fd, 0, Math.min(st.size, 1 << 20));
       const nl = first.indexOf(10);
@@ -94,6 +122,9 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
         lengths: [],
         scanned: nl + 1,
         ino: st.ino,
+        birth: st.birthtimeMs,
+        headerEnd: nl + 1,
+        mark: "",
         byId: new Map(),
       };
     }
@@ -124,6 +155,7 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
       carryStart = base + start;
       at += chunk.length;
     }
+    sk.mark = markOf(fd, sk, sk.headerEnd);
     return sk;
   } finally {
     closeSync(fd);

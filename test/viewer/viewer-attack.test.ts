@@ -1,9 +1,12 @@
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { startViewer } from "../../src/viewer/server.ts";
+import { openSessionView } from "../../src/viewer/session-data.ts";
+import { sessionHtml } from "../../src/viewer/session-view.ts";
+import { ViewerStore } from "../../src/viewer/viewer-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { http, login } from "./viewer-http.ts";
 import { viewerStore } from "./viewer-fixtures.ts";
@@ -149,5 +152,35 @@ describe("serve under attack: what a hostile request, page or file cannot do", (
     } finally {
       await v.close();
     }
+  });
+});
+
+describe("serve under attack: a session file rewritten while it is viewed", () => {
+  it("a file rewritten in place (same inode, lines moved) is read again, never through the old offsets", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "seed", timestamp: 1 });
+    await m.close();
+    const dir = dirname(m.sessionFile!);
+    const id = "0b1e5c0d-0000-7000-8000-00000000beef";
+    const path = rawSession(dir, id, ["a".repeat(100), "b".repeat(100)]);
+    const store = new ViewerStore({ root });
+    const info = (await store.listing()).find((x) => x.id === id)!;
+    const page = async () => {
+      const v = await openSessionView(store, info, { redact: false });
+      try {
+        return sessionHtml(v, null, [], "");
+      } finally {
+        await v.close();
+      }
+    };
+    expect(await page()).toContain("b".repeat(100));
+    const ino = statSync(path).ino;
+    // The same bytes up to where the last scan stopped, but the lines inside moved (an in-place
+    // rewrite, or a new file on a reused inode), then a line appended.
+    rawSession(dir, id, ["c".repeat(90), "d".repeat(110), "e".repeat(5)]);
+    expect(statSync(path).ino).toBe(ino);
+    const after = await page();
+    for (const text of ["c".repeat(90), "d".repeat(110), "e".repeat(5)]) expect(after).toContain(text);
   });
 });
