@@ -39,8 +39,36 @@ export function linkArtifacts(html: string, ids: ReadonlySet<string> | undefined
   );
 }
 
+/** Nesting beyond which a value is shown compact: indented, its size grows with the square of its depth. @default 32 */
+const INDENT_MAX_DEPTH = 32;
+
+/** How deep a JSON text nests (its brackets outside strings). */
+function depthOf(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") max = Math.max(max, ++depth);
+    else if (c === "]" || c === "}") depth--;
+  }
+  return max;
+}
+
+/** A value as JSON: indented, or compact when deeply nested; a value too deep to write at all says so. */
 function json(value: unknown): string {
-  return JSON.stringify(value, null, 2) ?? String(value);
+  let compact: string | undefined;
+  try {
+    compact = JSON.stringify(value);
+  } catch {
+    return "[a value nested too deep to show]";
+  }
+  if (compact === undefined) return String(value);
+  return depthOf(compact) > INDENT_MAX_DEPTH ? compact : JSON.stringify(value, null, 2);
 }
 
 /** The first lines of a long text (at most `OUTPUT_PREVIEW_LINES` lines and `OUTPUT_PREVIEW_CHARS` characters). */

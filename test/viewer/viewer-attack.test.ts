@@ -1,4 +1,4 @@
-import { statSync, writeFileSync } from "node:fs";
+import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
@@ -182,5 +182,32 @@ describe("serve under attack: a session file rewritten while it is viewed", () =
     expect(statSync(path).ino).toBe(ino);
     const after = await page();
     for (const text of ["c".repeat(90), "d".repeat(110), "e".repeat(5)]) expect(after).toContain(text);
+  });
+});
+
+describe("serve under attack: a value nested thousands deep", () => {
+  it("shows its session page (as stored and shared), compact, with the entries around it", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "before the deep one", timestamp: 1 });
+    await m.close();
+    const depth = 10_000;
+    const deep = `{"type":"message","id":"deep","parentId":"${m.getLeafId()}","timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls","deep":${"[".repeat(depth)}${"]".repeat(depth)}}}],"timestamp":2}}\n`;
+    appendFileSync(m.sessionFile!, deep);
+    for (const sharingView of [false, true]) {
+      const v = await startViewer({ root, sharingView });
+      try {
+        const cookie = await login(v.url);
+        const a = await http(`http://127.0.0.1:${v.port}/s/${m.sessionId}`, { cookie });
+        expect(a.status, `sharing ${sharingView}: ${a.body.slice(-300)}`).toBe(200);
+        expect(a.body).toContain("before the deep one");
+        // the sharing view cannot walk it to redact it: a note stands in its place, never the raw value
+        expect(a.body).toContain(sharingView ? "nested too deep to redact" : "$ ls");
+        // shown compact: an indented form would grow with the square of the depth
+        expect(a.body.length).toBeLessThan(200_000);
+      } finally {
+        await v.close();
+      }
+    }
   });
 });
