@@ -147,7 +147,9 @@ export const VIEWER_JS = `"use strict";
     }
   }
   function reveal() {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id;
+    // A malformed escape in a link's fragment names no entry (and must not stop the script).
+    try { id = decodeURIComponent(location.hash.slice(1)); } catch (err) { return; }
     if (id === "" || !transcript) return;
     var el = document.getElementById("e-" + id) || document.getElementById(id);
     if (el) {
