@@ -57,7 +57,10 @@ export const MAX_DELIMITERS_PER_PARAGRAPH = 1000;
 /** The same delimiters in the whole text (many paragraphs each just under the cap add up). @default 10000 */
 export const MAX_DELIMITERS = 10_000;
 
-/** True when some paragraph (code fences left out) holds more than `MAX_DELIMITERS_PER_PARAGRAPH` delimiters, or all of them more than `MAX_DELIMITERS`. */
+/**
+ * True when some paragraph (code fences left out) holds more than `MAX_DELIMITERS_PER_PARAGRAPH`
+ * delimiters, or all of them more than `MAX_DELIMITERS`.
+ */
 export function tooTangled(text: string): boolean {
   let fence: string | null = null;
   let count = 0;

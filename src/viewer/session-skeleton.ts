@@ -83,7 +83,8 @@ function markOf(fd: number, sk: Pick<Skeleton, "offsets" | "lengths" | "scanned"
   if (last < 0) return head;
   const start = sk.offsets[last]!;
   const end = start + sk.lengths[last]! + 1;
-  return `${head}\n${start}:${readRange(fd, start, Math.min(end, start + MARK_BYTES)).toString("latin1")}:${readRange(fd, end - 1, end).toString("latin1")}`;
+  const lastHead = readRange(fd, start, Math.min(end, start + MARK_BYTES)).toString("latin1");
+  return `${head}\n${start}:${lastHead}:${readRange(fd, end - 1, end).toString("latin1")}`;
 }
 
 /**

@@ -10,8 +10,8 @@ describe("Markdown a parser chokes on is shown as plain text, never parsed", () 
   it("thousands of emphasis delimiters, table pipes or nested quotes in one paragraph", () => {
     // a line that looks like a fence but is none ("```a`" is inline code) does not hide what follows
     for (const text of [
-      "```a`\n" + "**".repeat(5000) + "a",
-      "**".repeat(5000) + "a",
+      `\`\`\`a\`\n${"**".repeat(5000)}a`,
+      `${"**".repeat(5000)}a`,
       "_a".repeat(5000),
       `${"|a".repeat(2000)}\n${"|-".repeat(2000)}`,
       ">".repeat(20000),
@@ -28,7 +28,8 @@ describe("Markdown a parser chokes on is shown as plain text, never parsed", () 
       (_, i) => `Para ${i} with **bold**, _it_, \`code\` and [a link](https://example.com/${i}).`,
     ).join("\n\n");
     expect(markdownToHtml(prose)).toContain("<strong>bold</strong>");
-    const code = `Here:\n\n\`\`\`c\n${Array.from({ length: 2000 }, () => "int *p = &a[i]; /* x_y */ q->r | s;").join("\n")}\n\`\`\`\n\nDone **now**.`;
+    const lines = Array.from({ length: 2000 }, () => "int *p = &a[i]; /* x_y */ q->r | s;").join("\n");
+    const code = `Here:\n\n\`\`\`c\n${lines}\n\`\`\`\n\nDone **now**.`;
     const html = markdownToHtml(code);
     expect(html).toContain('<pre class="code" data-lang="c">');
     expect(html).toContain("<strong>now</strong>");

@@ -192,8 +192,13 @@ describe("serve under attack: a value nested thousands deep", () => {
     m.appendMessage({ role: "user", content: "before the deep one", timestamp: 1 });
     await m.close();
     const depth = 10_000;
-    const deep = `{"type":"message","id":"deep","parentId":"${m.getLeafId()}","timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls","deep":${"[".repeat(depth)}${"]".repeat(depth)}}}],"timestamp":2}}\n`;
-    appendFileSync(m.sessionFile!, deep);
+    const call = `{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls","deep":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+    const message = `{"role":"assistant","content":[${call}],"timestamp":2}`;
+    const ts = "2026-01-02T03:04:05.000Z";
+    appendFileSync(
+      m.sessionFile!,
+      `{"type":"message","id":"deep","parentId":"${m.getLeafId()}","timestamp":"${ts}","message":${message}}\n`,
+    );
     for (const sharingView of [false, true]) {
       const v = await startViewer({ root, sharingView });
       try {
