@@ -163,6 +163,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           ...x,
           title: x.title === null ? null : shareText(x.title),
           firstMessage: x.firstMessage === null ? null : shareText(x.firstMessage),
+          // a cwd (and the file path named after it) can hold a secret too
+          cwd: shareText(x.cwd),
+          path: shareText(x.path),
+          parentSession: x.parentSession === null ? null : shareText(x.parentSession),
         };
   const page = (title: string, body: string, live?: string) => pageHtml(title, body, { redacted: redact, write, live });
 
@@ -173,7 +177,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         err instanceof HttpError ? err.message : err instanceof TranscriptStoreError ? `${err.code}: ${err.message}` : "internal error";
       if (!res.headersSent) {
         res.writeHead(status, { "Content-Type": "text/html; charset=utf-8" });
-        res.end(page("Error", `<h1>${status}</h1><p>${e(message)}</p>`));
+        res.end(page("Error", `<h1>${status}</h1><p>${e(shareText(message))}</p>`));
       } else res.end();
     });
   });
@@ -280,7 +284,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           entryId: h.entryId,
           role: h.role,
           timestamp: h.timestamp,
-          cwd: h.cwd,
+          cwd: shareText(h.cwd),
           title: shareText(titles.get(h.sessionId) ?? ""),
           // The sharing view shows no snippet: a snippet's edge can cut a secret the redactor would no longer see whole.
           snippet: redact ? [] : snippetParts(h.snippet),
@@ -431,10 +435,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         usageHtml({
           byDay: day.groups,
           byModel: model.groups,
-          byCwd: cwd.groups,
+          byCwd: cwd.groups.map((g) => ({ ...g, key: shareText(g.key) })),
           bySession: session.groups,
           total: day.total,
-          spaceByCwd: space.rows,
+          spaceByCwd: space.rows.map((r) => ({ ...r, cwd: shareText(r.cwd) })),
           spaceTotals: space.totals,
         }),
       ),
@@ -447,7 +451,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       write
         ? TRASH_ACTIONS.map((a) => `<a href="/trash/confirm?action=${a}&amp;id=${e(encodeURIComponent(t.trashId))}">${a}…</a>`).join(" · ")
         : "";
-    return html(res, page("Trash", trashHtml(entries, buttons)));
+    const shown = entries.map((t) => ({ ...t, cwd: shareText(t.cwd), from: shareText(t.from) }));
+    return html(res, page("Trash", trashHtml(shown, buttons)));
   }
 
   async function comparePage(res: ServerResponse, url: URL): Promise<void> {

@@ -216,3 +216,46 @@ describe("serve under attack: a value nested thousands deep", () => {
     }
   });
 });
+
+describe("serve --redact under attack: a secret in a session's cwd", () => {
+  it("shows nowhere: list, sessions API, search hits, usage, space and trash", async () => {
+    const root = tempDir();
+    const cwd = `/work/${SECRET}/proj`;
+    const m = await SessionManager.create(cwd, { root });
+    m.appendMessage({ role: "user", content: "hello from a secret place", timestamp: 1 });
+    m.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "hi" }],
+      model: "m1",
+      provider: "p",
+      api: "a",
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "stop",
+      timestamp: 2,
+    } as never);
+    await m.close();
+    const gone = await SessionManager.create(cwd, { root });
+    gone.appendMessage({ role: "user", content: "removed", timestamp: 1 });
+    await gone.close();
+    await Lifecycle.open({ root }).rm((await SessionManager.listAll({ root })).find((x) => x.id === gone.sessionId)!);
+    const v = await startViewer({ root, sharingView: true });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      for (const path of ["/", "/api/sessions", "/api/search?q=hello", `/s/${m.sessionId}`, "/usage", "/trash"]) {
+        const a = await http(`${base}${path}`, { cookie });
+        expect(a.status, path).toBe(200);
+        expect(a.body, path).not.toContain(SECRET.slice(4, 20));
+      }
+    } finally {
+      await v.close();
+    }
+  });
+});
