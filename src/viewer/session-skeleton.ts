@@ -58,7 +58,8 @@ function nodeOf(line: Buffer): TreeNode | "unknown" {
   const head = line.toString("utf8", 0, Math.min(line.length, 512));
   const m = HEAD.exec(head);
   if (m !== null) {
-    if (m[1] === "encrypted") return "unknown";
+    // an empty id is one the load leaves out: the page opens such a session whole, as for an encrypted line
+    if (m[1] === "encrypted" || m[2] === "") return "unknown";
     return { id: JSON.parse(`"${m[2]}"`) as string, parentId: m[3] === "null" ? null : (JSON.parse(m[3]!) as string) };
   }
   let value: unknown;
@@ -67,7 +68,7 @@ function nodeOf(line: Buffer): TreeNode | "unknown" {
   } catch {
     return "unknown"; // a damaged or glued line: the load's own rules (split, report) apply, so the page opens it whole
   }
-  if (!isRecord(value) || typeof value.id !== "string" || value.type === "encrypted") return "unknown";
+  if (!isRecord(value) || typeof value.id !== "string" || value.id === "" || value.type === "encrypted") return "unknown";
   return { id: value.id, parentId: typeof value.parentId === "string" ? value.parentId : null };
 }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
@@ -257,5 +257,29 @@ describe("serve --redact under attack: a secret in a session's cwd", () => {
     } finally {
       await v.close();
     }
+  });
+});
+
+describe("serve under attack: the skeleton and the whole open agree on odd entries", () => {
+  it("an entry with an empty id (the load leaves it out) is left out of the page either way", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "seed", timestamp: 1 });
+    await m.close();
+    const id = "0b1e5c0d-0000-7000-8000-00000000e117";
+    const path = rawSession(dirname(m.sessionFile!), id, ["A", "B"]);
+    // the first entry's id made empty, the second's parent pointing at it
+    writeFileSync(path, readFileSync(path, "utf8").replace('"id":"m0"', '"id":""').replace('"parentId":"m0"', '"parentId":""'));
+    const store = new ViewerStore({ root });
+    const info = (await store.listing()).find((x) => x.id === id)!;
+    const page = async (whole: boolean) => {
+      const v = await openSessionView(store, info, { redact: false, whole });
+      try {
+        return sessionHtml(v, null, [], "");
+      } finally {
+        await v.close();
+      }
+    };
+    expect(await page(false)).toBe(await page(true));
   });
 });
