@@ -492,7 +492,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (!write) throw new HttpError(403, "write actions are off: start the server with --write");
     const action = url.searchParams.get("action") as ViewerAction | null;
     if (action === null || !VIEWER_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
-    const at = url.searchParams.get("at");
+    // Only a fork starts at an entry: any other action's page names the whole session, as it acts on it.
+    const at = action === "fork" ? url.searchParams.get("at") : null;
     const what = `Session <code>${e(info.id)}</code>${at === null ? "" : ` at entry <code>${e(at)}</code>`}.`;
     const fields: Record<string, string> = { action, csrf: csrfTokenFor(token, info.id), ...(at === null ? {} : { at }) };
     return html(res, page(`Confirm ${action}`, confirmForm(action, what, `${sessionHref(info.id)}/action`, fields, sessionHref(info.id))));
@@ -541,7 +542,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       plain = null;
       const info = await findSession(id);
       if (info.id !== id) throw new HttpError(404, `no session ${id}`);
-      target = await runAction(store, action, info, form.get("at"), options.hooks ?? {});
+      target = await runAction(store, action, info, action === "fork" ? form.get("at") : null, options.hooks ?? {});
     }
     plain = null;
     costs.at = 0;

@@ -133,6 +133,22 @@ describe("serve under attack: what a hostile request, page or file cannot do", (
     }
   });
 
+  it("a confirmation page says only what the action does: an `at` on an rm is not shown as if it narrowed it", async () => {
+    const s = await viewerStore();
+    const v = await startViewer({ root: s.root, write: true });
+    try {
+      const cookie = await login(v.url);
+      const a = await http(`http://127.0.0.1:${v.port}/s/${s.m.sessionId}/confirm?action=rm&at=${s.ids.otherLeaf}`, { cookie });
+      expect(a.status).toBe(200);
+      expect(a.body).not.toContain("at entry");
+      expect(a.body).not.toContain('name="at"');
+      const fork = await http(`http://127.0.0.1:${v.port}/s/${s.m.sessionId}/confirm?action=fork&at=${s.ids.otherLeaf}`, { cookie });
+      expect(fork.body).toContain(`at entry <code>${s.ids.otherLeaf}</code>`);
+    } finally {
+      await v.close();
+    }
+  });
+
   it("the sharing view's search is no oracle: a redacted secret's characters find nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create("/work/share", { root });
