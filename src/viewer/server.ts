@@ -178,7 +178,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (!res.headersSent) {
         res.writeHead(status, { "Content-Type": "text/html; charset=utf-8" });
         res.end(page("Error", `<h1>${status}</h1><p>${e(shareText(message))}</p>`));
-      } else res.end();
+      }
+      // Part of the answer is sent (an export streaming): cut the connection, so the browser reports a
+      // failed download instead of keeping a truncated file that looks whole.
+      else res.destroy();
     });
   });
 
@@ -510,11 +513,15 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   }
 
   async function exportHtml(res: ServerResponse, info: SessionInfo): Promise<void> {
+    const chunks = exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} })[
+      Symbol.asyncIterator
+    ]();
+    // The first piece before the headers: an export that fails at once is an error page, not a download.
+    const first = await chunks.next();
     res.setHeader("Content-Disposition", `attachment; filename="${info.id.replace(/[^\w.-]/g, "_")}.html"`);
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'");
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    for await (const chunk of exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} }))
-      res.write(chunk);
+    for (let next = first; next.done !== true; next = await chunks.next()) res.write(next.value);
     res.end();
   }
 
