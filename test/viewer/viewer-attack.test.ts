@@ -150,6 +150,23 @@ describe("serve under attack: what a hostile request, page or file cannot do", (
     }
   });
 
+  it("the export link downloads the whole frozen page, sandboxed, as an attachment", async () => {
+    const s = await viewerStore();
+    const v = await startViewer({ root: s.root, write: true });
+    try {
+      const cookie = await login(v.url);
+      const a = await http(`http://127.0.0.1:${v.port}/s/${s.hostile.id}/export.html`, { cookie });
+      expect(a.status).toBe(200);
+      expect(a.headers["content-disposition"]).toBe(`attachment; filename="${s.hostile.id}.html"`);
+      expect(a.headers["content-security-policy"]).toMatch(/^sandbox; /);
+      expect(a.body).toMatch(/^<!doctype html>/i);
+      expect(a.body.trimEnd()).toMatch(/<\/html>$/);
+      expect(a.body).not.toContain("<script>window.__pwned");
+    } finally {
+      await v.close();
+    }
+  });
+
   it("the sharing view's search is no oracle: a redacted secret's characters find nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create("/work/share", { root });
