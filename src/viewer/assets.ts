@@ -175,6 +175,11 @@ export const VIEWER_JS = `"use strict";
       if (!more) transcript.insertAdjacentHTML("beforeend", data.html);
       status.textContent = "live: " + data.count + " entries";
     });
+    // The writer went back and continued on another branch: the page shows the new latest one.
+    source.addEventListener("reload", function () {
+      source.close();
+      location.reload();
+    });
   }
 })();
 `;

@@ -317,8 +317,9 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         .map((s) => ({ id: s.id, title: v.share(s.title ?? s.firstMessage ?? s.id) }));
       const leaf = url.searchParams.get("leaf");
       const { leaf: shownLeaf } = shownBranch(v, leaf);
-      const count = shownBranch(v, null).branch.length;
-      const live = `${sessionHref(info.id)}/events?from=${count}`;
+      const latest = shownBranch(v, null).branch;
+      const last = latest[latest.length - 1]?.id;
+      const live = `${sessionHref(info.id)}/events?from=${latest.length}${last === undefined ? "" : `&last=${encodeURIComponent(last)}`}`;
       const actions = write ? actionFormHtml(info.id, shownLeaf) : "";
       const title = typeof v.header.title === "string" && v.header.title !== "" ? v.header.title : `Session ${info.id}`;
       return page(title, sessionHtml(v, leaf, forks, actions), live);
@@ -344,6 +345,9 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
    */
   async function events(req: IncomingMessage, res: ServerResponse, info: SessionInfo, url: URL): Promise<void> {
     let sent = Math.max(0, Number(url.searchParams.get("from")) || 0);
+    // The last entry the page shows: when the latest branch no longer passes through it (the writer
+    // went back and continued elsewhere), the page is told to reload instead of being sent that tail.
+    let last = url.searchParams.get("last");
     res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
     res.write(": live\n\n");
     let busy = false;
@@ -359,9 +363,16 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           again = false;
           await withView(info, (v) => {
             const { branch } = shownBranch(v, null);
+            if (last !== null && sent > 0 && branch[sent - 1]?.id !== last) {
+              res.write("event: reload\ndata: {}\n\n");
+              last = null;
+              sent = Number.POSITIVE_INFINITY;
+              return;
+            }
             if (branch.length <= sent) return;
             const { html: body } = branchPageHtml(v, branch, sent);
             sent = branch.length;
+            last = branch[sent - 1]!.id;
             res.write(`event: entries\ndata: ${JSON.stringify({ html: body, count: sent })}\n\n`);
           });
         } while (again);

@@ -341,3 +341,49 @@ describe("serve under attack: the skeleton and the whole open agree on odd entri
     expect(await page(false)).toBe(await page(true));
   });
 });
+
+describe("serve under attack: a live page whose branch is left behind", () => {
+  it("is told to reload when the writer continues on another branch, never sent that branch's tail as if it followed", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    const ids = [1, 2, 3, 4, 5].map((i) => m.appendMessage({ role: "user", content: `message ${i}`, timestamp: i }));
+    await m.close();
+    const v = await startViewer({ root });
+    try {
+      const cookie = await login(v.url);
+      const base = `http://127.0.0.1:${v.port}`;
+      const page = await http(`${base}/s/${m.sessionId}`, { cookie });
+      const live = /data-live="([^"]+)"/.exec(page.body)![1]!.replace(/&#38;/g, "&");
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
+      const first = new Promise<string>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: v.port, path: live, headers: { Cookie: cookie } }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => {
+            text += c;
+            if (text.startsWith(": live")) opened();
+            const event = /^event: (\w+)$/m.exec(text);
+            if (event !== null) {
+              resolve(event[1]!);
+              req.destroy();
+            }
+          });
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      await open;
+      // the writer goes back to message 2 and writes a longer branch from there
+      const w = await SessionManager.open(m.sessionFile!, { root });
+      w.branch(ids[1]!);
+      for (let i = 6; i <= 10; i++) w.appendMessage({ role: "user", content: `other ${i}`, timestamp: i });
+      await w.close();
+      expect(await first).toBe("reload");
+    } finally {
+      await v.close();
+    }
+  });
+});
