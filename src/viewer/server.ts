@@ -64,6 +64,11 @@ class HttpError extends Error {
   }
 }
 
+/** A time as ISO text; null for an invalid one (a header's time a transcript wrote as no date). */
+function isoOf(d: Date): string | null {
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
 /** A path segment decoded; a malformed percent-escape is the client's error (400), not the server's. */
 function decoded(segment: string): string {
   try {
@@ -221,7 +226,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       const all = withCosts(await listing(), await loadCosts()).map(shareInfo);
       return json(
         res,
-        all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })),
+        all.map((s) => ({ ...s, created: isoOf(s.created), modified: isoOf(s.modified) })),
       );
     }
     if (path === "/api/costs") {

@@ -167,6 +167,28 @@ describe("serve under attack: what a hostile request, page or file cannot do", (
     }
   });
 
+  it("a session whose header time is no date does not fail the list or the sessions API for every other one", async () => {
+    const s = await viewerStore();
+    const id = "0b1e5c0d-0000-7000-8000-0000000bad70";
+    const path = rawSession(dirname(s.m.sessionFile!), id, ["an odd one"]);
+    writeFileSync(
+      path,
+      readFileSync(path, "utf8").replace('"timestamp":"2026-01-02T03:04:05.000Z","cwd"', '"timestamp":"not a date","cwd"'),
+    );
+    const v = await startViewer({ root: s.root });
+    try {
+      const cookie = await login(v.url);
+      for (const path of ["/", "/api/sessions"]) {
+        const a = await http(`http://127.0.0.1:${v.port}${path}`, { cookie });
+        expect(a.status, path).toBe(200);
+        expect(a.body, path).toContain(s.m.sessionId);
+      }
+      expect((await http(`http://127.0.0.1:${v.port}/s/${id}`, { cookie })).body).toContain("an odd one");
+    } finally {
+      await v.close();
+    }
+  });
+
   it("the sharing view's search is no oracle: a redacted secret's characters find nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create("/work/share", { root });
