@@ -1,7 +1,7 @@
 import type { SessionEntry } from "../format/types.ts";
 import { escapeHtml as e, imageDataUrl } from "./html-text.ts";
 import { type EntryView, type MessagePart, titleOf, viewOf } from "./message-parts.ts";
-import { markdownToHtml } from "./markdown-html.ts";
+import { MARKDOWN_MAX_CHARS, markdownToHtml } from "./markdown-html.ts";
 import { toolLabel } from "./tool-labels.ts";
 
 /** Lines of a tool's output shown before "show all". @default 30 */
@@ -106,9 +106,11 @@ export function foldedPre(text: string, cls: string, full?: string): string {
 function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryContext): string {
   switch (part.kind) {
     case "text":
-      return view.role === "toolResult" || view.role === "bashExecution"
-        ? foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index))
-        : `<div class="md">${linkArtifacts(markdownToHtml(part.text), ctx.artifactIds)}</div>`;
+      if (view.role === "toolResult" || view.role === "bashExecution")
+        return foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index));
+      // A message too long for Markdown is folded as an output is (a served page holds its first lines only).
+      if (part.text.length > MARKDOWN_MAX_CHARS) return foldedPre(part.text, "plain", ctx.fullLink?.(view.entry.id, index));
+      return `<div class="md">${linkArtifacts(markdownToHtml(part.text), ctx.artifactIds)}</div>`;
     case "thinking":
       return `<details class="thinking"><summary>Thinking</summary>${
         part.redacted ? "<p>(redacted by the provider)</p>" : `<div class="md">${markdownToHtml(part.text)}</div>`

@@ -47,6 +47,9 @@ function parser(): MarkedClass {
   return marked;
 }
 
+/** Text longer than this is never parsed as Markdown (parsing costs more than it shows). @default 400000 */
+export const MARKDOWN_MAX_CHARS = 400_000;
+
 /**
  * Inline delimiters (emphasis, strike-through, table cells, links, code spans, quotes) one paragraph
  * may hold outside code fences before its Markdown is shown as plain text: past a few thousand the
@@ -92,7 +95,7 @@ export function tooTangled(text: string): boolean {
 export function markdownToHtml(text: string): string {
   // Very large or tangled texts are shown as preformatted text: parsing them costs more than it shows.
   const plain = () => `<pre class="plain">${escapeHtml(text)}</pre>`;
-  if (text.length > 400_000 || tooTangled(text)) return plain();
+  if (text.length > MARKDOWN_MAX_CHARS || tooTangled(text)) return plain();
   let html: string;
   try {
     html = parser().parse(text) as string;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { entryHtml } from "../../src/interchange/entry-html.ts";
 import { markdownToHtml } from "../../src/interchange/markdown-html.ts";
 
 /**
@@ -33,5 +34,27 @@ describe("Markdown a parser chokes on is shown as plain text, never parsed", () 
     const html = markdownToHtml(code);
     expect(html).toContain('<pre class="code" data-lang="c">');
     expect(html).toContain("<strong>now</strong>");
+  });
+});
+
+describe("a message text too long for Markdown is folded like a tool's output", () => {
+  it("shows its first lines and a show-all link, not megabytes of page", () => {
+    const text = `${"a long line of text\n".repeat(60_000)}the end`;
+    const entry = {
+      type: "message",
+      id: "big",
+      parentId: null,
+      timestamp: "2026-01-02T03:04:05.000Z",
+      message: { role: "assistant", content: [{ type: "text", text }], timestamp: 1 },
+    };
+    const html = entryHtml(entry as never, {
+      sessionId: "s",
+      calls: new Map(),
+      imageLink: () => null,
+      fullLink: (id, index) => `/s/s/text/${id}/${index}`,
+    });
+    expect(text.length).toBeGreaterThan(1_000_000);
+    expect(html.length).toBeLessThan(20_000);
+    expect(html).toContain('href="/s/s/text/big/0"');
   });
 });
