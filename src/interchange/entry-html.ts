@@ -60,6 +60,14 @@ function depthOf(text: string): number {
 }
 
 /** A value as JSON: indented, or compact when deeply nested; a value too deep to write at all says so. */
+/**
+ * An id as one shell word for a command a page suggests: as is when it holds only characters no
+ * shell treats specially, else single-quoted (ids come from transcripts: `x; rm -rf ~` must stay one argument).
+ */
+export function shellWord(text: string): string {
+  return /^[\w.:@%+=,/-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 function json(value: unknown): string {
   let compact: string | undefined;
   try {
@@ -157,7 +165,7 @@ export function entryHtml(entry: SessionEntry, ctx: EntryContext, hidden = false
   const cont =
     ctx.continueCommand === false
       ? ""
-      : `<code class="continue" title="continue from here">transcript-store fork ${e(ctx.sessionId)} --at ${id}</code>`;
+      : `<code class="continue" title="continue from here">${e(`transcript-store fork ${shellWord(ctx.sessionId)} --at ${shellWord(entry.id)}`)}</code>`;
   const link = `<a class="anchor" href="#${id}" aria-label="link to this entry">#</a>`;
   const cls = `entry role-${e(view.role.replace(/[^\w-]/g, "_"))}`;
   return (

@@ -409,3 +409,28 @@ describe("serve under attack: a live page whose branch is left behind", () => {
     }
   });
 });
+
+describe("serve under attack: the commands a page suggests", () => {
+  it("quote a hostile session or entry id for the shell: copying the line runs nothing else", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create("/work/attack", { root });
+    m.appendMessage({ role: "user", content: "seed", timestamp: 1 });
+    await m.close();
+    const id = "0b1e5c0d-0000-7000-8000-00000000c0de";
+    const path = rawSession(dirname(m.sessionFile!), id, ["A", "B"]);
+    const evil = "x; touch /tmp/pwned #";
+    writeFileSync(path, readFileSync(path, "utf8").replaceAll('"m1"', JSON.stringify(evil)));
+    const v = await startViewer({ root });
+    try {
+      const cookie = await login(v.url);
+      const page = (await http(`http://127.0.0.1:${v.port}/s/${id}`, { cookie })).body;
+      const commands = [...page.matchAll(/<code[^>]*>(transcript-store fork [^<]*)<\/code>/g)].map((x) =>
+        x[1]!.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))),
+      );
+      expect(commands).toContain(`transcript-store fork ${id} --at 'x; touch /tmp/pwned #'`);
+      for (const c of commands) expect(c, c).not.toMatch(/--at x;/);
+    } finally {
+      await v.close();
+    }
+  });
+});
