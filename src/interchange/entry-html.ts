@@ -162,10 +162,8 @@ export function entryHtml(entry: SessionEntry, ctx: EntryContext, hidden = false
   const error = view.isError === true ? ' <span class="error">error</span>' : "";
   const time = typeof entry.timestamp === "string" ? `<time datetime="${e(entry.timestamp)}">${e(entry.timestamp)}</time>` : "";
   const body = view.parts.map((p, i) => partHtml(p, view, i, ctx)).join("");
-  const cont =
-    ctx.continueCommand === false
-      ? ""
-      : `<code class="continue" title="continue from here">${e(`transcript-store fork ${shellWord(ctx.sessionId)} --at ${shellWord(entry.id)}`)}</code>`;
+  const command = `transcript-store fork ${shellWord(ctx.sessionId)} --at ${shellWord(entry.id)}`;
+  const cont = ctx.continueCommand === false ? "" : `<code class="continue" title="continue from here">${e(command)}</code>`;
   const link = `<a class="anchor" href="#${id}" aria-label="link to this entry">#</a>`;
   const cls = `entry role-${e(view.role.replace(/[^\w-]/g, "_"))}`;
   return (

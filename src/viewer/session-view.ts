@@ -141,11 +141,12 @@ export function sessionHtml(
           )
           .join("")}</ul></section>`;
   const follow = shownLeaf === v.leafId ? "1" : "0";
+  const command = `transcript-store fork ${shellWord(h.id)}${shownLeaf === null ? "" : ` --at ${shellWord(shownLeaf)}`}`;
   return (
     `<div class="session-layout">${treeHtml(v, shownLeaf, branch.length, forks)}<div class="session">` +
     `<header class="session-head"><h1>${e(title)}</h1>` +
     `<dl class="facts">${facts.map(([k, x]) => `<div><dt>${k}</dt><dd>${x}</dd></div>`).join("")}</dl>` +
-    `<p>Continue it: <code>${e(`transcript-store fork ${shellWord(h.id)}${shownLeaf === null ? "" : ` --at ${shellWord(shownLeaf)}`}`)}</code></p>` +
+    `<p>Continue it: <code>${e(command)}</code></p>` +
     `${actions}</header>` +
     `<section id="transcript" aria-label="Transcript" data-follow="${follow}">${html}</section>${more}${artifactList}</div></div>`
   );
