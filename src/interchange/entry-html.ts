@@ -1,7 +1,7 @@
 import type { SessionEntry } from "../format/types.ts";
 import { escapeHtml as e, imageDataUrl } from "./html-text.ts";
 import { type EntryView, type MessagePart, titleOf, viewOf } from "./message-parts.ts";
-import { markdownToHtml } from "./markdown-html.ts";
+import { MARKDOWN_MAX_CHARS, markdownToHtml } from "./markdown-html.ts";
 import { toolLabel } from "./tool-labels.ts";
 
 /** Lines of a tool's output shown before "show all". @default 30 */
@@ -39,8 +39,44 @@ export function linkArtifacts(html: string, ids: ReadonlySet<string> | undefined
   );
 }
 
+/** Nesting beyond which a value is shown compact: indented, its size grows with the square of its depth. @default 32 */
+const INDENT_MAX_DEPTH = 32;
+
+/** How deep a JSON text nests (its brackets outside strings). */
+function depthOf(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") max = Math.max(max, ++depth);
+    else if (c === "]" || c === "}") depth--;
+  }
+  return max;
+}
+
+/** A value as JSON: indented, or compact when deeply nested; a value too deep to write at all says so. */
+/**
+ * An id as one shell word for a command a page suggests: as is when it holds only characters no
+ * shell treats specially, else single-quoted (ids come from transcripts: `x; rm -rf ~` must stay one argument).
+ */
+export function shellWord(text: string): string {
+  return /^[\w.:@%+=,/-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 function json(value: unknown): string {
-  return JSON.stringify(value, null, 2) ?? String(value);
+  let compact: string | undefined;
+  try {
+    compact = JSON.stringify(value);
+  } catch {
+    return "[a value nested too deep to show]";
+  }
+  if (compact === undefined) return String(value);
+  return depthOf(compact) > INDENT_MAX_DEPTH ? compact : JSON.stringify(value, null, 2);
 }
 
 /** The first lines of a long text (at most `OUTPUT_PREVIEW_LINES` lines and `OUTPUT_PREVIEW_CHARS` characters). */
@@ -78,9 +114,11 @@ export function foldedPre(text: string, cls: string, full?: string): string {
 function partHtml(part: MessagePart, view: EntryView, index: number, ctx: EntryContext): string {
   switch (part.kind) {
     case "text":
-      return view.role === "toolResult" || view.role === "bashExecution"
-        ? foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index))
-        : `<div class="md">${linkArtifacts(markdownToHtml(part.text), ctx.artifactIds)}</div>`;
+      if (view.role === "toolResult" || view.role === "bashExecution")
+        return foldedPre(part.text, "output", ctx.fullLink?.(view.entry.id, index));
+      // A message too long for Markdown is folded as an output is (a served page holds its first lines only).
+      if (part.text.length > MARKDOWN_MAX_CHARS) return foldedPre(part.text, "plain", ctx.fullLink?.(view.entry.id, index));
+      return `<div class="md">${linkArtifacts(markdownToHtml(part.text), ctx.artifactIds)}</div>`;
     case "thinking":
       return `<details class="thinking"><summary>Thinking</summary>${
         part.redacted ? "<p>(redacted by the provider)</p>" : `<div class="md">${markdownToHtml(part.text)}</div>`
@@ -124,10 +162,8 @@ export function entryHtml(entry: SessionEntry, ctx: EntryContext, hidden = false
   const error = view.isError === true ? ' <span class="error">error</span>' : "";
   const time = typeof entry.timestamp === "string" ? `<time datetime="${e(entry.timestamp)}">${e(entry.timestamp)}</time>` : "";
   const body = view.parts.map((p, i) => partHtml(p, view, i, ctx)).join("");
-  const cont =
-    ctx.continueCommand === false
-      ? ""
-      : `<code class="continue" title="continue from here">transcript-store fork ${e(ctx.sessionId)} --at ${id}</code>`;
+  const command = `transcript-store fork ${shellWord(ctx.sessionId)} --at ${shellWord(entry.id)}`;
+  const cont = ctx.continueCommand === false ? "" : `<code class="continue" title="continue from here">${e(command)}</code>`;
   const link = `<a class="anchor" href="#${id}" aria-label="link to this entry">#</a>`;
   const cls = `entry role-${e(view.role.replace(/[^\w-]/g, "_"))}`;
   return (

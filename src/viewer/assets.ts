@@ -147,7 +147,9 @@ export const VIEWER_JS = `"use strict";
     }
   }
   function reveal() {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id;
+    // A malformed escape in a link's fragment names no entry (and must not stop the script).
+    try { id = decodeURIComponent(location.hash.slice(1)); } catch (err) { return; }
     if (id === "" || !transcript) return;
     var el = document.getElementById("e-" + id) || document.getElementById(id);
     if (el) {
@@ -172,6 +174,11 @@ export const VIEWER_JS = `"use strict";
       // With pages still to load, the new entries come with them; otherwise they are added here.
       if (!more) transcript.insertAdjacentHTML("beforeend", data.html);
       status.textContent = "live: " + data.count + " entries";
+    });
+    // The writer went back and continued on another branch: the page shows the new latest one.
+    source.addEventListener("reload", function () {
+      source.close();
+      location.reload();
     });
   }
 })();

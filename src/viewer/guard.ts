@@ -1,8 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-/** The cookie that carries the viewer's token once the printed URL was opened. */
-export const TOKEN_COOKIE = "ts_viewer";
+/**
+ * The cookie that carries the viewer's token once the printed URL was opened, named by the server's
+ * port: a browser keeps cookies per host, not per port, so two viewers sharing one name would log
+ * each other out at every login.
+ */
+export function tokenCookie(port: number): string {
+  return `ts_viewer_${port}`;
+}
 
 /**
  * The Content-Security-Policy of every page: nothing but the server itself (scripts and styles as
@@ -46,13 +52,13 @@ export type Admission = { ok: true; setCookie: boolean } | { ok: false; status: 
  * page sends its own host name) and it carries the token: as `?token=` (the printed URL; the answer
  * then sets the cookie) or in the cookie (`SameSite=Strict`, `HttpOnly`).
  */
-export function admit(req: IncomingMessage, url: URL, token: string, allowedHosts: ReadonlySet<string>): Admission {
+export function admit(req: IncomingMessage, url: URL, token: string, allowedHosts: ReadonlySet<string>, cookie: string): Admission {
   const host = (req.headers.host ?? "").toLowerCase();
   if (!allowedHosts.has(host)) return { ok: false, status: 421, reason: "unknown Host header" };
   const given = url.searchParams.get("token");
   if (given !== null && sameSecret(given, token)) return { ok: true, setCookie: true };
-  const cookie = cookieOf(req, TOKEN_COOKIE);
-  if (cookie !== null && sameSecret(cookie, token)) return { ok: true, setCookie: false };
+  const held = cookieOf(req, cookie);
+  if (held !== null && sameSecret(held, token)) return { ok: true, setCookie: false };
   return { ok: false, status: 401, reason: "missing or wrong token: open the URL the server printed" };
 }
 
@@ -67,7 +73,7 @@ export function csrfOk(given: string | null, token: string, sessionId: string): 
 }
 
 /** The headers every answer carries (the CSP, no sniffing, no referrer, no framing, no caching of private pages). */
-export function securityHeaders(res: ServerResponse, token: string | null): void {
+export function securityHeaders(res: ServerResponse, token: string | null, cookie: string): void {
   res.setHeader("Content-Security-Policy", VIEWER_CSP);
   res.setHeader("X-Content-Type-Options", "nosniff");
   res.setHeader("Referrer-Policy", "no-referrer");
@@ -75,5 +81,5 @@ export function securityHeaders(res: ServerResponse, token: string | null): void
   res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
   res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
   res.setHeader("Cache-Control", "no-store");
-  if (token !== null) res.setHeader("Set-Cookie", `${TOKEN_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`);
+  if (token !== null) res.setHeader("Set-Cookie", `${cookie}=${token}; Path=/; HttpOnly; SameSite=Strict`);
 }

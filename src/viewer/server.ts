@@ -11,11 +11,12 @@ import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { VIEWER_CSS, VIEWER_JS } from "./assets.ts";
 import { COMPARE_ROWS, compareFormHtml, compareHtml } from "./compare-view.ts";
-import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders } from "./guard.ts";
+import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders, tokenCookie } from "./guard.ts";
 import { filtersOf, listHtml, trashHtml } from "./list-view.ts";
 import { money, pageHtml, sessionHref } from "./page.ts";
 import { openSessionView, type SessionView } from "./session-data.ts";
 import { branchPageHtml, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
+import { sharedHits } from "./sharing-search.ts";
 import { usageHtml } from "./usage-view.ts";
 import { type SessionCost, ViewerStore, type ViewerStoreOptions, withCosts } from "./viewer-store.ts";
 import {
@@ -60,6 +61,20 @@ class HttpError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** A time as ISO text; null for an invalid one (a header's time a transcript wrote as no date). */
+function isoOf(d: Date): string | null {
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+/** A path segment decoded; a malformed percent-escape is the client's error (400), not the server's. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "malformed percent-escape in the path");
   }
 }
 
@@ -153,6 +168,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           ...x,
           title: x.title === null ? null : shareText(x.title),
           firstMessage: x.firstMessage === null ? null : shareText(x.firstMessage),
+          // a cwd (and the file path named after it) can hold a secret too
+          cwd: shareText(x.cwd),
+          path: shareText(x.path),
+          parentSession: x.parentSession === null ? null : shareText(x.parentSession),
         };
   const page = (title: string, body: string, live?: string) => pageHtml(title, body, { redacted: redact, write, live });
 
@@ -163,26 +182,32 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         err instanceof HttpError ? err.message : err instanceof TranscriptStoreError ? `${err.code}: ${err.message}` : "internal error";
       if (!res.headersSent) {
         res.writeHead(status, { "Content-Type": "text/html; charset=utf-8" });
-        res.end(page("Error", `<h1>${status}</h1><p>${e(message)}</p>`));
-      } else res.end();
+        res.end(page("Error", `<h1>${status}</h1><p>${e(shareText(message))}</p>`));
+      }
+      // Part of the answer is sent (an export streaming): cut the connection, so the browser reports a
+      // failed download instead of keeping a truncated file that looks whole.
+      else res.destroy();
     });
   });
 
   const allowedHosts = new Set<string>();
+  let port = 0;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://viewer.invalid");
-    const admission = admit(req, url, token, allowedHosts);
+    const cookie = tokenCookie(port);
+    const admission = admit(req, url, token, allowedHosts, cookie);
     if (!admission.ok) {
-      securityHeaders(res, null);
+      securityHeaders(res, null, cookie);
       res.writeHead(admission.status, { "Content-Type": "text/plain; charset=utf-8" });
       res.end(`${admission.reason}\n`);
       return;
     }
-    securityHeaders(res, admission.setCookie ? token : null);
+    securityHeaders(res, admission.setCookie ? token : null, cookie);
     if (admission.setCookie) {
-      // The token leaves the address bar (and so the history) at once.
+      // The token leaves the address bar (and so the history) at once; the path keeps one leading
+      // slash (`//host` would be another server's address).
       url.searchParams.delete("token");
-      res.writeHead(303, { Location: `${url.pathname}${url.search}` });
+      res.writeHead(303, { Location: `/${url.pathname.replace(/^\/+/, "")}${url.search}` });
       res.end();
       return;
     }
@@ -201,7 +226,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       const all = withCosts(await listing(), await loadCosts()).map(shareInfo);
       return json(
         res,
-        all.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })),
+        all.map((s) => ({ ...s, created: isoOf(s.created), modified: isoOf(s.modified) })),
       );
     }
     if (path === "/api/costs") {
@@ -218,14 +243,14 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (path === "/compare") return comparePage(res, url);
     const m = /^\/s\/([^/]+)(?:\/(entries|events|image|text|artifact|confirm|stats|export\.html)(?:\/(.*))?)?$/.exec(path);
     if (m !== null) {
-      const id = decodeURIComponent(m[1]!);
+      const id = decoded(m[1]!);
       const info = await findSession(id);
       const what = m[2];
       if (what === undefined) return sessionPage(res, info, url);
       if (what === "entries") return entriesFragment(res, info, url);
       if (what === "events") return events(req, res, info, url);
       if (what === "image") return image(res, info, m[3] ?? "");
-      if (what === "artifact") return artifact(res, info, decodeURIComponent(m[3] ?? ""));
+      if (what === "artifact") return artifact(res, info, decoded(m[3] ?? ""));
       if (what === "confirm") return confirm(res, info, url);
       if (what === "export.html") return exportHtml(res, info);
       if (what === "stats") return stats(res, info);
@@ -253,7 +278,13 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     // As you type, the last word is a prefix once it has three letters ("pars" finds "parser").
     if (url.searchParams.get("prefix") === "1" && /(^|\s)[\p{L}\p{N}_]{3,}$/u.test(q)) q = `${q}*`;
     try {
-      const [hits, all] = await Promise.all([store.search(q, 30), listing()]);
+      const [found, all] = await Promise.all([store.search(q, 30), listing()]);
+      // The sharing view keeps a hit only when its entry, redacted, still matches (no oracle for a secret).
+      const hits = redact
+        ? await sharedHits(found, q, async (sessionId, ids) =>
+            withView(await findSession(sessionId), (v) => new Map([...v.entries(ids)].map(([id, x]) => [id, JSON.stringify(x)]))),
+          )
+        : found;
       const titles = new Map(all.map((s) => [s.id, s.title ?? s.firstMessage ?? ""]));
       return json(res, {
         hits: hits.map((h) => ({
@@ -261,7 +292,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           entryId: h.entryId,
           role: h.role,
           timestamp: h.timestamp,
-          cwd: h.cwd,
+          cwd: shareText(h.cwd),
           title: shareText(titles.get(h.sessionId) ?? ""),
           // The sharing view shows no snippet: a snippet's edge can cut a secret the redactor would no longer see whole.
           snippet: redact ? [] : snippetParts(h.snippet),
@@ -291,8 +322,9 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         .map((s) => ({ id: s.id, title: v.share(s.title ?? s.firstMessage ?? s.id) }));
       const leaf = url.searchParams.get("leaf");
       const { leaf: shownLeaf } = shownBranch(v, leaf);
-      const count = shownBranch(v, null).branch.length;
-      const live = `${sessionHref(info.id)}/events?from=${count}`;
+      const latest = shownBranch(v, null).branch;
+      const last = latest[latest.length - 1]?.id;
+      const live = `${sessionHref(info.id)}/events?from=${latest.length}${last === undefined ? "" : `&last=${encodeURIComponent(last)}`}`;
       const actions = write ? actionFormHtml(info.id, shownLeaf) : "";
       const title = typeof v.header.title === "string" && v.header.title !== "" ? v.header.title : `Session ${info.id}`;
       return page(title, sessionHtml(v, leaf, forks, actions), live);
@@ -318,6 +350,9 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
    */
   async function events(req: IncomingMessage, res: ServerResponse, info: SessionInfo, url: URL): Promise<void> {
     let sent = Math.max(0, Number(url.searchParams.get("from")) || 0);
+    // The last entry the page shows: when the latest branch no longer passes through it (the writer
+    // went back and continued elsewhere), the page is told to reload instead of being sent that tail.
+    let last = url.searchParams.get("last");
     res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
     res.write(": live\n\n");
     let busy = false;
@@ -333,9 +368,16 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
           again = false;
           await withView(info, (v) => {
             const { branch } = shownBranch(v, null);
+            if (last !== null && sent > 0 && branch[sent - 1]?.id !== last) {
+              res.write("event: reload\ndata: {}\n\n");
+              last = null;
+              sent = Number.POSITIVE_INFINITY;
+              return;
+            }
             if (branch.length <= sent) return;
             const { html: body } = branchPageHtml(v, branch, sent);
             sent = branch.length;
+            last = branch[sent - 1]!.id;
             res.write(`event: entries\ndata: ${JSON.stringify({ html: body, count: sent })}\n\n`);
           });
         } while (again);
@@ -367,7 +409,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
 
   async function image(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
     const [entryId, index] = rest.split("/");
-    const found = await withView(info, (v) => v.image(decodeURIComponent(entryId ?? ""), Number(index)));
+    const found = await withView(info, (v) => v.image(decoded(entryId ?? ""), Number(index)));
     if (found === null) throw new HttpError(404, "no such image");
     // An SVG opened on its own is a document: the sandbox keeps any script in it from running.
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'");
@@ -378,7 +420,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   /** The whole text of a folded output ("show all"), as plain text. */
   async function partText(res: ServerResponse, info: SessionInfo, rest: string): Promise<void> {
     const [entryId, index] = rest.split("/");
-    const id = decodeURIComponent(entryId ?? "");
+    const id = decoded(entryId ?? "");
     const text = await withView(info, (v) => {
       const entry = v.entries([id]).get(id);
       const part = entry === undefined ? undefined : viewOf(entry)?.parts[Number(index)];
@@ -412,10 +454,10 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
         usageHtml({
           byDay: day.groups,
           byModel: model.groups,
-          byCwd: cwd.groups,
+          byCwd: cwd.groups.map((g) => ({ ...g, key: shareText(g.key) })),
           bySession: session.groups,
           total: day.total,
-          spaceByCwd: space.rows,
+          spaceByCwd: space.rows.map((r) => ({ ...r, cwd: shareText(r.cwd) })),
           spaceTotals: space.totals,
         }),
       ),
@@ -428,7 +470,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       write
         ? TRASH_ACTIONS.map((a) => `<a href="/trash/confirm?action=${a}&amp;id=${e(encodeURIComponent(t.trashId))}">${a}…</a>`).join(" · ")
         : "";
-    return html(res, page("Trash", trashHtml(entries, buttons)));
+    const shown = entries.map((t) => ({ ...t, cwd: shareText(t.cwd), from: shareText(t.from) }));
+    return html(res, page("Trash", trashHtml(shown, buttons)));
   }
 
   async function comparePage(res: ServerResponse, url: URL): Promise<void> {
@@ -468,7 +511,8 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     if (!write) throw new HttpError(403, "write actions are off: start the server with --write");
     const action = url.searchParams.get("action") as ViewerAction | null;
     if (action === null || !VIEWER_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
-    const at = url.searchParams.get("at");
+    // Only a fork starts at an entry: any other action's page names the whole session, as it acts on it.
+    const at = action === "fork" ? url.searchParams.get("at") : null;
     const what = `Session <code>${e(info.id)}</code>${at === null ? "" : ` at entry <code>${e(at)}</code>`}.`;
     const fields: Record<string, string> = { action, csrf: csrfTokenFor(token, info.id), ...(at === null ? {} : { at }) };
     return html(res, page(`Confirm ${action}`, confirmForm(action, what, `${sessionHref(info.id)}/action`, fields, sessionHref(info.id))));
@@ -485,11 +529,15 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
   }
 
   async function exportHtml(res: ServerResponse, info: SessionInfo): Promise<void> {
+    const chunks = exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} })[
+      Symbol.asyncIterator
+    ]();
+    // The first piece before the headers: an export that fails at once is an error page, not a download.
+    const first = await chunks.next();
     res.setHeader("Content-Disposition", `attachment; filename="${info.id.replace(/[^\w.-]/g, "_")}.html"`);
     res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'");
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    for await (const chunk of exportSession(info.path, { ...storeOptions, format: "html", redactOutput: true, onWarning: () => {} }))
-      res.write(chunk);
+    for (let next = first; next.done !== true; next = await chunks.next()) res.write(next.value);
     res.end();
   }
 
@@ -502,15 +550,22 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       if (!csrfOk(form.get("csrf"), token, `trash:${id}`)) throw new HttpError(403, "missing or wrong CSRF token");
       const action = form.get("action") as TrashAction | null;
       if (action === null || !TRASH_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
+      // Exactly the confirmed entry: a second submit of a purge must not find another one by prefix.
+      if (!(await store.trash()).some((t) => t.trashId === id)) throw new HttpError(404, `nothing in the trash is ${id}`);
       target = await runTrashAction(store, action, id);
     } else {
       const m = /^\/s\/([^/]+)\/action$/.exec(url.pathname);
       if (m === null) throw new HttpError(404, "not found");
-      const id = decodeURIComponent(m[1]!);
+      const id = decoded(m[1]!);
       if (!csrfOk(form.get("csrf"), token, id)) throw new HttpError(403, "missing or wrong CSRF token");
       const action = form.get("action") as ViewerAction | null;
       if (action === null || !VIEWER_ACTIONS.includes(action)) throw new HttpError(400, "unknown action");
-      target = await runAction(store, action, await findSession(id), form.get("at"), options.hooks ?? {});
+      // Exactly the confirmed session, read afresh: once it is gone (a second submit of an rm), an id
+      // it prefixes is another session, never a match.
+      plain = null;
+      const info = await findSession(id);
+      if (info.id !== id) throw new HttpError(404, `no session ${id}`);
+      target = await runAction(store, action, info, action === "fork" ? form.get("at") : null, options.hooks ?? {});
     }
     plain = null;
     costs.at = 0;
@@ -522,7 +577,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   for (const name of [shownHost, "localhost", "127.0.0.1"]) allowedHosts.add(`${name}:${port}`.toLowerCase());
   return {

@@ -3,7 +3,7 @@ import { usageOfEntries } from "../accounting/entries-usage.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { isBlobRef } from "../blob/blob-ref.ts";
 import { ArtifactStore } from "../artifacts/artifact-store.ts";
-import type { SessionEntry, SessionHeader } from "../format/types.ts";
+import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { viewOf } from "../interchange/message-parts.ts";
 import { redactForSharing } from "../session/redact-for-sharing.ts";
 import { artifactsDirOf } from "../session/paths.ts";
@@ -96,6 +96,20 @@ async function imagePart(
   return { type, bytes: Buffer.from(payload, "base64") };
 }
 
+/** What the sharing view shows of an entry it cannot redact (nested too deep): its place in the tree and a note. */
+function unshareable(entry: Record<string, unknown>): SessionEntry {
+  return {
+    type: "message",
+    id: entry.id,
+    parentId: typeof entry.parentId === "string" ? entry.parentId : null,
+    timestamp: typeof entry.timestamp === "string" ? entry.timestamp : "",
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text: "[an entry nested too deep to redact: not shown in the sharing view]" }],
+    },
+  } as unknown as SessionEntry;
+}
+
 /** Opens the view of a session for one request (or an event stream's change); close it after. */
 export async function openSessionView(
   store: ViewerStore,
@@ -104,7 +118,16 @@ export async function openSessionView(
 ): Promise<SessionView> {
   const resolved = resolveSessionManagerOptions(store.options);
   const redactor = options.redact ? await sharingRedactorOf(resolved.store, store.options.root, true) : null;
-  const share = <T>(value: T): T => (redactor === null ? value : redactForSharing(value, redactor, new Map()));
+  const share = <T>(value: T): T => {
+    if (redactor === null) return value;
+    try {
+      return redactForSharing(value, redactor, new Map());
+    } catch (err) {
+      // A value nested too deep for the redactor's walk: an entry is shown as a note, never unredacted.
+      if (isRecord(value) && typeof value.id === "string") return unshareable(value) as T;
+      throw err;
+    }
+  };
   const imageLink = (entryId: string, index: number) => `${sessionHref(info.id)}/image/${encodeURIComponent(entryId)}/${index}`;
   const isFile = resolved.store === null || resolved.store === undefined;
   const sk = isFile && options.whole !== true && statSync(info.path, { throwIfNoEntry: false })?.isFile() ? skeletonOf(info.path) : null;

@@ -23,6 +23,15 @@ export interface Skeleton {
   scanned: number;
   /** The file's identity when scanned: a different inode or a smaller size means it was rewritten. */
   ino: number;
+  /** When the file was made (a new file on a reused inode is another file). */
+  birth: number;
+  /**
+   * The header line and the head of the last scanned line, as scanned: a file rewritten in place
+   * (same inode, at least as long) whose lines moved shows it there, and is scanned again whole.
+   */
+  mark: string;
+  /** Where the header line ends (its line end included). */
+  headerEnd: number;
   byId: Map<string, number>;
 }
 
@@ -49,7 +58,8 @@ function nodeOf(line: Buffer): TreeNode | "unknown" {
   const head = line.toString("utf8", 0, Math.min(line.length, 512));
   const m = HEAD.exec(head);
   if (m !== null) {
-    if (m[1] === "encrypted") return "unknown";
+    // an empty id is one the load leaves out: the page opens such a session whole, as for an encrypted line
+    if (m[1] === "encrypted" || m[2] === "") return "unknown";
     return { id: JSON.parse(`"${m[2]}"`) as string, parentId: m[3] === "null" ? null : (JSON.parse(m[3]!) as string) };
   }
   let value: unknown;
@@ -58,11 +68,25 @@ function nodeOf(line: Buffer): TreeNode | "unknown" {
   } catch {
     return "unknown"; // a damaged or glued line: the load's own rules (split, report) apply, so the page opens it whole
   }
-  if (!isRecord(value) || typeof value.id !== "string" || value.type === "encrypted") return "unknown";
+  if (!isRecord(value) || typeof value.id !== "string" || value.id === "" || value.type === "encrypted") return "unknown";
   return { id: value.id, parentId: typeof value.parentId === "string" ? value.parentId : null };
 }
 
 const CHUNK = 4 << 20;
+
+/** Bytes of the last line kept in a skeleton's mark. */
+const MARK_BYTES = 4096;
+
+/** The header line and the first bytes (with its line end) of the last entry line, as the file holds them now. */
+function markOf(fd: number, sk: Pick<Skeleton, "offsets" | "lengths" | "scanned">, headerEnd: number): string {
+  const head = readRange(fd, 0, headerEnd).toString("latin1");
+  const last = sk.offsets.length - 1;
+  if (last < 0) return head;
+  const start = sk.offsets[last]!;
+  const end = start + sk.lengths[last]! + 1;
+  const lastHead = readRange(fd, start, Math.min(end, start + MARK_BYTES)).toString("latin1");
+  return `${head}\n${start}:${lastHead}:${readRange(fd, end - 1, end).toString("latin1")}`;
+}
 
 /**
  * Scans `path` (from `from`'s end when it is the same file grown) into a skeleton; null when the file
@@ -74,7 +98,13 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
   try {
     const st = fstatSync(fd);
     let sk: Skeleton;
-    if (from !== null && from.ino === st.ino && st.size >= from.scanned) sk = from;
+    const same =
+      from !== null &&
+      from.ino === st.ino &&
+      from.birth === st.birthtimeMs &&
+      st.size >= from.scanned &&
+      markOf(fd, from, from.headerEnd) === from.mark;
+    if (same) sk = from!;
     else {
       const first = readRange(fd, 0, Math.min(st.size, 1 << 20));
       const nl = first.indexOf(10);
@@ -94,6 +124,9 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
         lengths: [],
         scanned: nl + 1,
         ino: st.ino,
+        birth: st.birthtimeMs,
+        headerEnd: nl + 1,
+        mark: "",
         byId: new Map(),
       };
     }
@@ -124,6 +157,7 @@ export function scanSkeleton(path: string, from: Skeleton | null = null): Skelet
       carryStart = base + start;
       at += chunk.length;
     }
+    sk.mark = markOf(fd, sk, sk.headerEnd);
     return sk;
   } finally {
     closeSync(fd);

@@ -3,7 +3,7 @@ import { escapeHtml as e } from "../interchange/html-text.ts";
 import { textOf, viewOf } from "../interchange/message-parts.ts";
 import { bytes, money, sessionHref } from "./page.ts";
 import type { SessionView } from "./session-data.ts";
-import { type EntryContext, entryHtml } from "../interchange/entry-html.ts";
+import { type EntryContext, entryHtml, shellWord } from "../interchange/entry-html.ts";
 import { pathTo, type TreeNode } from "./session-skeleton.ts";
 
 /** Entries rendered per page of a branch; the rest load as the reader scrolls ("more"). @default 200 */
@@ -141,11 +141,12 @@ export function sessionHtml(
           )
           .join("")}</ul></section>`;
   const follow = shownLeaf === v.leafId ? "1" : "0";
+  const command = `transcript-store fork ${shellWord(h.id)}${shownLeaf === null ? "" : ` --at ${shellWord(shownLeaf)}`}`;
   return (
     `<div class="session-layout">${treeHtml(v, shownLeaf, branch.length, forks)}<div class="session">` +
     `<header class="session-head"><h1>${e(title)}</h1>` +
     `<dl class="facts">${facts.map(([k, x]) => `<div><dt>${k}</dt><dd>${x}</dd></div>`).join("")}</dl>` +
-    `<p>Continue it: <code>transcript-store fork ${e(h.id)}${shownLeaf === null ? "" : ` --at ${e(shownLeaf)}`}</code></p>` +
+    `<p>Continue it: <code>${e(command)}</code></p>` +
     `${actions}</header>` +
     `<section id="transcript" aria-label="Transcript" data-follow="${follow}">${html}</section>${more}${artifactList}</div></div>`
   );

@@ -32,7 +32,7 @@ describe("serve: who may ask, and what every answer carries", () => {
       expect(a.body).not.toContain(s.m.sessionId);
     }
     expect((await http(`${base(ro)}/?token=wrong`)).status).toBe(401);
-    expect((await http(`${base(ro)}/`, { cookie: "ts_viewer=wrong" })).status).toBe(401);
+    expect((await http(`${base(ro)}/`, { cookie: `ts_viewer_${ro.port}=wrong` })).status).toBe(401);
   });
 
   it("refuses a Host that is not the server's (DNS rebinding), even with the token", async () => {
@@ -47,7 +47,9 @@ describe("serve: who may ask, and what every answer carries", () => {
     const a = await http(`${ro.url}&x=1`);
     expect(a.status).toBe(303);
     expect(a.headers.location).toBe("/?x=1");
-    expect(String(a.headers["set-cookie"])).toMatch(/^ts_viewer=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(String(a.headers["set-cookie"])).toMatch(
+      new RegExp(`^ts_viewer_${ro.port}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict$`),
+    );
   });
 
   it("sends a strict CSP and no-sniff/no-referrer/no-frame headers on every page", async () => {

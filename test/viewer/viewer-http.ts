@@ -10,7 +10,15 @@ export interface Answer {
 /** A raw request to the viewer (any Host, cookie, method, body), as a browser or an attacker would send it. */
 export function http(
   url: string,
-  options: { method?: string; host?: string; cookie?: string; body?: string; headers?: Record<string, string> } = {},
+  options: {
+    method?: string;
+    host?: string;
+    cookie?: string;
+    body?: string;
+    headers?: Record<string, string>;
+    /** The request target sent as is (no URL normalising: `/./`, `\\`). */
+    rawPath?: string;
+  } = {},
 ): Promise<Answer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
@@ -18,7 +26,7 @@ export function http(
       {
         host: u.hostname,
         port: u.port,
-        path: `${u.pathname}${u.search}`,
+        path: options.rawPath ?? `${u.pathname}${u.search}`,
         method: options.method ?? "GET",
         headers: {
           Host: options.host ?? u.host,
