@@ -181,8 +181,10 @@ export class BlobStore {
     if (!stat.isFile() || stat.size !== bytes.byteLength) return "damaged";
     if (this.proven.get(hash) !== stampOf(stat) && !fileHoldsBytes(path, bytes)) return "damaged";
     try {
-      const settled = settledMtime();
-      io.utimesSync(path, settled, settled);
+      // The current time (not a settled one): this file was proven by a compare that a foreign
+      // in-place write could follow before this call, so its new stamp is kept in memory only.
+      const now = new Date();
+      io.utimesSync(path, now, now);
     } catch (err) {
       if (errnoCode(err) === "ENOENT") return "absent"; // collected meanwhile: store it again
       // Cannot touch (read-only store?): the bytes were proven right, so it is still usable.
