@@ -91,10 +91,10 @@ describe("a blob our store writes is proven from the first read of any later pro
   });
 });
 
-describe("one-pass read + hash (getVerifiedSync) equals read then hash", () => {
+describe("one-pass read + hash (getVerifiedSync, verify) equals read then hash", () => {
   const CHUNK = 256 * 1024;
   for (const size of [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7]) {
-    it(`${size} bytes written by someone else: served exactly; a changed first or last byte is BLOB_CORRUPT`, () => {
+    it(`${size} bytes written by someone else: served exactly; a changed first or last byte is BLOB_CORRUPT`, async () => {
       const dir = tempDir();
       const bytes = patterned(size, size);
       const hash = sha(bytes);
@@ -110,7 +110,9 @@ describe("one-pass read + hash (getVerifiedSync) equals read then hash", () => {
         expect(() => new BlobStore(dir, { readOnly: true }).getVerifiedSync(hash)).toThrow(
           expect.objectContaining({ code: "BLOB_CORRUPT" }),
         );
+        expect(await new BlobStore(dir, { readOnly: true }).verify(hash)).toBe(false);
         writeFileSync(join(dir, hash), bytes);
+        expect(await new BlobStore(dir, { readOnly: true }).verify(hash)).toBe(true);
       }
     });
   }
