@@ -19,6 +19,7 @@ import { benchManySessions } from "./scenarios/many-sessions.ts";
 import { benchMigrate } from "./scenarios/migrate.ts";
 import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
+import { benchOpenBlobRefs } from "./scenarios/open-blob-refs.ts";
 import { benchPgAppend } from "./scenarios/pg-append.ts";
 import { benchRedact } from "./scenarios/redact.ts";
 import { benchViewer } from "./scenarios/viewer.ts";
@@ -35,6 +36,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   "append-encrypted": benchAppendEncrypted,
   open: benchOpen,
   "open-lazy": benchOpenLazy,
+  "open-blob-refs": benchOpenBlobRefs,
   externalize: benchExternalize,
   migrate: benchMigrate,
   list: benchList,

@@ -229,7 +229,7 @@ export interface AtomicWriteOptions {
   /** Permission bits of the new file. @default FILE_MODE (0600) */
   mode?: number;
   /** Runs once the temp file is complete, just before the rename: throwing leaves `target` as it was. */
-  beforeRename?: () => void;
+  beforeRename?: (temp: string) => void;
 }
 
 /**
@@ -244,7 +244,7 @@ export function writeFileAtomic(target: string, data: Uint8Array | FileWriter, o
   const write: FileWriter = typeof data === "function" ? data : (emit) => emit(data);
   const size = writeTempFile(temp, write, options.fsync, options.mode);
   try {
-    options.beforeRename?.();
+    options.beforeRename?.(temp);
     io.renameSync(temp, target);
   } catch (err) {
     removeQuietly(temp);

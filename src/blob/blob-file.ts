@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
@@ -26,26 +27,54 @@ function openNoFollow(path: string): number | null {
   }
 }
 
-/** A blob's bytes and the stamp of the file they were read from. */
+/** Bytes read (and hashed, when asked) per step of a one-pass read: small enough to stay in cache. */
+const HASH_CHUNK = 256 * 1024;
+
+/**
+ * How far in the past a blob's mtime is set when this store writes (or refreshes) it: beyond the
+ * proof log's racy window (RACY_MS, 2 s) with a margin, on an even second (FAT's 2 s granularity).
+ * Any later in-place write gives the file the current time, so it no longer matches a proof taken
+ * under the settled mtime, and such a proof can be logged at once (a later process trusts the blob
+ * from its first read on) instead of only once the file has aged past the racy window.
+ */
+const SETTLE_MS = 4000;
+
+/** The mtime a blob gets when written or refreshed by a store (see SETTLE_MS). */
+export function settledMtime(now = Date.now()): Date {
+  return new Date(Math.floor((now - SETTLE_MS) / 2000) * 2000);
+}
+
+/** A blob's bytes, the stamp of the file they were read from, and their sha256 when it was asked for. */
 export interface BlobRead {
   bytes: Buffer;
   stamp: string;
+  /** Hex sha256 of `bytes`, computed during the read; null when `hashIf` said no. */
+  sha256: string | null;
 }
 
-/** Reads a blob without following a symlink (that is corruption, not data); null when absent. */
-export function readBlobFile(path: string): BlobRead | null {
+/**
+ * Reads a blob without following a symlink (that is corruption, not data); null when absent.
+ * `hashIf(stamp)` (asked once the file's stamp is known) decides whether the bytes are hashed as
+ * they are read: one pass over each chunk while it is in cache, not a read and then a hash.
+ */
+export function readBlobFile(path: string, hashIf?: (stamp: string) => boolean): BlobRead | null {
   const fd = openNoFollow(path);
   if (fd === null) return null;
   try {
     const stat = io.fstatSync(fd);
+    const stamp = stampOf(stat);
+    const hasher = hashIf?.(stamp) === true ? createHash("sha256") : null;
     const bytes = Buffer.allocUnsafe(stat.size);
+    const step = hasher === null ? stat.size : HASH_CHUNK;
     let off = 0;
     while (off < stat.size) {
-      const n = io.readSync(fd, bytes, off, stat.size - off, off);
+      const n = io.readSync(fd, bytes, off, Math.min(step, stat.size - off), off);
       if (n === 0) break;
+      hasher?.update(bytes.subarray(off, off + n));
       off += n;
     }
-    return { bytes: off === stat.size ? bytes : bytes.subarray(0, off), stamp: stampOf(stat) };
+    const read = off === stat.size ? bytes : bytes.subarray(0, off);
+    return { bytes: read, stamp, sha256: hasher === null ? null : hasher.digest("hex") };
   } finally {
     io.closeSync(fd);
   }

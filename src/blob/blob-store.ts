@@ -3,7 +3,7 @@ import { errnoCode, TranscriptStoreError } from "../errors.ts";
 import { createHash } from "node:crypto";
 import { ensureDir, fsyncDir, io, removeQuietly, tempPathFor, writeFileAtomic, writeTempFileFrom } from "../io.ts";
 import { openWithRelief } from "../session/append-handles.ts";
-import { fileHoldsBytes, readBlobFile, stampOf } from "./blob-file.ts";
+import { fileHoldsBytes, readBlobFile, settledMtime, stampOf } from "./blob-file.ts";
 import { isBlobHash, parseBlobRef, toBlobRef, blobHashOf } from "./blob-ref.ts";
 import { ProofLog } from "./proof-log.ts";
 
@@ -37,6 +37,12 @@ export interface GetOptions {
 
 /** sha256 of no bytes: the one name under which an empty file is a correct blob. */
 const EMPTY_SHA256 = blobHashOf(new Uint8Array(0));
+
+/** Sets a temp blob's mtime to the settled past before it is renamed into place. */
+function settle(temp: string): void {
+  const settled = settledMtime();
+  io.utimesSync(temp, settled, settled);
+}
 
 /** Proven blobs remembered per store; beyond this the memory is dropped and proofs start over. */
 const MAX_PROVEN = 65_536;
@@ -105,7 +111,9 @@ export class BlobStore {
     try {
       // rename replaces whatever stands under the name (a damaged file, a planted symlink) atomically
       // Out of descriptors: idle session append descriptors are given back first.
-      openWithRelief(() => writeFileAtomic(path, bytes, { fsync: this.fsync }));
+      // Its mtime is set back past the racy window before it gets the name (see settledMtime), so
+      // the proof recorded below is one any later process may trust from its first read on.
+      openWithRelief(() => writeFileAtomic(path, bytes, { fsync: this.fsync, beforeRename: (temp) => settle(temp) }));
     } catch (err) {
       const what = state === "damaged" ? "repair" : "store";
       throw new TranscriptStoreError("PERSISTENCE_FAILED", `Could not ${what} blob ${hash}: ${(err as Error).message}`, {
@@ -139,6 +147,7 @@ export class BlobStore {
       throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} was given other bytes (their sha256 differs); not stored`, { path });
     }
     try {
+      settle(temp);
       io.renameSync(temp, path);
     } catch (err) {
       removeQuietly(temp);
@@ -172,6 +181,8 @@ export class BlobStore {
     if (!stat.isFile() || stat.size !== bytes.byteLength) return "damaged";
     if (this.proven.get(hash) !== stampOf(stat) && !fileHoldsBytes(path, bytes)) return "damaged";
     try {
+      // The current time (not a settled one): this file was proven by a compare that a foreign
+      // in-place write could follow before this call, so its new stamp is kept in memory only.
       const now = new Date();
       io.utimesSync(path, now, now);
     } catch (err) {
@@ -221,9 +232,10 @@ export class BlobStore {
 
   getSync(hashOrRef: string, options: GetOptions = {}): Buffer | null {
     const path = this.pathOf(hashOrRef);
-    const read = readBlobFile(path);
+    // `verify` hashes each chunk as it is read (one pass), like an unproven getVerifiedSync.
+    const read = readBlobFile(path, options.verify === true ? () => true : undefined);
     if (read === null) return null;
-    if (options.verify) this.check(path, read.bytes, read.stamp);
+    if (read.sha256 !== null) this.checkHashed(path, read.bytes, read.stamp, read.sha256);
     return read.bytes;
   }
 
@@ -236,15 +248,17 @@ export class BlobStore {
    */
   getVerifiedSync(hashOrRef: string): Buffer | null {
     const path = this.pathOf(hashOrRef);
-    const read = readBlobFile(path);
+    const expected = path.slice(path.length - 64);
+    // One pass: an unproven blob is hashed a chunk at a time as it is read, while the chunk is hot.
+    const read = readBlobFile(path, (stamp) => this.proven.get(expected) !== stamp);
     if (read === null) return null;
-    if (this.proven.get(path.slice(path.length - 64)) !== read.stamp) this.check(path, read.bytes, read.stamp);
+    if (read.sha256 !== null) this.checkHashed(path, read.bytes, read.stamp, read.sha256);
     return read.bytes;
   }
 
-  private check(path: string, bytes: Buffer, stamp: string): void {
+  /** `actual` is the sha256 of `bytes`: BLOB_CORRUPT (and the proof revoked) unless it is the name. */
+  private checkHashed(path: string, bytes: Buffer, stamp: string, actual: string): void {
     const expected = path.slice(path.length - 64);
-    const actual = blobHashOf(bytes);
     if (actual !== expected) {
       this.proven.delete(expected);
       this.proofLog.revoke(expected, this.proven); // bit rot under an unchanged stamp: no process trusts it again

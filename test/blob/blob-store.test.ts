@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isBlobRef, parseBlobRef } from "../../src/blob/blob-ref.ts";
 import { BlobStore } from "../../src/blob/blob-store.ts";
+import { blobDirEntries } from "../support/blob-dir.ts";
 import { injectFault } from "../support/fault.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { sha } from "../support/sha.ts";
@@ -21,7 +22,7 @@ describe("BlobStore", () => {
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect((await store.get(put.ref))?.equals(bytes)).toBe(true);
     expect(store.getSync(put.hash)?.equals(bytes)).toBe(true);
-    expect(readdirSync(dir)).toEqual([put.hash]); // no temp file left behind
+    expect(blobDirEntries(dir)).toEqual([put.hash]); // no temp file left behind
   });
 
   it("is idempotent and refreshes the mtime of an existing blob", () => {
@@ -121,7 +122,7 @@ describe("BlobStore", () => {
         expect(result).toMatchObject({ existed: false, repaired: true });
         expect(statSync(path).isFile()).toBe(true);
         expect(readFileSync(path).equals(bytes)).toBe(true);
-        expect(readdirSync(dir)).toEqual([sha(bytes)]); // healed by rename: no temp file left
+        expect(blobDirEntries(dir)).toEqual([sha(bytes)]); // healed by rename: no temp file left
         expect((await put(new BlobStore(dir), bytes)).existed).toBe(true);
       });
     }

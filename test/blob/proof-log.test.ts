@@ -1,5 +1,16 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stampOf } from "../../src/blob/blob-file.ts";
@@ -24,6 +35,11 @@ async function provenBlob(dir: string, bytes: Buffer): Promise<{ path: string; h
   return { path, hash };
 }
 
+/** The last line of a blob directory's proof log. */
+function lastProof(dir: string): string | undefined {
+  return readFileSync(join(dir, PROOF_LOG_FILE), "latin1").trimEnd().split("\n").at(-1);
+}
+
 /** Rewrites a file in place (same inode, same size) with other bytes and an mtime of its own. */
 function rewriteInPlace(path: string, bytes: Buffer, mtime: Date): void {
   const ino = statSync(path).ino;
@@ -37,7 +53,7 @@ describe("the blob directory's proof log (.proven)", () => {
     const dir = tempDir();
     const bytes = Buffer.from("an image's bytes ".repeat(50));
     const { path, hash } = await provenBlob(dir, bytes);
-    expect(readFileSync(join(dir, PROOF_LOG_FILE), "latin1")).toBe(`${hash} ${stampOf(statSync(path))}\n`);
+    expect(lastProof(dir)).toBe(`${hash} ${stampOf(statSync(path))}`);
     // Bit rot under an unchanged stamp is not seen by a trusting read: that is what verify is for.
     const rotten = Buffer.from(bytes).fill(0x41, 5, 9);
     const { mtime } = statSync(path);
@@ -45,7 +61,7 @@ describe("the blob directory's proof log (.proven)", () => {
     expect(new BlobStore(dir).getVerifiedSync(hash)!.equals(rotten)).toBe(true);
     expect(await new BlobStore(dir).verify(hash)).toBe(false);
     // verify revoked the proof: no later store trusts the file again.
-    expect(readFileSync(join(dir, PROOF_LOG_FILE), "latin1").split("\n")[1]).toBe(`${hash} -`);
+    expect(lastProof(dir)).toBe(`${hash} -`);
     expect(() => new BlobStore(dir).getVerifiedSync(hash)).toThrow(expect.objectContaining({ code: "BLOB_CORRUPT", path }));
   });
 
@@ -61,7 +77,7 @@ describe("the blob directory's proof log (.proven)", () => {
     const first = await runTs(CHILD, [root, m.sessionFile!]);
     expect(first.stderr).toBe("");
     expect(JSON.parse(first.stdout)).toEqual({ codes: [], images: [png.toString("base64")] });
-    expect(readFileSync(join(blobs, PROOF_LOG_FILE), "latin1")).toBe(`${sha(png)} ${stampOf(statSync(path))}\n`);
+    expect(lastProof(blobs)).toBe(`${sha(png)} ${stampOf(statSync(path))}`);
 
     rewriteInPlace(path, Buffer.from(png).fill(0, 40, 60), new Date(Date.now() - 1800_000));
     const after = await runTs(CHILD, [root, m.sessionFile!]);
@@ -78,10 +94,11 @@ describe("the blob directory's proof log (.proven)", () => {
     const blobs = join(root, "blobs");
     utimesSync(join(blobs, sha(png)), HOUR_AGO(), HOUR_AGO());
     const before = readdirSync(blobs).sort();
+    const log = readFileSync(join(blobs, PROOF_LOG_FILE), "latin1"); // the put's proof, of a stamp since changed
     const opened = await SessionManager.open(m.sessionFile!, { root, readOnly: true, rehydrate: "eager" });
     expect(JSON.stringify(opened.getEntries())).toContain(png.toString("base64"));
     expect(readdirSync(blobs).sort()).toEqual(before);
-    expect(before).not.toContain(PROOF_LOG_FILE);
+    expect(readFileSync(join(blobs, PROOF_LOG_FILE), "latin1")).toBe(log); // re-hashed, not recorded
   });
 
   it("is neither a blob to list() nor garbage to gc (only 64-hex names are blobs)", async () => {
@@ -99,10 +116,11 @@ describe("the blob directory's proof log (.proven)", () => {
     expect(readFileSync(join(blobs, PROOF_LOG_FILE), "latin1")).toBe(log);
   });
 
-  it("keeps the proof of a just-modified blob in memory only (a same-tick rewrite would keep its stamp)", () => {
+  it("keeps the proof of a blob someone else just wrote in memory only (a same-tick rewrite would keep its stamp)", () => {
     const dir = tempDir();
     const store = new BlobStore(dir);
-    const { hash } = store.putSync(Buffer.from("fresh"));
+    const hash = sha(Buffer.from("fresh"));
+    writeFileSync(join(dir, hash), "fresh");
     expect(store.getVerifiedSync(hash)!.toString()).toBe("fresh");
     expect(new BlobStore(dir).getSync(hash, { verify: true })!.toString()).toBe("fresh");
     expect(readdirSync(dir)).toEqual([hash]);
@@ -134,6 +152,7 @@ describe("the blob directory's proof log (.proven)", () => {
     const elsewhere = join(tempDir(), "target");
     const bytes = Buffer.from("linked ".repeat(30));
     const { path, hash } = new BlobStore(dir).putSync(bytes);
+    unlinkSync(join(dir, PROOF_LOG_FILE)); // the put's proof: the link is planted in its place
     utimesSync(path, HOUR_AGO(), HOUR_AGO());
     const rotten = Buffer.from(bytes).fill(0x43, 0, 4);
     rewriteInPlace(path, rotten, statSync(path).mtime);
@@ -151,6 +170,7 @@ describe("the blob directory's proof log (.proven)", () => {
     const dir = tempDir();
     const bytes = Buffer.from("read-only ".repeat(30));
     const { path, hash } = new BlobStore(dir).putSync(bytes);
+    unlinkSync(join(dir, PROOF_LOG_FILE)); // a directory with no log, that none can be written to
     utimesSync(path, HOUR_AGO(), HOUR_AGO());
     // Root writes through chmod: the refusal a read-only directory gives is injected at the I/O seam instead.
     const asRoot = process.getuid?.() === 0;
