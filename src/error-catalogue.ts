@@ -221,6 +221,11 @@ export const WARNING_ONLY_CODES = {
     use: "`export --to claude-code|codex` converting a session not imported from that agent (docs/interchange.md, Converting).",
     caller: "Nothing is lost: re-importing the file keeps the extension record whole; the agent itself does not see that part.",
   },
+  EXPORT_INCOMPLETE: {
+    meaning: "An export back to the agent a session came from left out entries the session gained here on another branch.",
+    use: "`export --to claude-code|codex` of an imported session continued here on a branch other than the one exported.",
+    caller: "The CLI exits 1. Export the other branch too (`--branch <entry>`); the session itself is unchanged.",
+  },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;
 
 /** Every code with its documentation, thrown codes first, each list in catalogue order. */

@@ -46,7 +46,8 @@ export type WarningCode =
   | "GLUED_RECORDS_SPLIT"
   | "INDEX_REBUILT"
   | "SECRET_REDACTED"
-  | "EXTENSION_KEPT";
+  | "EXTENSION_KEPT"
+  | "EXPORT_INCOMPLETE";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

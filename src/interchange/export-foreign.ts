@@ -2,22 +2,27 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
+import { isRecord, type RawRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
 import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { redactBytesForSharing, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
-import { toClaudeCode } from "./to-claude-code.ts";
+import { toClaudeCode, type Continuation } from "./to-claude-code.ts";
 import { foreignRecordRedactor } from "./redact-foreign.ts";
 import { toCodex } from "./to-codex.ts";
 
 /** One line of the exported transcript: a record (a JSON value), or a damaged line's exact bytes. */
 export type ForeignExportLine = { line: number; record: unknown } | { line: number; raw: Buffer; terminated: boolean };
 
-/** What an export left out: entries the session gained outside the source format (appended after import). */
+/** What an export wrote, and what it left out. */
 export interface ForeignExportSummary {
   lines: number;
-  /** Entries not imported from the source (a continuation in this store): not written. */
+  /** Entries the session gained in this store after its import, converted and written after the source's records. */
+  continued: number;
+  /**
+   * Entries gained after the import that are not on the exported path (another branch made here):
+   * not written, and reported (`EXPORT_INCOMPLETE`); the CLI exits 1. Export each with `branch`.
+   */
   skipped: number;
   /** True when the session was converted (not imported from this format): the lines are new records. */
   converted: boolean;
@@ -85,11 +90,14 @@ export async function* exportForeign(
       for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
         yield { line: ++lines, record: share(record) };
       reportRedacted(warn, m.sessionId, format, counts);
-      return { lines, skipped: 0, converted: true };
+      return { lines, continued: 0, skipped: 0, converted: true };
     }
     let lines = 0;
-    let skipped = 0;
     const entries = branch === undefined ? m.getEntries() : m.getBranch(branch);
+    // the turns added here since the import: those on the exported path are converted after the source's records
+    const path = m.getBranch(branch);
+    const continued = new Set(path.filter((e) => !isFrom(e, format)).map((e) => e.id));
+    const left = entries.filter((e) => !isFrom(e, format) && !continued.has(e.id));
     // A line torn at an earlier import and complete at a later one has two entries: the last one is the line.
     const lastOfLine = new Map<number, number>();
     entries.forEach((e, i) => {
@@ -98,10 +106,7 @@ export async function* exportForeign(
     });
     for (const [i, entry] of entries.entries()) {
       const f = foreignOf(entry);
-      if (f === null || f.format !== format) {
-        skipped++;
-        continue;
-      }
+      if (f === null || f.format !== format) continue;
       if (f.part !== undefined || lastOfLine.get(f.line) !== i) continue;
       lines++;
       if (f.damaged !== undefined) {
@@ -115,11 +120,44 @@ export async function* exportForeign(
         yield { line: f.line, record: share(foreignOf(m.rehydrate(entry))!.record) };
       }
     }
+    if (continued.size > 0) {
+      const continuation: Continuation = { entries: continued, after: sourceRecordBefore(path, format) };
+      const rehydrated = path.map((e) => m.rehydrate(e));
+      const options = { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf: subagentParent(m.header), continuation };
+      for (const record of CONVERTERS[format](rehydrated, options)) yield { line: ++lines, record: share(record) };
+    }
+    if (left.length > 0) {
+      warn({
+        code: "EXPORT_INCOMPLETE",
+        message:
+          `export ${m.sessionId} --to ${format}: ${left.length} entr(y/ies) added in this store are on another branch ` +
+          `than the one exported (first: ${left[0]!.id}); not written: export that branch with --branch <entry>`,
+      });
+    }
     reportRedacted(warn, m.sessionId, format, counts);
-    return { lines, skipped, converted: false };
+    return { lines, continued: continued.size, skipped: left.length, converted: false };
   } finally {
     await m.close();
   }
+}
+
+/** True when the entry was imported from `format` (its record is written as it was). */
+function isFrom(entry: SessionEntry, format: InterchangeFormat): boolean {
+  return foreignOf(entry)?.format === format;
+}
+
+/**
+ * The source record a continuation goes on from: Claude Code's last record on the path that is in
+ * its `uuid` chain (the new records' parent); Codex's last `turn_context` (the model in use).
+ */
+function sourceRecordBefore(path: readonly SessionEntry[], format: InterchangeFormat): RawRecord | null {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const f = foreignOf(path[i]!);
+    if (f === null || f.format !== format || !isRecord(f.record)) continue;
+    if (format === "claude-code" && typeof f.record.uuid === "string") return f.record;
+    if (format === "codex" && f.record.type === "turn_context") return f.record;
+  }
+  return null;
 }
 
 /** One `SECRET_REDACTED` warning for an export in which something was redacted: rule ids and counts, never a secret. */

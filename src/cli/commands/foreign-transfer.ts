@@ -88,12 +88,13 @@ export function foreignExport(format: InterchangeFormat) {
     let kept = 0;
     const onWarning = (w: StoreWarning) => {
       if (w.code === "SECRET_REDACTED") return print({ ...w, message: `${w.message}; --no-redact keeps them` });
+      if (w.code === "EXPORT_INCOMPLETE") return print({ ...w, message: `${w.code}: ${w.message}` });
       if (w.code !== "EXTENSION_KEPT") return print(w);
       if (kept++ < KEPT_SHOWN) print({ ...w, message: `${w.code}: ${w.message}` });
     };
     const redactOutput = ctx.values["no-redact"] !== true;
     const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, redactOutput, ...(branch === undefined ? {} : { branch }) });
-    const summary: ForeignExportSummary = { lines: 0, skipped: 0, converted: false };
+    const summary: ForeignExportSummary = { lines: 0, continued: 0, skipped: 0, converted: false };
     async function* bytes(): AsyncIterable<Buffer> {
       let step = await lines.next();
       while (step.done !== true) {
@@ -112,9 +113,7 @@ export function foreignExport(format: InterchangeFormat) {
       for (const c of chunks) write(c.toString("utf8"));
     }
     if (kept > KEPT_SHOWN) ctx.io.stderr(`… ${kept} EXTENSION_KEPT warning(s) in all: kept in the export's extension records\n`);
-    if (summary.skipped > 0) {
-      ctx.io.stderr(`${summary.skipped} entr(y/ies) added in this store after the import are not in the source format; not exported\n`);
-    }
-    return 0;
+    // a turn left out (another branch than the one exported) is never a success: the warning above named it
+    return summary.skipped > 0 ? 1 : 0;
   };
 }
