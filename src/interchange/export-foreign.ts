@@ -44,6 +44,11 @@ export interface ForeignExportOptions extends SessionManagerOptions {
    * signatures stay. `false` gives the session's records exactly; an object names other rules or a key. @default true
    */
   redactOutput?: boolean | SharingRedactionOptions;
+  /**
+   * Codex: the `session_meta.model_provider` to write (a conversion's, or in place of the source's),
+   * so that Codex configured with that provider resumes the thread. @default the source's; "openai" for a conversion
+   */
+  codexProvider?: string;
 }
 
 /** An imported subagent's parent (header `parentSession`) and the source's fields about its spawn (`foreign.parent`), or null. */
@@ -71,7 +76,8 @@ export async function* exportForeign(
   idOrPath: string,
   options: ForeignExportOptions = {},
 ): AsyncGenerator<ForeignExportLine, ForeignExportSummary> {
-  const { branch, redactOutput: redact, ...storeOptions } = options;
+  const { branch, redactOutput: redact, codexProvider, ...storeOptions } = options;
+  const provider = format === "codex" && codexProvider !== undefined ? { codexProvider } : {};
   const ref = await refOf(idOrPath, storeOptions);
   const warn = storeOptions.onWarning ?? ((_: StoreWarning) => {});
   const m = await SessionManager.open(ref, { ...storeOptions, readOnly: true, rehydrate: "lazy", onWarning: warn });
@@ -87,7 +93,7 @@ export async function* exportForeign(
       const path = m.getBranch(branch).map((e) => m.rehydrate(e));
       let lines = 0;
       const subagentOf = subagentParent(m.header);
-      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
+      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf, ...provider }))
         yield { line: ++lines, record: share(record) };
       reportRedacted(warn, m.sessionId, format, counts);
       return { lines, continued: 0, skipped: 0, converted: true };
@@ -117,7 +123,8 @@ export async function* exportForeign(
           terminated: f.damaged.terminated,
         };
       } else {
-        yield { line: f.line, record: share(foreignOf(m.rehydrate(entry))!.record) };
+        const record = foreignOf(m.rehydrate(entry))!.record;
+        yield { line: f.line, record: share(provider.codexProvider === undefined ? record : withProvider(record, provider.codexProvider)) };
       }
     }
     if (continued.size > 0) {
@@ -139,6 +146,14 @@ export async function* exportForeign(
   } finally {
     await m.close();
   }
+}
+
+/** A Codex record with `model_provider` set, when it is a `session_meta` (the envelope's, or a pre-envelope meta line's). */
+function withProvider(record: unknown, provider: string): unknown {
+  if (!isRecord(record)) return record;
+  if (record.type === "session_meta" && isRecord(record.payload))
+    return { ...record, payload: { ...record.payload, model_provider: provider } };
+  return record;
 }
 
 /** True when the entry was imported from `format` (its record is written as it was). */

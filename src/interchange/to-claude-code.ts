@@ -30,6 +30,11 @@ export interface ConvertOptions {
    * after the source's own records (which `exportForeign` writes as they were). @default null (the whole path)
    */
   continuation?: Continuation | null;
+  /**
+   * Codex: the `session_meta.model_provider` written (Codex resumes only a thread of the provider it
+   * is configured with). @default "openai"
+   */
+  codexProvider?: string;
 }
 
 /**

@@ -92,8 +92,9 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
       cli_version: CODEX_VERSION,
       // a sub-agent's rollout names the thread that spawned it
       source: options.subagentOf == null ? "cli" : { subagent: { thread_spawn: threadSpawn(options.subagentOf) } },
-      // Codex's default provider: another agent's provider name means nothing to Codex; each message's own is in its extension item
-      model_provider: "openai",
+      // the caller's (Codex refuses to resume a thread of another provider than its own), else Codex's default:
+      // another agent's provider name means nothing to Codex; each message's own is in its extension item
+      model_provider: options.codexProvider ?? "openai",
     });
     yield turnContext(first);
   }

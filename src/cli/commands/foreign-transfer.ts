@@ -1,5 +1,7 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { agentFilePath } from "../../interchange/agent-paths.ts";
+import { ensureDir } from "../../io.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
 import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
@@ -93,7 +95,14 @@ export function foreignExport(format: InterchangeFormat) {
       if (kept++ < KEPT_SHOWN) print({ ...w, message: `${w.code}: ${w.message}` });
     };
     const redactOutput = ctx.values["no-redact"] !== true;
-    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, redactOutput, ...(branch === undefined ? {} : { branch }) });
+    const codexProvider = ctx.values["codex-provider"] as string | undefined;
+    const lines = exportForeign(format, id, {
+      ...storeOptions(ctx),
+      onWarning,
+      redactOutput,
+      ...(branch === undefined ? {} : { branch }),
+      ...(codexProvider === undefined ? {} : { codexProvider }),
+    });
     const summary: ForeignExportSummary = { lines: 0, continued: 0, skipped: 0, converted: false };
     async function* bytes(): AsyncIterable<Buffer> {
       let step = await lines.next();
@@ -103,7 +112,27 @@ export function foreignExport(format: InterchangeFormat) {
       }
       Object.assign(summary, step.value);
     }
-    if (output !== undefined) {
+    if (ctx.values.install === true) {
+      // filed where the agent resumes it from: the path depends on the records (session id, cwd, time)
+      const records: unknown[] = [];
+      const chunks: Buffer[] = [];
+      let step = await lines.next();
+      while (step.done !== true) {
+        if ("record" in step.value) records.push(step.value.record);
+        chunks.push(foreignLineBytes(step.value));
+        step = await lines.next();
+      }
+      Object.assign(summary, step.value);
+      const target = agentFilePath(format, records, ctx.io.env);
+      if (target === null)
+        throw new TranscriptStoreError(
+          "INVALID_OPTION",
+          `export --install: the ${format} records name no session the agent could resume (no message)`,
+        );
+      ensureDir(dirname(target));
+      await writeNewOutput(target, chunks);
+      ctx.emit({ type: "foreign_export", format, path: target, lines: summary.lines }, terminalText`${target}`);
+    } else if (output !== undefined) {
       await writeNewOutput(resolve(ctx.io.cwd, output), bytes());
     } else {
       // gathered first, so that a failure leaves stdout empty rather than short

@@ -33,13 +33,17 @@ export const exportCommand: Command = {
   summary:
     "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; " +
     "damaged lines as raw records), or --to another format",
-  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]]`,
+  usage:
+    `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file>] [--branch <entryId>]] ` +
+    "[--install] [--codex-provider <name>]",
   options: {
     refs: { type: "boolean", default: false },
     "no-redact": { type: "boolean", default: false },
     to: { type: "string" },
     output: { type: "string", short: "o" },
     branch: { type: "string" },
+    install: { type: "boolean", default: false },
+    "codex-provider": { type: "string" },
   },
   minArgs: 1,
   maxArgs: 1,
@@ -50,6 +54,10 @@ export const exportCommand: Command = {
       throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
     if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");
+    if (ctx.values.install === true && to !== "claude-code" && to !== "codex")
+      throw new UsageError("export: --install needs --to claude-code or --to codex");
+    if (ctx.values.install === true && output !== undefined) throw new UsageError("export: --install and -o name two places: give one");
+    if (ctx.values["codex-provider"] !== undefined && to !== "codex") throw new UsageError("export: --codex-provider needs --to codex");
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     if (to !== undefined) return EXPORT_TARGETS[to]!(ctx, info.path, output);
     let notInlined = 0;
