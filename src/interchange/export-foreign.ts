@@ -99,6 +99,7 @@ export async function* exportForeign(
       return { lines, continued: 0, skipped: 0, converted: true };
     }
     let lines = 0;
+    let nextOrdinal: number | undefined;
     const entries = branch === undefined ? m.getEntries() : m.getBranch(branch);
     // the turns added here since the import: those on the exported path are converted after the source's records
     const path = m.getBranch(branch);
@@ -124,11 +125,17 @@ export async function* exportForeign(
         };
       } else {
         const record = foreignOf(m.rehydrate(entry))!.record;
+        if (isRecord(record) && typeof record.ordinal === "number" && Number.isInteger(record.ordinal))
+          nextOrdinal = Math.max(nextOrdinal ?? 0, record.ordinal + 1);
         yield { line: f.line, record: share(provider.codexProvider === undefined ? record : withProvider(record, provider.codexProvider)) };
       }
     }
     if (continued.size > 0) {
-      const continuation: Continuation = { entries: continued, after: sourceRecordBefore(path, format) };
+      const continuation: Continuation = {
+        entries: continued,
+        after: sourceRecordBefore(path, format),
+        ...(nextOrdinal === undefined ? {} : { ordinal: nextOrdinal }),
+      };
       const rehydrated = path.map((e) => m.rehydrate(e));
       const options = { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf: subagentParent(m.header), continuation };
       for (const record of CONVERTERS[format](rehydrated, options)) yield { line: ++lines, record: share(record) };

@@ -47,6 +47,11 @@ export interface ConvertOptions {
 export interface Continuation {
   entries: ReadonlySet<string>;
   after: RawRecord | null;
+  /**
+   * Codex: the `ordinal` of the first line written, when the source numbers its lines (0.171.0 does,
+   * and refuses to resume a file whose last line has none). @default none written
+   */
+  ordinal?: number;
 }
 
 /** True when `step` is written: the whole path without a continuation, else only the continuation's entries (and replays they make). */

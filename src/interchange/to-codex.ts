@@ -32,7 +32,10 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
   const first = path[0]?.timestamp ?? new Date(0).toISOString();
   const continuation = options.continuation ?? null;
   let model: string | null = null;
-  const line = (timestamp: string, type: string, payload: RawRecord): RawRecord => ({ timestamp, type, payload });
+  // a source that numbers its lines is continued in its numbering
+  let ordinal = continuation?.ordinal;
+  const line = (timestamp: string, type: string, payload: RawRecord): RawRecord =>
+    ordinal === undefined ? { timestamp, type, payload } : { timestamp, ordinal: ordinal++, type, payload };
   const turnContext = (timestamp: string) =>
     line(timestamp, "turn_context", {
       cwd: options.cwd,
