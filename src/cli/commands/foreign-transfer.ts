@@ -5,6 +5,7 @@ import { ensureDir } from "../../io.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
 import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
+import { followForeign, refused } from "../../interchange/follow-foreign.ts";
 import { importForeignFile, type ForeignImportReport } from "../../interchange/import-foreign.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { printWarning, storeOptions, UsageError, type CommandContext } from "../context.ts";
@@ -42,32 +43,34 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
   if (files.length === 0) throw new TranscriptStoreError("NO_INPUT", terminalText`no *.jsonl file under ${paths.join(", ")}`);
   const options = { ...storeOptions(ctx), dryRun: ctx.values["dry-run"] === true, onWarning: printWarning(ctx.io) };
   let failed = 0;
-  for (const file of files) {
-    let report: ForeignImportReport;
-    try {
-      report = await importForeignFile(format, file, options);
-    } catch (err) {
-      if (!(err instanceof TranscriptStoreError)) throw err;
-      report = {
-        path: file,
-        format,
-        id: "",
-        sourceId: null,
-        status: "refused",
-        location: null,
-        entries: 0,
-        artifacts: 0,
-        counts: { records: 0, mapped: 0, kept: 0, damaged: 0 },
-        problems: [],
-        error: { code: err.code, message: err.message },
-      };
-    }
+  const print = (report: ForeignImportReport) => {
     if (report.status === "refused") failed++;
     ctx.emit({ type: "foreign_import", ...report }, report.error ? terminalText`refused: ${report.error.message}` : reportText(report));
     if (!ctx.json && report.status !== "refused") {
       for (const p of report.problems.slice(0, PROBLEMS_SHOWN)) ctx.io.stderr(terminalText`  line ${p.line}: ${p.code}: ${p.reason}\n`);
       if (report.problems.length > PROBLEMS_SHOWN) ctx.io.stderr(`  … and ${report.problems.length - PROBLEMS_SHOWN} more problem(s)\n`);
     }
+  };
+  if (ctx.values.follow === true) {
+    if (options.dryRun) throw new UsageError("import: --follow writes; it does not go with --dry-run");
+    // until Ctrl-C / SIGTERM: each file imported when it changes; a refusal is reported and the follow goes on
+    await followForeign(format, paths, {
+      ...options,
+      cwd: ctx.io.cwd,
+      signal: ctx.io.signal ?? new AbortController().signal,
+      onReport: print,
+    });
+    return 0;
+  }
+  for (const file of files) {
+    let report: ForeignImportReport;
+    try {
+      report = await importForeignFile(format, file, options);
+    } catch (err) {
+      if (!(err instanceof TranscriptStoreError)) throw err;
+      report = refused(format, file, err);
+    }
+    print(report);
   }
   return failed > 0 ? 1 : 0;
 }

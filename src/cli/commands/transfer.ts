@@ -168,13 +168,14 @@ export const importCommand: Command = {
   summary:
     "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
     "or --from claude-code|codex transcripts",
-  usage: "import [file|-] | import --from claude-code|codex [--dry-run] [paths…]",
+  usage: "import [file|-] | import --from claude-code|codex [--dry-run | --follow] [paths…]",
   createsStore: true,
-  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false }, follow: { type: "boolean", default: false } },
   async run(ctx) {
     const from = ctx.values.from as string | undefined;
     if (from !== undefined) return runForeignImport(ctx, from);
     if (ctx.values["dry-run"] === true) throw new UsageError("import: --dry-run goes with --from");
+    if (ctx.values.follow === true) throw new UsageError("import: --follow goes with --from");
     if (ctx.positionals.length > 1) throw new UsageError("import: too many arguments (usage: transcript-store import [file|-])");
     const input = await readNdjson(commandInput(ctx, ctx.positionals[0]));
     if (input.length === 0)
