@@ -132,6 +132,13 @@ async function exportsBackEqual(format: InterchangeFormat, file: string) {
   expect(report.status).toBe("created");
   expect(report.counts.damaged).toBe(0);
   expect(report.problems).toEqual([]);
+  // its one model call (the mock answers 100 input and 7 output tokens) is in `usage`, priced from the table
+  const usage = await cli(["usage", "--root", root, "--json"]);
+  const total = usage.records.find((r) => r.type === "total")!;
+  expect(total).toMatchObject({ calls: 1, unpricedCalls: 0 });
+  expect(total.tokens.input + total.tokens.cacheRead).toBe(100);
+  expect(total.tokens.output).toBe(7);
+  expect(total.cost.total).toBeGreaterThan(0);
   const out = await cli(["export", report.id, "--to", format, "--no-redact", "--root", root]);
   expect(out.code).toBe(0);
   expect(
