@@ -222,8 +222,8 @@ export const WARNING_ONLY_CODES = {
     caller: "Nothing is lost: re-importing the file keeps the extension record whole; the agent itself does not see that part.",
   },
   EXPORT_INCOMPLETE: {
-    meaning: "An export back to the agent a session came from left out entries the session gained here on another branch.",
-    use: "`export --to claude-code|codex` of an imported session continued here on a branch other than the one exported.",
+    meaning: "An export to an agent's transcript (one path, no branches) left out entries on another branch than the one exported.",
+    use: "`export --to claude-code|codex` without `--branch` of a session with branches (a fork, or a continuation here beside the path).",
     caller: "The CLI exits 1. Export the other branch too (`--branch <entry>`); the session itself is unchanged.",
   },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;

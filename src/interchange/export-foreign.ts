@@ -95,8 +95,11 @@ export async function* exportForeign(
       const subagentOf = subagentParent(m.header);
       for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf, ...provider }))
         yield { line: ++lines, record: share(record) };
+      // the agent's transcript is one path: the other branches (forks of the path) are left out, and said so
+      const left = branch === undefined ? branchedOff(m.getEntries(), path) : [];
+      reportLeftOut(warn, m.sessionId, format, left);
       reportRedacted(warn, m.sessionId, format, counts);
-      return { lines, continued: 0, skipped: 0, converted: true };
+      return { lines, continued: 0, skipped: left.length, converted: true };
     }
     let lines = 0;
     let nextOrdinal: number | undefined;
@@ -140,14 +143,7 @@ export async function* exportForeign(
       const options = { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf: subagentParent(m.header), continuation };
       for (const record of CONVERTERS[format](rehydrated, options)) yield { line: ++lines, record: share(record) };
     }
-    if (left.length > 0) {
-      warn({
-        code: "EXPORT_INCOMPLETE",
-        message:
-          `export ${m.sessionId} --to ${format}: ${left.length} entr(y/ies) added in this store are on another branch ` +
-          `than the one exported (first: ${left[0]!.id}); not written: export that branch with --branch <entry>`,
-      });
-    }
+    reportLeftOut(warn, m.sessionId, format, left);
     reportRedacted(warn, m.sessionId, format, counts);
     return { lines, continued: continued.size, skipped: left.length, converted: false };
   } finally {
@@ -161,6 +157,49 @@ function withProvider(record: unknown, provider: string): unknown {
   if (record.type === "session_meta" && isRecord(record.payload))
     return { ...record, payload: { ...record.payload, model_provider: provider } };
   return record;
+}
+
+/**
+ * The messages of `all` on another branch than `path`: not on it, but forking from it (their
+ * ancestors reach it). A separate root (a Claude Code transcript starts one at each compaction) is
+ * no branch: its entries are not counted.
+ */
+function branchedOff(all: readonly SessionEntry[], path: readonly SessionEntry[]): SessionEntry[] {
+  const onPath = new Set(path.map((e) => e.id));
+  const byId = new Map(all.map((e) => [e.id, e]));
+  const forks = new Map<string, boolean>();
+  const forksOff = (entry: SessionEntry): boolean => {
+    const walked: string[] = [];
+    let answer = false;
+    for (let e: SessionEntry | undefined = entry; e !== undefined; ) {
+      if (onPath.has(e.id)) {
+        answer = walked.length > 0;
+        break;
+      }
+      const known = forks.get(e.id);
+      if (known !== undefined) {
+        answer = known;
+        break;
+      }
+      walked.push(e.id);
+      e = e.parentId === null || e.parentId === undefined ? undefined : byId.get(e.parentId);
+    }
+    for (const id of walked) forks.set(id, answer);
+    return answer;
+  };
+  // turns: a kept record of an imported transcript hanging beside the path (Claude Code's bookkeeping lines) is none
+  return all.filter((e) => e.type === "message" && !onPath.has(e.id) && forksOff(e));
+}
+
+/** One `EXPORT_INCOMPLETE` warning naming what an export left out (another branch than the one exported). */
+function reportLeftOut(warn: (w: StoreWarning) => void, sessionId: string, format: InterchangeFormat, left: SessionEntry[]): void {
+  if (left.length === 0) return;
+  warn({
+    code: "EXPORT_INCOMPLETE",
+    message:
+      `export ${sessionId} --to ${format}: ${left.length} entr(y/ies) on another branch than the one exported ` +
+      `(first: ${left[0]!.id}) not written: export that branch too with --branch <entry>`,
+  });
 }
 
 /** True when the entry was imported from `format` (its record is written as it was). */

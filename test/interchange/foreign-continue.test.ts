@@ -153,3 +153,40 @@ describe("export back to the agent a session imported from it and continued here
     expect(leaf).toBeTruthy();
   });
 });
+
+describe("a conversion that leaves a branch out says so", () => {
+  it("a native session with two branches converts its leaf's path; the other branch is EXPORT_INCOMPLETE, exit 1", async () => {
+    const root = tempDir();
+    const m = await SessionManager.create(join(root, "proj"), { root });
+    const u1 = m.appendMessage({ role: "user", content: "first question", timestamp: 1 });
+    m.appendMessage({
+      role: "assistant",
+      provider: "anthropic",
+      model: "m",
+      content: [{ type: "text", text: "OLD-ANSWER" }],
+      timestamp: 2,
+    });
+    m.branch(u1);
+    m.appendMessage({
+      role: "assistant",
+      provider: "anthropic",
+      model: "m",
+      content: [{ type: "text", text: "NEW-ANSWER" }],
+      timestamp: 3,
+    });
+    const leaf = m.getLeafId()!;
+    const id = m.sessionId;
+    await m.close();
+    for (const format of ["claude-code", "codex"]) {
+      const whole = await cli(["export", id, "--to", format, "--root", root]);
+      expect(whole.stdout).toContain("NEW-ANSWER");
+      expect(whole.stdout).not.toContain("OLD-ANSWER");
+      expect(whole.stderr).toMatch(/EXPORT_INCOMPLETE/);
+      expect(whole.code).toBe(1);
+      // naming the branch is asking for that path only: nothing left out
+      const named = await cli(["export", id, "--to", format, "--branch", leaf, "--root", root]);
+      expect(named.stderr).not.toMatch(/EXPORT_INCOMPLETE/);
+      expect(named.code).toBe(0);
+    }
+  });
+});
