@@ -1,6 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { validateAtif } from "../../src/interchange/atif-validate.ts";
+import { exportSession } from "../../src/interchange/export-session.ts";
 import { importForeignFile } from "../../src/interchange/import-foreign.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -78,5 +80,35 @@ describe("usage of sessions imported from other agents", () => {
     const text = await cli(["usage", "--root", root2, "--by", "model"]);
     expect(text.stdout).toMatch(/claude-imaginary-9.*unpriced/);
     expect(text.stdout).not.toMatch(/\$0\.0000/);
+  });
+
+  it("the ATIF export of an imported session writes no cost_usd of 0: priced from the table, else unpriced and no total", async () => {
+    const atif = async (file: string) => {
+      const root = tempDir();
+      const report = await importForeignFile("claude-code", file, { root });
+      let text = "";
+      for await (const chunk of exportSession(report.location!, { root, format: "atif" })) text += chunk;
+      const doc = JSON.parse(text);
+      expect(validateAtif(doc)).toEqual([]);
+      return { doc, metrics: doc.steps.filter((s: any) => s.metrics !== undefined).map((s: any) => s.metrics) };
+    };
+    const known = await atif(join(FIXTURES, "claude-code/v2.1.39-trimmed-258c7280.jsonl"));
+    expect(known.metrics.length).toBeGreaterThan(0);
+    for (const m of known.metrics) {
+      expect(m.cost_usd).toBeGreaterThan(0);
+      expect(m.extra.priced_by).toMatch(/^price table \d{4}-\d{2}-\d{2}$/);
+    }
+    expect(known.doc.final_metrics.total_cost_usd).toBeGreaterThan(0);
+
+    const file = join(tempDir(), "unknown.jsonl");
+    const message = { id: "msg_u", role: "assistant", model: "claude-imaginary-9", content: [{ type: "text", text: "hi" }] };
+    const rec = { type: "assistant", uuid: "u1", parentUuid: null, sessionId: "s-unknown", cwd: "/p", timestamp: "2026-11-01T00:00:00Z" };
+    writeFileSync(file, `${JSON.stringify({ ...rec, message: { ...message, usage: { input_tokens: 10, output_tokens: 5 } } })}\n`);
+    const unknown = await atif(file);
+    expect(unknown.metrics).toHaveLength(1);
+    expect(unknown.metrics[0].cost_usd).toBeUndefined();
+    expect(unknown.metrics[0].extra.unpriced).toBe(true);
+    expect(unknown.doc.final_metrics.total_cost_usd).toBeUndefined();
+    expect(unknown.doc.final_metrics.extra).toEqual({ unpriced_steps: 1 });
   });
 });
