@@ -20,6 +20,7 @@ import { benchOpen } from "./scenarios/open.ts";
 import { benchOpenLazy } from "./scenarios/open-lazy.ts";
 import { benchPgAppend } from "./scenarios/pg-append.ts";
 import { benchRedact } from "./scenarios/redact.ts";
+import { benchViewer } from "./scenarios/viewer.ts";
 import { benchPgAppend8 } from "./scenarios/pg-append-8.ts";
 import { benchPgAppendEncrypted } from "./scenarios/pg-append-encrypted.ts";
 import { benchPgFork } from "./scenarios/pg-fork.ts";
@@ -43,6 +44,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   bundle: benchBundle,
   index: benchIndex,
   redact: benchRedact,
+  viewer: benchViewer,
 };
 
 const PG_SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {

@@ -38,7 +38,9 @@ export const THROWN_CODES = {
   },
   OUTPUT_EXISTS: {
     meaning: "The file an operation writes is already there (another file, or a link planted at its name).",
-    use: "A write that must create its output new finds the name taken; the existing file is left as it was.",
+    use:
+      "A write that must create its output new finds the name taken, or the search index's path holds a file the index " +
+      "cannot prove its own; the existing file is left as it was.",
     caller: "Remove or rename what is at that path, or choose another output name, and run it again.",
   },
   BAD_HEADER: {

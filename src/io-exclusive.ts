@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { dirname } from "node:path";
 import { errnoCode } from "./errors.ts";
-import { FILE_MODE, fsyncDir, io, removeQuietly, syncFile, tempPathFor, writeTempFile, writeTempFileFrom } from "./io.ts";
+import { copyFilePrivate, FILE_MODE, fsyncDir, io, removeQuietly, syncFile, tempPathFor, writeTempFile, writeTempFileFrom } from "./io.ts";
 
 /**
  * The never-replace creators, beside the I/O seam (`io.ts`) and through it: each makes a name
@@ -101,7 +101,7 @@ export function copyNew(from: string, to: string): boolean {
     if (code === undefined || !LINK_UNSUPPORTED.has(code)) throw err;
   }
   try {
-    io.copyFileSync(from, to, constants.COPYFILE_EXCL);
+    copyFilePrivate(from, to, constants.COPYFILE_EXCL);
   } catch (err) {
     if (errnoCode(err) === "EEXIST") return false;
     throw err;

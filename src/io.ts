@@ -27,6 +27,7 @@ export const io = {
   rmdirSync: fs.rmdirSync,
   copyFileSync: fs.copyFileSync,
   utimesSync: fs.utimesSync,
+  chmodSync: fs.chmodSync,
   existsSync: fs.existsSync,
   readFileSync: fs.readFileSync,
 };
@@ -57,6 +58,16 @@ export function fsyncCreatedDirs(first: string, dir: string): void {
     if (d === top || dirname(d) === d) break;
   }
   fsyncDir(dirname(top));
+}
+
+/**
+ * The store's file copier: copies `from` to `to` (`flags` as `copyFileSync`'s) and gives the copy
+ * the private mode (0600), whatever mode the source had (a pi session file or an artifact made
+ * 0644 elsewhere): a copy never keeps a looser mode than the store's.
+ */
+export function copyFilePrivate(from: string, to: string, flags?: number): void {
+  io.copyFileSync(from, to, flags);
+  io.chmodSync(to, FILE_MODE);
 }
 
 /** Writes all of `data` at the fd's position, looping over short writes. */

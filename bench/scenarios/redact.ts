@@ -51,7 +51,7 @@ async function appendAll(messages: Array<{ role: string }>, count: number, redac
 
 /**
  * Appends of real transcript messages with `redact: "secrets"` against plain appends of the same
- * messages, in the same run (issue 26: at least half the throughput); then the detection report's
+ * messages, in the same run (issue 38 #7: at least 0.7× the throughput); then the detection report's
  * totals (recall on the labelled positives, false positives on code and on the real transcripts).
  */
 export async function benchRedact(ctx: BenchContext): Promise<BenchRow[]> {
@@ -79,8 +79,8 @@ export async function benchRedact(ctx: BenchContext): Promise<BenchRow[]> {
       baseline: plainRate,
       baselineName: "plain appends",
       ratio: redactRate / plainRate,
-      target: "≥ 0.5×",
-      met: redactRate / plainRate >= 0.5,
+      target: "≥ 0.7×",
+      met: redactRate / plainRate >= 0.7,
       extra: { appends: n },
     },
     {
@@ -95,15 +95,15 @@ export async function benchRedact(ctx: BenchContext): Promise<BenchRow[]> {
       extra: { positives },
     },
     {
-      scenario: "secret detection: false positives (code + real transcripts)",
+      scenario: "secret detection: false positives (code, this repository's src/, real transcripts)",
       unit: "hits",
-      ours: report.codeHits.length + report.realHits.length,
+      ours: report.codeHits.length + report.repoHits.length + report.realHits.length,
       baseline: null,
       baselineName: "",
       ratio: null,
       target: "0",
-      met: report.codeHits.length + report.realHits.length === 0 && report.realEntries > 0,
-      extra: { codeNegatives: report.codeNegatives, realEntries: report.realEntries },
+      met: report.codeHits.length + report.repoHits.length + report.realHits.length === 0 && report.realEntries > 0,
+      extra: { codeNegatives: report.codeNegatives, repoLines: report.repoLines, realEntries: report.realEntries },
     },
   ];
 }

@@ -130,6 +130,12 @@ export interface SpaceTotals {
   artifacts: number;
   quarantine: number;
   backups: number;
+  /**
+   * File store: bytes in the trash (restorable until purged) and in unbundle spools (what a running
+   * or killed unbundle copied; the next unbundle reclaims a killed one's). Absent for a database.
+   */
+  trash?: number;
+  spools?: number;
 }
 
 /** Totals over a store's sessions and its blob store. Pure. */

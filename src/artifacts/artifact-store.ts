@@ -5,6 +5,7 @@ import { writeNew } from "../io-exclusive.ts";
 import { AgentOutputs, type AgentOutputRef, type AllocateAgentOutputOptions } from "./agent-outputs.ts";
 import type { ArtifactCipher } from "./artifact-cipher.ts";
 import { listEntries } from "./artifact-files.ts";
+import { redactLabels } from "./artifact-labels.ts";
 import { IdLedger } from "./artifact-ids.ts";
 import { ArtifactIndex, SUMMARY_HEAD_BYTES, type Found } from "./artifact-index.ts";
 import { isArtifactId, logFileName, metaFileName, parseArtifactId, sanitizeToolType } from "./artifact-names.ts";
@@ -116,7 +117,9 @@ export class ArtifactStore {
         toolType,
         // An encrypted session's summary is read from its sealed content, never kept in clear.
         summary:
-          this.cipher !== null ? undefined : (opts.summary ?? summarize(value.text ?? value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES))),
+          this.cipher !== null
+            ? undefined
+            : (opts.summary ?? summarize(value.text ?? this.redactedHead(value.bytes.toString("utf8", 0, SUMMARY_HEAD_BYTES), counts))),
         sizeBytes: value.bytes.length,
         createdAt,
         contentType: opts.contentType ?? defaultContentType(value.encoding),
@@ -125,6 +128,7 @@ export class ArtifactStore {
       if (meta.summary === undefined) delete meta.summary;
       if (opts.name !== undefined) meta.name = opts.name;
       if (opts.ttlMs !== undefined) meta.expiresAt = createdAt + opts.ttlMs;
+      if (this.redactor !== null) redactLabels(meta, this.redactor, counts);
       let published: boolean;
       try {
         // Metadata first: a reader that sees the content file always finds finished metadata.
@@ -159,6 +163,11 @@ export class ArtifactStore {
     return counts.size === 0 ? value : { ...value, text, bytes: Buffer.from(text, "utf8") };
   }
 
+  /** A byte artifact's head read as text for its summary, its secrets redacted first (a summary's cut may split one). */
+  private redactedHead(head: string, counts: RedactionCounts): string {
+    return this.redactor === null ? head : this.redactor.redactText(head, counts);
+  }
+
   /**
    * @internal Every finished artifact with content (expired ones too) and its content file path:
    * what `redact` scrubs.
@@ -174,11 +183,17 @@ export class ArtifactStore {
    * @internal Replaces an artifact's content (temp + rename), metadata first with the new size and
    * summary: `redact` rewriting what is stored.
    */
-  replaceContent(meta: ArtifactMeta, bytes: Buffer, text: string): void {
+  replaceContent(meta: ArtifactMeta, bytes: Buffer, text: string, summaryGiven = false): void {
     const next: ArtifactMeta = { ...meta, sizeBytes: bytes.length };
-    if (meta.summary !== undefined) next.summary = summarize(text);
+    if (meta.summary !== undefined && !summaryGiven) next.summary = summarize(text);
     writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeMeta(next), { fsync: this.fsync });
     writeFileAtomic(join(this.dir, logNameOf(meta)), this.sealed(logNameOf(meta), bytes), { fsync: this.fsync });
+  }
+
+  /** @internal Replaces an artifact's metadata (temp + rename): `redact` scrubbing its summary or name. */
+  replaceMeta(meta: ArtifactMeta): void {
+    writeFileAtomic(join(this.dir, metaFileName(meta.id)), encodeMeta(meta), { fsync: this.fsync });
+    this.index.remember(meta);
   }
 
   /** @internal What a file named `name` holds for `plain`: sealed in an encrypted session, else `plain`. */

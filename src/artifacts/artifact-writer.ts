@@ -5,6 +5,7 @@ import { publishNew, writeNew } from "../io-exclusive.ts";
 import type { ArtifactStore } from "./artifact-store.ts";
 import { assertWellFormedText } from "./artifact-values.ts";
 import { logFileName, metaFileName } from "./artifact-names.ts";
+import { redactLabels } from "./artifact-labels.ts";
 import { defaultContentType, encodeMeta, summarize, SUMMARY_CHARS, type ArtifactMeta, type ArtifactRef } from "./metadata.ts";
 import { validateSaveOptions, type WriterOptions } from "./save-options.ts";
 import type { RedactionCounts, SecretRedactor } from "../prepare/redact-secrets.ts";
@@ -107,6 +108,7 @@ export class ArtifactWriter {
     };
     if (this.options.name !== undefined) meta.name = this.options.name;
     if (this.options.ttlMs !== undefined) meta.expiresAt = this.createdAt + this.options.ttlMs;
+    if (store.redactor !== null) redactLabels(meta, store.redactor, counts);
     try {
       if (store.fsync) io.fsyncSync(this.fd!);
       io.closeSync(this.fd!);
@@ -155,6 +157,7 @@ export class ArtifactWriter {
     };
     if (this.options.name !== undefined) meta.name = this.options.name;
     if (this.options.ttlMs !== undefined) meta.expiresAt = this.createdAt + this.options.ttlMs;
+    if (store.redactor !== null) redactLabels(meta, store.redactor, counts);
     const name = logFileName(this.id, this.toolType);
     const finalPath = join(store.dir, name);
     try {

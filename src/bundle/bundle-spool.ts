@@ -5,6 +5,8 @@ import type { Readable } from "node:stream";
 import tar from "tar-stream";
 import { hashesIn } from "../storage/session-snapshot.ts";
 import { DIR_MODE, FILE_MODE, io, writeFully } from "../io.ts";
+import { hostTag, reclaimDeadSpools } from "./spool-owner.ts";
+import { artifactNameClash, clashMessage } from "../storage/artifact-name-clash.ts";
 import {
   type BundleManifest,
   bundleCorrupt,
@@ -42,9 +44,13 @@ interface Spooled {
   sha256: string;
 }
 
-/** A new spool directory under `parent`: a dot name ending in `.tmp`, as every temp name of ours. */
+/**
+ * A new spool directory under `parent`: a dot name ending in `.tmp`, as every temp name of ours,
+ * naming its owner (spool-owner.ts); the spools of killed processes are reclaimed first.
+ */
 function makeSpoolDir(parent: string): string {
-  const dir = join(parent, `.unbundle-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  reclaimDeadSpools(parent);
+  const dir = join(parent, `.unbundle-${process.pid}@${hostTag()}-${randomBytes(6).toString("hex")}.tmp`);
   io.mkdirSync(dir, { mode: DIR_MODE });
   return dir;
 }
@@ -162,6 +168,7 @@ async function checkSessions(manifest: BundleManifest, files: Map<string, Spoole
   }
   const blobs = new Set<string>();
   const artifacts = new Map<string, number>();
+  const artifactNames = new Map<string, string[]>();
   for (const [name, file] of files) {
     const kind = classifyMember(name)!;
     if (kind.kind === "blob") {
@@ -169,7 +176,10 @@ async function checkSessions(manifest: BundleManifest, files: Map<string, Spoole
       blobs.add(kind.hash);
     } else if (kind.kind === "session") {
       if (!dirs.has(kind.dir)) throw bundleCorrupt(`member ${JSON.stringify(name)} belongs to no session of the manifest`);
-      if (kind.part.startsWith("artifacts/")) artifacts.set(kind.dir, (artifacts.get(kind.dir) ?? 0) + 1);
+      if (kind.part.startsWith("artifacts/")) {
+        artifacts.set(kind.dir, (artifacts.get(kind.dir) ?? 0) + 1);
+        artifactNames.set(kind.dir, [...(artifactNames.get(kind.dir) ?? []), kind.part.slice("artifacts/".length)]);
+      }
     }
   }
   const refs = new Set<string>();
@@ -201,6 +211,8 @@ async function checkSessions(manifest: BundleManifest, files: Map<string, Spoole
     }
     if ((artifacts.get(session.dir) ?? 0) !== session.artifacts)
       throw bundleCorrupt(`session ${session.id}: artifact count differs from the manifest`);
+    const clash = artifactNameClash(artifactNames.get(session.dir) ?? []);
+    if (clash !== null) throw bundleCorrupt(`session ${session.id}: ${clashMessage(clash)}`);
   }
   const declared = new Set(manifest.missingBlobs);
   for (const hash of refs) {

@@ -32,6 +32,7 @@ import { inlineImagesCommand } from "./commands/inline-images.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { redactCommand } from "./commands/redact.ts";
 import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
+import { serveCommand } from "./commands/serve.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { indexCommand, searchCommand } from "./commands/search.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
@@ -60,6 +61,7 @@ const COMMANDS: Command[] = [
   usageCommand,
   searchCommand,
   indexCommand,
+  serveCommand,
   pinCommand,
   unpinCommand,
   archiveCommand,

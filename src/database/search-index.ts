@@ -504,3 +504,41 @@ export async function searchIndexStatus(pool: Pool): Promise<PgIndexStatus> {
     };
   });
 }
+
+/**
+ * Indexes sessions `ids` again from their first row, at once: their index rows are deleted and
+ * read anew in one transaction, under the refresh lock. For a change the index's marks do not show
+ * (redact scrubbing only a session's artifacts, whose heads the index holds) and so that what
+ * redact replaced is gone from `search_entries` when it returns. No index tables: nothing to do.
+ */
+export async function reindexSearchSessions(pool: Pool, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const doing = "Re-indexing redacted sessions";
+  await withClient(pool, doing, async (client) => {
+    const present = await tablesPresent(client);
+    if (!present.sessions || !present.entries) return;
+    await client.query(`SELECT pg_advisory_lock(${INDEX_LOCK})`);
+    try {
+      const tally: Tally = {
+        added: new Set(),
+        updated: new Set(),
+        reindexed: new Set(),
+        texts: 0,
+        malformed: 0,
+        largeLines: 0,
+        artifactBytes: 0,
+      };
+      for (let i = 0; i < ids.length; i += SESSIONS_PER_BATCH) {
+        const batch = ids.slice(i, i + SESSIONS_PER_BATCH);
+        // one transaction: a crash leaves the sessions' old rows or all of their new ones, never a part
+        await inSnapshot(client, async () => {
+          await client.query("DELETE FROM search_entries WHERE session_id = ANY($1::text[])", [batch]);
+          await client.query("DELETE FROM search_sessions WHERE session_id = ANY($1::text[])", [batch]);
+          while ((await refreshBatch(client, batch, tally)).more);
+        });
+      }
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock(${INDEX_LOCK})`);
+    }
+  }).catch((err) => unavailableIfRefused(err, doing));
+}

@@ -112,6 +112,8 @@ const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=3
  * joined for every hit, a rare word's 0.5 % estimate made the planner merge-join the hits with the
  * whole id index. The outer join drops a hit of a session deleted since the refresh that precedes
  * every search (then fewer than $8 hits may come back, as they may when a row is deleted anyway).
+ * A session in the trash (`session_lifecycle.trashed_at`) is never a hit: `rm` hides it at once, `restore`
+ * brings it back, `purge` deletes its rows (and the next refresh its index rows).
  */
 export const SEARCH_SQL = `
   SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
@@ -124,6 +126,7 @@ export const SEARCH_SQL = `
              AND ($4::timestamptz IS NULL OR e.at <= $4) AND ($5::text[] IS NULL OR e.role = ANY ($5))
              AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
              AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
+             AND NOT EXISTS (SELECT 1 FROM session_lifecycle l WHERE l.session_id = e.session_id AND l.trashed_at IS NOT NULL)
            ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
            LIMIT $8) r
     JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role

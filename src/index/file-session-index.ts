@@ -21,6 +21,7 @@ import type {
 } from "./session-index.ts";
 import { emptyRefreshReport } from "./refresh-report.ts";
 import { ListingCache } from "./listing-cache.ts";
+import { eraseDeleted } from "./index-erasure.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen, type SqliteStatement } from "./sqlite.ts";
 
@@ -32,6 +33,8 @@ export class FileSessionIndex implements SessionIndex {
   /** Search statements by SQL (a few shapes: with or without filters, ranked or newest first). */
   private statements = new Map<string, SqliteStatement>();
   private closed = false;
+  /** Texts were deleted from the index since its last erasure (see `eraseDeleted`). */
+  private erasePending = false;
 
   private constructor(
     private readonly options: ResolvedSessionIndexOptions,
@@ -122,7 +125,34 @@ export class FileSessionIndex implements SessionIndex {
     const paths = this.guarded(() => this.paths());
     const report = this.guarded(() => this.refreshNow(paths));
     this.guarded(() => this.refreshListing(paths));
+    this.guarded(() => this.eraseIfPending());
     return report;
+  }
+
+  /** Deleted texts leave no bytes in the index file (src/index/index-erasure.ts). */
+  private eraseIfPending(): void {
+    if (!this.erasePending) return;
+    eraseDeleted(this.db);
+    this.erasePending = false;
+  }
+
+  /**
+   * Drops the rows of these session files, so the next refresh reads them again from their start:
+   * for a change the files' stats do not show (redact scrubbed only their artifacts).
+   */
+  async forget(paths: readonly string[]): Promise<void> {
+    this.guarded(() => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const path of paths) this.catchUp.forgetPath(path);
+        this.db.exec("COMMIT");
+      } catch (err) {
+        this.db.exec("ROLLBACK");
+        throw err;
+      }
+      this.knownFiles.invalidate();
+      this.erasePending = true;
+    });
   }
 
   /** The listing rows (src/index/listing-cache.ts) of every session file, brought up to date with the search rows. */
@@ -154,6 +184,7 @@ export class FileSessionIndex implements SessionIndex {
       throw err;
     }
     this.knownFiles.update([...changed, ...gone]);
+    if (report.sessionsRemoved + report.sessionsReindexed > 0) this.erasePending = true;
     return report;
   }
 
@@ -192,6 +223,7 @@ export class FileSessionIndex implements SessionIndex {
       else if (result.outcome === "updated") report.sessionsUpdated++;
       else if (result.outcome === "reindexed") report.sessionsReindexed++;
       else if (result.outcome === "removed") report.sessionsRemoved++;
+      if (result.outcome === "reindexed" || result.outcome === "removed") this.dropListingRows(path);
       report.entriesIndexed += result.entries;
       report.bytesRead += result.bytesRead;
       report.headerBytesRead += result.headerBytesRead;
@@ -199,7 +231,16 @@ export class FileSessionIndex implements SessionIndex {
       report.malformedLines += result.malformedLines;
       report.largeLinesSkipped += result.largeLinesSkipped;
     }
-    for (const path of gone) if (this.catchUp.forgetPath(path)) report.sessionsRemoved++;
+    for (const path of gone) {
+      if (this.catchUp.forgetPath(path)) report.sessionsRemoved++;
+      this.dropListingRows(path);
+    }
+  }
+
+  /** A rewritten or removed file's cached listing rows (its first message…) go with its texts; a listing reads it again. */
+  private dropListingRows(path: string): void {
+    this.db.exec(LISTING_SCHEMA); // IF NOT EXISTS: an index made without them at this version gets them here
+    for (const table of LISTING_TABLES) this.statement(`DELETE FROM ${table} WHERE path = ?`).run(path);
   }
 
   async status(): Promise<IndexStatus> {
@@ -241,6 +282,7 @@ export class FileSessionIndex implements SessionIndex {
         for (const table of LISTING_TABLES) this.db.exec(`DELETE FROM ${table}`);
         this.db.exec("COMMIT");
         this.knownFiles.invalidate();
+        this.erasePending = true;
       } catch (err) {
         this.db.exec("ROLLBACK");
         throw err;
@@ -248,6 +290,7 @@ export class FileSessionIndex implements SessionIndex {
       const paths = this.paths();
       const report = this.refreshNow(paths);
       this.refreshListing(paths);
+      this.eraseIfPending();
       return report;
     });
   }
@@ -257,7 +300,10 @@ export class FileSessionIndex implements SessionIndex {
     const { where, params, limit } = searchFilters(options);
     const match = toFtsMatch(terms);
     const rows = this.guarded(() => {
-      if (options.refresh !== false) this.refreshNow();
+      if (options.refresh !== false) {
+        this.refreshNow();
+        this.eraseIfPending();
+      }
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
       // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
       // doclist newest first and stops at the limit; only the hits returned are scored).

@@ -1,6 +1,8 @@
-import { mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { ensureDir, io } from "../io.ts";
+import { configureErasure, ensureFtsSecureDelete, hasFtsSecureDelete } from "./index-erasure.ts";
+import { claimIndexFile, proveOwnership, signIndex } from "./index-ownership.ts";
 import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
 
@@ -85,12 +87,13 @@ export function isCorruptionError(err: unknown): boolean {
 
 /** Removes an index file with its WAL and shared-memory files. */
 export function removeIndexFiles(path: string): void {
-  for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(path + suffix, { force: true });
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) io.rmSync(path + suffix, { force: true });
 }
 
 function configure(db: SqliteDatabase, sessionsDir: string, busyTimeoutMs: number): "fresh" | "kept" | "reset" {
   db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   db.exec("PRAGMA journal_mode = WAL");
+  configureErasure(db);
   db.exec("PRAGMA synchronous = NORMAL");
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
   let state: "fresh" | "kept" | "reset" = version === 0 ? "fresh" : "kept";
@@ -112,14 +115,39 @@ function configure(db: SqliteDatabase, sessionsDir: string, busyTimeoutMs: numbe
     db.exec(FTS_SETTINGS);
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sessionsDir', ?)").run(sessionsDir);
     db.exec(`PRAGMA user_version = ${INDEX_SCHEMA_VERSION}`);
+    signIndex(db);
+    ensureFtsSecureDelete(db);
     db.exec("COMMIT");
-  }
+  } else upgradeKept(db);
   return state;
 }
 
+/** An I/O failure of the claim, coded; a refusal as it is. */
+function coded(err: unknown, path: string): unknown {
+  if (err instanceof TranscriptStoreError) return err;
+  return new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create the index file: ${(err as Error).message}`, { path, cause: err });
+}
+
+/** `proveOwnership` on an open database: one it cannot even read is not provably ours (`OUTPUT_EXISTS`, untouched). */
+function prove(db: SqliteDatabase, path: string, busyTimeoutMs: number): void {
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  try {
+    proveOwnership(db, path);
+  } catch (err) {
+    if (!isCorruptionError(err)) throw err;
+    throw new TranscriptStoreError(
+      "OUTPUT_EXISTS",
+      `The index path holds a damaged database that is not provably this library's index; it is left as it is: ${(err as Error).message}`,
+      { path, cause: err },
+    );
+  }
+}
+
 /**
- * Opens (creating) the index database at `path` for the sessions tree `sessionsDir`. A file that is
- * no database or a damaged one is deleted and created anew (`INDEX_REBUILT` warning): the index is
+ * Opens (creating, 0600 in a 0700 directory) the index database at `path` for the sessions tree
+ * `sessionsDir`. Nothing is written before the file is proven the index's own
+ * (src/index/index-ownership.ts): anything else at the path is `OUTPUT_EXISTS`, left as it is. An
+ * index of ours that is damaged is deleted and created anew (`INDEX_REBUILT` warning): the index is
  * derived, the sessions are the truth. An index of another schema version or another tree starts
  * over too.
  */
@@ -131,7 +159,7 @@ export function openIndexDatabase(
   busyTimeoutMs: number = INDEX_BUSY_TIMEOUT_MS,
 ): SqliteDatabase {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    ensureDir(dirname(path));
   } catch (err) {
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `Cannot create the index directory: ${(err as Error).message}`, {
       path,
@@ -139,8 +167,15 @@ export function openIndexDatabase(
     });
   }
   let db: SqliteDatabase | null = null;
+  let claim: "created" | "ours" | "check";
+  try {
+    claim = claimIndexFile(path);
+  } catch (err) {
+    throw coded(err, path);
+  }
   try {
     db = open(path);
+    if (claim === "check") prove(db, path, busyTimeoutMs);
     const state = configure(db, sessionsDir, busyTimeoutMs);
     if (state === "reset") onWarning({ code: "INDEX_REBUILT", message: "The index was of another version or tree; it is rebuilt", path });
     return db;
@@ -153,8 +188,19 @@ export function openIndexDatabase(
     if (!isCorruptionError(err)) throw codedIndexError(err, path);
     onWarning({ code: "INDEX_REBUILT", message: `The index file was damaged (${(err as Error).message}); it is rebuilt`, path });
     removeIndexFiles(path);
+    claimIndexFile(path);
     db = open(path);
     configure(db, sessionsDir, busyTimeoutMs);
     return db;
   }
+}
+
+/** An index kept from an older build: signed as ours, and FTS5's secure-delete turned on. */
+function upgradeKept(db: SqliteDatabase): void {
+  const unsigned = Number(db.prepare("PRAGMA application_id").get()?.application_id ?? 0) === 0;
+  if (!unsigned && hasFtsSecureDelete(db)) return;
+  db.exec("BEGIN IMMEDIATE");
+  if (unsigned) signIndex(db);
+  ensureFtsSecureDelete(db);
+  db.exec("COMMIT");
 }

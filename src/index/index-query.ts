@@ -18,11 +18,13 @@ function hasToken(text: string): boolean {
 /**
  * Parses a search query (pure): whitespace-separated words, `"phrases"` and prefixes (`word*`);
  * every term must match (AND). `INVALID_QUERY` for an empty query, an unclosed quote, a `*` that
- * does not end a word, or terms with nothing to search (only punctuation).
+ * does not end a word, a NUL character, or terms with nothing to search (only punctuation).
  */
 export function parseQuery(query: string): QueryTerm[] {
   if (typeof query !== "string") throw invalid("the query must be a string");
   if (query.length > MAX_QUERY_CHARS) throw invalid(`the query is longer than ${MAX_QUERY_CHARS} characters`);
+  // SQLite's FTS5 cuts a query at a NUL ("unterminated string"); PostgreSQL refuses one: both say so alike.
+  if (query.includes("\u0000")) throw invalid(`the query holds a NUL character (at column ${query.indexOf("\u0000") + 1})`);
   const terms: QueryTerm[] = [];
   let i = 0;
   while (i < query.length) {

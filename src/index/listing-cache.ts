@@ -79,10 +79,15 @@ export class ListingCache {
     let gone = pass.gone;
     if (seen !== null) {
       const set = new Set(seen);
-      gone = this.statements
-        .all()
-        .map((r) => r[0])
-        .filter((p) => !set.has(p));
+      // the rows of files gone from the tree, and those of files changed too recently to cache (a
+      // stale row would keep what the file no longer holds: a redacted first message)
+      gone = [
+        ...pass.gone,
+        ...this.statements
+          .all()
+          .map((r) => r[0])
+          .filter((p) => !set.has(p)),
+      ];
     }
     if (pass.stale.length === 0 && gone.length === 0) return;
     this.db.exec("BEGIN IMMEDIATE");

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { ListIndexMode, ListingInfoReader } from "../session/discovery.ts";
 import { INDEX_SCHEMA_VERSION, isBusyError, isCorruptionError, openIndexDatabase } from "./index-db.ts";
+import { configureErasure } from "./index-erasure.ts";
 import { ListingCache } from "./listing-cache.ts";
 import { LISTING_TABLES } from "./listing-table.ts";
 import { resolveSessionIndexOptions } from "./session-index.ts";
@@ -35,6 +36,7 @@ function treeKey(sessionsDir: string, roots: string[]): string {
 /** The index as it is, if it is of this schema and this tree; null (nothing written) otherwise. */
 function openExisting(db: SqliteDatabase, tree: string): SqliteDatabase | null {
   db.exec(`PRAGMA busy_timeout = ${LISTING_BUSY_TIMEOUT_MS}`);
+  configureErasure(db); // rows it rewrites or drops leave no bytes behind
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
   if (version !== INDEX_SCHEMA_VERSION) return null;
   const recorded = db.prepare("SELECT value FROM meta WHERE key = 'sessionsDir'").get()?.value;

@@ -15,6 +15,13 @@ function timeOf(name: string, value: unknown): number {
   return value.getTime();
 }
 
+/** A text filter: a non-empty string without NUL (SQLite's string functions stop at one; PostgreSQL refuses it). */
+function textFilter(name: string, value: unknown): string {
+  if (typeof value !== "string" || value === "" || value.includes("\u0000"))
+    throw invalidOption(`${name} must be a non-empty string without NUL`);
+  return value;
+}
+
 /** The SQL conditions of the search options, validated once. */
 export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
   if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
@@ -22,9 +29,8 @@ export function searchFilters(options: SearchOptions): { where: string[]; params
   const where: string[] = [];
   const params: unknown[] = [];
   if (options.cwd !== undefined) {
-    if (typeof options.cwd !== "string" || options.cwd === "") throw invalidOption("cwd must be a non-empty string");
     where.push("s.cwd = ?");
-    params.push(resolveRecordedCwd(options.cwd));
+    params.push(resolveRecordedCwd(textFilter("cwd", options.cwd)));
   }
   if (options.since !== undefined) {
     where.push("e.ts_ms >= ?");
@@ -41,14 +47,13 @@ export function searchFilters(options: SearchOptions): { where: string[]; params
     params.push(...options.roles);
   }
   if (options.model !== undefined) {
-    if (typeof options.model !== "string" || options.model === "") throw invalidOption("model must be a non-empty string");
     where.push("instr(lower(e.model), lower(?)) > 0");
-    params.push(options.model);
+    params.push(textFilter("model", options.model));
   }
   if (options.session !== undefined) {
-    if (typeof options.session !== "string" || options.session === "") throw invalidOption("session must be a non-empty string");
+    const session = textFilter("session", options.session);
     where.push("substr(s.session_id, 1, length(?)) = ?");
-    params.push(options.session, options.session);
+    params.push(session, session);
   }
   const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1) throw invalidOption("limit must be a positive integer");

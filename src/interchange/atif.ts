@@ -109,7 +109,8 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
   yield `${head.slice(0, -1)},"steps":[\n`;
 
   const totals: Totals = { prompt: 0, completion: 0, cached: 0, cost: 0, unpriced: 0, steps: 0 };
-  const unmapped: Record<string, number> = {};
+  // A Map: an entry's type may be "constructor" or "__proto__".
+  const unmapped = new Map<string, number>();
   let pending: Json | null = null;
   const write = (step: Json): string => {
     totals.steps++;
@@ -120,7 +121,7 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
   for (const raw of branch) {
     const view = viewOf(raw);
     if (view === null || view.role === "model_change" || view.role === "thinking_level_change") {
-      unmapped[raw.type] = (unmapped[raw.type] ?? 0) + 1;
+      unmapped.set(raw.type, (unmapped.get(raw.type) ?? 0) + 1);
       continue;
     }
     const parts = viewOf(source.rehydrate(raw))!.parts;
@@ -201,6 +202,8 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
     total_steps: totals.steps,
     ...(totals.unpriced === 0 ? {} : { extra: { unpriced_steps: totals.unpriced } }),
   };
-  const extra: Json = { transcript_store: { leaf_id: source.leafId, cwd: source.header.cwd, unmapped_entries: unmapped } };
+  const extra: Json = {
+    transcript_store: { leaf_id: source.leafId, cwd: source.header.cwd, unmapped_entries: Object.fromEntries(unmapped) },
+  };
   yield `\n],"final_metrics":${JSON.stringify(final)},"extra":${JSON.stringify(extra)}}\n`;
 }

@@ -39,7 +39,7 @@ export interface ExportSessionOptions extends SessionManagerOptions, AtifOptions
 }
 
 /** The artifacts of an open session, each text one read up to `limit` bytes. */
-function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
+export function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
   const store = m.artifacts;
   if (store === null) return [];
   return store.list().map((ref) => {
@@ -74,7 +74,8 @@ function artifactsOf(m: SessionManager, limit: number): SourceArtifact[] {
  * is `ENTRY_NOT_FOUND`, before anything is yielded.
  */
 export async function* exportSession(idOrPath: string, options: ExportSessionOptions): AsyncGenerator<string> {
-  const render = VIEW_RENDERERS[options.format];
+  // An own property only: a format named "toString" is no renderer.
+  const render = Object.hasOwn(VIEW_RENDERERS, options.format) ? VIEW_RENDERERS[options.format] : undefined;
   if (render === undefined)
     throw new TranscriptStoreError("INVALID_OPTION", `format must be one of ${Object.keys(VIEW_RENDERERS).join(", ")}`);
   const { format: _format, branch, agent, artifactEmbedBytes, redactOutput: redact, ...storeOptions } = options;
@@ -96,9 +97,8 @@ export async function* exportSession(idOrPath: string, options: ExportSessionOpt
       entries: m.getEntries().map(share),
       leafId: branch ?? m.getLeafId(),
       rehydrate: (value) => m.rehydrate(value),
-      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES).map((a) =>
-        a.text === null ? a : { ...a, text: share(a.text) },
-      ),
+      // Every field of an artifact a view prints (its name, summary and tool type too), not its text alone.
+      artifacts: artifactsOf(m, artifactEmbedBytes ?? DEFAULT_ARTIFACT_EMBED_BYTES).map(share),
     };
     if (counts.size > 0)
       resolved.onWarning({ code: "SECRET_REDACTED", message: `export ${m.sessionId}: redacted ${describeCounts(counts)}` });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { ENTRY_STYLE } from "./entry-style.ts";
 
 /** The page's only style sheet (inline; the CSP allows exactly this text by its hash). */
 export const HTML_STYLE = `
@@ -19,7 +20,7 @@ nav.fork { margin: -0.25rem 0 0.75rem 1rem; font-size: 0.85rem; color: var(--mut
 nav.fork button { margin-left: 0.25rem; }
 nav.fork button.current { font-weight: 700; }
 .error { color: #c33; }
-`;
+${ENTRY_STYLE}`;
 
 /**
  * The page's only script (inline, allowed by its hash): shows the branch ending at a leaf and, at
@@ -30,33 +31,34 @@ export const HTML_SCRIPT = `
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("ts-tree").textContent);
-  var parent = {}, children = {}, order = {};
+  // Maps and Sets, never plain objects: an id may be "constructor", "toString" or "__proto__".
+  var parent = new Map(), children = new Map(), order = new Map();
   data.nodes.forEach(function (n, i) {
     var p = n[1] === null ? "" : n[1];
-    parent[n[0]] = p; order[n[0]] = i;
-    (children[p] = children[p] || []).push(n[0]);
+    parent.set(n[0], p); order.set(n[0], i);
+    if (!children.has(p)) children.set(p, []);
+    children.get(p).push(n[0]);
   });
   function newestLeaf(id) {
     var best = id, stack = [id];
     while (stack.length > 0) {
       var x = stack.pop();
-      if (order[x] > order[best]) best = x;
-      (children[x] || []).forEach(function (c) { stack.push(c); });
+      if (order.get(x) > order.get(best)) best = x;
+      (children.get(x) || []).forEach(function (c) { stack.push(c); });
     }
     return best;
   }
   function pathTo(leaf) {
-    var on = {}, x = leaf;
-    while (x !== undefined && x !== "" && !on[x]) { on[x] = true; x = parent[x]; }
+    var on = new Set(), x = leaf;
+    while (x !== undefined && x !== "" && !on.has(x)) { on.add(x); x = parent.get(x); }
     return on;
   }
   function show(leaf) {
     var on = pathTo(leaf);
-    document.querySelectorAll("[data-entry]").forEach(function (el) { el.hidden = !on[el.getAttribute("data-entry")]; });
+    document.querySelectorAll("[data-entry]").forEach(function (el) { el.hidden = !on.has(el.getAttribute("data-entry")); });
     document.querySelectorAll("nav.fork").forEach(function (n) { n.remove(); });
-    Object.keys(children).forEach(function (id) {
-      var kids = children[id];
-      if (kids.length < 2 || (id !== "" && !on[id])) return;
+    children.forEach(function (kids, id) {
+      if (kids.length < 2 || (id !== "" && !on.has(id))) return;
       var nav = document.createElement("nav");
       nav.className = "fork";
       nav.appendChild(document.createTextNode("Branches here:"));
@@ -65,7 +67,7 @@ export const HTML_SCRIPT = `
         b.type = "button";
         b.textContent = String(i + 1);
         b.setAttribute("data-child", k);
-        if (on[k]) b.className = "current";
+        if (on.has(k)) b.className = "current";
         b.addEventListener("click", function () { show(newestLeaf(k)); });
         nav.appendChild(b);
       });

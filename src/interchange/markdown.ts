@@ -1,5 +1,6 @@
 import { escapeHtml, fenceFor, imageDataUrl } from "./html-text.ts";
-import { type EntryView, type MessagePart, TITLES, viewOf } from "./message-parts.ts";
+import { markdownCode, markdownInline, oneLine } from "./markdown-text.ts";
+import { type EntryView, type MessagePart, titleOf, viewOf } from "./message-parts.ts";
 import { branchOf, type TranscriptSource } from "./transcript-source.ts";
 
 function fenced(text: string, info = ""): string {
@@ -7,9 +8,14 @@ function fenced(text: string, info = ""): string {
   return `${fence}${info}\n${text}\n${fence}`;
 }
 
-/** A folded block: `<details>` with a summary (escaped) and Markdown inside. */
+/**
+ * A folded block: `<details>` with a summary and Markdown inside. The summary is on one line (its
+ * HTML block never ends early) and escaped as HTML, the marks of links, images and code too (a
+ * renderer that reads Markdown there finds none).
+ */
 function folded(summary: string, body: string): string {
-  return `<details><summary>${escapeHtml(summary)}</summary>\n\n${body}\n\n</details>`;
+  const label = escapeHtml(oneLine(summary)).replace(/[![\]`\\]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<details><summary>${label}</summary>\n\n${body}\n\n</details>`;
 }
 
 function json(value: unknown): string {
@@ -19,7 +25,8 @@ function json(value: unknown): string {
 function partMarkdown(part: MessagePart): string {
   switch (part.kind) {
     case "text":
-      return part.text;
+      // Text a value of ours was put in (a model change, a shell command) is no Markdown.
+      return part.literal !== true ? part.text : part.text.includes("\n") ? fenced(part.text, "text") : markdownInline(part.text);
     case "thinking":
       return folded("Thinking", part.redacted ? "_(redacted by the provider)_" : fenced(part.text, "text"));
     case "toolCall":
@@ -33,11 +40,12 @@ function partMarkdown(part: MessagePart): string {
   }
 }
 
+/** A heading on one line: every value in it escaped as inline Markdown, the id a code span. */
 function heading(view: EntryView): string {
-  let title = TITLES[view.role] ?? view.role;
+  let title = titleOf(view.role);
   if (view.role === "toolResult") title += `: ${view.toolName ?? "?"}${view.isError === true ? " (error)" : ""}`;
   if (view.model !== undefined) title += ` · ${view.model}`;
-  return `## ${title} · ${view.entry.timestamp} · \`${view.entry.id}\``;
+  return `## ${markdownInline(title)} · ${markdownInline(String(view.entry.timestamp))} · ${markdownCode(view.entry.id)}`;
 }
 
 function body(view: EntryView): string {
@@ -61,16 +69,19 @@ function body(view: EntryView): string {
 export function* markdownChunks(source: TranscriptSource): Generator<string> {
   const { header } = source;
   const title = typeof header.title === "string" && header.title !== "" ? header.title : `Session ${header.id}`;
-  yield `# ${title.replace(/\n/g, " ")}\n\n- session: \`${header.id}\`\n- cwd: \`${header.cwd}\`\n- created: ${header.timestamp}\n`;
-  yield `- branch: root → \`${source.leafId ?? "(empty)"}\`\n\n`;
+  yield `# ${markdownInline(title)}\n\n- session: ${markdownCode(header.id)}\n- cwd: ${markdownCode(header.cwd)}\n`;
+  yield `- created: ${markdownInline(String(header.timestamp))}\n`;
+  yield `- branch: root → ${source.leafId === null ? "(empty)" : markdownCode(source.leafId)}\n\n`;
   const children = new Map<string | null, string[]>();
   for (const e of source.entries) children.set(e.parentId, [...(children.get(e.parentId) ?? []), e.id]);
   for (const entry of branchOf(source.entries, source.leafId)) {
     const view = viewOf(source.rehydrate(entry));
     if (view !== null) yield `${heading(view)}\n\n${body(view)}\n\n`;
     const kids = children.get(entry.id) ?? [];
-    if (kids.length > 1)
-      yield `> Fork: ${kids.length} branches continue from \`${entry.id}\` (first entries: ${kids.map((k) => `\`${k}\``).join(", ")})\n\n`;
+    if (kids.length > 1) {
+      const firsts = kids.map(markdownCode).join(", ");
+      yield `> Fork: ${kids.length} branches continue from ${markdownCode(entry.id)} (first entries: ${firsts})\n\n`;
+    }
   }
   if (source.artifacts.length > 0) {
     yield "## Artifacts\n\n";

@@ -2,7 +2,8 @@ import { isRecord, type SessionEntry } from "../format/types.ts";
 
 /** A block of a message, in the few kinds the readable exports tell apart. */
 export type MessagePart =
-  | { kind: "text"; text: string }
+  /** `literal`: text we put a value in (a model change, a shell command), never read as Markdown. */
+  | { kind: "text"; text: string; literal?: true }
   | { kind: "thinking"; text: string; redacted: boolean }
   | { kind: "toolCall"; id: string; name: string; arguments: unknown }
   | { kind: "image"; mimeType: string; data: string }
@@ -59,7 +60,7 @@ export function viewOf(entry: SessionEntry): EntryView | null {
     if (m.isError === true) view.isError = true;
     if (typeof m.model === "string") view.model = m.model;
     if (role === "bashExecution" && typeof m.command === "string")
-      view.parts = [{ kind: "text", text: `$ ${m.command}\n${typeof m.output === "string" ? m.output : ""}` }];
+      view.parts = [{ kind: "text", text: `$ ${m.command}\n${typeof m.output === "string" ? m.output : ""}`, literal: true }];
     if ((role === "branchSummary" || role === "compactionSummary") && typeof m.summary === "string")
       view.parts = [{ kind: "text", text: m.summary }];
     return view;
@@ -69,10 +70,14 @@ export function viewOf(entry: SessionEntry): EntryView | null {
     return { entry, role: entry.type, parts: [{ kind: "text", text: entry.summary }] };
   if (entry.type === "model_change") {
     const model = typeof entry.modelId === "string" ? entry.modelId : typeof entry.model === "string" ? entry.model : null;
-    return model === null ? null : { entry, role: "model_change", parts: [{ kind: "text", text: `model: ${model}` }] };
+    return model === null ? null : { entry, role: "model_change", parts: [{ kind: "text", text: `model: ${model}`, literal: true }] };
   }
   if (entry.type === "thinking_level_change" && typeof entry.thinkingLevel === "string")
-    return { entry, role: "thinking_level_change", parts: [{ kind: "text", text: `thinking level: ${entry.thinkingLevel}` }] };
+    return {
+      entry,
+      role: "thinking_level_change",
+      parts: [{ kind: "text", text: `thinking level: ${entry.thinkingLevel}`, literal: true }],
+    };
   return null;
 }
 
@@ -91,3 +96,8 @@ export const TITLES: Record<string, string> = {
   model_change: "Model change",
   thinking_level_change: "Thinking level change",
 };
+
+/** The heading of `role`: its title, else the role itself (an own property only: `constructor` is a role like any). */
+export function titleOf(role: string): string {
+  return Object.hasOwn(TITLES, role) ? TITLES[role]! : role;
+}

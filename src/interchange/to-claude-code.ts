@@ -191,7 +191,7 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
         role: "assistant",
         model: typeof m.model === "string" ? m.model : "unknown",
         content,
-        stop_reason: typeof m.stopReason === "string" ? (STOP_REASONS[m.stopReason] ?? null) : null,
+        stop_reason: typeof m.stopReason === "string" && Object.hasOwn(STOP_REASONS, m.stopReason) ? STOP_REASONS[m.stopReason] : null,
         stop_sequence: null,
       };
       if (isRecord(m.usage)) {

@@ -56,10 +56,9 @@ export class FileLifecycle implements LifecycleDriver {
     return !isLeftoverLock(session.path);
   }
 
-  async trash(session: SessionInfo, at: Date): Promise<TrashEntry> {
-    const entry = await trashSessionFile(session.path, { sessionId: session.id, cwd: session.cwd }, at, this.places);
-    appendLifecycleRecord(this.root, { op: "trash", id: session.id, at: at.toISOString(), path: session.path, trashId: entry.trashId });
-    return entry;
+  async trash(session: SessionInfo, at: Date, check?: () => Promise<void>): Promise<TrashEntry> {
+    // The trash, restore and purge records are written by file-trash.ts at each step's commit.
+    return trashSessionFile(session.path, { sessionId: session.id, cwd: session.cwd }, at, { ...this.places, check });
   }
 
   listTrash(): Promise<TrashEntry[]> {
@@ -67,15 +66,13 @@ export class FileLifecycle implements LifecycleDriver {
   }
 
   async restore(entry: TrashEntry, at: Date): Promise<SessionInfo> {
-    const path = restoreTrashEntry(entry, this.places);
-    appendLifecycleRecord(this.root, { op: "restore", id: entry.sessionId, at: at.toISOString(), path, trashId: entry.trashId });
+    const path = restoreTrashEntry(entry, this.places, at);
     const info = readSessionInfo(path);
     if (info === null) throw new TranscriptStoreError("BAD_HEADER", `Restored ${path}, which lists as no session`, { path });
     return info;
   }
 
   async purge(entry: TrashEntry, at: Date): Promise<void> {
-    purgeTrashEntry(entry, this.places);
-    appendLifecycleRecord(this.root, { op: "purge", id: entry.sessionId, at: at.toISOString(), path: entry.from, trashId: entry.trashId });
+    purgeTrashEntry(entry, this.places, at);
   }
 }

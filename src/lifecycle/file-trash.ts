@@ -1,18 +1,21 @@
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { registerReferrer } from "../blob/blob-referrers.ts";
 import { errnoCode, TranscriptStoreError, type WarningHandler } from "../errors.ts";
-import { ensureDir, fsyncDir, io, writeFileAtomic } from "../io.ts";
+import { ensureDir, fsyncDir, io, isTempFileName, writeFileAtomic } from "../io.ts";
 import { readMoveJournal } from "../session/move-journal.ts";
-import { artifactsDirOf, quarantinePathOf } from "../session/paths.ts";
+import { artifactsDirOf, fileSafeId, quarantinePathOf } from "../session/paths.ts";
 import { acquireSessionLock, type SessionLock } from "../session/session-lock.ts";
 import type { TrashEntry } from "./lifecycle-driver.ts";
+import { appendLifecycleRecord } from "./lifecycle-log.ts";
 
 /*
  * The file tree's trash: `<root>/trash/<trashId>/` holds a removed session's files under their own
- * names (session file, artifact directory, quarantine, backup) and `trash.json`, the entry's
- * journal. Every step is a rename, and the session file moves last in both directions: its rename
- * is the commit. A crash leaves the journal naming the step; `recoverTrash` (run before every
- * trash operation) undoes an uncommitted one, so a session is always either in place or in trash.
+ * names (session file, artifact directory, quarantine, backups) and `trash.json`, the entry's
+ * journal. Every step is a rename, and the session file's rename is the commit: it moves first into
+ * the trash (so a session file in place always has every part beside it: no writer ever starts a
+ * second artifacts directory) and last out of it. A crash leaves the journal naming the step;
+ * `recoverTrash` (run before every trash operation) rolls a committed step forward and undoes an
+ * uncommitted one, so a session is always whole either in place or in the trash.
  */
 
 type TrashState = "trashing" | "trashed" | "restoring" | "purging";
@@ -77,7 +80,21 @@ export function bytesUnder(path: string): number {
 /** The names that travel with a session file (those present), the session file last. */
 export function sessionParts(file: string): string[] {
   const names = [artifactsDirOf(file), quarantinePathOf(file), `${file}.bak`].filter(exists).map((p) => basename(p));
-  return [...names, basename(file)];
+  return [...names, ...numberedBackups(file), basename(file)];
+}
+
+/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
+function numberedBackups(file: string): string[] {
+  const base = basename(file);
+  let names: string[];
+  try {
+    names = io.readdirSync(dirname(file)) as string[];
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(`${base}.`) && /^\d+\.bak$/.test(n.slice(base.length + 1)))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
 }
 
 function entryOf(trashId: string, j: TrashJournal): TrashEntry {
@@ -93,6 +110,8 @@ export interface FileTrashOptions {
   blobsDir: string;
   lockStaleMs: number;
   onWarning?: WarningHandler;
+  /** Run holding the session's lock, before anything moves (a throw stops the removal). */
+  check?: () => Promise<void>;
 }
 
 /**
@@ -112,6 +131,7 @@ export async function trashSessionFile(
     });
   const lock = await acquireSessionLock(file, { staleMs: options.lockStaleMs, onCompromised: () => {} });
   try {
+    await options.check?.();
     const trash = trashDirOf(options.root);
     ensureDir(trash, true);
     // Before any ref lands in the trash, gc must know to read it: trashed sessions keep their blobs.
@@ -123,14 +143,25 @@ export async function trashSessionFile(
     const dir = join(trash, trashId);
     const journal: TrashJournal = { version: 1, state: "trashing", ...meta, from: file, trashedAt: at.toISOString(), bytes, parts };
     writeJournal(dir, journal);
-    const moved: string[] = [];
+    // The flags go with the instance before it moves; an undone move gives them back (a restore record).
+    record(options, "trash", trashId, journal, at);
+    const sessionName = parts.at(-1)!;
     try {
-      for (const name of parts) {
-        io.renameSync(join(source, name), join(dir, name));
-        moved.push(name);
-      }
+      io.renameSync(join(source, sessionName), join(dir, sessionName));
     } catch (err) {
-      for (const name of moved.reverse()) io.renameSync(join(dir, name), join(source, name));
+      record(options, "restore", trashId, journal, at);
+      removeEntryDir(dir);
+      throw moveFailed(`Cannot move ${file} to the trash`, err, file);
+    }
+    // Committed: the rest follows (a crash here is rolled forward by recovery).
+    fsyncDir(source);
+    try {
+      moveRest(source, dir, parts);
+    } catch (err) {
+      // A part that cannot move (another device): everything goes back, the session file last.
+      moveRest(dir, source, parts);
+      io.renameSync(join(dir, sessionName), join(source, sessionName));
+      record(options, "restore", trashId, journal, at);
       removeEntryDir(dir);
       throw moveFailed(`Cannot move ${file} to the trash`, err, file);
     }
@@ -143,10 +174,26 @@ export async function trashSessionFile(
   }
 }
 
+/**
+ * Appends the lifecycle record of a step (the flags of the instance follow it, lifecycle-log.ts).
+ * Written at the step's commit and again by a recovery that finishes it: a record twice is harmless.
+ */
+function record(
+  options: FileTrashOptions,
+  op: "trash" | "restore" | "purge",
+  trashId: string,
+  journal: TrashJournal,
+  at = new Date(),
+): void {
+  appendLifecycleRecord(options.root, { op, id: journal.sessionId, at: at.toISOString(), path: journal.from, trashId });
+}
+
 function newEntryDir(trash: string, at: Date, sessionId: string): string {
   const stamp = at.toISOString().replace(/[:.]/g, "-");
+  // The id comes from a transcript: only its file-safe form names anything (never `/` or `..`).
+  const name = `${stamp}_${fileSafeId(sessionId)}`;
   for (let n = 0; ; n++) {
-    const trashId = n === 0 ? `${stamp}_${sessionId}` : `${stamp}_${sessionId}.${n}`;
+    const trashId = n === 0 ? name : `${name}.${n}`;
     try {
       io.mkdirSync(join(trash, trashId), { mode: 0o700 });
       return trashId;
@@ -156,8 +203,16 @@ function newEntryDir(trash: string, at: Date, sessionId: string): string {
   }
 }
 
+/** Moves the parts other than the session file from `from` to `to` (those still at `from`). */
+function moveRest(from: string, to: string, parts: readonly string[]): void {
+  for (const name of parts.slice(0, -1))
+    if (exists(join(from, name)) && !exists(join(to, name))) io.renameSync(join(from, name), join(to, name));
+}
+
+/** Removes an entry whose parts are gone: its journal and any journal temp a killed write left. */
 function removeEntryDir(dir: string): void {
   io.rmSync(join(dir, JOURNAL), { force: true });
+  for (const name of io.readdirSync(dir) as string[]) if (isTempFileName(name)) io.rmSync(join(dir, name), { force: true });
   io.rmdirSync(dir);
 }
 
@@ -186,7 +241,7 @@ function namesIn(dir: string): string[] {
  * Puts a trash entry back where it was. Anything already at one of its names (a new session at
  * the same path) makes it refuse with `MOVE_FAILED`, nothing moved.
  */
-export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions): string {
+export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): string {
   const dir = join(trashDirOf(options.root), entry.trashId);
   const journal = readJournal(dir);
   if (journal === null || journal.state !== "trashed")
@@ -211,17 +266,19 @@ export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions):
     throw moveFailed(`Cannot restore ${entry.trashId} to ${journal.from}`, err, journal.from);
   }
   fsyncDir(source);
+  record(options, "restore", entry.trashId, journal, at);
   removeEntryDir(dir);
   return journal.from;
 }
 
 /** Deletes a trash entry for good (journaled: a crash mid-way is finished by the next recovery). */
-export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions): void {
+export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): void {
   const dir = join(trashDirOf(options.root), entry.trashId);
   const journal = readJournal(dir);
   if (journal === null || journal.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
   writeJournal(dir, { ...journal, state: "purging" });
+  record(options, "purge", entry.trashId, journal, at);
   finishPurge(dir, journal);
 }
 
@@ -257,18 +314,24 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
     }
     if (journal.state === "trashed") continue;
     if (journal.state === "purging") {
+      record(options, "purge", trashId, journal);
       finishPurge(dir, journal);
       continue;
     }
     const source = dirname(journal.from);
     const file = basename(journal.from);
     if (journal.state === "trashing") {
-      if (exists(join(dir, file))) writeJournal(dir, { ...journal, state: "trashed" });
-      else await undoTrashing(dir, journal, options);
+      if (exists(join(dir, file))) {
+        // Committed: bring over what the crash left behind.
+        moveRest(source, dir, journal.parts);
+        fsyncDir(source);
+        writeJournal(dir, { ...journal, state: "trashed" });
+      } else await undoTrashing(trashId, dir, journal, options);
       continue;
     }
     // restoring
     if (!exists(join(dir, file))) {
+      record(options, "restore", trashId, journal);
       removeEntryDir(dir);
       continue;
     }
@@ -278,7 +341,7 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
   }
 }
 
-async function undoTrashing(dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
+async function undoTrashing(trashId: string, dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
   let lock: SessionLock;
   try {
     lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
@@ -303,6 +366,7 @@ async function undoTrashing(dir: string, journal: TrashJournal, options: FileTra
       }
       io.renameSync(join(dir, name), join(source, name));
     }
+    record(options, "restore", trashId, journal);
     removeEntryDir(dir);
   } finally {
     await lock.release();

@@ -28,8 +28,12 @@ export interface LifecycleDriver {
   isLive(session: SessionInfo): Promise<boolean>;
   /** `bytesOf` and `isLive` of many sessions at once, by session id (a database answers in one query). Optional. */
   states?(sessions: readonly SessionInfo[]): Promise<Map<string, { bytes: number; live: boolean }>>;
-  /** Moves the session (and its artifacts) to the trash. `SESSION_LOCKED` when a writer holds it. */
-  trash(session: SessionInfo, at: Date): Promise<TrashEntry>;
+  /**
+   * Moves the session (and its artifacts) to the trash. `SESSION_LOCKED` when a writer holds it.
+   * `check`, when given, runs holding the session's lock just before the first move (a throw stops
+   * it, nothing moved): prune re-checks its facts there. A driver without a lock to hold runs it first.
+   */
+  trash(session: SessionInfo, at: Date, check?: () => Promise<void>): Promise<TrashEntry>;
   /** Every entry of the trash (interrupted moves finished or undone first). */
   listTrash(): Promise<TrashEntry[]>;
   /** Puts an entry back where it was; returns the session's listing. */

@@ -113,19 +113,37 @@ function parseRecord(line: string): LifecycleRecord | null {
   return r as unknown as LifecycleRecord;
 }
 
-/** Each session's flags after the records, by session id (sessions with neither flag left out). */
+/**
+ * Each live session's flags after the records, by session id (sessions with neither flag left
+ * out). Flags belong to one session instance: `trash` takes them from the id into its trash entry,
+ * `restore` of that entry gives them back, `purge` of it drops them; a session of the same id that
+ * comes back live meanwhile (an import, an unbundle) starts with its own.
+ */
 export function foldFlags(records: readonly LifecycleRecord[]): Map<string, SessionFlags> {
   const flags = new Map<string, SessionFlags>();
+  const trashed = new Map<string, SessionFlags>();
   for (const r of records) {
+    if (r.op === "trash" || r.op === "restore" || r.op === "purge") {
+      if (r.trashId === undefined) {
+        // a record without its entry (hand-made): only a purge changes flags, of the id, as it did
+        if (r.op === "purge") flags.delete(r.id);
+        continue;
+      }
+      const held = r.op === "trash" ? flags.get(r.id) : trashed.get(r.trashId);
+      if (r.op === "trash") {
+        flags.delete(r.id);
+        if (held !== undefined) trashed.set(r.trashId, held);
+      } else {
+        trashed.delete(r.trashId);
+        if (r.op === "restore" && held !== undefined) flags.set(r.id, held);
+      }
+      continue;
+    }
     const f = flags.get(r.id) ?? { pinned: false, archived: false };
     if (r.op === "pin") f.pinned = true;
     else if (r.op === "unpin") f.pinned = false;
     else if (r.op === "archive") f.archived = true;
     else if (r.op === "unarchive") f.archived = false;
-    else if (r.op === "purge") {
-      flags.delete(r.id);
-      continue;
-    }
     flags.set(r.id, f);
   }
   for (const [id, f] of flags) if (!f.pinned && !f.archived) flags.delete(id);

@@ -1,4 +1,6 @@
-import { resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { recordDeletedUsage } from "../maintenance/store-accounting.ts";
+import { trashDirOf } from "./file-trash.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
@@ -11,7 +13,7 @@ import { backendOf } from "../storage/backends.ts";
 import type { StorageBackend, StorageKind } from "../storage/session-storage.ts";
 import type { LifecycleDriver, TrashEntry } from "./lifecycle-driver.ts";
 import type { SessionFlags } from "./lifecycle-log.ts";
-import { planPrune, type PruneCandidate, type PrunePlan } from "./prune-plan.ts";
+import { planPrune, type PruneCandidate, type PrunePlan, type SkipReason } from "./prune-plan.ts";
 import { loadRetentionConfig, type PrunePolicy, type RetentionConfig } from "./retention-config.ts";
 import { storeRootOf } from "./file-lifecycle.ts";
 
@@ -32,6 +34,12 @@ export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOption
    * stays in the trash (restorable).
    */
   onTrashed?: (info: PurgeInfo) => void | Promise<void>;
+  /**
+   * Record a session's usage rows in the store's usage ledger when it goes to the trash and again
+   * before it is purged (idempotent: each row once), so `usage` keeps counting deleted sessions.
+   * `false` leaves that to the caller's hooks. @default true
+   */
+  usageLedger?: boolean;
   /** The retention config to use instead of the store's file (validated the same way). */
   retention?: Omit<RetentionConfig, "source">;
   /** Where `TRANSCRIPT_STORE_RETENTION` is read. @default process.env */
@@ -159,8 +167,17 @@ export class Lifecycle {
   }
 
   private async trashed(entry: TrashEntry): Promise<TrashEntry> {
+    await this.recordUsage(entry);
     await this.given.onTrashed?.({ ...entry, store: this.backend.kind });
     return entry;
+  }
+
+  /** The entry's usage rows into the store's ledger (unless `usageLedger: false`). */
+  private async recordUsage(entry: TrashEntry): Promise<void> {
+    if (this.given.usageLedger === false) return;
+    const ref =
+      this.backend.kind === "file" ? join(trashDirOf(storeRootOf(this.options)), entry.trashId, basename(entry.from)) : entry.sessionId;
+    await recordDeletedUsage(ref, this.given);
   }
 
   /** Puts a trashed session back where it was, byte for byte. */
@@ -188,6 +205,7 @@ export class Lifecycle {
     const report: PurgeReport = { purged: [], bytes: 0, dryRun: options.dryRun === true };
     for (const entry of entries) {
       if (!report.dryRun) {
+        await this.recordUsage(entry);
         await this.given.onBeforePurge?.({ ...entry, store: this.backend.kind });
         await this.driver.purge(entry, this.now());
       }
@@ -225,19 +243,51 @@ export class Lifecycle {
     if (report.dryRun) return report;
     const byPath = new Map(sessions.map((s) => [s.path, s]));
     for (const item of [...plan.remove]) {
+      const info = byPath.get(item.session.path)!;
       try {
-        // Pinned meanwhile? Checked again just before the move.
-        if ((await this.driver.flags()).get(item.session.id)?.pinned) throw new TranscriptStoreError("SESSION_PINNED", "pinned meanwhile");
-        report.trashed.push(await this.trashed(await this.driver.trash(byPath.get(item.session.path)!, this.now())));
+        // Every fact the plan used is checked again at the moment of the move, under the session's lock.
+        const check = async () => {
+          if ((await this.driver.flags()).get(item.session.id)?.pinned) throw new PruneSkip("pinned");
+          if (!(await this.unchanged(info))) throw new PruneSkip("changed");
+        };
+        report.trashed.push(await this.trashed(await this.driver.trash(info, this.now(), check)));
       } catch (err) {
         // A writer that started since the plan keeps its session: skipped, not an error.
-        if (!(err instanceof TranscriptStoreError) || (err.code !== "SESSION_LOCKED" && err.code !== "SESSION_PINNED")) throw err;
+        const reason =
+          err instanceof PruneSkip
+            ? err.reason
+            : err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED"
+              ? "live-writer"
+              : null;
+        if (reason === null) throw err;
         report.remove.splice(report.remove.indexOf(item), 1);
         report.bytes -= item.session.bytes;
         report.totalAfter += item.session.bytes;
-        report.skipped.push({ session: item.session, reason: err.code === "SESSION_LOCKED" ? "live-writer" : "pinned", rule: item.reason });
+        report.skipped.push({ session: item.session, reason, rule: item.reason });
       }
     }
     return report;
+  }
+
+  /** Whether the session is as the plan saw it: same last activity and size, read again now. */
+  private async unchanged(planned: SessionInfo): Promise<boolean> {
+    let now: SessionInfo | null;
+    if (this.backend.kind === "file") now = readSessionInfo(planned.path);
+    else {
+      try {
+        now = await this.backend.resolve(planned.id, planned.cwd, { ...this.options, roots: this.given.roots });
+      } catch (err) {
+        if (err instanceof TranscriptStoreError && err.code === "SESSION_NOT_FOUND") return false;
+        throw err;
+      }
+    }
+    return now !== null && now.id === planned.id && now.modified.getTime() === planned.modified.getTime() && now.size === planned.size;
+  }
+}
+
+/** A prune move a re-check stopped (never escapes `prune`). */
+class PruneSkip extends Error {
+  constructor(readonly reason: SkipReason) {
+    super(reason);
   }
 }

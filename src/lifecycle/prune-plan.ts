@@ -15,7 +15,8 @@ export interface PruneCandidate {
 }
 
 export type PruneReason = "older-than" | "max-total";
-export type SkipReason = "pinned" | "live-writer";
+/** Why a chosen session stays: pinned, a writer holds it, or it changed (resumed) since the plan. */
+export type SkipReason = "pinned" | "live-writer" | "changed";
 
 export interface PrunePlan {
   /** What goes, oldest first, each with the rule that chose it. */

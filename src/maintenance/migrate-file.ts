@@ -110,7 +110,7 @@ function targetPathFor(source: string, header: SessionHeader, options: MigrateFi
   const name = basename(source);
   const fileName = /^\d{4}-\d\d-\d\dT.*_.+\.jsonl$/.test(name)
     ? name
-    : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id.replace(/[^A-Za-z0-9-]/g, "_"));
+    : sessionFileName(new Date(Date.parse(header.timestamp) || 0), header.id);
   const layout = options.layout ?? detectLayout(options.sessionsDir) ?? "omp";
   return join(options.sessionsDir, cwdBucket(header.cwd || "/", layout), fileName);
 }
@@ -354,7 +354,7 @@ function writeMigrated(
     if (storeCopy !== null) assertUnchanged(report.target, storeCopy, storeCopy.size);
     const lost = linesToQuarantine(parsed);
     if (lost.length > 0) new SessionFile(report.target, { fsync: true, now: options.now ?? (() => new Date()) }).quarantine(lost);
-    if (options.backup && options.inPlace) backupSessionFile(report.source);
+    if (options.backup && options.inPlace) report.backup = backupSessionFile(report.source);
     draft.commit(true);
     if (held !== null) counts.linesCaughtUp = catchUpAppends(held, parsed.bytesRead, report.target);
     return outcome(result);

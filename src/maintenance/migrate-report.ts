@@ -73,6 +73,8 @@ export interface MigrateFileReport extends MigrateCounters {
   fromVersion: number | null;
   entries: number;
   tornTail: boolean;
+  /** The backup of the original this run wrote (`backup: true`, in place), when it wrote one. */
+  backup?: string;
   error?: { code: string; message: string };
 }
 

@@ -6,6 +6,7 @@ import { redactSecretsStage } from "../prepare/redact-secrets.ts";
 import { artifactsDirOf } from "../session/paths.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
 import { migrateFile, type MigrateFileOptions, type MigrateFileReport } from "./migrate-file.ts";
+import { reclaimDeadSessionTemps } from "./dead-temps.ts";
 
 export interface RedactFileOptions extends Omit<MigrateFileOptions, "inPlace" | "stages"> {
   redactor: SecretRedactor;
@@ -48,6 +49,7 @@ export async function redactSessionFile(file: string, options: RedactFileOptions
   if (migrate.status !== "failed" && migrate.status !== "conflict" && io.existsSync(dir)) {
     const lock = options.dryRun ? null : await acquireSessionLock(file, { onCompromised: () => {} });
     try {
+      if (lock !== null) reclaimDeadSessionTemps(file);
       const store = new ArtifactStore(dir, { fsync: options.fsync === true });
       artifacts = scrubArtifacts(store, redactor, artifactsFound, options.dryRun === true).changed;
     } finally {

@@ -7,6 +7,7 @@ import { scanSessionFile } from "../session/session-file-reader.ts";
 import { writeSessionFileAtomic } from "../session/session-file.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";
 import { rekeyBlobs } from "./rekey-blobs.ts";
+import { reclaimDeadSessionTemps } from "./dead-temps.ts";
 import { ArtifactCipher } from "../artifacts/artifact-cipher.ts";
 import { planRekeyArtifacts } from "../artifacts/artifact-reseal.ts";
 import { artifactsDirOf } from "../session/paths.ts";
@@ -43,6 +44,7 @@ export async function rekeySessionFile(path: string, options: RekeyOptions): Pro
   const abs = resolve(path);
   const lock = await acquireSessionLock(abs, { onCompromised: () => {} });
   try {
+    reclaimDeadSessionTemps(abs);
     const texts: string[] = [];
     let header: SessionHeader | null = null;
     const scanned = scanSessionFile(abs, {

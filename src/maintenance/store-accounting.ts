@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { spaceRows, spaceTotals, type SessionSpace, type SpaceGrouping, type SpaceRow, type SpaceTotals } from "../accounting/du-report.ts";
 import type { SessionAccount } from "../accounting/session-account.ts";
 import {
@@ -22,7 +22,7 @@ import type { SessionInfo } from "../session/session-info.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
-import { accountSessionFile, fileBlobSizes, fileSessionSpace } from "./file-accounting.ts";
+import { accountSessionFile, fileBlobSizes, fileSessionSpace, treeBytes } from "./file-accounting.ts";
 import { readLedgerFile, usageLedgerPath, appendLedgerFile, type LedgerProblem } from "./usage-ledger-file.ts";
 
 /** Options of the accounting functions: a store as `SessionManager` names one, and where its ledger lives. */
@@ -139,7 +139,22 @@ export async function storeSpace(
 ): Promise<{ rows: SpaceRow[]; totals: SpaceTotals }> {
   const { spaces, blobSizes } = await accountStore(options);
   const rows = spaceRows(spaces, blobSizes, options.by ?? "session");
-  return { rows: options.top === undefined ? rows : rows.slice(0, options.top), totals: spaceTotals(spaces, blobSizes) };
+  const totals = spaceTotals(spaces, blobSizes);
+  if (databaseOf(options) === null) Object.assign(totals, storeLeftovers(dirname(resolveSessionManagerOptions(options).sessionsDir)));
+  return { rows: options.top === undefined ? rows : rows.slice(0, options.top), totals };
+}
+
+/** Bytes of a file store's trash and of the unbundle spools under its root (`.unbundle-…tmp/`). */
+function storeLeftovers(root: string): { trash: number; spools: number } {
+  let spools = 0;
+  let names: string[] = [];
+  try {
+    names = io.readdirSync(root) as string[];
+  } catch {
+    // no root: nothing beside the sessions
+  }
+  for (const name of names) if (name.startsWith(".unbundle-") && name.endsWith(".tmp")) spools += treeBytes(join(root, name));
+  return { trash: treeBytes(join(root, "trash")), spools };
 }
 
 /** The usage report of a store: live sessions' rows and the ledger of deleted ones, grouped. */

@@ -5,7 +5,7 @@ import { basename, join, resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { BlobStore } from "../blob/blob-store.ts";
 import { decodeLine } from "../format/decode-line.ts";
-import { fsyncCreatedDirs, io } from "../io.ts";
+import { ensureDir } from "../io.ts";
 import { cwdBucket, isAuxiliarySessionName, resolveStoreDirs } from "../session/paths.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
 import { headerEndOffset, readSessionHeader, scanSessionFile } from "../session/session-file-reader.ts";
@@ -28,8 +28,7 @@ export function defaultSessionDirPath(cwd: string, agentDir: string = defaultAge
 export function getDefaultSessionDir(cwd: string, agentDir: string = defaultAgentDir()): string {
   const dir = defaultSessionDirPath(cwd, agentDir);
   // Durable at once (cheap: only when created): no `fsync` option reaches this free function.
-  const first = existsSync(dir) ? undefined : io.mkdirSync(dir, { recursive: true });
-  if (first !== undefined) fsyncCreatedDirs(first, dir);
+  if (!existsSync(dir)) ensureDir(dir, true); // the store's directory creator: 0700, like every directory it makes
   return dir;
 }
 

@@ -5,6 +5,7 @@ import type { SessionEntry } from "../format/types.ts";
 import { payloadKindAt } from "./image-shapes.ts";
 import { DESCEND, mapTree } from "./map-tree.ts";
 import type { PrepareStage } from "./pipeline.ts";
+import { type ReplaceMatch, RuleScan } from "./rule-scan.ts";
 import { BUILTIN_SECRET_RULES, type SecretRule } from "./secret-rules.ts";
 import { SIGNATURE_KEYS } from "./truncate-strings.ts";
 
@@ -21,14 +22,6 @@ export type RedactOption = "secrets" | { rules?: readonly SecretRuleOptions[]; b
 
 /** Rules found in one text or entry: rule id → how many secrets it replaced. */
 export type RedactionCounts = Map<string, number>;
-
-const NO_RULES: readonly SecretRule[] = [];
-
-/**
- * The keys whose values are the format's ids (entries, tool calls): never redacted. Only these: a
- * tool's own `accessKeyId` or `clientId` argument is content like any other.
- */
-const ID_KEYS: ReadonlySet<string> = new Set(["id", "parentId", "firstKeptEntryId", "fromId", "targetId", "toolCallId"]);
 
 /** Every marker starts with this; a marker is never matched again. */
 export const REDACTION_MARKER_PREFIX = "[REDACTED:";
@@ -83,74 +76,50 @@ export type OwnStrings = (text: string, key: string | null, parent: Record<strin
 export class SecretRedactor {
   readonly rules: readonly SecretRule[];
   private readonly key: () => Uint8Array;
-  /** Every keyword of every rule, one global case-insensitive search; null when a rule has none. */
-  private readonly keywordSearch: RegExp | null;
-  /** Lowercased keyword → the indexes (in `rules`) of the rules it selects. */
-  private readonly rulesByKeyword: Map<string, number[]>;
+  /** The rules and the one keyword scan (an automaton) that selects them and where they are tried. */
+  private readonly scan: RuleScan;
+  /** Replaces one match of one rule, counting into `this.counting`. */
+  private readonly replaceMatch: ReplaceMatch;
+  private counting: RedactionCounts = new Map();
 
   /** `key` is asked for only when a secret is found (a store creates its key on first use). */
   constructor(rules: readonly SecretRule[], key: () => Uint8Array) {
     this.rules = rules;
     this.key = key;
-    const open = rules.some((r) => r.keywords === undefined || r.keywords.length === 0);
-    this.rulesByKeyword = new Map();
-    rules.forEach((rule, i) => {
-      for (const k of rule.keywords ?? []) {
-        const lower = k.toLowerCase();
-        const list = this.rulesByKeyword.get(lower) ?? [];
-        if (!list.includes(i)) list.push(i);
-        this.rulesByKeyword.set(lower, list);
-      }
-    });
-    // Longest keywords first; a hit of one stands for the keywords it starts with too (`password=`: `passw`).
-    const all = [...this.rulesByKeyword.keys()].sort((a, b) => b.length - a.length);
-    for (const long of all) {
-      for (const short of all) {
-        if (short.length >= long.length || !long.startsWith(short)) continue;
-        const list = this.rulesByKeyword.get(long)!;
-        for (const i of this.rulesByKeyword.get(short)!) if (!list.includes(i)) list.push(i);
-      }
-    }
-    this.keywordSearch = open ? null : new RegExp(all.map(escapeRegExp).join("|"), "gi");
+    this.scan = new RuleScan(rules);
+    this.replaceMatch = (rule, match, group) => {
+      const secret = group ?? match;
+      if (secret.length === 0 || secret.startsWith(REDACTION_MARKER_PREFIX)) return match;
+      if (rule.check !== undefined && !rule.check(secret, match)) return match;
+      this.counting.set(rule.id, (this.counting.get(rule.id) ?? 0) + 1);
+      const marker = this.marker(rule.id, secret);
+      if (group === undefined) return marker;
+      const at = match.lastIndexOf(secret);
+      return match.slice(0, at) + marker + match.slice(at + secret.length);
+    };
   }
 
   /** False when `text` proves no rule can match (none of the keywords occurs, in any case). */
   mayMatch(text: string): boolean {
-    if (this.keywordSearch === null) return true;
-    this.keywordSearch.lastIndex = 0;
-    return this.keywordSearch.test(text);
+    return this.scan.mayMatch(text);
   }
 
   /**
-   * `mayMatch` for a serialized entry: keywords that only occur in object keys (`"totalTokens":`) are
-   * no reason to look, as keys are never redacted. A keyword is in a key when the next quote after it
-   * (not escaped) is followed by `:`; in doubt (an escaped quote) it counts.
+   * `mayMatch` for a serialized entry: keywords that only occur in the keys of numbers, objects and
+   * the like (`"totalTokens":12`) are no reason to look; a key holding a string is (its name may say
+   * the string is a secret). A keyword is in a key when the next quote after it (not escaped) is
+   * followed by `:`; in doubt (an escaped quote) it counts.
    */
   mayMatchJson(line: string): boolean {
-    const search = this.keywordSearch;
-    if (search === null) return true;
-    search.lastIndex = 0;
-    for (let hit = search.exec(line); hit !== null; hit = search.exec(line)) {
-      const quote = line.indexOf('"', search.lastIndex);
+    const keywords = this.scan.keywords;
+    if (keywords === null) return true;
+    const kw = this.scan.keywordTexts;
+    return keywords.scan(line, (start, k) => {
+      const quote = line.indexOf('"', start + kw[k]!.length);
       if (quote === -1 || line.charCodeAt(quote + 1) !== 0x3a || line.charCodeAt(quote - 1) === 0x5c) return true;
-    }
-    return false;
-  }
-
-  /** The rules whose keywords occur in `text` (in rule order); every rule when one has no keywords. */
-  private rulesIn(text: string): readonly SecretRule[] {
-    const search = this.keywordSearch;
-    if (search === null) return this.rules;
-    search.lastIndex = 0;
-    let picked: Set<number> | null = null;
-    for (let hit = search.exec(text); hit !== null; hit = search.exec(text)) {
-      picked ??= new Set();
-      for (const i of this.rulesByKeyword.get(hit[0].toLowerCase()) ?? []) picked.add(i);
-      // Overlapping keywords (one starting inside another's hit) are found too.
-      search.lastIndex = hit.index + 1;
-    }
-    if (picked === null) return NO_RULES;
-    return [...picked].sort((a, b) => a - b).map((i) => this.rules[i]!);
+      // A key that names a secret (`"AWS_SECRET_ACCESS_KEY":"…"`) is a reason to look at its string value.
+      return line.charCodeAt(quote + 2) === 0x22;
+    });
   }
 
   /** The marker of `secret` under `rule`. */
@@ -161,32 +130,25 @@ export class SecretRedactor {
 
   /** `text` with every secret replaced (the same string when none), counting into `counts`. */
   redactText(text: string, counts: RedactionCounts): string {
-    let out = text;
-    // One keyword search picks the rules; only their regexes run.
-    for (const rule of this.rulesIn(text)) out = this.applyRule(rule, out, counts);
-    return out;
-  }
-
-  private applyRule(rule: SecretRule, text: string, counts: RedactionCounts): string {
-    rule.pattern.lastIndex = 0;
-    return text.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
-      const group = typeof rest[0] === "string" ? rest[0] : undefined;
-      const secret = group ?? match;
-      if (secret.length === 0 || secret.startsWith(REDACTION_MARKER_PREFIX)) return match;
-      if (rule.check !== undefined && !rule.check(secret)) return match;
-      counts.set(rule.id, (counts.get(rule.id) ?? 0) + 1);
-      const marker = this.marker(rule.id, secret);
-      if (group === undefined) return marker;
-      const at = match.lastIndexOf(secret);
-      return match.slice(0, at) + marker + match.slice(at + secret.length);
-    });
+    const outer = this.counting;
+    this.counting = counts;
+    try {
+      // One keyword scan picks the rules and where each is tried.
+      return this.scan.apply(text, this.replaceMatch);
+    } finally {
+      this.counting = outer;
+    }
   }
 
   /**
-   * `value` (any JSON value) with the secrets in its strings replaced: never an object key, an id
-   * (`ID_KEYS`), a blob ref, an image payload or a provider signature. The same object when
-   * nothing was found; the input is never mutated. `own` (a format's own ids and payloads, e.g. an
-   * agent's transcript records) is asked first about each string: what it returns is used, `undefined` goes on.
+   * `value` (any JSON value) with the secrets in its strings replaced: never an object key, a blob
+   * ref, an image payload or a provider signature. Ids (`id`, `toolCallId`, …) are strings like
+   * any other: a structural id never looks like a secret, and one that holds a secret gets the
+   * secret's marker wherever it is, so links between entries hold. A string under a key that names
+   * a secret (`AWS_SECRET_ACCESS_KEY: "…"`) is read with its key, as `"<key>": <value>` in JSON
+   * text would be. The same object when nothing was found; the input is never mutated. `own` (a
+   * format's own payloads, e.g. an agent's transcript records) is asked first about each string:
+   * what it returns is used, `undefined` goes on.
    */
   redactValue<T>(value: T, counts: RedactionCounts, own?: OwnStrings): T {
     return mapTree(value, {
@@ -194,14 +156,47 @@ export class SecretRedactor {
         if (typeof child !== "string") return DESCEND;
         const mine = own?.(child, key, parent);
         if (mine !== undefined) return mine;
-        if (key !== null && ID_KEYS.has(key)) return child;
         // A provider's signature sits in a typed block (thinking, reasoning); a tool's own `signature` argument is content.
         if (key !== null && SIGNATURE_KEYS.has(key) && typeof parent?.type === "string") return child;
         if (isBlobRef(child)) return child;
         if (parent !== null && payloadKindAt(parent, key!, where) !== null) return child;
+        if (key !== null && this.mayName(key)) {
+          const named = this.redactNamed(key, child, counts);
+          if (named !== undefined) return named;
+        }
         return this.redactString(child, counts, own);
       },
     });
+  }
+
+  /** Keys seen → whether a keyword occurs in them (keys repeat: `type`, `text`, `content`…); bounded. */
+  private readonly keyNames = new Map<string, boolean>();
+
+  /** True when a keyword occurs in `key` (remembered per key). */
+  private mayName(key: string): boolean {
+    let known = this.keyNames.get(key);
+    if (known === undefined) {
+      if (this.keyNames.size >= 4096) this.keyNames.clear();
+      known = this.mayMatch(key);
+      this.keyNames.set(key, known);
+    }
+    return known;
+  }
+
+  /**
+   * A string under a key that may name a secret, read as `"<key>": <value>`: the value redacted
+   * when a rule fires on it in that context; `undefined` when none did (or a JSON value, which
+   * `redactString` walks).
+   */
+  private redactNamed(key: string, text: string, counts: RedactionCounts): string | undefined {
+    const first = text.trimStart()[0];
+    if (first === "{" || first === "[") return undefined;
+    const prefix = `"${key}": `;
+    const found: RedactionCounts = new Map();
+    const out = this.redactText(prefix + text, found);
+    if (found.size === 0 || !out.startsWith(prefix)) return undefined;
+    for (const [rule, n] of found) counts.set(rule, (counts.get(rule) ?? 0) + n);
+    return out.slice(prefix.length);
   }
 
   /**
@@ -253,8 +248,4 @@ export function redactSecretsStage(redactor: SecretRedactor, report: (entry: Ses
     return out;
   };
   return Object.assign(stage, { needed: (line: string) => redactor.mayMatchJson(line) });
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

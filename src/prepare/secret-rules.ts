@@ -7,6 +7,8 @@
  * `check`, when present, vets a candidate secret (entropy, placeholders) before it is redacted.
  * Patterns follow the public formats of each provider and the rules of gitleaks and detect-secrets.
  */
+import { isName, literalPassword, randomLooking, shannonEntropy, wordy } from "./secret-shape.ts";
+
 export interface SecretRule {
   /** Named in the marker: `[REDACTED:<id>:<hash>]`. Lowercase letters, digits and `-`. */
   id: string;
@@ -14,38 +16,18 @@ export interface SecretRule {
   pattern: RegExp;
   /** Substrings (found in any letter case), one of which is in every match; none: the regex always runs. */
   keywords?: readonly string[];
-  /** Extra vetting of a candidate secret; false keeps it. */
-  check?: (secret: string) => boolean;
+  /**
+   * The farthest (in characters) a match starts before the first keyword in it: the regex is then
+   * tried only there (sticky), not over the whole text. Unset: the whole text, when a keyword occurs.
+   */
+  back?: number;
+  /** Extra vetting of a candidate secret (`match`: the whole match, its context); false keeps it. */
+  check?: (secret: string, match: string) => boolean;
 }
 
-/** Shannon entropy of `text` in bits per character. */
-export function shannonEntropy(text: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  let bits = 0;
-  for (const n of counts.values()) {
-    const p = n / text.length;
-    bits -= p * Math.log2(p);
-  }
-  return bits;
-}
-
-/** Values that look assigned but are names, references or placeholders, not secrets. */
-const PLACEHOLDER = /^(?:\$|%|<|\{|\[|\*|x{3,}|\.{3})|(?:example|placeholder|changeme|your[_-]|dummy|redacted|xxxx|\.\.\.)/i;
-
-/** A plausible random secret: long, mixed letters and digits, high entropy, not a placeholder. */
-function randomLooking(secret: string, minEntropy: number): boolean {
-  if (PLACEHOLDER.test(secret)) return false;
-  if (!/[0-9]/.test(secret) || !/[A-Za-z]/.test(secret)) return false;
-  return shannonEntropy(secret) >= minEntropy;
-}
-
-/** Passwords in URLs and connection strings that are literal placeholders or local defaults. */
-const WEAK_PASSWORD = /^(?:pass(?:word)?|passwd|pwd|secret|postgres|root|admin|user|test|guest|changeme|mysecretpassword|example|x+|\*+)$/i;
-
+/** A password rule's check: a literal password (`secret-shape.ts`) of at least 6 characters. */
 function realPassword(secret: string): boolean {
-  if (WEAK_PASSWORD.test(secret) || PLACEHOLDER.test(secret)) return false;
-  return secret.length >= 6;
+  return literalPassword(secret, 6);
 }
 
 const PEM_BODY = /[A-Za-z0-9+/=]{40,}/;
@@ -64,19 +46,27 @@ function jwtHeader(token: string): boolean {
 export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "pem-private-key",
-    pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----/g,
-    keywords: ["PRIVATE KEY-----"],
+    // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that follow.
+    pattern: new RegExp(
+      "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----" +
+        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)`,
+      "g",
+    ),
+    keywords: ["PRIVATE KEY"],
+    back: 110,
     check: (secret) => PEM_BODY.test(secret),
   },
   {
     id: "aws-access-key",
     pattern: /\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b/g,
     keywords: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+    back: 0,
   },
   {
     id: "aws-secret-key",
     pattern: /aws_?(?:secret)?_?(?:access)?_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
     keywords: ["aws"],
+    back: 0,
     // The key shape is strict (40 base64 characters after an aws key name): AWS's own documented example counts.
     check: (secret) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret) && shannonEntropy(secret) >= 3.5,
   },
@@ -84,32 +74,38 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "google-api-key",
     pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g,
     keywords: ["AIza"],
+    back: 0,
   },
   {
     id: "azure-storage-key",
     pattern: /AccountKey=([A-Za-z0-9+/]{86}==)/g,
     keywords: ["AccountKey="],
+    back: 0,
   },
   {
     id: "azure-client-secret",
     pattern: /(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])/g,
     keywords: ["Q~"],
+    back: 4,
     check: (secret) => shannonEntropy(secret) >= 3,
   },
   {
     id: "github-token",
     pattern: /\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})(?![A-Za-z0-9_])/g,
     keywords: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    back: 0,
   },
   {
     id: "gitlab-token",
     pattern: /\b((?:glpat|glptt|gldt|glrt|glcbt|gloas|glsoat|glffct|glimt|glagent|glft)-[A-Za-z0-9_-]{20,50})(?![A-Za-z0-9_-])/g,
     keywords: ["glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glffct-", "glimt-", "glagent-", "glft-"],
+    back: 0,
   },
   {
     id: "anthropic-api-key",
     pattern: /\b(sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{80,})(?![A-Za-z0-9_-])/g,
     keywords: ["sk-ant-"],
+    back: 0,
   },
   {
     id: "openai-api-key",
@@ -122,44 +118,135 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "slack-token",
     pattern: /\b(xox[baprseo]-[0-9A-Za-z]{1,}-[0-9A-Za-z-]{8,})(?![0-9A-Za-z-])/g,
     keywords: ["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xoxo-"],
+    back: 0,
   },
   {
     id: "slack-webhook",
     pattern: /(?:https?:\/\/)?hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9+/_-]{20,})/g,
     keywords: ["hooks.slack.com"],
+    back: 8,
   },
   {
     id: "stripe-key",
     pattern: /\b((?:sk|rk|whsec)_(?:test|live|prod)_[A-Za-z0-9]{10,99})(?![A-Za-z0-9])/g,
-    keywords: ["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"],
+    keywords: ["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_", "whsec_test_", "whsec_live_", "whsec_prod_"],
+    back: 0,
   },
   {
     id: "jwt",
     pattern: /\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?)(?![A-Za-z0-9_-])/g,
     keywords: ["eyJ"],
+    back: 0,
     check: jwtHeader,
   },
   {
     id: "url-password",
-    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{1,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
+    // The user may be empty (`redis://:pw@host`).
+    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/@"'<>`]{0,100}:([^\s:/@"'<>`]{1,200})@[A-Za-z0-9.[\]-]+/g,
     keywords: ["://"],
+    back: 21,
     check: realPassword,
   },
   {
+    id: "url-query-password",
+    pattern: /[?&](?:password|passwd|pwd)=([^&\s"'#<>`;]{1,200})/gi,
+    keywords: ["password=", "passwd=", "pwd="],
+    back: 1,
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
     id: "connection-string-password",
+    // ADO.NET / ODBC (`…;Password=…;`) and `password=` in text. After a `;` the string is a
+    // connection string, so any literal counts; elsewhere a wordy identifier is code (`password=userPassword;`).
     pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
-    keywords: ["password=", "pwd=", "password =", "pwd ="],
-    check: (secret) => realPassword(secret) && !/^[A-Za-z_][A-Za-z0-9_.]*(?:\(|$)/.test(secret),
+    keywords: ["password", "pwd"],
+    back: 1,
+    check: (secret, match) => {
+      if (/[()]/.test(secret)) return false;
+      if (match.startsWith(";")) return literalPassword(secret, 4);
+      return realPassword(secret) && !isName(secret.replace(/,$/, ""));
+    },
+  },
+  {
+    id: "libpq-password",
+    // A libpq conninfo: `password=` among its other `key=value` words (host, port, dbname, user…).
+    pattern: new RegExp(
+      String.raw`(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)` +
+        String.raw`password=([^\s"',()]{1,200})(?![,(])` +
+        String.raw`|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)`,
+      "g",
+    ),
+    keywords: ["password="],
+    back: 0,
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
+    id: "env-password",
+    // The password variables of database clients: even a short value is the password.
+    pattern: /\b(?:PGPASSWORD|MYSQL_PWD|MYSQL_PASSWORD|MYSQL_ROOT_PASSWORD|POSTGRES_PASSWORD|REDISCLI_AUTH)=["']?([^\s"';&|]{1,200})/g,
+    keywords: ["PGPASSWORD=", "MYSQL_PWD=", "MYSQL_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "POSTGRES_PASSWORD=", "REDISCLI_AUTH="],
+    back: 0,
+    check: (secret) => literalPassword(secret, 3),
+  },
+  {
+    id: "curl-user-password",
+    // `-u` within 300 characters of `curl` on its line: a line of many `curl`s costs each one that much, no more.
+    pattern: /\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"']{1,200})/g,
+    keywords: ["curl"],
+    back: 0,
+    check: (secret) => literalPassword(secret, 4),
+  },
+  {
+    id: "basic-auth-header",
+    pattern: /authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/gi,
+    keywords: ["authorization"],
+    back: 0,
+    // The credential decodes to `user:password`.
+    check: (secret) => /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(Buffer.from(secret, "base64").toString("latin1")),
+  },
+  {
+    id: "npm-token",
+    pattern: /\b(npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])/g,
+    keywords: ["npm_"],
+    back: 0,
+    check: (secret) => !wordy(secret.slice(4)) && shannonEntropy(secret) >= 3.5,
+  },
+  {
+    id: "huggingface-token",
+    pattern: /\b(hf_[A-Za-z0-9]{34})(?![A-Za-z0-9_])/g,
+    keywords: ["hf_"],
+    back: 0,
+    check: (secret) => !wordy(secret.slice(3)) && shannonEntropy(secret) >= 3.5,
+  },
+  {
+    id: "slack-app-token",
+    pattern: /\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)(?![A-Za-z0-9-])/gi,
+    keywords: ["xapp-"],
+    back: 0,
   },
   {
     id: "secret-assignment",
     pattern: new RegExp(
       // Starts at the keyword (not at the name's start): the regex engine then skips ahead to a keyword.
       String.raw`(?:secret|token|passw(?:or)?d|api_?key|access_?key|private_?key|auth_?key|credentials?)[\w-]*` +
-        String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~-])`,
+        String.raw`["']?\s*(?::=|=|:)\s*["']?([\w/+.=~-]{20,200})(?![\w/+.=~([\`-])`,
       "gi",
     ),
-    keywords: ["secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey", "private_key", "auth_key", "credential"],
+    keywords: [
+      "secret",
+      "token",
+      "passw",
+      "api_key",
+      "apikey",
+      "access_key",
+      "accesskey",
+      "private_key",
+      "privatekey",
+      "auth_key",
+      "authkey",
+      "credential",
+    ],
+    back: 0,
     check: (secret) => randomLooking(secret, 3.7),
   },
 ];

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { errnoCode, type StoreWarning } from "../errors.ts";
-import { ensureDir, fsyncDir, io, syncFile } from "../io.ts";
+import { copyFilePrivate, ensureDir, fsyncDir, io, syncFile } from "../io.ts";
 
 export interface TreeCopyResult {
   linked: number;
@@ -70,7 +70,7 @@ export function linkTree(
           // EXDEV, EPERM, EMLINK…: fall back to a copy
         }
       }
-      io.copyFileSync(from, to);
+      copyFilePrivate(from, to);
       if (fsync) syncFile(to);
       result.copied++;
     } catch (err) {

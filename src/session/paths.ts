@@ -120,9 +120,19 @@ function fitName(bucket: string, limit: number = MAX_BUCKET_BYTES, tail = ""): s
   return `${head}--${hash}${tail}`;
 }
 
-/** `<ISO time with : and . as ->_<id>.jsonl` */
+/**
+ * The one file-safe form of an id (or any name from a transcript) inside a path component: every
+ * character but `A-Z a-z 0-9 -` becomes `_` (no `/`, `..`, NUL or dot name can survive). Lossy on
+ * purpose: two ids of one form meet at one name, which the writer finds (exclusive create) and
+ * refuses as a conflict before writing.
+ */
+export function fileSafeId(id: string): string {
+  return id.replace(/[^A-Za-z0-9-]/g, "_");
+}
+
+/** `<ISO time with : and . as ->_<file-safe id>.jsonl` */
 export function sessionFileName(created: Date, sessionId: string): string {
-  return `${created.toISOString().replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
+  return `${created.toISOString().replace(/[:.]/g, "-")}_${fileSafeId(sessionId)}.jsonl`;
 }
 
 /** The artifacts directory of a session file: its path without `.jsonl`. */

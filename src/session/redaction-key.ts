@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, TranscriptStoreError } from "../errors.ts";
+import { ensureDir } from "../io.ts";
+import { writeNew } from "../io-exclusive.ts";
 
 /** The file under the store root holding the store's redaction key (64 hex digits). */
 export const REDACTION_KEY_FILE = "redaction.key";
@@ -10,30 +12,17 @@ const KEY_TEXT = /^[0-9a-f]{64}\n?$/;
 
 /**
  * The store's redaction key: read from `<root>/redaction.key`, else created there (32 random
- * bytes, mode 0600). Creation is exclusive: the key is written to a temp file and linked to its
- * name, so two processes racing both end with the one key that won, and nobody reads a half-written
+ * bytes, mode 0600, its root 0700). Creation is exclusive (`writeNew`): the key is written to a
+ * temp file and linked to its name, so two processes racing both end with the one key that won, and nobody reads a half-written
  * key. A key file that is not 64 hex digits is an `INVALID_CONFIG` error (never replaced).
  */
 export function loadRedactionKey(root: string): Uint8Array {
   const path = join(root, REDACTION_KEY_FILE);
   const existing = readKey(path);
   if (existing !== null) return existing;
-  mkdirSync(root, { recursive: true });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(temp, path);
-  } catch (err) {
-    if (errnoCode(err) !== "EEXIST") throw err;
-  } finally {
-    unlinkSync(temp);
-  }
+  // the store's creators: the root 0700, the key 0600 (written whole, never replacing one that won a race)
+  ensureDir(root, true);
+  writeNew(path, Buffer.from(`${randomBytes(32).toString("hex")}\n`), { fsync: true });
   const key = readKey(path);
   if (key === null)
     throw new TranscriptStoreError("PERSISTENCE_FAILED", `The redaction key ${path} vanished after it was created`, { path });

@@ -28,6 +28,7 @@ import { copyNew } from "../io-exclusive.ts";
 import { TORN_TAIL_REASON, type ParsedSession } from "../format/session-parser.ts";
 import {
   type AtomicWriteOptions,
+  copyFilePrivate,
   ensureDir,
   FILE_MODE,
   type FileWriter,
@@ -420,7 +421,7 @@ export class SessionFileDraft {
  */
 export function backupSessionFile(source: string): string {
   const temp = tempPathFor(source);
-  io.copyFileSync(source, temp);
+  copyFilePrivate(source, temp);
   try {
     // Durable before the original is replaced: a backup lost to a power cut would be no backup.
     syncFile(temp);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { errnoCode, TranscriptStoreError, type StoreWarning } from "../errors.ts";
-import { fsyncDir, io, syncFile, tempPathFor } from "../io.ts";
+import { copyFilePrivate, fsyncDir, io, syncFile, tempPathFor } from "../io.ts";
 import { linkTree, sameTree } from "./artifact-dir-copy.ts";
 import { incomingPathOf, journalPathOf, moveCommitted, readIncomingMove, readMoveJournal } from "./move-journal.ts";
 import { writeIncomingMove, writeMoveJournal } from "./move-journal.ts";
@@ -88,7 +88,7 @@ export function moveSessionFiles(plan: MovePlan): void {
           const copy = linkTree(src, dst, plan.warn, "copy", plan.fsync);
           if (copy.failed > 0 || !sameTree(src, dst)) throw new Error("cross-device copy could not be verified");
         } else {
-          io.copyFileSync(src, dst);
+          copyFilePrivate(src, dst);
           if (plan.fsync) syncFile(dst);
           if (!io.readFileSync(src).equals(io.readFileSync(dst))) throw new Error("cross-device copy could not be verified");
         }

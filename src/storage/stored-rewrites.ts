@@ -15,6 +15,8 @@ export interface StoredRewrites {
   sessionIdOf(ref: string): Promise<string>;
   redactionKey(): Promise<Uint8Array>;
   sharingRedactionKey(): Promise<Uint8Array | null>;
+  /** Indexes these sessions again at once (redact rewrote them or scrubbed their artifacts): no derived row keeps the old text. */
+  reindexSearch(ids: readonly string[]): Promise<void>;
 }
 
 /** The store's rewrites, or null when it offers none (`USAGE` for the command that needs them). */

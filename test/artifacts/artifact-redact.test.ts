@@ -37,7 +37,7 @@ describe("artifacts of a session with redact", () => {
     expect(redactedText).toMatch(/^export GITHUB_TOKEN=\[REDACTED:[a-z-]+:[0-9a-f]{8}\]\n$/);
     const jsonFile = readFileSync(join(dir, readdirSync(dir).find((f) => f.startsWith(`${json.id}.`) && f.endsWith(".log"))!), "utf8");
     const parsed = JSON.parse(jsonFile);
-    expect(parsed.id).toBe(GH); // an id is never touched
+    expect(parsed.id).toBe(parsed.env.token); // an id holding a secret is redacted like any string (issue 32 #12)
     expect(parsed.env.token).toMatch(/^\[REDACTED:github-token:[0-9a-f]{8}\]$/);
     const streamFile = readFileSync(
       join(dir, readdirSync(dir).find((f) => f.startsWith(`${streamed.id}.`) && f.endsWith(".log"))!),
@@ -47,8 +47,8 @@ describe("artifacts of a session with redact", () => {
     expect(readFileSync(output.path, "utf8")).toMatch(/^# Review\nfound \[REDACTED:aws-access-key:[0-9a-f]{8}\] in config\n$/);
     const rawFile = readFileSync(join(dir, readdirSync(dir).find((f) => f.startsWith(`${raw.id}.`) && f.endsWith(".log"))!));
     expect(rawFile.toString()).toBe(GH);
-    // only the byte artifact holds the secret (its file, its summary), and the JSON's id; metadata agrees with the redacted sizes
-    expect(allBytes(dir).split(GH).length - 1).toBe(4);
+    // only the byte artifact's content holds the secret (its summary is redacted); metadata agrees with the redacted sizes
+    expect(allBytes(dir).split(GH).length - 1).toBe(1);
     expect(JSON.parse(readFileSync(join(dir, `${text.id}.meta.json`), "utf8")).summary).not.toContain(GH);
     const meta = JSON.parse(readFileSync(join(dir, `${streamed.id}.meta.json`), "utf8"));
     expect(meta.sizeBytes).toBe(Buffer.byteLength(streamFile));

@@ -66,7 +66,7 @@ describe("transcript-store redact", () => {
     await m.close();
   });
 
-  it("scrubs stored artifacts and agent outputs (byte artifacts kept), metadata following; dry run and rerun change nothing", async () => {
+  it("scrubs stored artifacts and agent outputs (bytes kept, not their summary), metadata following; reruns change nothing", async () => {
     const root = tempDir();
     const m = await SessionManager.create(join(root, "proj"), { root });
     m.appendMessage({ role: "user", content: "hi" });
@@ -81,8 +81,8 @@ describe("transcript-store redact", () => {
 
     const dry = await cli(["redact", "--root", root, "--dry-run", "--json"]);
     expect(dry.records.find((r) => r.type === "file")).toMatchObject({
-      artifacts: 3,
-      artifactsFound: { "github-token": 2, "aws-access-key": 1 },
+      artifacts: 4,
+      artifactsFound: { "github-token": 3, "aws-access-key": 1 },
     });
     expect(readFileSync(log(text.id), "utf8")).toBe(before);
 

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoreWarning } from "../../src/errors.ts";
 import { openSessionIndex, type SessionIndex, type SessionIndexOptions } from "../../src/index/session-index.ts";
+import { expectCode } from "../support/error-code.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { append, header, line, message, writeSession } from "./helpers/sessions.ts";
 
@@ -166,10 +167,18 @@ describe("SessionIndex catch-up", () => {
     await second.close();
     expect(warnings).toEqual([]);
 
-    writeFileSync(file, Buffer.alloc(8192, 0x41)); // garbage where the database was
+    // garbage past the header, which still names the file as ours (application id): rebuilt
+    const head = readFileSync(file).subarray(0, 100);
+    writeFileSync(file, Buffer.concat([head, Buffer.alloc(8192, 0x41)]));
     const third = await open({ root, onWarning });
     expect(warnings.map((w) => w.code)).toEqual(["INDEX_REBUILT"]);
     expect(await ids(third, "alpha")).toEqual(["u1"]);
+    await third.close();
+    // garbage over the header too: nothing proves the file ours any more, so it is left as it is (issue 32, #1)
+    const garbage = Buffer.alloc(8192, 0x41);
+    writeFileSync(file, garbage);
+    await expectCode(open({ root, onWarning }), "OUTPUT_EXISTS");
+    expect(readFileSync(file).equals(garbage)).toBe(true);
   });
 
   it("rebuilds an index whose pages past the first ones are damaged (met when its statements are prepared)", async () => {

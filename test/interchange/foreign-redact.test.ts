@@ -272,7 +272,7 @@ it("the NDJSON export and a redacted write keep an imported Codex call's JSON ar
   expect(JSON.parse(kept.data.record.payload.arguments)).toEqual({ command: expect.stringMatching(/^psql "password=\[REDACTED:/) });
 });
 
-it("ids are never redacted, even one a rule would match (a Codex call_id, a Claude Code requestId)", async () => {
+it("an id holding a secret is redacted like any string (Codex call_id, Claude Code requestId); call and output stay linked", async () => {
   const root = keyedStore();
   const dir = tempDir("ts-fredact-src-");
   const cx = recordsOf(readFileSync(join(FIXTURES, "codex/synthetic-v0.116.0-compacted-image.jsonl"), "utf8"));
@@ -281,9 +281,11 @@ it("ids are never redacted, even one a rule would match (a Codex call_id, a Clau
   cx[5]!.payload.output += ` ${GH}`;
   const cxPath = join(dir, "ids.jsonl");
   writeFileSync(cxPath, cx.map((r) => `${JSON.stringify(r)}\n`).join(""));
-  const cxOut = recordsOf((await exported("codex", (await importForeignFile("codex", cxPath, { root })).id, { root })).text);
-  expect(cxOut[4]!.payload.call_id).toBe(GH);
-  expect(cxOut[5]!.payload.call_id).toBe(GH);
+  const cxText = (await exported("codex", (await importForeignFile("codex", cxPath, { root })).id, { root })).text;
+  expect(cxText).not.toContain(GH);
+  const cxOut = recordsOf(cxText);
+  expect(cxOut[4]!.payload.call_id).toMatch(/^\[REDACTED:github-token:[0-9a-f]{8}\]$/);
+  expect(cxOut[5]!.payload.call_id).toBe(cxOut[4]!.payload.call_id);
   expect(cxOut[5]!.payload.output).not.toContain(GH);
 
   const cc = recordsOf(readFileSync(join(FIXTURES, "claude-code/synthetic-v1.0.83-images.jsonl"), "utf8"));
@@ -291,5 +293,7 @@ it("ids are never redacted, even one a rule would match (a Codex call_id, a Clau
   const ccPath = join(dir, "ids-cc.jsonl");
   writeFileSync(ccPath, cc.map((r) => `${JSON.stringify(r)}\n`).join(""));
   const ccOut = recordsOf((await exported("claude-code", (await importForeignFile("claude-code", ccPath, { root })).id, { root })).text);
-  expect(ccOut).toEqual(cc);
+  expect(ccOut[2]!.requestId).toMatch(/^\[REDACTED:stripe-key:[0-9a-f]{8}\]$/);
+  // every structural id (uuids, session ids, tool_use ids) is kept as it was
+  expect(ccOut.map((r) => ({ ...r, requestId: undefined }))).toEqual(cc.map((r) => ({ ...r, requestId: undefined })));
 });

@@ -79,9 +79,11 @@ describe("exportSession --to html", () => {
     expect(article(s.ids.u1)).not.toContain("hidden");
     expect(article(s.ids.otherLeaf)).toContain(" hidden");
     expect(out).toContain("Other branch answer.");
-    expect(out).toContain(`<img alt="image" src="data:image/png;base64,${s.png}">`);
+    expect(out).toContain(`<img alt="image 2 of the entry" loading="lazy" src="data:image/png;base64,${s.png}">`);
     expect(out).toContain('<details class="thinking"><summary>Thinking</summary>');
-    expect(out).toContain('<details class="tool-call"><summary>Tool call: read <code>call_1</code></summary>');
+    // the viewer's renderer: a tool call named by what it did, its result under that name
+    expect(out).toContain('<details class="tool-call"><summary><span class="tool-name">read</span> <code>read /tmp/a.png</code></summary>');
+    expect(out).toContain("<h3>↳ read /tmp/a.png</h3>");
   });
 
   it("embeds the artifacts and links a mention of one that is embedded", async () => {

@@ -48,12 +48,12 @@ describe("SecretRedactor", () => {
     expect(counts.size).toBe(0);
   });
 
-  it("never touches ids, object keys, blob refs, image payloads or signatures, and returns the same object when clean", () => {
+  it("never touches structural ids, object keys, blob refs, image payloads or signatures, and returns the same object when clean", () => {
     const entry = {
       type: "message",
-      id: GH,
+      id: "a1b2c3d4",
       parentId: null,
-      toolCallId: GH,
+      toolCallId: "call_01ABCdef",
       [GH]: "key kept",
       message: {
         role: "user",
@@ -66,8 +66,8 @@ describe("SecretRedactor", () => {
     };
     const counts: RedactionCounts = new Map();
     const out = redactor().redactValue(entry, counts) as typeof entry;
-    expect(out.id).toBe(GH);
-    expect(out.toolCallId).toBe(GH);
+    expect(out.id).toBe("a1b2c3d4");
+    expect(out.toolCallId).toBe("call_01ABCdef");
     expect(out[GH]).toBe("key kept");
     expect(out.message.content[0]).toEqual({ type: "text", text: expect.stringMatching(/^use \[REDACTED:github-token:/) });
     expect(out.message.content[1]).toBe(entry.message.content[1]);

@@ -70,7 +70,9 @@ export function spaceTotalsText(t: SpaceTotals): string {
     `blob use: ${t.referencedBlobs} referenced (${formatBytes(t.referencedBlobBytes)}), ` +
     `${t.unreferencedBlobs} unreferenced (${formatBytes(t.unreferencedBlobBytes)})` +
     (t.missingBlobs > 0 ? `, ${t.missingBlobs} missing` : "") +
-    `\nbeside:   artifacts ${formatBytes(t.artifacts)}, quarantine ${formatBytes(t.quarantine)}, backups ${formatBytes(t.backups)}`
+    `\nbeside:   artifacts ${formatBytes(t.artifacts)}, quarantine ${formatBytes(t.quarantine)}, backups ${formatBytes(t.backups)}` +
+    (t.trash ? `, trash ${formatBytes(t.trash)}` : "") +
+    (t.spools ? `, unbundle spools ${formatBytes(t.spools)}` : "")
   );
 }
 

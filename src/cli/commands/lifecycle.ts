@@ -10,6 +10,8 @@ import type { SessionInfo } from "../../session/session-info.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
+import { indexLocationOf } from "../index-location.ts";
+import { catchUpIndex } from "../../index/index-notify.ts";
 
 /**
  * The lifecycle over the CLI's store. A session's usage rows go to the store's usage ledger when it
@@ -149,6 +151,9 @@ export const purgeCommand: Command = {
       all: ctx.values.all === true,
       dryRun: ctx.values["dry-run"] === true,
     });
+    // the store's index forgets the purged sessions now, not at the next search (issue 32, #10)
+    if (!report.dryRun && report.purged.length > 0 && ctx.store === undefined)
+      await catchUpIndex(indexLocationOf(ctx), printWarning(ctx.io));
     const verb = report.dryRun ? "would purge" : "purged";
     for (const e of report.purged)
       ctx.emit(trashRecord(report.dryRun ? "would-purge" : "purged", e), terminalText`${verb} ${e.trashId} (${formatBytes(e.bytes)})`);

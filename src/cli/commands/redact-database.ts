@@ -69,6 +69,7 @@ export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Prom
       );
       continue;
     }
+    if (!dryRun && (report.status === "redacted" || artifacts > 0)) await backend.reindexSearch([id]);
     for (const [rule, n] of [...report.found, ...artifactsFound]) total.set(rule, (total.get(rule) ?? 0) + n);
     if (report.status === "redacted" || report.status === "planned") rewritten++;
     const found = report.found.size === 0 ? "nothing found" : describeCounts(report.found);

@@ -1,4 +1,8 @@
-import { basename, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { TranscriptStoreError } from "../../errors.ts";
+import { trashDirOf } from "../../lifecycle/file-trash.ts";
+import type { TrashEntry } from "../../lifecycle/lifecycle-driver.ts";
+import { Lifecycle } from "../../lifecycle/lifecycle.ts";
 import { randomBytes } from "node:crypto";
 import { redactSessionFile, type RedactFileReport } from "../../maintenance/redact-file.ts";
 import { BUILTIN_SECRET_RULES } from "../../prepare/secret-rules.ts";
@@ -7,7 +11,9 @@ import { defaultRoot } from "../../session/paths.ts";
 import { readRedactionKey } from "../../session/redaction-key.ts";
 import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { redactDatabase } from "./redact-database.ts";
-import type { Command } from "../context.ts";
+import { type Command, type CommandContext, printWarning, storeOptions } from "../context.ts";
+import { reindexChanged } from "../../index/index-notify.ts";
+import { indexLocationOf } from "../index-location.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -32,8 +38,10 @@ export const redactCommand: Command = {
     const redactor = new SecretRedactor(BUILTIN_SECRET_RULES, key);
     const paths: string[] = [];
     // A path that exists is a file or a tree to search; anything else names a session (id or prefix).
-    for (const arg of ctx.positionals) paths.push(io.existsSync(resolve(ctx.io.cwd, arg)) ? arg : (await resolveArg(ctx, arg)).path);
-    const files = await findSessionFiles(paths.length > 0 ? paths : [ctx.dirs.sessionsDir], ctx.io.cwd);
+    for (const arg of ctx.positionals) paths.push(io.existsSync(resolve(ctx.io.cwd, arg)) ? arg : await sessionOrTrashed(ctx, arg));
+    // The trash is redacted too: a restore must not bring a secret back.
+    const everything = [ctx.dirs.sessionsDir, ...(io.existsSync(trashDirOf(root)) ? [trashDirOf(root)] : [])];
+    const files = await findSessionFiles(paths.length > 0 ? paths : everything, ctx.io.cwd);
     const progress = startProgress(ctx.io, files.length, dryRun ? "scanning" : "redacting", ctx.json);
     const reports: RedactFileReport[] = [];
     try {
@@ -53,6 +61,7 @@ export const redactCommand: Command = {
     } finally {
       progress.stop();
     }
+    if (!dryRun) await reindexRedacted(ctx, reports);
     const total: RedactionCounts = new Map();
     let failed = 0;
     let rewritten = 0;
@@ -64,6 +73,7 @@ export const redactCommand: Command = {
       const found = r.found.size === 0 ? "nothing found" : describeCounts(r.found);
       const inArtifacts = r.artifacts === 0 ? "" : `; artifacts: ${describeCounts(r.artifactsFound)}`;
       const error = r.migrate.error === undefined ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
+      const kept = r.migrate.backup === undefined ? "" : `  (original kept in ${r.migrate.backup})`;
       ctx.emit(
         {
           type: "file",
@@ -73,9 +83,10 @@ export const redactCommand: Command = {
           found: Object.fromEntries(r.found),
           artifacts: r.artifacts,
           artifactsFound: Object.fromEntries(r.artifactsFound),
+          ...(r.migrate.backup !== undefined ? { backup: r.migrate.backup } : {}),
           error: r.migrate.error,
         },
-        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}`,
+        terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}${kept}`,
       );
     }
     const summary = total.size === 0 ? "no secrets found" : describeCounts(total);
@@ -87,6 +98,29 @@ export const redactCommand: Command = {
     return failed > 0 ? 1 : 0;
   },
 };
+
+/** The index learns of every session redact rewrote or whose artifacts it scrubbed (their stats may not show it). */
+async function reindexRedacted(ctx: CommandContext, reports: RedactFileReport[]): Promise<void> {
+  const changed = reports.filter((r) => r.migrate.status === "migrated" || r.artifacts > 0).map((r) => r.migrate.source);
+  await reindexChanged(indexLocationOf(ctx), changed, printWarning(ctx.io));
+}
+
+/** The session file of a live session, else of a trashed one (by session or trash id). */
+async function sessionOrTrashed(ctx: CommandContext, arg: string): Promise<string> {
+  try {
+    return (await resolveArg(ctx, arg)).path;
+  } catch (err) {
+    if (!(err instanceof TranscriptStoreError) || err.code !== "SESSION_NOT_FOUND") throw err;
+    const root = ctx.root !== undefined ? resolve(ctx.root) : defaultRoot();
+    let entry: TrashEntry;
+    try {
+      entry = await Lifecycle.open(storeOptions(ctx)).findTrash(arg);
+    } catch {
+      throw err;
+    }
+    return join(trashDirOf(root), entry.trashId, basename(entry.from));
+  }
+}
 
 /** A dry run of a store without a key: markers are never written, so any key will do. */
 const DRY_RUN_KEY = randomBytes(32);

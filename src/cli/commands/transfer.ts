@@ -50,7 +50,7 @@ export const exportCommand: Command = {
   async run(ctx) {
     const to = ctx.values.to as string | undefined;
     const output = ctx.values.output as string | undefined;
-    if (to !== undefined && EXPORT_TARGETS[to] === undefined)
+    if (to !== undefined && !Object.hasOwn(EXPORT_TARGETS, to))
       throw new UsageError(`export: --to must be one of ${Object.keys(EXPORT_TARGETS).join(", ")}`);
     if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");

@@ -8,7 +8,7 @@ import { parseSessionBytes } from "../../format/session-parser.ts";
 import { CURRENT_VERSION, type SessionHeader } from "../../format/types.ts";
 import { LineSplitter } from "../../format/line-splitter.ts";
 import { io } from "../../io.ts";
-import { artifactsDirOf, isAuxiliarySessionName, quarantinePathOf } from "../../session/paths.ts";
+import { artifactsDirOf, fileSafeId, isAuxiliarySessionName, quarantinePathOf } from "../../session/paths.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, type SnapshotBytes, snapshotOfEntries } from "../session-snapshot.ts";
@@ -20,10 +20,8 @@ import { IdsSeen } from "./id-seen.ts";
 
 /** Sessions out of the file tree: the file backend's `locate` and `exportSnapshot` (imports: file-import.ts). */
 
-/** The id as it may appear in a file name (what `import` has always used). */
-export function fileSafeId(id: string): string {
-  return id.replace(/[^A-Za-z0-9-]/g, "_");
-}
+/** The id as it may appear in a file name (what `import` has always used): the one encoding of paths.ts. */
+export { fileSafeId };
 
 /** The session file holding session `id` (its name ends in `_<id>.jsonl` and its header says so), or null. */
 export function locateFile(id: string, options: Pick<ResolvedSessionManagerOptions, "sessionsDir">): string | null {

@@ -1,9 +1,9 @@
 import { createExclusive, writeNewFrom } from "../../io-exclusive.ts";
-import { dirname, join, sep } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { BlobStore } from "../../blob/blob-store.ts";
 import { referrerFor, registerReferrer } from "../../blob/blob-referrers.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import { ensureDir, io } from "../../io.ts";
+import { ensureDir, io, isTempFileName } from "../../io.ts";
 import { artifactsDirOf, cwdBucket, quarantinePathOf, sessionFileName } from "../../session/paths.ts";
 import { SessionFile, SessionFileDraft } from "../../session/session-file.ts";
 import { readSessionHeader } from "../../session/session-file-reader.ts";
@@ -11,7 +11,8 @@ import { acquireSessionLock } from "../../session/session-lock.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import { importConflict, type ImportOutcome, type SessionSnapshot } from "../session-snapshot.ts";
-import { fileSafeId, locateFile, rawLines } from "./file-export.ts";
+import { locateFile, rawLines } from "./file-export.ts";
+import { artifactNameClash, clashMessage } from "../artifact-name-clash.ts";
 
 /** Sessions into the file tree: the file backend's `importSnapshot` (exports: file-export.ts). */
 
@@ -26,12 +27,25 @@ function newPathFor(snapshot: SessionSnapshot, options: ResolvedSessionManagerOp
   const { header } = snapshot;
   const created = new Date(Date.parse(header.timestamp) || options.now().getTime());
   const cwd = header.cwd || options.cwd || process.cwd();
-  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, fileSafeId(header.id)));
+  return join(options.sessionsDir, cwdBucket(cwd, options.layout), sessionFileName(created, header.id));
 }
 
-/** Creates `path` empty and exclusively (false: a file is there): an import never replaces a session. */
+/**
+ * Creates `path` empty and exclusively (false: a file is there): an import never replaces a
+ * session. The caller holds the lock of `path`, so an empty file already there is the claim of an
+ * import killed before its commit (a live one holds the lock until then): that claim and what it
+ * wrote beside it (artifacts, quarantine) are reclaimed first, never reported as a conflict.
+ */
 function claimNewFile(path: string): boolean {
-  ensureDir(dirname(path));
+  const there = io.lstatSync(path, { throwIfNoEntry: false });
+  if (there?.isFile() && there.size === 0) {
+    io.rmSync(artifactsDirOf(path), { recursive: true, force: true });
+    io.rmSync(quarantinePathOf(path), { force: true });
+    const draftTemp = `.${basename(path)}.`;
+    for (const name of io.readdirSync(dirname(path)) as string[])
+      if (name.startsWith(draftTemp) && isTempFileName(name)) io.rmSync(join(dirname(path), name), { force: true });
+    io.rmSync(path, { force: true });
+  }
   return createExclusive(path);
 }
 
@@ -80,22 +94,33 @@ export async function importFile(snapshot: SessionSnapshot, options: ResolvedSes
   const { id } = snapshot.header;
   let lines = 0;
   for await (const _ of snapshot.lines()) lines++;
+  // Names that cannot all be files of one directory are refused before anything is written.
+  const names: string[] = [];
+  for await (const artifact of snapshot.artifacts()) names.push(artifact.name);
+  const clash = artifactNameClash(names);
+  if (clash !== null) throw new TranscriptStoreError("INVALID_OPTION", `session ${id}: ${clashMessage(clash)}`);
   const existing = locateFile(id, options);
   if (existing === null) {
     const path = newPathFor(snapshot, options);
-    if (claimNewFile(path)) {
-      await createFile(snapshot, path, options);
-      return { status: "created", id, location: path, relation: null, header: "same", lines };
+    ensureDir(dirname(path));
+    const lock = await acquireSessionLock(path, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+    try {
+      if (claimNewFile(path)) {
+        await createFile(snapshot, path, options);
+        return { status: "created", id, location: path, relation: null, header: "same", lines };
+      }
+    } finally {
+      await lock.release();
     }
     return reimportFile(snapshot, path, lines, options);
   }
   return reimportFile(snapshot, existing, lines, options);
 }
 
+/** Fills the claimed (empty) `path`; the caller holds its lock. */
 async function createFile(snapshot: SessionSnapshot, path: string, options: ResolvedSessionManagerOptions): Promise<void> {
   const quarantine = quarantinePathOf(path);
   const hadQuarantine = io.existsSync(quarantine);
-  const lock = await acquireSessionLock(path, { staleMs: options.lockStaleMs, onCompromised: () => {} });
   let draft: SessionFileDraft | null = null;
   try {
     const records: string[] = [];
@@ -112,11 +137,13 @@ async function createFile(snapshot: SessionSnapshot, path: string, options: Reso
     draft = null;
   } catch (err) {
     draft?.discard();
-    if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) io.rmSync(path, { force: true });
+    if (io.statSync(path, { throwIfNoEntry: false })?.size === 0) {
+      // the claim was fresh (a leftover one is reclaimed first): what is beside it is this import's
+      io.rmSync(artifactsDirOf(path), { recursive: true, force: true });
+      io.rmSync(path, { force: true });
+    }
     if (!hadQuarantine) io.rmSync(quarantine, { force: true });
     throw err;
-  } finally {
-    await lock.release();
   }
 }
 

@@ -25,6 +25,7 @@ import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealContent } from "../../artifacts/artifact-reseal.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { PgSessionIndex } from "./pg-index.ts";
+import { reindexSearchSessions } from "../../database/search-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
@@ -160,6 +161,11 @@ export class PostgresBackend implements StorageBackend {
   /** `redact --store`: session `id`'s rows scrubbed in one transaction under its lease (pg-redact.ts). */
   async redactSession(id: string, redactor: SecretRedactor, options: PgRedactOptions): Promise<PgRedactReport> {
     return redactPgSession(await this.connect(), this.name, id, redactor, options);
+  }
+
+  /** After `redact --store`: the sessions' search rows read anew from their redacted rows (search-index.ts). */
+  async reindexSearch(ids: readonly string[]): Promise<void> {
+    await reindexSearchSessions((await this.connect()).pool, ids);
   }
 
   /** The id of session `ref` (an id or prefix). */

@@ -67,7 +67,9 @@ export class PgLifecycle implements LifecycleDriver {
     );
   }
 
-  async trash(session: SessionInfo): Promise<TrashEntry> {
+  async trash(session: SessionInfo, _at?: Date, check?: () => Promise<void>): Promise<TrashEntry> {
+    // No lock to hold here: the facts are checked just before the statement that takes the lease.
+    await check?.();
     return this.entryOf(await trashSessionRow(await this.pool(), session.id));
   }
 
