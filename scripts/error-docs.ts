@@ -1,9 +1,12 @@
 // Renders the error-code catalogue (src/error-catalogue.ts) into docs/errors.md and the README's
-// "Error codes" list. `npm run docs:errors` writes both; test/docs/error-catalogue.test.ts fails
+// "Error codes" list (docs/api.md, LIST_FILE). `npm run docs:errors` writes both; test/docs/error-catalogue.test.ts fails
 // when either differs from what this renders.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ERROR_CATALOGUE } from "../src/error-catalogue.ts";
+
+/** The file holding the short list between the markers (the README's until issue 33 made it a front door). */
+export const LIST_FILE = "docs/api.md";
 
 export const README_BEGIN = "<!-- error-codes:begin (generated from src/error-catalogue.ts: npm run docs:errors) -->";
 export const README_END = "<!-- error-codes:end -->";
@@ -64,13 +67,13 @@ export function renderReadmeList(): string {
 export function withReadmeList(text: string, list: string): string {
   const begin = text.indexOf(README_BEGIN);
   const end = text.indexOf(README_END);
-  if (begin === -1 || end === -1 || end < begin) throw new Error("README.md lacks the error-codes markers");
+  if (begin === -1 || end === -1 || end < begin) throw new Error(`${LIST_FILE} lacks the error-codes markers`);
   return text.slice(0, begin) + list + text.slice(end + README_END.length);
 }
 
 if (process.argv[2] === "--write") {
   const root = join(import.meta.dirname, "..");
   writeFileSync(join(root, "docs", "errors.md"), renderErrorsDoc());
-  const readme = join(root, "README.md");
+  const readme = join(root, LIST_FILE);
   writeFileSync(readme, withReadmeList(readFileSync(readme, "utf8"), renderReadmeList()));
 }

@@ -6,103 +6,17 @@
  * `test/architecture/import-rules.test.ts` runs it in the suite and against seeded violations.
  * Usage: node scripts/import-rules.ts [root] (default: the current directory). Exit 1 on a violation.
  *
- * A layer is a folder or a file of `src/`; the longest matching path wins. To add a folder, add a row
- * to LAYERS (a folder without a row is a library layer: it may import any library layer and is
- * imported by none of the restricted ones).
+ * A layer is a folder or a file of `src/`; the longest matching path wins. Every folder has a row in
+ * LAYERS (scripts/layers.ts) naming exactly what it may import, type-only imports included, and only
+ * rows below it: so no two layers import each other.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export interface Layer {
-  /** How rules and messages name it. */
-  name: string;
-  /** Folders (ending in `/`), files, or name prefixes (ending in `*`), relative to the repository root. */
-  paths: string[];
-  /** What it owns, in a few words (the message of a violation quotes it). */
-  owns: string;
-  /**
-   * Layers it may import at run time (besides itself); `"*"` is every layer not `top` and not in
-   * `mayNotImport` (so a new folder is importable). Type-only imports are free.
-   */
-  mayImport: string[] | "*";
-  /** With `mayImport: "*"`: the layers it still may not import. */
-  mayNotImport?: string[];
-  /** Only the layers that name it in `mayImport` may import it (a `"*"` does not reach it). */
-  top?: boolean;
-  /** The only Node built-ins it may import (no `node:fs`: it touches no disk). @default any */
-  builtins?: string[];
-  /** Pure: no disk, no process, no package (implies `builtins`). */
-  pure?: boolean;
-}
+import { type Layer, LAYERS, PURE_BUILTINS } from "./layers.ts";
 
-/** Node built-ins a pure layer may use: bytes, hashing, path text, string decoding. */
-const PURE_BUILTINS = ["node:buffer", "node:crypto", "node:path", "node:string_decoder", "node:util"];
-
-/** The layers, lowest first. One row per folder (or file) of `src/`; extend it when you add one. */
-export const LAYERS: Layer[] = [
-  { name: "errors", paths: ["src/errors.ts"], owns: "the closed set of error codes", mayImport: [], pure: true, builtins: PURE_BUILTINS },
-  {
-    name: "format",
-    paths: ["src/format/"],
-    owns: "entry types, line scanning and parsing, the migrations (pure)",
-    mayImport: ["errors"],
-    pure: true,
-    builtins: PURE_BUILTINS,
-  },
-  {
-    name: "blob-ref",
-    paths: ["src/blob/blob-ref.ts", "src/blob/keyed-blob-ref.ts"],
-    owns: "blob ref text (pure)",
-    mayImport: ["errors"],
-    pure: true,
-    builtins: PURE_BUILTINS,
-  },
-  {
-    name: "prepare",
-    paths: ["src/prepare/"],
-    owns: "the prepare-for-persistence pipeline (pure: it hashes, never writes)",
-    mayImport: ["errors", "format", "blob-ref"],
-    pure: true,
-    builtins: PURE_BUILTINS,
-  },
-  { name: "io", paths: ["src/io.ts", "src/io-*", "src/io/"], owns: "the I/O seam and its file primitives", mayImport: ["errors"] },
-  {
-    name: "blob",
-    paths: ["src/blob/"],
-    owns: "the content-addressed blob store",
-    // session/append-handles.ts: the descriptor budget (openWithRelief), shared with session files
-    mayImport: ["errors", "io", "format", "blob-ref", "append-handles"],
-  },
-  { name: "append-handles", paths: ["src/session/append-handles.ts"], owns: "the append descriptor budget", mayImport: ["errors", "io"] },
-  {
-    name: "artifacts",
-    paths: ["src/artifacts/"],
-    owns: "session-local artifacts",
-    mayImport: ["errors", "io", "format", "blob-ref", "blob", "append-handles"],
-  },
-  {
-    name: "database",
-    paths: ["src/database/"],
-    owns: "the PostgreSQL layer (PgStore): rows, no disk, no sessions",
-    mayImport: "*",
-    mayNotImport: ["io", "append-handles", "blob", "artifacts", "session", "storage", "maintenance", "pi"],
-    builtins: PURE_BUILTINS,
-  },
-  { name: "session", paths: ["src/session/"], owns: "session files, SessionManager", mayImport: "*" },
-  { name: "storage", paths: ["src/storage/"], owns: "the storage seam and its backends", mayImport: "*" },
-  { name: "bundle", paths: ["src/bundle/"], owns: "bundles: sessions, blobs and artifacts in one tar archive", mayImport: "*" },
-  { name: "maintenance", paths: ["src/maintenance/"], owns: "migrate, verify, gc", mayImport: "*" },
-  { name: "pi", paths: ["src/pi/"], owns: "the pi adapter", mayImport: "*" },
-  {
-    name: "cli-loader",
-    paths: ["src/cli/load-main.ts"],
-    owns: "the library's `main`: loads the CLI when called",
-    mayImport: ["cli"],
-  },
-  { name: "cli", paths: ["src/cli/"], owns: "the CLI: parse, call the library, print", mayImport: "*", top: true },
-  { name: "entry", paths: ["src/index.ts"], owns: "the package's entry: re-exports only", mayImport: "*", top: true },
-];
+export { type Layer, LAYERS, PURE_BUILTINS };
 
 /** Packages only some layers may import (the library must load without the CLI's dependencies or the driver). */
 export const PACKAGES: Record<string, string[]> = {
@@ -169,6 +83,7 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/session/artifact-dir-copy.ts": "a fork's or move's copy of an artifacts directory (links or copies)",
   "src/session/giant-lines.ts": "session file: the rewrite after a giant image line went to the blob store (temp + rename)",
   "src/blob/blob-store.ts": "blobs <blobsDir>/<sha256>",
+  "src/index/index-ownership.ts": "an empty index file claimed 0600 before SQLite opens it (exclusive create)",
   "src/blob/blob-referrers.ts": "<blobsDir>/.referrers.jsonl",
   "src/blob/proof-log.ts": "<blobsDir>/.proven, the proof log (O_APPEND lines, compacted by temp + rename)",
   "src/artifacts/artifact-files.ts": "artifact files (exclusive temp, link or rename publish)",
@@ -179,6 +94,8 @@ export const RAW_WRITERS: Record<string, string> = {
   "src/artifacts/artifact-reseal.ts": "an encrypted fork's or rekey's artifact files sealed again (temp + rename)",
   "src/storage/file/file-import.ts": "an imported session's artifact files, never replacing one (writeNew)",
   "src/maintenance/usage-ledger-file.ts": "the usage ledger <root>/usage-ledger.jsonl (append)",
+  "src/lifecycle/lifecycle-log.ts": "the lifecycle log <root>/lifecycle.jsonl (appended records)",
+  "src/lifecycle/file-trash.ts": "a trash entry's journal under <root>/trash/<id>/ (temp + rename); the session's files are renamed in",
   "src/session/redaction-key.ts": "the store's redaction key <root>/redaction.key (exclusive temp, link publish, mode 0600)",
   "src/maintenance/gc.ts": "gc: blobs moved aside and back (trash renames)",
   "src/maintenance/late-appends.ts": "session file: migrate copies lines appended during the rewrite to the new file",
@@ -427,35 +344,79 @@ export function layerOf(file: string, layers: Layer[] = LAYERS): Layer {
   }
   if (best !== null) return best;
   const folder = file.split("/").slice(0, -1).join("/");
-  return { name: folder, paths: [`${folder}/`], owns: "a folder without a row in LAYERS", mayImport: "*" };
+  return { name: `${folder}/ (no row)`, paths: [`${folder}/`], owns: "a folder without a row in LAYERS", mayImport: [] };
 }
 
-function mayImport(from: Layer, to: Layer): boolean {
+function mayImport(from: Layer, to: Layer, typeOnly: boolean): boolean {
   if (from.name === to.name) return true;
-  if (from.mayImport === "*") return !to.top && !(from.mayNotImport ?? []).includes(to.name);
-  return from.mayImport.includes(to.name);
+  return from.mayImport.includes(to.name) && (typeOnly || !(from.typesOnly ?? []).includes(to.name));
+}
+
+/**
+ * The table itself: every file of `src/` in a row, every name a row imports a row, and only rows
+ * listed below it (so the layers form no cycle, type-only imports included).
+ */
+export function rowRules(files: string[], layers: Layer[]): Violation[] {
+  const out: Violation[] = [];
+  const index = new Map(layers.map((l, i) => [l.name, i]));
+  const unlisted = new Set<string>();
+  for (const file of files) {
+    if (
+      layers.some((l) =>
+        l.paths.some((p) => (p.endsWith("/") ? file.startsWith(p) : p.endsWith("*") ? file.startsWith(p.slice(0, -1)) : file === p)),
+      )
+    )
+      continue;
+    const folder = file.split("/").slice(0, -1).join("/");
+    if (unlisted.has(folder)) continue;
+    unlisted.add(folder);
+    out.push({
+      rule: "layer",
+      file,
+      line: 1,
+      message: `${folder}/ has no row in LAYERS (scripts/layers.ts): add one naming exactly what it may import`,
+    });
+  }
+  for (const layer of layers) {
+    for (const name of layer.mayImport) {
+      const at = index.get(name);
+      if (at === undefined || at >= index.get(layer.name)!) {
+        out.push({
+          rule: "cycle",
+          file: "scripts/layers.ts",
+          line: 1,
+          message:
+            at === undefined
+              ? `${layer.name} may import ${name}, which has no row`
+              : `${layer.name} may import ${name}, which is not below it in LAYERS: two layers could import each other`,
+        });
+      }
+    }
+  }
+  return out;
 }
 
 function layerRules(imports: Import[], layers: Layer[]): Violation[] {
   const out: Violation[] = [];
   for (const imp of imports) {
-    if (imp.typeOnly) continue;
     const from = layerOf(imp.from, layers);
     const where = { file: imp.from, line: imp.line };
     if (imp.specifier.startsWith(".")) {
+      // type-only imports too: a layer that names another's types depends on it
       const to = layerOf(imp.target, layers);
-      if (!mayImport(from, to)) {
-        const allowed =
-          from.mayImport === "*"
-            ? `every layer but ${["the top ones", ...(from.mayNotImport ?? [])].join(", ")}`
-            : from.mayImport.join(", ") || "nothing";
+      if (!mayImport(from, to, imp.typeOnly)) {
+        const allowed = from.mayImport.map((n) => ((from.typesOnly ?? []).includes(n) ? `${n} (types only)` : n)).join(", ") || "nothing";
+        const kind = imp.typeOnly ? " (type-only included)" : "";
         out.push({
           rule: "layer",
           ...where,
-          message: `${from.name} (${from.owns}) may not import ${to.name} (${imp.target}); it may import: ${allowed}`,
+          message: `${from.name} (${from.owns}) may not import ${to.name} (${imp.target})${kind}; it may import: ${allowed}`,
         });
       }
-    } else if (imp.specifier.startsWith("node:") || !imp.specifier.includes("/")) {
+      continue;
+    }
+    if (imp.typeOnly) continue;
+    if (imp.specifier.startsWith("node:") || !imp.specifier.includes("/")) {
       const builtin = imp.specifier.startsWith("node:") ? imp.specifier : null;
       if (builtin !== null && from.builtins !== undefined && !from.builtins.includes(builtin)) {
         out.push({
@@ -611,6 +572,7 @@ export function checkImportRules(
 ): Violation[] {
   const { files, imports } = readImportGraph(root);
   const violations = [
+    ...rowRules(files, rules.layers),
     ...layerRules(imports, rules.layers),
     ...writerRules(imports, rules.writers),
     ...rawWriterRules(root, files, imports, rules.layers, rules.rawWriters ?? RAW_WRITERS),

@@ -142,7 +142,7 @@ export const THROWN_CODES = {
   INVALID_CONFIG: {
     meaning: "The store's retention config is not valid: an unknown key, a wrong type, a bad value, or a missing file.",
     use: "Loading `<root>/config.json` or the file `TRANSCRIPT_STORE_RETENTION` names; nothing is touched when it fails.",
-    caller: "Fix the file the message names (docs: README, Lifecycle), or unset the variable.",
+    caller: "Fix the file the message names (docs/lifecycle.md), or unset the variable.",
   },
   BUNDLE_CORRUPT: {
     meaning: "A bundle does not match its manifest: a member damaged, missing, extra or named outside it, or the archive cut short.",
@@ -163,6 +163,11 @@ export const THROWN_CODES = {
     meaning: "An encrypted session cannot be decrypted: another key, or a line that fails authentication.",
     use: "A key whose id is not the header's, or a line tampered with, moved, swapped or copied from another session; never served.",
     caller: "Use the right key; a line that fails under the right key was altered: restore the file from a backup (it was left as it was).",
+  },
+  NOT_SUPPORTED: {
+    meaning: "The store does not support what was asked: its backend does not declare that capability (`supports`).",
+    use: "stats, verify, du, usage, redact --store, rekey --store, lifecycle, search or encryption against a store whose backend lacks it.",
+    caller: "Use a store that supports it (the message names the capability), or do without.",
   },
 } as const satisfies Record<ErrorCode, ErrorCodeDoc>;
 

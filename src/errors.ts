@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   "BUNDLE_CORRUPT",
   "KEY_REQUIRED",
   "DECRYPT_FAILED",
+  "NOT_SUPPORTED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -72,6 +72,11 @@ export type { ImportOutcome, ImportStatus, SessionSnapshot, SnapshotArtifact, Sn
 export { bytesSource, readAllBytes, snapshotOfEntries } from "./storage/session-snapshot.ts";
 export { relateSessions, relateSessionStreams, type SessionRelation } from "./storage/session-relation.ts";
 export { type BackendFactory, registerBackend, type StoreConnectOptions } from "./storage/backend-registry.ts";
+export { CAPABILITIES, type Capability, requireCapability, type Supports, supporting } from "./storage/capabilities.ts";
+export type { AccountingDriver, MaintenanceDriver, StoreFinding, StoreStats } from "./storage/store-drivers.ts";
+export type { StoreRedactOptions, StoreRedactReport, StoreRekeyReport } from "./storage/store-drivers.ts";
+export { type StoredLine, prepareStoredLine, entriesOf, parseHeader, storedLineRow } from "./storage/stored-lines.ts";
+export { verifiedSnapshotBlob } from "./storage/session-snapshot.ts";
 export { PgStore } from "./database/index.ts";
 export type { PgStoreOptions } from "./database/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";

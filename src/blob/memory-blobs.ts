@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Blobs } from "../storage/session-storage.ts";
+import type { Blobs } from "./blobs.ts";
 import { parseBlobRef, toBlobRef } from "./blob-ref.ts";
 
 /** A content-addressed blob store held in memory only (incognito sessions): nothing is written. */

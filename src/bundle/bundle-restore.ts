@@ -21,7 +21,7 @@ import {
 } from "../storage/session-snapshot.ts";
 import { artifactMember, blobMember, headerMember, linesMember, type ManifestSession, quarantineMember } from "./bundle-manifest.ts";
 import { spoolBundle, spooledLines, type SpooledBundle } from "./bundle-spool.ts";
-import { fileBytes } from "../storage/file/file-export.ts";
+import { fileBytes } from "../storage/session-file-lines.ts";
 import { type CwdMapping, mapCwd, parseCwdMap } from "./cwd-map.ts";
 
 export interface UnbundleOptions extends SessionManagerOptions {

@@ -1,4 +1,4 @@
-import { rawLines } from "../storage/file/file-export.ts";
+import { rawLines } from "../storage/session-file-lines.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";

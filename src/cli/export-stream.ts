@@ -4,7 +4,7 @@ import type { RedactionCounts } from "../prepare/redact-secrets.ts";
 import { redactForSharing, type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
 import { rehydrateValue } from "../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
-import type { streamableFile } from "../storage/file/file-export.ts";
+import type { streamableFile } from "../storage/session-file-lines.ts";
 
 /** What `export` (NDJSON) does with a clean session file read a line at a time. */
 export interface StreamedExport {

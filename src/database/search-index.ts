@@ -1,5 +1,5 @@
 import { emptyRefreshReport } from "../index/refresh-report.ts";
-import type { IndexRefreshReport } from "../index/session-index.ts";
+import type { IndexRefreshReport } from "../index/index-types.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";

@@ -1,4 +1,4 @@
-import type { IndexRefreshReport } from "./session-index.ts";
+import type { IndexRefreshReport } from "./index-types.ts";
 
 /** A refresh report with every count at zero: what each index (file tree, database) adds to. */
 export function emptyRefreshReport(): IndexRefreshReport {

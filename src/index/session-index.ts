@@ -5,7 +5,7 @@ import { storeFromUrl } from "../storage/store-url.ts";
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import { defaultRoot, resolveStoreDirs } from "../session/paths.ts";
 import type { StorageBackend } from "../storage/session-storage.ts";
-import type { SearchRole } from "./entry-text.ts";
+import type { SessionIndex } from "./index-types.ts";
 import { FileSessionIndex } from "./file-session-index.ts";
 import { INDEX_BUSY_TIMEOUT_MS } from "./index-db.ts";
 
@@ -19,97 +19,7 @@ export const DEFAULT_MAX_RANKED_MATCHES = 5000;
 
 export { HIGHLIGHT_END, HIGHLIGHT_START } from "./snippet.ts";
 
-/** What a refresh (or rebuild) did. */
-export interface IndexRefreshReport {
-  /** Session files looked at (one stat each). */
-  filesSeen: number;
-  sessionsAdded: number;
-  sessionsUpdated: number;
-  /** Rewritten files (another inode, shrunk, another header) indexed again from their start. */
-  sessionsReindexed: number;
-  sessionsRemoved: number;
-  /** Searchable texts added. */
-  entriesIndexed: number;
-  /** Bytes of session files read past their indexed offsets. */
-  bytesRead: number;
-  /** Bytes read to check that indexed headers are unchanged. */
-  headerBytesRead: number;
-  /** Bytes read from spilled tool outputs (each bounded). */
-  artifactBytesRead: number;
-  /** Lines that are no JSON record (reported by `verify`; skipped here). */
-  malformedLines: number;
-  /** Lines too long to index (past 16 MiB: inlined images, payloads), read past. */
-  largeLinesSkipped: number;
-}
-
-/** How far the index is behind the sessions (found by stat alone). */
-export interface IndexStatus {
-  /** Where the index lives (a file path, or the database's schema). */
-  location: string;
-  /** Nothing to catch up. */
-  fresh: boolean;
-  sessionsIndexed: number;
-  entriesIndexed: number;
-  /** Files new or changed since indexed. */
-  sessionsBehind: number;
-  /** Bytes those files hold past what is indexed. */
-  bytesBehind: number;
-  /** Indexed sessions whose files are gone. */
-  sessionsGone: number;
-}
-
-export interface SearchOptions {
-  /** Sessions of this cwd only (compared resolved, exactly). */
-  cwd?: string;
-  /** Entries at or after this time. */
-  since?: Date;
-  /** Entries at or before this time. */
-  until?: Date;
-  roles?: SearchRole[];
-  /** Entries of sessions whose model (an assistant's `model`, else the last model change) contains this, any case. */
-  model?: string;
-  /** A session id or id prefix. */
-  session?: string;
-  /** @default 20 */
-  limit?: number;
-  /**
-   * False: answer from the index as it is, without catching up with the sessions first (no stat of
-   * every session file, no read): hits can miss what was written since the last refresh, and hits of
-   * a session removed since lead to a file no longer there. `status()` says how far behind it is.
-   * For a caller that refreshes on its own schedule (a long-lived process, a file watcher, `index`
-   * run by cron). @default true
-   */
-  refresh?: boolean;
-}
-
-export interface SearchHit {
-  sessionId: string;
-  /** The session's file (file tree) or its location in the database. */
-  location: string;
-  /** The entry to continue from: `show <id> --at <entryId>`, `fork <id> --at <entryId>`. */
-  entryId: string;
-  role: string;
-  /** The entry's ISO timestamp (empty when it has none). */
-  timestamp: string;
-  /** Text around the matches, whitespace collapsed, each match between `HIGHLIGHT_START` and `HIGHLIGHT_END`. */
-  snippet: string;
-  /** Higher is better. */
-  score: number;
-  cwd: string;
-}
-
-/** A derived, rebuildable search index over a store's sessions: the session files stay the only truth. */
-export interface SessionIndex {
-  /** Catches up with the sessions: new, grown, rewritten and removed files. */
-  refresh(): Promise<IndexRefreshReport>;
-  /** Refreshes (unless `options.refresh` is false), then searches (`INVALID_QUERY` for a query it cannot read). */
-  search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
-  /** How stale the index is, by stat alone (nothing is read or written). */
-  status(): Promise<IndexStatus>;
-  /** Drops everything indexed and indexes every session again. */
-  rebuild(): Promise<IndexRefreshReport>;
-  close(): Promise<void>;
-}
+export type { IndexRefreshReport, IndexStatus, SearchHit, SearchOptions, SessionIndex } from "./index-types.ts";
 
 export interface SessionIndexOptions {
   /** Store root. @default $TRANSCRIPT_STORE_HOME, else ~/.transcript-store */
@@ -201,7 +111,8 @@ export async function openSessionIndex(options: SessionIndexOptions = {}): Promi
   if (options?.store !== undefined) {
     // a database keeps its index itself (StorageBackend.index: PostgreSQL's is src/storage/postgres/pg-index.ts)
     const backend = typeof options.store === "string" ? storeFromUrl(options.store) : options.store;
-    if (backend.index === undefined) throw new TranscriptStoreError("INDEX_UNAVAILABLE", `A ${backend.kind} store keeps no search index`);
+    if (!backend.supports.index || backend.index === undefined)
+      throw new TranscriptStoreError("INDEX_UNAVAILABLE", "this store does not support a search index");
     return backend.index(resolveSessionManagerOptions({ onWarning: options.onWarning }));
   }
   const resolved = resolveSessionIndexOptions(options);

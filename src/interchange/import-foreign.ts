@@ -12,7 +12,7 @@ import {
   type ForeignProblem,
 } from "./build-foreign-session.ts";
 import { foreignSnapshot } from "./foreign-snapshot.ts";
-import { fileBytes } from "../storage/file/file-export.ts";
+import { fileBytes } from "../storage/session-file-lines.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { ClaudeCodeMapper } from "./claude-code-mapper.ts";
 import { CodexMapper } from "./codex-mapper.ts";

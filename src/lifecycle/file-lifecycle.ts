@@ -11,11 +11,12 @@ import {
   purgeTrashEntry,
   restoreTrashEntry,
   sessionParts,
+  trashDirOf,
   trashSessionFile,
 } from "./file-trash.ts";
 import type { LifecycleDriver, TrashEntry } from "./lifecycle-driver.ts";
 import { appendLifecycleRecord, foldFlags, lifecycleLogPath, readLifecycleLog, type SessionFlags } from "./lifecycle-log.ts";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 
 /** The store root of these options (`root`, else `$TRANSCRIPT_STORE_HOME` or ~/.transcript-store): where lifecycle state lives. */
@@ -54,6 +55,11 @@ export class FileLifecycle implements LifecycleDriver {
     // A lock directory no leftover check clears is a writer's (one without our declaration too).
     if (io.lstatSync(`${session.path}.lock`, { throwIfNoEntry: false }) === undefined) return false;
     return !isLeftoverLock(session.path);
+  }
+
+  /** The session file inside its trash entry (what accounting reads before a purge). */
+  trashedRef(entry: TrashEntry): string {
+    return join(trashDirOf(this.root), entry.trashId, basename(entry.from));
   }
 
   async trash(session: SessionInfo, at: Date, check?: () => Promise<void>): Promise<TrashEntry> {

@@ -1,5 +1,12 @@
 import type { SessionInfo } from "../session/session-info.ts";
-import type { SessionFlags } from "./lifecycle-log.ts";
+
+/** The flags a session carries of its own (not derived from its transcript). */
+export interface SessionFlags {
+  pinned: boolean;
+  archived: boolean;
+  /** In the trash (a database keeps a trashed session's rows; the file tree moves its files out of the listing). */
+  trashed?: boolean;
+}
 
 /** A session in the trash. */
 export interface TrashEntry {
@@ -40,4 +47,6 @@ export interface LifecycleDriver {
   restore(entry: TrashEntry, at: Date): Promise<SessionInfo>;
   /** Deletes an entry for good. */
   purge(entry: TrashEntry, at: Date): Promise<void>;
+  /** What the store's accounting opens for a trashed session (its file in the trash). @default its session id */
+  trashedRef?(entry: TrashEntry): string;
 }

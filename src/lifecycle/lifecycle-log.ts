@@ -19,13 +19,9 @@ export interface LifecycleRecord {
   trashId?: string;
 }
 
-/** The flags a session carries of its own (not derived from its transcript). */
-export interface SessionFlags {
-  pinned: boolean;
-  archived: boolean;
-  /** In the trash (a database keeps a trashed session's rows; the file tree moves its files out of the listing). */
-  trashed?: boolean;
-}
+import type { SessionFlags } from "./lifecycle-driver.ts";
+
+export type { SessionFlags };
 
 const OPS: ReadonlySet<string> = new Set(["pin", "unpin", "archive", "unarchive", "trash", "restore", "purge"]);
 

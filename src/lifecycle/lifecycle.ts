@@ -1,6 +1,6 @@
-import { basename, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { recordDeletedUsage } from "../maintenance/store-accounting.ts";
-import { trashDirOf } from "./file-trash.ts";
+import { unsupported } from "../storage/capabilities.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import { readSessionInfo, type SessionInfo } from "../session/session-info.ts";
@@ -19,7 +19,10 @@ import { storeRootOf } from "./file-lifecycle.ts";
 
 /** What `onBeforePurge` is told about a session about to be deleted for good. */
 export interface PurgeInfo extends TrashEntry {
+  /** The backend's name, for messages. */
   store: StorageKind;
+  /** What the store's accounting opens for this session (`recordDeletedUsage`): its file in the trash, or its id. */
+  ref: string;
 }
 
 export interface LifecycleOptions extends SessionManagerOptions, DiscoveryOptions {
@@ -86,7 +89,7 @@ export class Lifecycle {
     const resolved = resolveSessionManagerOptions(options);
     const backend = backendOf(resolved);
     const driver = backend.lifecycle?.(resolved);
-    if (driver === undefined) throw new TranscriptStoreError("INVALID_OPTION", `The ${backend.kind} store has no lifecycle`);
+    if (driver === undefined || !backend.supports.lifecycle) throw unsupported("lifecycle", undefined, backend.name);
     return new Lifecycle(resolved, backend, driver, options);
   }
 
@@ -103,7 +106,7 @@ export class Lifecycle {
   /** A session by path (file tree), id, id prefix or file-name prefix, as `SessionManager.resolve`. */
   async resolve(ref: string | SessionInfo, cwd: string = process.cwd()): Promise<SessionInfo> {
     if (typeof ref !== "string") return ref;
-    if (this.backend.kind === "file" && ref.endsWith(".jsonl")) {
+    if (this.backend.supports.sessionFiles && ref.endsWith(".jsonl")) {
       const info = readSessionInfo(resolve(cwd, ref));
       if (info === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No readable session file at ${resolve(cwd, ref)}`);
       return info;
@@ -166,18 +169,20 @@ export class Lifecycle {
     );
   }
 
+  private purgeInfo(entry: TrashEntry): PurgeInfo {
+    return { ...entry, store: this.backend.kind, ref: this.driver.trashedRef?.(entry) ?? entry.sessionId };
+  }
+
   private async trashed(entry: TrashEntry): Promise<TrashEntry> {
     await this.recordUsage(entry);
-    await this.given.onTrashed?.({ ...entry, store: this.backend.kind });
+    await this.given.onTrashed?.(this.purgeInfo(entry));
     return entry;
   }
 
   /** The entry's usage rows into the store's ledger (unless `usageLedger: false`). */
   private async recordUsage(entry: TrashEntry): Promise<void> {
     if (this.given.usageLedger === false) return;
-    const ref =
-      this.backend.kind === "file" ? join(trashDirOf(storeRootOf(this.options)), entry.trashId, basename(entry.from)) : entry.sessionId;
-    await recordDeletedUsage(ref, this.given);
+    await recordDeletedUsage(this.purgeInfo(entry).ref, this.given);
   }
 
   /** Puts a trashed session back where it was, byte for byte. */
@@ -206,7 +211,7 @@ export class Lifecycle {
     for (const entry of entries) {
       if (!report.dryRun) {
         await this.recordUsage(entry);
-        await this.given.onBeforePurge?.({ ...entry, store: this.backend.kind });
+        await this.given.onBeforePurge?.(this.purgeInfo(entry));
         await this.driver.purge(entry, this.now());
       }
       report.purged.push(entry);
@@ -272,7 +277,7 @@ export class Lifecycle {
   /** Whether the session is as the plan saw it: same last activity and size, read again now. */
   private async unchanged(planned: SessionInfo): Promise<boolean> {
     let now: SessionInfo | null;
-    if (this.backend.kind === "file") now = readSessionInfo(planned.path);
+    if (this.backend.supports.sessionFiles) now = readSessionInfo(planned.path);
     else {
       try {
         now = await this.backend.resolve(planned.id, planned.cwd, { ...this.options, roots: this.given.roots });

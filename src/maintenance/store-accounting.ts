@@ -15,13 +15,13 @@ import { priceRows, type PriceTable } from "../accounting/price-table.ts";
 import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../database/accounting.ts";
 import { type AccountingCache, openAccountingCache } from "../index/accounting-cache.ts";
 import type { ListIndexMode } from "../session/discovery.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
-import { PostgresBackend } from "../storage/postgres/pg-backend.ts";
+import { requireCapability } from "../storage/capabilities.ts";
+import type { AccountingDriver } from "../storage/store-drivers.ts";
 import { accountSessionFile, fileBlobSizes, fileSessionSpace, treeBytes } from "./file-accounting.ts";
 import { readLedgerFile, usageLedgerPath, appendLedgerFile, type LedgerProblem } from "./usage-ledger-file.ts";
 
@@ -50,12 +50,15 @@ export interface StoreAccounting {
   blobSizes: Map<string, number>;
 }
 
-/** The database backend of these options, or null for the file tree. */
-function databaseOf(options: AccountingOptions): PostgresBackend | null {
+/**
+ * The accounting driver of the store these options name, or null for the file tree (accounted here,
+ * from its files). A store that does not declare `accounting` is refused (`NOT_SUPPORTED`).
+ */
+function driverOf(options: AccountingOptions): AccountingDriver | null {
   const store = resolveSessionManagerOptions(options).store;
   if (store === null) return null;
-  if (store instanceof PostgresBackend) return store;
-  throw new TranscriptStoreError("INVALID_OPTION", "accounting needs the file tree or a PostgreSQL store");
+  requireCapability(store, "accounting");
+  return store.accounting!();
 }
 
 /** The usage ledger file of a file store. */
@@ -72,18 +75,10 @@ export function ledgerPathOf(options: AccountingOptions): string {
  * or, with `onWarning`, is reported there and left out (the caller then knows the totals are short).
  */
 export async function accountStore(options: AccountingOptions = {}): Promise<StoreAccounting> {
-  const db = databaseOf(options);
+  const driver = driverOf(options);
+  if (driver !== null) return driver.accountStore(options.onSession);
   const spaces: SessionSpace[] = [];
   const accounts: SessionAccount[] = [];
-  if (db !== null) {
-    const scan = await accountPgStore((await db.connect()).pool, options.onSession);
-    for (const a of scan.accounts) {
-      const id = a.sessionId!;
-      const artifacts = scan.artifacts.get(id) ?? 0;
-      spaces.push({ id, cwd: a.cwd!, path: null, kinds: a.kinds, blobRefs: a.blobRefs, artifacts, quarantine: 0, backups: 0 });
-    }
-    return { spaces, accounts: scan.accounts, blobSizes: scan.blobSizes };
-  }
   const resolved = resolveSessionManagerOptions(options);
   const listing = new Map<string, string[]>();
   const namesIn = (dir: string) => {
@@ -140,7 +135,8 @@ export async function storeSpace(
   const { spaces, blobSizes } = await accountStore(options);
   const rows = spaceRows(spaces, blobSizes, options.by ?? "session");
   const totals = spaceTotals(spaces, blobSizes);
-  if (databaseOf(options) === null) Object.assign(totals, storeLeftovers(dirname(resolveSessionManagerOptions(options).sessionsDir)));
+  // the file tree's trash and spools beside its sessions (a store with an accounting driver counts its own)
+  if (driverOf(options) === null) Object.assign(totals, storeLeftovers(dirname(resolveSessionManagerOptions(options).sessionsDir)));
   return { rows: options.top === undefined ? rows : rows.slice(0, options.top), totals };
 }
 
@@ -187,9 +183,8 @@ export async function storeLedger(
     for (const row of a.usage) live.push({ ...row, deleted: false, deletedAt: null });
     problems.push(...a.usageProblems);
   }
-  const db = databaseOf(options);
-  const ledger =
-    db !== null ? { rows: await readPgLedger((await db.connect()).pool), problems: [] } : readLedgerFile(ledgerPathOf(options));
+  const driver = driverOf(options);
+  const ledger = driver !== null ? { rows: await driver.readLedger(), problems: [] } : readLedgerFile(ledgerPathOf(options));
   const { rows, copies } = dropCopies(mergeLedger(live, ledger.rows));
   return { rows, copies, problems, ledgerProblems: ledger.problems };
 }
@@ -227,13 +222,12 @@ export interface RecordedUsage {
  */
 export async function recordDeletedUsage(ref: string, options: AccountingOptions = {}): Promise<RecordedUsage> {
   const now = (options.now ?? (() => new Date()))();
-  const db = databaseOf(options);
+  const driver = driverOf(options);
   let account: SessionAccount | null;
-  if (db !== null) {
-    const pool = (await db.connect()).pool;
-    account = await accountPgSession(pool, ref);
+  if (driver !== null) {
+    account = await driver.accountSession(ref);
     if (account === null) throw new TranscriptStoreError("SESSION_NOT_FOUND", `No session ${ref}`);
-    const recorded = await appendPgLedger(pool, account.usage, now);
+    const recorded = await driver.appendLedger(account.usage, now);
     return { sessionId: ref, rows: account.usage.length, recorded, problems: account.usageProblems };
   }
   account = accountSessionFile(resolve(ref));

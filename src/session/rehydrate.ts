@@ -13,6 +13,9 @@ import { mapImagePayloads } from "../prepare/image-shapes.ts";
  * never an empty or wrong image.
  */
 /** What rehydration reads blobs through: the store, or a lazy session's view of it. */
+/** How `open` gives images back: all at once (`eager`), or on demand (`lazy`). */
+export type RehydrateMode = "eager" | "lazy";
+
 export type BlobReader = Pick<BlobStore, "getVerifiedSync" | "pathOf">;
 
 /** What an encrypted session's keyed refs are read through (`KeyedBlobs`): authenticated bytes or `BLOB_CORRUPT`. */

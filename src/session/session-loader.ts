@@ -14,7 +14,7 @@ import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import { rehydrateValue } from "./rehydrate.ts";
 import { externalizeGiantLines } from "./giant-lines.ts";
 import { scanSessionFile, type ScannedSession } from "./session-file-reader.ts";
-import type { RehydrateMode } from "./session-options.ts";
+import type { RehydrateMode } from "./rehydrate.ts";
 
 export interface LoadedSession {
   header: SessionHeader;

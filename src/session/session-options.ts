@@ -1,4 +1,5 @@
 import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
+import { unsupported } from "../storage/capabilities.ts";
 import { resolvePrepareOptions, type PrepareOptions, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { detectLayout, resolveStoreDirs, SESSION_LAYOUTS, type SessionLayout } from "./paths.ts";
 import type { StorageBackend } from "../storage/session-storage.ts";
@@ -13,7 +14,8 @@ import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";
 import { resolveEncryption, type EncryptionOptions, type ResolvedEncryption } from "./encryption-options.ts";
 
-export type RehydrateMode = "eager" | "lazy";
+import type { RehydrateMode } from "./rehydrate.ts";
+export type { RehydrateMode };
 
 /** Options of every SessionManager factory. */
 export interface SessionManagerOptions extends PrepareOptions {
@@ -185,8 +187,7 @@ function refuseWithIncognito(options: SessionManagerOptions): void {
 
 /** Options encryption cannot honour yet: a backend that does not encrypt, lazy images (refs into encrypted lines). */
 function refuseWithEncryption(options: SessionManagerOptions, store: StorageBackend | null): void {
-  if (store !== null && store.kind !== "postgres")
-    throw new TranscriptStoreError("INVALID_OPTION", "encryption is supported by the file store and the PostgreSQL backend only");
+  if (store !== null && !store.supports.encryption) throw unsupported("encryption", "encryption", store.name);
   if (options.rehydrate === "lazy")
     throw new TranscriptStoreError("INVALID_OPTION", 'encryption cannot be combined with rehydrate: "lazy"');
 }

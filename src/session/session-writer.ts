@@ -1,15 +1,16 @@
 import type { BlobStore } from "../blob/blob-store.ts";
+import { prepareLineWarned } from "../prepare/prepare-warned.ts";
 import { BLOB_REF_PREFIX, forEachBlobRef } from "../blob/blob-ref.ts";
 import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { linesToQuarantine } from "../format/session-parser.ts";
-import { prepareLine, type PreparedLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import type { PreparedLine, ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { KeyedBlobs } from "../blob/keyed-blobs.ts";
 import { keyedBlobCipherOf, sealLine, toKeyedEntry, type KeyedWrite } from "./keyed-lines.ts";
 import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
-import type { RehydrateMode } from "./session-options.ts";
+import type { RehydrateMode } from "./rehydrate.ts";
 
 /** Longest line (in worst-case UTF-8 bytes) encoded into the reused buffer; longer ones get their own. */
 const SCRATCH_LIMIT = 4 * 1024 * 1024;
@@ -191,19 +192,7 @@ export class SessionWriter {
   }
 
   private prepare(entry: SessionEntry): PreparedLine {
-    let prepared;
-    try {
-      prepared = prepareLine(entry, this.options.prepare);
-    } catch (err) {
-      if (err instanceof TranscriptStoreError) throw err;
-      throw new TranscriptStoreError("PERSISTENCE_FAILED", `Entry cannot be serialized: ${(err as Error).message}`, { cause: err });
-    }
-    if (prepared.imagesKeptInline > 0) {
-      this.options.warn({
-        code: "IMAGE_NOT_EXTERNALIZED",
-        message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole`,
-      });
-    }
+    const prepared = prepareLineWarned(entry, this.options.prepare, this.options.warn);
     // The common text line is known to name no blob: no search of its text.
     if (!prepared.mayHoldRefs || !prepared.line.includes(BLOB_REF_PREFIX)) return prepared;
     // The store learns where this session lives before anything of it can reference a blob.

@@ -5,8 +5,7 @@ import type { SessionEntry } from "../format/types.ts";
 import { blobReader, InlineImageSources } from "../session/inline-image-sources.ts";
 import type { BlobReader } from "../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../session/session-options.ts";
-import { sessionPathFor } from "./file/file-paths.ts";
-import { startNewFile } from "./file/file-start.ts";
+import { backendOf } from "./backends.ts";
 import type { ForkRequest, OpenedSession, SessionStorage } from "./session-storage.ts";
 
 /** A session that lives only in memory: appends are kept as given, nothing is written anywhere. */
@@ -32,10 +31,22 @@ export class MemorySessionStorage implements SessionStorage {
   artifacts(): ArtifactStore | null {
     return null;
   }
-  /** A fork of an in-memory session is a new session in the file store. */
-  fork(request: ForkRequest): Promise<OpenedSession> {
+  /**
+   * A fork of an in-memory session is a new session in the store of its options (the file tree when
+   * none is given), created through the seam and holding the entries, each persisted as an append is.
+   */
+  async fork(request: ForkRequest): Promise<OpenedSession> {
     const { header, entries, options } = request;
-    return startNewFile(sessionPathFor(header, options), header, options, entries);
+    const opened = await backendOf(options).create(header, options);
+    return {
+      ...opened,
+      entries,
+      storage: (hooks) => {
+        const storage = opened.storage(hooks);
+        for (const entry of entries) storage.persist(entry);
+        return storage;
+      },
+    };
   }
   moveTo(): Promise<void> {
     throw new TranscriptStoreError("NO_SESSION", "An in-memory session has no files to move");

@@ -1,7 +1,8 @@
-import { blobRefsIn } from "../blob/blob-ref.ts";
+import { blobHashOf, blobRefsIn } from "../blob/blob-ref.ts";
+import { prepareLineWarned } from "../prepare/prepare-warned.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import type { SessionEntry, SessionHeader } from "../format/types.ts";
-import { prepareLine, type ResolvedPrepareOptions } from "../prepare/pipeline.ts";
+import type { ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import type { StoreWarning } from "../errors.ts";
 import type { SessionRelation } from "./session-relation.ts";
 
@@ -116,13 +117,7 @@ export function snapshotOfEntries(
   const carried = new Map<string, Buffer>();
   const hashes = new Set<string>();
   for (const entry of entries) {
-    const prepared = prepareLine(entry, prepare);
-    if (prepared.imagesKeptInline > 0) {
-      options.warn?.({
-        code: "IMAGE_NOT_EXTERNALIZED",
-        message: `${prepared.imagesKeptInline} image payload(s) are not base64; kept inline, whole`,
-      });
-    }
+    const prepared = prepareLineWarned(entry, prepare, options.warn);
     for (const b of prepared.blobs) carried.set(b.hash, b.bytes);
     if (prepared.mayHoldRefs) for (const hash of hashesIn(prepared.line)) hashes.add(hash);
     lines.push(prepared.line);
@@ -156,4 +151,18 @@ export async function* hashesOfLines(lines: AsyncIterable<string>): AsyncIterabl
       yield hash;
     }
   }
+}
+
+/**
+ * A blob of the snapshot in one buffer (for a store that takes a blob's bytes whole), checked
+ * against its hash: other bytes are `BLOB_CORRUPT`, nothing written; null when the snapshot lacks it.
+ */
+export async function verifiedSnapshotBlob(snapshot: SessionSnapshot, hash: string): Promise<Buffer | null> {
+  const source = await snapshot.blob(hash);
+  if (source === null) return null;
+  const bytes = await readAllBytes(source);
+  if (blobHashOf(bytes) !== hash) {
+    throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} of the import holds other bytes (their sha256 differs); nothing imported`);
+  }
+  return bytes;
 }

@@ -1,4 +1,7 @@
 import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { Blobs } from "../blob/blobs.ts";
+
+export type { Blobs };
 import type { LoadReport } from "../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../format/types.ts";
 import type { BlobReader } from "../session/rehydrate.ts";
@@ -7,7 +10,9 @@ import type { ResolvedSessionManagerOptions } from "../session/session-options.t
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
 import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
-import type { SessionIndex } from "../index/session-index.ts";
+import type { SessionIndex } from "../index/index-types.ts";
+import type { Supports } from "./capabilities.ts";
+import type { AccountingDriver, MaintenanceDriver } from "./store-drivers.ts";
 
 /**
  * The storage seam. `SessionManager` keeps a session's tree in memory and decides what to append;
@@ -16,17 +21,11 @@ import type { SessionIndex } from "../index/session-index.ts";
  * (`test/conformance/`) runs the same behaviours against both.
  */
 
-/** Which backend holds a session. */
-export type StorageKind = "file" | "postgres" | "memory";
-
-/** A content-addressed blob store as the public API exposes it (file or database). */
-export interface Blobs {
-  put(bytes: Uint8Array): Promise<{ hash: string; ref: string; existed: boolean }>;
-  get(hashOrRef: string): Promise<Buffer | null>;
-  has(hashOrRef: string): Promise<boolean>;
-  list(): AsyncIterable<string>;
-  delete(hashOrRef: string): Promise<boolean>;
-}
+/**
+ * Which backend holds a session: its own name (`file`, and each registered backend's), for messages
+ * only. Nothing outside a backend's folder compares it: a service asks `supports` (capabilities.ts).
+ */
+export type StorageKind = string;
 
 /** Callbacks a storage uses to reach its manager (warnings, the loss of the single-writer lease). */
 export interface StorageHooks {
@@ -93,6 +92,8 @@ export interface OpenedSession {
 /** A store of sessions: what the SessionManager factories and the CLI need. */
 export interface StorageBackend {
   readonly kind: StorageKind;
+  /** What it supports beyond the required part (capabilities.ts); each optional driver below is there when declared. */
+  readonly supports: Supports;
   /** A new session with this header (the backend chooses where it lives). */
   create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession>;
   /** An existing session: a file path or a session id (database). Absent: null when `mayCreate`. */
@@ -133,6 +134,10 @@ export interface StorageBackend {
   close?(): Promise<void>;
   /** The store's search index (derived, rebuildable; issue 24), when the backend keeps one itself. Optional. */
   index?(options: ResolvedSessionManagerOptions): Promise<SessionIndex>;
+  /** `du`, `usage` and the ledger of deleted sessions over the store's own rows (`supports.accounting`). Optional. */
+  accounting?(): AccountingDriver;
+  /** `stats`, `verify`, `rekey --store`, `redact --store` over the whole store (`supports.maintenance`). Optional. */
+  maintenance?(): MaintenanceDriver;
 }
 
 export interface StoreGcOptions {

@@ -1,6 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { factoryFor, type StoreConnectOptions, storeUrlForms } from "./backend-registry.ts";
-import "./builtin-backends.ts";
 import { redactUrl } from "./redact-url.ts";
 import type { StorageBackend } from "./session-storage.ts";
 

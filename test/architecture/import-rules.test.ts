@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, posix } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ALLOWED_CYCLES,
@@ -57,6 +57,7 @@ describe("the import rules", () => {
       expect.stringMatching(/^src\/format\/a\.ts:1: \[pure\] format .* may not import node:fs/),
       expect.stringMatching(/^src\/prepare\/b\.ts:1: \[layer\] prepare .* may not import io \(src\/io\.ts\)/),
       expect.stringMatching(/^src\/prepare\/b\.ts:3: \[package\] only database may import the package pg/),
+      expect.stringMatching(/^src\/prepare\/c\.ts:2: \[layer\] prepare .* may not import io \(src\/io\.ts\) \(type-only included\)/),
     ]);
   });
 
@@ -72,26 +73,33 @@ describe("the import rules", () => {
       }),
     ).toEqual([
       expect.stringMatching(/^src\/maintenance\/gc\.ts:1: \[package\] only cli may import the package cli-progress/),
-      expect.stringMatching(/^src\/session\/session-manager\.ts:1: \[layer\] session .* may not import cli \(src\/cli\/main\.ts\)/),
+      expect.stringMatching(/^src\/session\/session-manager\.ts:1: \[layer\] manager .* may not import cli \(src\/cli\/main\.ts\)/),
     ]);
     expect(
       violationsIn({ "src/cli/main.ts": "export const main = 1;\n", "src/index.ts": 'export { main } from "./cli/main.ts";\n' }),
     ).toEqual([expect.stringMatching(/^src\/index\.ts:1: \[layer\] entry .* may not import cli/)]);
   });
 
-  it("keep the database layer (src/database/) below sessions and off the disk, with room for new folders", () => {
+  it("keep the database layer (PostgreSQL's PgStore) below sessions and off the disk", () => {
+    // wherever its row puts it (src/database/, or inside its backend's folder once moved)
+    const db = LAYERS.find((l) => l.name === "database")!.paths[0]!;
+    const from = (to: string) => posix.relative(db, to);
+    const at = (name: string) => `^${(db + name).replace(/[./]/g, "\\$&")}`;
     expect(
       violationsIn({
-        "src/database/pg-store.ts":
-          'import { a } from "../accounting/a.ts";\nimport { s } from "../session/paths.ts";\nimport pg from "pg";\n',
-        "src/database/gc.ts": 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
+        [`${db}pg-store.ts`]: [
+          `import { a } from "${from("src/accounting/a.ts")}";`,
+          `import { s } from "${from("src/session/paths.ts")}";`,
+          'import pg from "pg";\n',
+        ].join("\n"),
+        [`${db}gc.ts`]: 'import { rmSync } from "node:fs";\nimport { createHash } from "node:crypto";\n',
         "src/accounting/a.ts": "export const a = 1;\n",
         "src/session/paths.ts": "export const s = 1;\n",
       }),
     ).toEqual([
-      expect.stringMatching(/^src\/database\/gc\.ts:1: \[layer\] database .* may not import node:fs/),
+      expect.stringMatching(new RegExp(`${at("gc.ts")}:1: \\[layer\\] database .* may not import node:fs`)),
       expect.stringMatching(
-        /^src\/database\/pg-store\.ts:2: \[layer\] database .* may not import session .*every layer but the top ones, io/,
+        new RegExp(`${at("pg-store.ts")}:2: \\[layer\\] database .* may not import session .*may import: errors, format`),
       ),
     ]);
   });
@@ -134,6 +142,7 @@ describe("the import rules", () => {
       expect.stringMatching(/^src\/cli\/namespace\.ts:3: \[writer\] writes files \(fs\.appendFileSync\) but has no row in RAW_WRITERS/),
       expect.stringMatching(/^src\/maintenance\/helper\.ts:1: \[writer\] writes files \(writeFully\)/),
       expect.stringMatching(/^src\/maintenance\/rename\.ts:3: \[writer\] writes files \(io\.renameSync\)/),
+      expect.stringMatching(/^src\/search-index\/db\.ts:1: \[layer\] src\/search-index\/ has no row in LAYERS/),
       expect.stringMatching(/^src\/storage\/direct\.ts:1: \[writer\] writes files \(writeFileSync\)/),
     ]);
   });
@@ -163,14 +172,47 @@ describe("the import rules", () => {
     for (const cycle of ALLOWED_CYCLES) expect(cycle.length).toBeGreaterThan(1);
   });
 
-  it("give a folder without a row the library's rules: below the CLI, above the pure layers", () => {
+  it("refuse a folder without a row: every folder names exactly what it may import", () => {
     expect(
       violationsIn({
         "src/search-index/index-store.ts": 'import { SessionManager } from "../session/session-manager.ts";\n',
         "src/session/session-manager.ts": "export class SessionManager {}\n",
         "src/format/types.ts": 'import { x } from "../search-index/index-store.ts";\n',
       }),
-    ).toEqual([expect.stringMatching(/^src\/format\/types\.ts:1: \[layer\] format .* may not import src\/search-index/)]);
+    ).toEqual([
+      expect.stringMatching(/^src\/format\/types\.ts:1: \[layer\] format .* may not import src\/search-index\/ \(no row\)/),
+      expect.stringMatching(/^src\/search-index\/index-store\.ts:1: \[layer\] src\/search-index\/ has no row in LAYERS/),
+      expect.stringMatching(/^src\/search-index\/index-store\.ts:1: \[layer\] src\/search-index\/ \(no row\) .* may not import manager/),
+    ]);
+  });
+
+  it("refuse two layers importing each other, type-only imports included: the session core never names the seam", () => {
+    expect(
+      violationsIn({
+        "src/storage/session-storage.ts":
+          'import type { SessionInfo } from "../session/session-info.ts";\nexport interface StorageBackend {}\n',
+        "src/session/session-info.ts":
+          'import type { StorageBackend } from "../storage/session-storage.ts";\nexport interface SessionInfo {}\n',
+      }),
+    ).toEqual([
+      expect.stringMatching(/^src\/session\/session-info\.ts:1: \[layer\] session .* may not import seam .*\(type-only included\)/),
+    ]);
+  });
+
+  it("refuse a row that may import a layer not below it (the table stays free of cycles)", () => {
+    const root = tempDir("ts-rules-");
+    mkdirSync(join(root, "src/a"), { recursive: true });
+    writeFileSync(join(root, "src/a/x.ts"), "export const x = 1;\n");
+    const layers = [
+      { name: "a", paths: ["src/a/"], owns: "a", mayImport: ["b"] },
+      { name: "b", paths: ["src/b/"], owns: "b", mayImport: ["a", "nope"] },
+    ];
+    expect(checkImportRules(root, { layers, writers: [], allowedCycles: [] }).map(formatViolation)).toEqual([
+      "scripts/layers.ts:1: [cycle] a may import b, which is not below it in LAYERS: two layers could import each other",
+      "scripts/layers.ts:1: [cycle] b may import nope, which has no row",
+    ]);
+    for (const [i, layer] of LAYERS.entries())
+      for (const name of layer.mayImport) expect(LAYERS.findIndex((l) => l.name === name)).toBeLessThan(i);
   });
 });
 

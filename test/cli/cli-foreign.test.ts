@@ -16,10 +16,10 @@ function recordsOf(text: string): unknown[] {
     .map((l) => JSON.parse(l));
 }
 
-describeBackends("import --from / export --to", (backend) => {
+describeBackends("import --from / export --to", { cli: true }, (backend) => {
   it("a Claude Code tree and a Codex rollout: one report per file, re-run unchanged, exported back equal", async () => {
     const options = await backend.options();
-    const args = backend.cliArgs(options);
+    const args = backend.cliArgs!(options);
     const cc = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "claude-code"), "--json"]);
     expect(cc.stderr).toBe("");
     expect(cc.code).toBe(0);
@@ -106,9 +106,9 @@ it("export --to codex -o onto a file that exists is OUTPUT_EXISTS, the file unto
   expect(readFileSync(target, "utf8")).toBe("mine\n");
 });
 
-describeBackends("subagents", (backend) => {
+describeBackends("subagents", { cli: true }, (backend) => {
   it("ls --json names the parent of a subagent's session; show marks the entry that spawned it", async () => {
-    const args = backend.cliArgs(await backend.options());
+    const args = backend.cliArgs!(await backend.options());
     const imported = await cli([...args, "import", "--from", "claude-code", join(FIXTURES, "subagents/claude-code"), "--json"]);
     expect(imported.code).toBe(0);
     const [parent, child] = imported.records.sort((a, b) => String(a.path).length - String(b.path).length);

@@ -44,7 +44,7 @@ async function write(options: SessionManagerOptions) {
   return { a, b, ids };
 }
 
-describeBackends("SessionIndex conformance", (backend) => {
+describeBackends("SessionIndex conformance", { needs: ["index"] }, (backend) => {
   const search = async (index: SessionIndex, query: string, options?: Parameters<SessionIndex["search"]>[1]) =>
     (await index.search(query, options)).map((h) => h.entryId).sort();
 

@@ -223,7 +223,7 @@ describeBackends("transfer through the storage seam", (backend: BackendUnderTest
     expect(await b.locate(id, resolved)).not.toBeNull();
     expect(await b.locate(id.slice(0, 8), resolved)).toBeNull();
     expect(await b.has("0000aaaa-0000-7000-8000-000000000000", resolved)).toBe(false);
-    await expect(b.exportSnapshot(backend.name === "file" ? "/nonexistent/x.jsonl" : "nope", resolved)).rejects.toMatchObject({
+    await expect(b.exportSnapshot(backend.missingRef, resolved)).rejects.toMatchObject({
       code: "SESSION_NOT_FOUND",
     });
   });
@@ -265,31 +265,43 @@ describe("an artifact name from a snapshot stays inside the session", () => {
   );
 });
 
-describe("quarantine moves with a session", () => {
-  /** A file session whose torn last line went to quarantine on open. */
-  async function damaged(options: SessionManagerOptions): Promise<{ id: string; quarantine: Buffer }> {
-    const id = await seed(options);
-    const { backend, resolved } = seam(options);
-    const path = (await backend.locate(id, resolved))!;
-    const { appendFileSync } = await import("node:fs");
-    appendFileSync(path, '{"type":"message","torn');
-    const m = await SessionManager.open(path, options);
-    await m.close();
-    return { id, quarantine: readFileSync(quarantinePathOf(path)) };
-  }
+/** A file session whose torn last line went to quarantine on open: the source of the quarantine group. */
+async function damaged(options: SessionManagerOptions): Promise<{ id: string; quarantine: Buffer }> {
+  const id = await seed(options);
+  const { backend, resolved } = seam(options);
+  const path = (await backend.locate(id, resolved))!;
+  const { appendFileSync } = await import("node:fs");
+  appendFileSync(path, '{"type":"message","torn');
+  const m = await SessionManager.open(path, options);
+  await m.close();
+  return { id, quarantine: readFileSync(quarantinePathOf(path)) };
+}
 
-  it("file → file: the quarantine file arrives byte for byte", async () => {
-    const [a, b] = [await fileStore(), await fileStore()];
+/** The quarantine group: where a backend declares `quarantine` the records arrive byte for byte; elsewhere the import is refused. */
+describeBackends("quarantine moves with a session (into it)", (backend) => {
+  it.runIf(backend.supports.quarantine)("the quarantine records arrive byte for byte", async () => {
+    const [a, b] = [await fileStore(), await backend.options()];
     const { id, quarantine } = await damaged(a);
     expect(quarantine.length).toBeGreaterThan(0);
-    const done = await importInto(b, await exportOf(a, id));
-    expect(readFileSync(quarantinePathOf(done.location))).toEqual(quarantine);
+    await importInto(b, await exportOf(a, id));
+    const records = await collect((await exportOf(b, id)).quarantine());
+    expect(`${records.join("\n")}\n`).toEqual(quarantine.toString("utf8"));
   });
 
-  it.skipIf(pgCluster() === null)("file → postgres: refused (a database keeps no quarantine), nothing written", async () => {
-    const [a, b] = [await fileStore(), await pgStore()];
+  it.runIf(!backend.supports.quarantine)("refused (the store keeps no quarantine), nothing written", async () => {
+    const [a, b] = [await fileStore(), await backend.options()];
     const { id } = await damaged(a);
     await expect(importInto(b, await exportOf(a, id))).rejects.toMatchObject({ code: "INVALID_OPTION" });
     expect(await seam(b).backend.has(id, seam(b).resolved)).toBe(false);
   });
+
+  it.runIf(backend.supports.quarantine && backend.sessionFiles)(
+    "a file store keeps it in the quarantine file beside the session",
+    async () => {
+      const [a, b] = [await fileStore(), await backend.options()];
+      const { id, quarantine } = await damaged(a);
+      const done = await importInto(b, await exportOf(a, id));
+      expect(readFileSync(quarantinePathOf(done.location))).toEqual(quarantine);
+    },
+  );
 });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { README_BEGIN, README_END, renderErrorsDoc, renderReadmeList } from "../../scripts/error-docs.ts";
+import { LIST_FILE, README_BEGIN, README_END, renderErrorsDoc, renderReadmeList } from "../../scripts/error-docs.ts";
 import { ERROR_CATALOGUE, THROWN_CODES, WARNING_ONLY_CODES } from "../../src/error-catalogue.ts";
 import { ERROR_CODES } from "../../src/errors.ts";
 import { REPO_ROOT } from "../support/child.ts";
@@ -51,11 +51,11 @@ describe("the error-code catalogue", () => {
     expect(readFileSync(join(REPO_ROOT, "docs", "errors.md"), "utf8"), FIX).toBe(renderErrorsDoc());
   });
 
-  it("the README's error-code list is the catalogue rendered", () => {
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  it("the short error-code list (docs/api.md) is the catalogue rendered", () => {
+    const readme = readFileSync(join(REPO_ROOT, LIST_FILE), "utf8");
     const begin = readme.indexOf(README_BEGIN);
     const end = readme.indexOf(README_END);
-    expect(begin, "README.md holds the error-codes markers").toBeGreaterThan(-1);
+    expect(begin, `${LIST_FILE} holds the error-codes markers`).toBeGreaterThan(-1);
     expect(readme.slice(begin, end + README_END.length), FIX).toBe(renderReadmeList());
     for (const c of ERROR_CATALOGUE) expect(docsMention(readme.slice(begin, end), c.code), c.code).toBe(true);
   });

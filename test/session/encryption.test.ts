@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { supporting } from "../../src/storage/capabilities.ts";
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -288,12 +289,19 @@ describe("encryption at rest (file store)", () => {
     ["a short key", { encryption: { key: randomBytes(16) } }],
     ["both key and provider", { encryption: { key: randomBytes(32), keyProvider: async () => randomBytes(32) } }],
     ["a provider without keyId (create)", { encryption: { keyProvider: async () => randomBytes(32) } }],
-    ["a store that does not encrypt", { encryption: { key: randomBytes(32) }, store: { kind: "memory", open: async () => null } as never }],
     ["lazy rehydration", { encryption: { key: randomBytes(32) }, rehydrate: "lazy" as const }],
     ["incognito", { encryption: { key: randomBytes(32) }, incognito: true }],
   ])("refuses %s (INVALID_OPTION)", async (_name, options) => {
     const root = tempDir();
     await expectCode(SessionManager.create(join(root, "p"), { root, ...options }), "INVALID_OPTION");
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it("refuses a store that does not declare encryption (NOT_SUPPORTED, naming the capability)", async () => {
+    const root = tempDir();
+    const store = { kind: "plain", name: "plain://x", supports: supporting(), open: async () => null } as never;
+    const err = await SessionManager.create(join(root, "p"), { root, encryption: { key: randomBytes(32) }, store }).catch((e) => e);
+    expect(err).toMatchObject({ code: "NOT_SUPPORTED", message: "this store (plain://x) does not support encryption" });
     expect(readdirSync(root)).toEqual([]);
   });
 });

@@ -1,10 +1,7 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import type { TrashEntry } from "../../lifecycle/lifecycle-driver.ts";
-import { basename, join, resolve } from "node:path";
-import { trashDirOf } from "../../lifecycle/file-trash.ts";
 import { Lifecycle, type PurgeInfo } from "../../lifecycle/lifecycle.ts";
 import { recordDeletedUsage } from "../../maintenance/store-accounting.ts";
-import { defaultRoot } from "../../session/paths.ts";
 import { parseAge, parseSize, type PrunePolicy } from "../../lifecycle/retention-config.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
@@ -21,11 +18,7 @@ import { catchUpIndex } from "../../index/index-notify.ts";
 function lifecycleOf(ctx: CommandContext): Lifecycle {
   const options = storeOptions(ctx);
   const record = async (info: PurgeInfo) => {
-    const ref =
-      info.store === "file"
-        ? join(trashDirOf(options.root !== undefined ? resolve(options.root) : defaultRoot()), info.trashId, basename(info.from))
-        : info.sessionId;
-    await recordDeletedUsage(ref, options);
+    await recordDeletedUsage(info.ref, options);
   };
   return Lifecycle.open({ ...options, env: ctx.io.env, onWarning: printWarning(ctx.io), onTrashed: record, onBeforePurge: record });
 }

@@ -8,7 +8,7 @@ import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { defaultRoot } from "../../session/paths.ts";
-import type { PgRedactReport } from "../../storage/postgres/pg-redact.ts";
+import type { StoreRedactReport } from "../../storage/store-drivers.ts";
 import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { storeOptions, UsageError, type CommandContext } from "../context.ts";
 import { writeNewOutput } from "../output-file.ts";
@@ -29,8 +29,8 @@ export function backupNameOf(id: string): string {
  */
 export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Promise<number> {
   const resolved = resolveSessionManagerOptions(storeOptions(ctx));
-  const backend = storedRewritesOf(resolved.store);
-  if (backend === null) throw new UsageError("redact --store needs a database store");
+  const backend = storedRewritesOf(resolved.store, "redact --store");
+  if (backend === null) throw new UsageError("redact --store needs a store (--store URL or TRANSCRIPT_STORE_URL)");
   const slot = RedactionKeySlot.resolve(undefined, ctx.root ?? defaultRoot());
   // The database's key makes the markers; a dry run creates none (markers are never written, any key will do).
   if (slot.wantsStoreKey)
@@ -39,12 +39,12 @@ export async function redactDatabase(ctx: CommandContext, dryRun: boolean): Prom
   const ids =
     ctx.positionals.length > 0
       ? await Promise.all(ctx.positionals.map((arg) => backend.sessionIdOf(arg)))
-      : (await backend.list(null, resolved)).map((s) => s.id);
+      : (await resolved.store!.list(null, resolved)).map((s) => s.id);
   const total: RedactionCounts = new Map();
   let rewritten = 0;
   let failed = 0;
   for (const id of ids) {
-    let report: PgRedactReport;
+    let report: StoreRedactReport;
     let backup: string | null = null;
     const artifactsFound: RedactionCounts = new Map();
     let artifacts = 0;

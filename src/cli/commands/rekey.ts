@@ -46,8 +46,8 @@ export const rekeyCommand: Command = {
 
 /** `rekey <ids…> --store`: each database session re-encrypted in one transaction under its lease (pg-rekey.ts). */
 async function rekeyDatabase(ctx: CommandContext, from: StoreKey, to: StoreKey): Promise<number> {
-  const backend = storedRewritesOf(resolveSessionManagerOptions(storeOptions(ctx)).store);
-  if (backend === null) throw new UsageError("rekey --store needs a database store");
+  const backend = storedRewritesOf(resolveSessionManagerOptions(storeOptions(ctx)).store, "rekey --store");
+  if (backend === null) throw new UsageError("rekey --store needs a store (--store URL or TRANSCRIPT_STORE_URL)");
   for (const arg of ctx.positionals) {
     const report = await backend.rekeySession(arg, { from, to });
     ctx.emit({ type: "rekeyed", ...report }, terminalText`rekeyed ${report.id} (${String(report.entries)} entries, key ${report.toKeyId})`);

@@ -11,7 +11,7 @@ import { snapshotOfEntries } from "../../storage/session-snapshot.ts";
 import { type ResolvedSessionManagerOptions, resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { type CommandContext, commandInput, printWarning, storeOptions, type Command } from "../context.ts";
 import { exportStreamed } from "../export-stream.ts";
-import { streamableFile } from "../../storage/file/file-export.ts";
+import { streamableFile } from "../../storage/session-file-lines.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { terminalText } from "../terminal-text.ts";
 import { fromMalformedRecord, isMalformedRecord, readDamagedLines, toMalformedRecord } from "../malformed-records.ts";
@@ -69,7 +69,7 @@ export const exportCommand: Command = {
     };
     // A clean session file streams, a line at a time (never loaded); anything else goes through the loader.
     const resolved = resolveSessionManagerOptions({ ...storeOptions(ctx), readOnly: true, onWarning });
-    const file = resolved.store === null ? await streamableFile(info.path) : null;
+    const file = backendOf(resolved).supports.sessionFiles ? await streamableFile(info.path) : null;
     if (file !== null) {
       rehydrating = true;
       const counts = await exportStreamed(file, resolved, {

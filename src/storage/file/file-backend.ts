@@ -14,6 +14,7 @@ import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 import { openListingReader } from "../../index/listing-reader.ts";
 import { FileLifecycle } from "../../lifecycle/file-lifecycle.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
+import { supporting } from "../capabilities.ts";
 
 /**
  * Runs a listing with the store's index as its source of listing facts when it has one (fresh
@@ -48,6 +49,7 @@ async function withListingIndex<T>(
 /** The embedded default: one JSONL file per session under `<sessionsDir>/<cwd bucket>/`, blobs in `<blobsDir>`. */
 export const fileBackend: StorageBackend = {
   kind: "file",
+  supports: supporting("lifecycle", "index", "accounting", "quarantine", "encryption", "wholeSessionFork", "sessionFiles"),
 
   create(header: SessionHeader, options: ResolvedSessionManagerOptions): Promise<OpenedSession> {
     return startNewFile(sessionPathFor(header, options), header, options, null);

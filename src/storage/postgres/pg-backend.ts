@@ -19,7 +19,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { redactUrl } from "../redact-url.ts";
-import type { SessionIndex } from "../../index/session-index.ts";
+import type { SessionIndex } from "../../index/index-types.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealContent } from "../../artifacts/artifact-reseal.ts";
@@ -38,6 +38,9 @@ import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
 import { rekeyPgSession, type PgRekeyReport } from "./pg-rekey.ts";
 import { redactPgSession, type PgRedactOptions, type PgRedactReport } from "./pg-redact.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
+import { supporting } from "../capabilities.ts";
+import type { AccountingDriver, MaintenanceDriver } from "../store-drivers.ts";
+import { pgAccounting, pgStats, pgVerifyBlobs } from "./pg-drivers.ts";
 
 /** What `opened` needs to know of a session's row and lease. */
 interface OpenState {
@@ -61,6 +64,8 @@ interface OpenState {
  */
 export class PostgresBackend implements StorageBackend {
   readonly kind = "postgres" as const;
+  /** No quarantine (a database keeps no damaged lines), no session files, no byte-copy fork. */
+  readonly supports = supporting("lifecycle", "index", "accounting", "encryption", "maintenance");
   private connecting: Promise<PgStore> | null = null;
 
   private constructor(
@@ -171,6 +176,25 @@ export class PostgresBackend implements StorageBackend {
   /** The id of session `ref` (an id or prefix). */
   async sessionIdOf(ref: string): Promise<string> {
     return (await (await this.connect()).resolveSession(ref)).id;
+  }
+
+  /** `du`, `usage` and the `usage_ledger` table (pg-drivers.ts). */
+  accounting(): AccountingDriver {
+    return pgAccounting(() => this.connect());
+  }
+
+  /** `stats`, the blob half of `verify`, `rekey --store`, `redact --store` (pg-drivers.ts, pg-rekey.ts, pg-redact.ts). */
+  maintenance(): MaintenanceDriver {
+    return {
+      stats: async () => pgStats(await this.connect()),
+      verifyBlobs: async ({ rehash }) => pgVerifyBlobs(await this.connect(), rehash),
+      rekeySession: (ref, keys) => this.rekeySession(ref, keys),
+      redactSession: (id, redactor, options) => this.redactSession(id, redactor, options),
+      sessionIdOf: (ref) => this.sessionIdOf(ref),
+      redactionKey: () => this.redactionKey(),
+      sharingRedactionKey: () => this.sharingRedactionKey(),
+      reindexSearch: (ids) => this.reindexSearch(ids),
+    };
   }
 
   /** Pins, archive and trash in the `session_lifecycle` table. */

@@ -1,7 +1,7 @@
 import { resolveRecordedCwd } from "../../session/paths.ts";
 import type { Pool } from "../../database/pg-client.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { SearchHit, SearchOptions, SessionIndex } from "../../index/session-index.ts";
+import type { SearchHit, SearchOptions, SessionIndex } from "../../index/index-types.ts";
 import {
   ensureSearchTables,
   type PgIndexRefreshReport,

@@ -1,5 +1,5 @@
 import type { LifecycleDriver, TrashEntry } from "../../lifecycle/lifecycle-driver.ts";
-import type { SessionFlags } from "../../lifecycle/lifecycle-log.ts";
+import type { SessionFlags } from "../../lifecycle/lifecycle-driver.ts";
 import {
   lifecycleRows,
   purgeSessionRow,

@@ -4,23 +4,12 @@ import type { RedactionCounts, SecretRedactor } from "../../prepare/redact-secre
 import { headerEncryption } from "../../session/line-cipher.ts";
 import { parseHeader, storedLineRow } from "./pg-lines.ts";
 import { withLeasedSession } from "./pg-rewrite.ts";
+import type { StoreRedactOptions, StoreRedactReport } from "../store-drivers.ts";
 
-/** What `redactPgSession` found and did to one database session's entry rows. */
-export interface PgRedactReport {
-  id: string;
-  /** `redacted`: rows rewritten; `planned`: a dry run would; `clean`: nothing found; `encrypted`: not scanned (ciphertext). */
-  status: "redacted" | "planned" | "clean" | "encrypted";
-  /** Secrets found per rule (never the secrets). */
-  found: RedactionCounts;
-  /** Rows in which something was found. */
-  entries: number;
-}
+/** What `redactPgSession` found and did to one database session's entry rows (the seam's report). */
+export type PgRedactReport = StoreRedactReport;
 
-export interface PgRedactOptions {
-  dryRun?: boolean;
-  /** Called with the session as it is, under the lease, before its rows are rewritten (a backup); a throw rewrites nothing. */
-  beforeRewrite?: (headerLine: string, lines: readonly string[]) => Promise<void>;
-}
+export type PgRedactOptions = StoreRedactOptions;
 
 /** The line with its secrets replaced by markers, or null when none was found (or the line is not JSON). */
 function redactLine(line: string, redactor: SecretRedactor, found: RedactionCounts): string | null {

@@ -5,16 +5,10 @@ import { TranscriptStoreError } from "../../errors.ts";
 import { ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../../session/line-cipher.ts";
 import { openRows, pgCipher, sealRow } from "./pg-cipher.ts";
 import { withLeasedSession } from "./pg-rewrite.ts";
+import type { StoreRekeyReport } from "../store-drivers.ts";
 
-/** What `rekeyPgSession` did. */
-export interface PgRekeyReport {
-  id: string;
-  entries: number;
-  fromKeyId: string;
-  toKeyId: string;
-  /** Artifacts and agent outputs sealed again under the new key. */
-  artifacts: number;
-}
+/** What `rekeyPgSession` did (the seam's report). */
+export type PgRekeyReport = StoreRekeyReport;
 
 /**
  * Re-encrypts the encrypted database session `id` under another key, all or nothing: under its lease,

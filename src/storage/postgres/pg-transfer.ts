@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { TranscriptStoreError } from "../../errors.ts";
 import type { PgImportBatch, PgImportSource, PgStore } from "../../database/index.ts";
 import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
@@ -8,9 +7,9 @@ import {
   hashesOfLines,
   importConflict,
   type ImportOutcome,
-  readAllBytes,
   type SessionSnapshot,
   type SnapshotArtifact,
+  verifiedSnapshotBlob,
 } from "../session-snapshot.ts";
 import { parseHeader, storedLineRow } from "./pg-lines.ts";
 import { reconnecting } from "./pg-reconnect.ts";
@@ -158,7 +157,7 @@ export async function importPg(
     header: snapshot.headerLine,
     batches: () => batchesOf(snapshot.lines()),
     // asked in the transaction, once the blobs the database holds are locked against a gc
-    bytesOf: (hash) => verifiedBlob(snapshot, hash),
+    bytesOf: (hash) => verifiedSnapshotBlob(snapshot, hash),
     idleMs: options.ttlMs,
   };
   const outcome = (status: ImportOutcome["status"], relation: SessionRelation | null, result?: PgImportResult): ImportOutcome => ({
@@ -201,20 +200,6 @@ export async function importPg(
 }
 
 const noStop = () => null;
-
-/**
- * A blob of the snapshot in one buffer (the database takes a blob's bytes whole, sending them in
- * parts), checked against its hash: other bytes are `BLOB_CORRUPT`, nothing written.
- */
-async function verifiedBlob(snapshot: SessionSnapshot, hash: string): Promise<Buffer | null> {
-  const source = await snapshot.blob(hash);
-  if (source === null) return null;
-  const bytes = await readAllBytes(source);
-  if (createHash("sha256").update(bytes).digest("hex") !== hash) {
-    throw new TranscriptStoreError("BLOB_CORRUPT", `Blob ${hash} of the import holds other bytes (their sha256 differs); nothing imported`);
-  }
-  return bytes;
-}
 
 async function* withHeader(header: string, lines: Iterable<string> | AsyncIterable<string>): AsyncIterable<string> {
   yield header;

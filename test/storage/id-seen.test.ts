@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IdsSeen } from "../../../src/storage/file/id-seen.ts";
+import { IdsSeen } from "../../src/storage/id-seen.ts";
 
 describe("IdsSeen: the entry ids of a pass, as 64-bit hashes", () => {
   it("200,000 distinct ids are each new once and a repeat afterwards, through the table's growth", () => {
