@@ -12,6 +12,7 @@ import { benchExternalize } from "./scenarios/externalize.ts";
 import { benchFork } from "./scenarios/fork.ts";
 import { benchForeignImport } from "./scenarios/foreign-import.ts";
 import { benchIndex } from "./scenarios/index.ts";
+import { benchStartup } from "./scenarios/startup.ts";
 import { benchList } from "./scenarios/list.ts";
 import { benchListIndex } from "./scenarios/list-index.ts";
 import { benchManySessions } from "./scenarios/many-sessions.ts";
@@ -43,6 +44,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   "foreign-import": benchForeignImport,
   bundle: benchBundle,
   index: benchIndex,
+  startup: benchStartup,
   redact: benchRedact,
   viewer: benchViewer,
 };

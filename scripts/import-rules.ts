@@ -27,6 +27,9 @@ export const PACKAGES: Record<string, string[]> = {
   "tar-stream": ["bundle"],
   "proper-lockfile": ["session", "blob"],
   "@earendil-works/pi-coding-agent": ["pi"],
+  "@modelcontextprotocol/sdk": ["mcp"],
+  zod: ["mcp"],
+  marked: ["interchange"],
 };
 
 export interface Writer {

@@ -100,7 +100,15 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "index-api",
-    paths: ["src/index/index-types.ts", "src/index/refresh-report.ts", "src/index/entry-text.ts"],
+    paths: [
+      "src/index/index-types.ts",
+      "src/index/refresh-report.ts",
+      "src/index/entry-text.ts",
+      // pure query text helpers both indexes use (word forms, the query parser, one hit per entry)
+      "src/index/word-forms.ts",
+      "src/index/search-sql.ts",
+      "src/index/hit-copies.ts",
+    ],
     owns: "the search index as the seam names it",
     mayImport: ["errors", "format"],
   },
@@ -212,6 +220,12 @@ export const LAYERS: Layer[] = [
     mayImport: ["errors", "format", "seam", "manager"],
   },
   {
+    name: "mcp",
+    paths: ["src/mcp/"],
+    owns: "the MCP server: search, show and usage as read-only tools",
+    mayImport: ["errors", "format", "index-api", "index"],
+  },
+  {
     name: "viewer",
     paths: ["src/viewer/"],
     owns: "the local web viewer (serve): pages over the library's calls",
@@ -236,6 +250,7 @@ export const LAYERS: Layer[] = [
       "interchange",
       "bundle",
       "viewer",
+      "mcp",
     ],
     top: true,
   },

@@ -127,7 +127,7 @@ export type {
   IndexProgress,
 } from "./index/session-index.ts";
 export type { ListIndexMode } from "./session/discovery.ts";
-export { SEARCH_ROLES, MAX_INDEXED_CHARS } from "./index/entry-text.ts";
+export { SEARCH_ROLES } from "./index/entry-text.ts";
 export { Lifecycle } from "./lifecycle/lifecycle.ts";
 export type { LifecycleOptions, PurgeInfo, PurgeOptions, PurgeReport, PruneReport } from "./lifecycle/lifecycle.ts";
 export type { LifecycleDriver, TrashEntry } from "./lifecycle/lifecycle-driver.ts";

@@ -16,6 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { entryTexts } from "../../src/index/entry-text.ts";
+import { stemmedText } from "../../src/index/word-forms.ts";
 import { openSessionIndex } from "../../src/index/session-index.ts";
 import { appendedLines, type IndexCorpus, vocabulary, writeIndexCorpus } from "../index-corpus.ts";
 import { runChild } from "../helpers/child.ts";
@@ -38,33 +39,45 @@ function readAndParse(paths: string[]): number {
   return lines;
 }
 
+/** The FTS5 table layouts compared (issue 34, word forms): what each costs to build and keeps on disk. */
+const LAYOUTS = {
+  "unicode61 alone (schema 4)": { stemmed: false, exact: true },
+  "porter + identifier parts (schema 5)": { stemmed: true, exact: false },
+  "porter + parts, and an unstemmed table for exact phrases (not taken)": { stemmed: true, exact: true },
+} as const;
+
 /**
- * The FTS5 floor: the searchable texts of `paths` (parsed beforehand, not timed) inserted into a bare
- * table of the index's FTS5 definition and settings in one transaction. No index built on FTS5 can
- * build faster than this.
+ * The FTS5 floor of a table layout: the searchable texts of `paths` (parsed beforehand, not timed)
+ * inserted into bare tables of that layout (the index's tokenizers and settings) in one transaction.
+ * No index built on that layout can build faster than this. Returns the time and the file's size.
  */
-async function ftsOnlyMs(paths: string[], dir: string): Promise<number> {
+async function ftsOnly(paths: string[], dir: string, layout: { stemmed: boolean; exact: boolean }): Promise<{ ms: number; bytes: number }> {
   const texts: string[] = [];
   for (const path of paths)
     for (const line of readFileSync(path, "utf8").split("\n"))
-      if (line !== "") for (const t of entryTexts(JSON.parse(line))) texts.push(t.text.slice(0, 64 * 1024));
+      if (line !== "") for (const t of entryTexts(JSON.parse(line))) texts.push(t.text);
   const { DatabaseSync } = await import("node:sqlite");
   const file = join(dir, "fts-floor.sqlite");
   const db = new DatabaseSync(file);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
-  db.exec("CREATE VIRTUAL TABLE t USING fts5(text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2')");
-  db.exec("INSERT INTO t (t, rank) VALUES ('hashsize', 67108864)");
-  const insert = db.prepare("INSERT INTO t (rowid, text) VALUES (?, ?)");
+  const tables: [string, string, (text: string) => string][] = [];
+  if (layout.stemmed) tables.push(["s", "porter unicode61 remove_diacritics 2", stemmedText]);
+  if (layout.exact) tables.push(["x", "unicode61 remove_diacritics 2", (t) => t]);
+  const inserts = tables.map(([name, tokenize, feed]) => {
+    db.exec(`CREATE VIRTUAL TABLE ${name} USING fts5(text, content = '', contentless_delete = 1, tokenize = '${tokenize}')`);
+    db.exec(`INSERT INTO ${name} (${name}, rank) VALUES ('hashsize', 67108864)`);
+    return { statement: db.prepare(`INSERT INTO ${name} (rowid, text) VALUES (?, ?)`), feed };
+  });
   const start = performance.now();
   db.exec("BEGIN");
-  for (let i = 0; i < texts.length; i++) insert.run(i + 1, texts[i]!);
+  for (let i = 0; i < texts.length; i++) for (const { statement, feed } of inserts) statement.run(i + 1, feed(texts[i]!));
   db.exec("COMMIT");
   const ms = performance.now() - start;
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.close();
-  rmSync(file, { force: true });
-  rmSync(`${file}-wal`, { force: true });
-  rmSync(`${file}-shm`, { force: true });
-  return ms;
+  const bytes = statSync(file).size;
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+  return { ms, bytes };
 }
 
 /**
@@ -184,17 +197,20 @@ export async function benchIndex(ctx: BenchContext): Promise<BenchRow[]> {
       sampleBytes += statSync(path).size;
     }
     const floorParse = median([0, 1, 2].map(() => timed(() => readAndParse(sample))));
-    const floor = await ftsOnlyMs(sample, work);
-    rows.push(
-      row(
-        `FTS5 inserts alone (no JSON, no rows), first ${(sampleBytes / 1e6).toFixed(0)} MB`,
-        "MB/s",
-        sampleBytes / 1e3 / floor,
-        sampleBytes / 1e3 / floorParse,
-        "read + JSON.parse",
-        floorParse / floor,
-      ),
-    );
+    for (const [name, layout] of Object.entries(LAYOUTS)) {
+      const floor = await ftsOnly(sample, work, layout);
+      rows.push(
+        row(
+          `FTS5 inserts alone, ${name}, first ${(sampleBytes / 1e6).toFixed(0)} MB`,
+          "MB/s",
+          sampleBytes / 1e3 / floor.ms,
+          sampleBytes / 1e3 / floorParse,
+          "read + JSON.parse",
+          floorParse / floor.ms,
+        ),
+        row(`FTS5 tables' size, ${name}`, "MB", floor.bytes / 1e6, sampleBytes / 1e6, "session bytes", floor.bytes / sampleBytes),
+      );
+    }
 
     // search: the fixed queries, refresh included (a search brings the index up to date first)
     const first = performance.now();

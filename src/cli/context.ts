@@ -32,6 +32,8 @@ export interface CliIo {
   columns?: number;
   /** stdout as bytes, for binary output (`bundle`): written as is, never through the terminal writer. @default absent */
   stdoutBytes?: import("node:stream").Writable;
+  /** `stdout` with search's marked matches (« ») in colour: set by `terminalIo`; for a terminal only (search-output.ts). */
+  stdoutMarked?: (text: string) => void;
   /** Machine output: set by `terminalIo` (exact unless stdout is a terminal); `stdout` when absent. */
   records?: (text: string) => void;
   env: NodeJS.ProcessEnv;
@@ -106,6 +108,8 @@ export interface Command {
   readOnly?: boolean | ((values: CommandContext["values"]) => boolean);
   /** The command's own directory flags that must name an existing directory (as the store flags must). */
   mustExist?: readonly string[];
+  /** The exit code of a failure of this command (a coded error, not a usage error): grep's 2 for `search`. @default 1 */
+  errorExit?: number;
   run: (ctx: CommandContext) => Promise<number>;
 }
 

@@ -1,7 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { closeUrlStores } from "../storage/store-url.ts";
 import { registeredBackends } from "../storage/backend-registry.ts";
-import { readFileSync } from "node:fs";
 import {
   buildContext,
   didYouMean,
@@ -35,10 +34,12 @@ import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessi
 import { serveCommand } from "./commands/serve.ts";
 import { statsCommand } from "./commands/stats.ts";
 import { indexCommand, searchCommand } from "./commands/search.ts";
+import { mcpCommand } from "./commands/mcp.ts";
 import { exportCommand, importCommand } from "./commands/transfer.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
+import { askedForVersion, packageVersion } from "./version.ts";
 
 export type { CliIo };
 
@@ -62,6 +63,7 @@ const COMMANDS: Command[] = [
   searchCommand,
   indexCommand,
   serveCommand,
+  mcpCommand,
   pinCommand,
   unpinCommand,
   archiveCommand,
@@ -123,18 +125,14 @@ Global options (before or after the command):
   -V, --version         the version
 
 Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
-  130 interrupted (Ctrl-C; 143 on SIGTERM).
+  130 interrupted (Ctrl-C; 143 on SIGTERM); search as grep: 0 hits, 1 none,
+  2 an error.
 `;
 
 /** A command's own help: its usage and summary, wrapped to 80 columns. */
 function commandHelp(command: Command): string {
   const usage = `Usage: transcript-store ${wrap(command.usage, 80, 6, 24)}`;
   return `${usage}\n\n${wrap(command.summary, 80, 0)}\n\nGlobal options: see transcript-store --help\n`;
-}
-
-/** The package's version, from its package.json (beside src/ and dist/ alike). */
-function version(): string {
-  return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 }
 
 /** Global options that take a value: before the command name, their value goes with them. */
@@ -188,8 +186,8 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
   };
   const { name, args, leading } = splitCommand(argv);
   // `--version` anywhere before `--` (before, after or instead of the command), as the other global flags.
-  if ((end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--version" || a === "-V")) {
-    io.stdout(`transcript-store ${version()}\n`);
+  if (askedForVersion(argv)) {
+    io.stdout(`transcript-store ${packageVersion()}\n`);
     return 0;
   }
   if (name === undefined || name === "help") {
@@ -234,8 +232,9 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
         `transcript-store: ${err.message}: stopped between files, the files done so far are kept\n`,
       );
     if (err instanceof UsageError) return fail(err, 2, terminalText`transcript-store: ${err.message}\n`);
-    if (err instanceof TranscriptStoreError) return fail(err, 1, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
-    const code = fail(err, 1, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
+    const exit = command?.errorExit ?? 1;
+    if (err instanceof TranscriptStoreError) return fail(err, exit, terminalText`transcript-store: ${err.code}: ${err.message}\n`);
+    const code = fail(err, exit, terminalText`transcript-store: ${(err as Error)?.message ?? String(err)}\n`);
     if (io.env.TRANSCRIPT_STORE_DEBUG) io.stderr(`${(err as Error)?.stack}\n`);
     return code;
   }

@@ -1,7 +1,11 @@
-import { main } from "./main.ts";
 import type { CliIo } from "./context.ts";
-import { stopProgressBars, stoppingBetweenFiles } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
+import { askedForVersion, packageVersion } from "./version.ts";
+
+/** The progress bars' module, once a command loaded it (the CLI's modules load only past `--version`). */
+let progress: typeof import("./progress.ts") | null = null;
+const stopProgressBars = () => progress?.stopProgressBars();
+const stoppingBetweenFiles = () => progress?.stoppingBetweenFiles() ?? false;
 
 /** Exit codes of a run ended by a signal: 128 + the signal's number, as a shell reports it. */
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -53,5 +57,12 @@ export async function runCli(argv: string[]): Promise<number> {
     if (io.env.TRANSCRIPT_STORE_DEBUG) safe.stderr(`${err?.stack}\n`);
     process.exit(1);
   });
+  // `--version` answers before any command module loads (fresh-process start-up, issue 34)
+  if (askedForVersion(argv)) {
+    terminalIo(io).stdout(`transcript-store ${packageVersion()}\n`);
+    return 0;
+  }
+  progress = await import("./progress.ts");
+  const { main } = await import("./main.ts");
   return main(argv, io);
 }

@@ -89,5 +89,14 @@ export function terminalText(strings: TemplateStringsArray, ...values: unknown[]
  */
 export function terminalIo(io: CliIo): CliIo {
   const stdout = (text: string) => io.stdout(terminalLines(text));
-  return { ...io, stdout, stderr: (text) => io.stderr(terminalLines(text)), records: io.stdoutIsTTY === true ? stdout : io.stdout };
+  // search's matches, between « and », in bold red: the only escape sequence the writer itself adds, after escaping
+  const stdoutMarked = (text: string) =>
+    io.stdout(terminalLines(text).replaceAll("\u00ab", "\u001b[1;31m").replaceAll("\u00bb", "\u001b[0m"));
+  return {
+    ...io,
+    stdout,
+    stdoutMarked,
+    stderr: (text) => io.stderr(terminalLines(text)),
+    records: io.stdoutIsTTY === true ? stdout : io.stdout,
+  };
 }

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { SEARCH_MARK_TABLE, SEARCH_TABLES } from "./search-tables.ts";
+import { SEARCH_MARK_TABLE, SEARCH_TABLES, WORD_FORMS_STEP } from "./search-tables.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /**
@@ -181,6 +181,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // Step 11 (issue 27): change marks for the search index (CHANGE_MARK_STEP above).
   CHANGE_MARK_STEP,
+  // Step 12 (issue 34): word forms and identifier parts in the search index (search-tables.ts, WORD_FORMS_STEP).
+  WORD_FORMS_STEP,
 ];
 
 /** The schema version that brings the search index (its position above; it follows whatever step came before it). */
@@ -188,6 +190,9 @@ export const SEARCH_SCHEMA_VERSION = MIGRATIONS.indexOf(SEARCH_STEP) + 1;
 
 /** The schema version that brings the change marks the search index reads (CHANGE_MARK_STEP). */
 export const SEARCH_MARK_SCHEMA_VERSION = MIGRATIONS.indexOf(CHANGE_MARK_STEP) + 1;
+
+/** The schema version that brings word forms to the search index (WORD_FORMS_STEP): what the index reads needs it. */
+export const WORD_FORMS_SCHEMA_VERSION = MIGRATIONS.indexOf(WORD_FORMS_STEP) + 1;
 
 /** The schema version this library writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

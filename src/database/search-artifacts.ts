@@ -1,12 +1,11 @@
 import type { PoolClient } from "./pg-client.ts";
 import { columnText } from "./column-text.ts";
-import { MAX_SEARCH_TEXT_CHARS } from "./search-text.ts";
 
-/** Bytes read from the head of one spilled tool output (artifact) to index it. @default 65536 */
-export const MAX_ARTIFACT_BYTES = 64 * 1024;
-
-/** The most characters a text with its artifacts' heads holds (a tsvector holds at most 1 MB). */
-const MAX_BODY_CHARS = 2 * MAX_SEARCH_TEXT_CHARS;
+/**
+ * Bytes of one spilled tool output (artifact) indexed: the whole of it up to this bound (the file
+ * tree's too); only a larger output's rest is not searchable. @default 16 MiB
+ */
+export const MAX_ARTIFACT_BYTES = 16 << 20;
 
 const ARTIFACT_URL = /artifact:\/\/(\d{1,15})/g;
 
@@ -46,7 +45,7 @@ export async function artifactHeads(client: PoolClient, wanted: ReadonlyMap<stri
   return heads;
 }
 
-/** `text` with the heads of the artifacts it points to appended, within MAX_BODY_CHARS; bytes read added to `counter`. */
+/** `text` with the artifacts it points to appended (each up to MAX_ARTIFACT_BYTES); bytes read added to `counter`. */
 export function withArtifactHeads(
   sessionId: string,
   text: string,
@@ -56,11 +55,9 @@ export function withArtifactHeads(
   let body = text;
   for (const n of artifactNumbers(text)) {
     const head = heads.get(`${sessionId}\0${n}`);
-    if (head === undefined || body.length >= MAX_BODY_CHARS) continue;
+    if (head === undefined) continue;
     counter.artifactBytes += head.length;
     body += `\n${columnText(head.toString("utf8"))}`;
   }
-  if (body.length <= MAX_BODY_CHARS) return body;
-  const end = /[\ud800-\udbff]/.test(body[MAX_BODY_CHARS - 1]!) ? MAX_BODY_CHARS - 1 : MAX_BODY_CHARS;
-  return body.slice(0, end);
+  return body;
 }

@@ -3,10 +3,10 @@ import type { IndexRefreshReport } from "../index/index-types.ts";
 import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { sqlState } from "./pg-errors.ts";
-import { MIGRATION_LOCK, SEARCH_MARK_SCHEMA_VERSION, schemaVersion } from "./schema.ts";
-import { SEARCH_MARK_TABLE, SEARCH_TABLES } from "./search-tables.ts";
+import { MIGRATION_LOCK, schemaVersion, WORD_FORMS_SCHEMA_VERSION } from "./schema.ts";
+import { CURRENT_SEARCH_TABLES, SEARCH_MARK_TABLE } from "./search-tables.ts";
 import { artifactHeads, artifactNumbers, withArtifactHeads } from "./search-artifacts.ts";
-import { searchEntryOf } from "./search-text.ts";
+import { searchEntryOf, textParts } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
 
 /*
@@ -96,10 +96,10 @@ export async function ensureSearchTables(pool: Pool, readOnly: boolean): Promise
     version: await schemaVersion(client),
     ...(await tablesPresent(client)),
   }));
-  if (state.version < SEARCH_MARK_SCHEMA_VERSION) {
+  if (state.version < WORD_FORMS_SCHEMA_VERSION) {
     throw new TranscriptStoreError(
       "INDEX_UNAVAILABLE",
-      `The database has schema version ${state.version}; the search index needs ${SEARCH_MARK_SCHEMA_VERSION}` +
+      `The database has schema version ${state.version}; the search index needs ${WORD_FORMS_SCHEMA_VERSION}` +
         " (a writing command migrates it)",
     );
   }
@@ -127,7 +127,7 @@ async function createSearchTables(pool: Pool, fresh: boolean): Promise<void> {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     const now = await tablesPresent(client);
     if (fresh || !now.sessions || !now.entries) await client.query("DROP TABLE IF EXISTS search_entries, search_sessions, search_mark");
-    await client.query(SEARCH_TABLES);
+    await client.query(CURRENT_SEARCH_TABLES);
     await client.query(SEARCH_MARK_TABLE);
   });
 }
@@ -162,6 +162,16 @@ interface IndexRow {
   timestamp: string | null;
   model: string | null;
   body: string;
+  /** Which part of a long text (textParts): 0 for the first. */
+  part: number;
+}
+
+/** Each row as the parts its text is indexed in (textParts). */
+function partRows(rows: readonly IndexRow[]): IndexRow[] {
+  return rows.flatMap((r) => {
+    const parts = textParts(r.body);
+    return parts.length === 1 ? [r] : parts.map((body, part) => ({ ...r, body, part }));
+  });
 }
 
 async function insertRows(client: PoolClient, rows: readonly IndexRow[]): Promise<void> {
@@ -172,8 +182,9 @@ async function insertRows(client: PoolClient, rows: readonly IndexRow[]): Promis
     while (end < rows.length && (end === start || chars + rows[end]!.body.length <= CHARS_PER_INSERT)) chars += rows[end++]!.body.length;
     const part = rows.slice(start, end);
     await client.query(
-      `INSERT INTO search_entries (session_id, seq, role, entry_id, at, timestamp, model, body)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])`,
+      `INSERT INTO search_entries (session_id, seq, role, entry_id, at, timestamp, model, body, part)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
+                            $9::int[])`,
       [
         part.map((r) => r.sessionId),
         part.map((r) => r.seq),
@@ -183,6 +194,7 @@ async function insertRows(client: PoolClient, rows: readonly IndexRow[]): Promis
         part.map((r) => r.timestamp),
         part.map((r) => r.model),
         part.map((r) => r.body),
+        part.map((r) => r.part),
       ],
     );
     start = end;
@@ -273,10 +285,11 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
           timestamp: t.timestamp,
           model: t.model,
           body: t.text,
+          part: 0,
         });
       }
     }
-    // tool results pointing to spilled outputs get their heads appended (bounded), read in one statement
+    // tool results pointing to spilled outputs get them appended (each up to MAX_ARTIFACT_BYTES), read in one statement
     const wanted = new Map<string, string[]>();
     for (const r of rows) {
       if (r.role !== "toolResult") continue;
@@ -292,7 +305,7 @@ async function refreshBatch(client: PoolClient, ids: readonly string[], tally: T
     rowsAdded = rows.length;
     // a session with fewer rows than its last seq says (never written so) is marked at its last seq
     for (const s of behind) if (!more && s.indexedSeq < s.lastSeq && !through.has(s.id)) changed.set(s.id, { ...s, indexedSeq: s.lastSeq });
-    await insertRows(client, rows);
+    await insertRows(client, partRows(rows));
   }
   if (changed.size > 0) {
     const list = [...changed.values()];
@@ -474,7 +487,7 @@ export function statusStatement(mark: string | null): { sql: string; params: unk
                                                THEN i.indexed_bytes ELSE 0 END), 0)::float8 AS bytes,
               (${gone})::float8 AS gone,
               (SELECT count(*) FROM search_sessions)::float8 AS indexed,
-              (SELECT count(*) FROM search_entries)::float8 AS texts
+              (SELECT count(*) FROM search_entries WHERE part = 0)::float8 AS texts
          FROM sessions s LEFT JOIN search_sessions i ON i.session_id = s.id
         WHERE ${changed}(i.session_id IS NULL OR i.generation <> s.generation OR i.indexed_seq <> s.last_seq)`;
   return { sql, params: mark === null ? [] : [mark] };

@@ -2,6 +2,8 @@ import type { Pool, PoolClient } from "./pg-client.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { SEARCH_ROLES } from "./search-text.ts";
 import { withClient, withTransaction } from "./transaction.ts";
+import { splitIdentifier } from "../index/word-forms.ts";
+import { RECENCY_HALF_DAYS } from "../index/search-sql.ts";
 
 /** The longest query accepted (characters). */
 export const MAX_QUERY_CHARS = 1000;
@@ -56,27 +58,53 @@ export function parseQuery(query: unknown): QueryTerm[] {
   return terms;
 }
 
+/** A word or prefix as the words of its identifier parts (`parseStatement` → `parse Statement`), as the index splits them. */
+function partsOf(text: string): string {
+  return text
+    .split(/\s+/u)
+    .flatMap((w) => splitIdentifier(w))
+    .join(" ");
+}
+
 /**
  * The tsquery of `terms`, made by the database from bound parameters (never text spliced into SQL
- * or into tsquery syntax): each term through plainto_/phraseto_tsquery, a prefix marked `:*` on the
- * last lexeme of the tsquery PostgreSQL itself printed, all ANDed. Returned in tsquery's text form.
- * INVALID_QUERY when no term holds a searchable word (only punctuation).
+ * or into tsquery syntax): each term through phraseto_tsquery('ts_words', …) (as the phrase of its
+ * identifier parts, stemmed, as the index splits and stems; exactPatterns keeps a quoted one exact),
+ * a prefix marked `:*` on the last lexeme of
+ * the tsquery PostgreSQL itself printed, all ANDed. Returned in tsquery's text form. INVALID_QUERY
+ * when no term holds a searchable word.
  */
 export async function compileQuery(pool: Pool, terms: readonly QueryTerm[]): Promise<string> {
   const { rows } = await withClient(pool, "Compiling a search query", (client) =>
     client.query<{ query: string }>(
       `WITH parts AS (
-         SELECT u.kind, CASE u.kind WHEN 'word' THEN plainto_tsquery('simple', u.text) ELSE phraseto_tsquery('simple', u.text) END AS q
+         SELECT u.kind, phraseto_tsquery('ts_words', u.text) AS q
            FROM unnest($1::text[], $2::text[]) AS u (kind, text)
        )
        SELECT COALESCE(string_agg('(' || CASE WHEN kind = 'prefix' THEN q::text || ':*' ELSE q::text END || ')', ' & '), '') AS query
          FROM parts WHERE numnode(q) > 0`,
-      [terms.map((t) => t.kind), terms.map((t) => t.text)],
+      [terms.map((t) => t.kind), terms.map((t) => partsOf(t.text))],
     ),
   );
   const query = rows[0]!.query;
   if (query === "") throw new TranscriptStoreError("INVALID_QUERY", "The search query has no searchable words");
   return query;
+}
+
+/**
+ * The exact forms a hit's text must hold, as PostgreSQL regular expressions (null: none): each quoted
+ * phrase's words as written, whole words (bounded by what is no letter or digit: `_` too, as FTS5's
+ * tokenizer splits at it), any case, separated by anything that is no letter or digit.
+ * The stemmed tsquery finds the candidates; this keeps `"crashes"` from matching "crash".
+ */
+export function exactPatterns(terms: readonly QueryTerm[]): string[] | null {
+  const out: string[] = [];
+  for (const t of terms) {
+    if (t.kind !== "phrase") continue;
+    const words = Array.from(t.text.matchAll(/[\p{L}\p{N}]+/gu), (m) => m[0].replace(/[^\p{L}\p{N}]/gu, ""));
+    if (words.length > 0) out.push(`(^|[^[:alnum:]])${words.join("[^[:alnum:]]+")}([^[:alnum:]]|$)`);
+  }
+  return out.length === 0 ? null : out;
 }
 
 /** Filters of a search, checked. */
@@ -88,6 +116,12 @@ export interface PgSearchFilters {
   model: string | null;
   session: string | null;
   limit: number;
+  /** `recent`: newest first; else relevance blended with recency. */
+  sort: "relevance" | "recent";
+  /** The time the recency blend counts ages from (null: the statement's). */
+  now: Date | null;
+  /** exactPatterns of the query. */
+  exact: string[] | null;
 }
 
 /** One row of a search. */
@@ -99,13 +133,16 @@ export interface PgSearchRow {
   snippet: string;
   score: number;
   cwd: string;
+  title: string;
 }
 
 const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "`;
 
 /**
  * The search statement: hits of `$1` (compileQuery's tsquery) ranked by ts_rank (normalized by
- * length), then newest first; the filters in the same statement ($2 … $7, null: none; the model
+ * length) divided by `1 + age / 30 days` (the file tree's recency blend), or newest first when `$11`
+ * is `recent`; a quoted phrase's exact form checked on the text (`$10`, exactPatterns); the
+ * filters in the same statement ($2 … $7, null: none; the model
  * is matched as a substring in any case, the session as an id or id prefix, as the file tree's
  * index does); snippets (ts_headline, $9) only for the `$8` hits returned. docs/postgres.md shows its plan.
  * The ranked part reads `sessions` only for a cwd ($2: its rows through `sessions_cwd_modified`):
@@ -117,8 +154,12 @@ const HEADLINE = `StartSel=${SNIPPET_START}, StopSel=${SNIPPET_STOP}, MaxWords=3
  */
 export const SEARCH_SQL = `
   SELECT r.session_id AS "sessionId", COALESCE(e.entry_id, '') AS "entryId", r.role, COALESCE(e.timestamp, '') AS timestamp,
-         ts_headline('simple', e.body, $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd
-    FROM (SELECT e.session_id, e.seq, e.role, e.at, ts_rank(e.doc, $1::tsquery, 1) AS score
+         ts_headline('ts_words', ts_identifier_parts(e.body), $1::tsquery, $9) AS snippet, r.score::float8 AS score, s.cwd,
+         COALESCE(s.title, s.first_message, '') AS title
+    FROM (SELECT e.session_id, e.seq, e.role, e.part, e.at,
+                 ts_rank(e.doc, $1::tsquery, 1)
+                   / (1 + greatest(0, extract(epoch FROM COALESCE($12::timestamptz, now()) - COALESCE(e.at, $12::timestamptz, now())))
+                        / ${RECENCY_HALF_DAYS * 86_400}.0) AS score
             FROM search_entries e
            WHERE e.doc @@ $1::tsquery
              AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id AND md5(s.cwd) = md5($2) AND s.cwd = $2))
@@ -127,15 +168,18 @@ export const SEARCH_SQL = `
              AND ($6::text IS NULL OR strpos(lower(e.model), lower($6)) > 0)
              AND ($7::text IS NULL OR left(e.session_id, length($7)) = $7)
              AND NOT EXISTS (SELECT 1 FROM session_lifecycle l WHERE l.session_id = e.session_id AND l.trashed_at IS NOT NULL)
-           ORDER BY score DESC, e.at DESC NULLS LAST, e.session_id, e.seq, e.role
+             AND ($10::text[] IS NULL OR NOT EXISTS (SELECT 1 FROM unnest($10::text[]) p WHERE e.body !~* p))
+           ORDER BY CASE WHEN $11 = 'recent' THEN e.at END DESC NULLS LAST, score DESC, e.at DESC NULLS LAST,
+                    e.session_id, e.seq, e.role, e.part
            LIMIT $8) r
-    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role
+    JOIN search_entries e ON e.session_id = r.session_id AND e.seq = r.seq AND e.role = r.role AND e.part = r.part
     JOIN sessions s ON s.id = r.session_id
-   ORDER BY r.score DESC, r.at DESC NULLS LAST, r.session_id, r.seq, r.role`;
+   ORDER BY CASE WHEN $11 = 'recent' THEN r.at END DESC NULLS LAST, r.score DESC, r.at DESC NULLS LAST,
+            r.session_id, r.seq, r.role, r.part`;
 
 /** The parameters of SEARCH_SQL. */
 export function searchParams(tsquery: string, f: PgSearchFilters): unknown[] {
-  return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE];
+  return [tsquery, f.cwd, f.since, f.until, f.roles, f.model, f.session, f.limit, HEADLINE, f.exact, f.sort, f.now];
 }
 
 /** What the search statement's transaction sets first (runSearchStatement says why). */

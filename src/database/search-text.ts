@@ -5,17 +5,35 @@ export const SEARCH_ROLES = ["user", "assistant", "toolResult", "thinking"] as c
 export type SearchRole = (typeof SEARCH_ROLES)[number];
 
 /**
- * Characters of one row's searchable text that are indexed (and shown in snippets); the rest of a
- * longer text (a huge tool output) is not searchable. Bounds the tsvector (PostgreSQL refuses one
- * over 1 MB) and the work of a snippet.
+ * Characters of one index row: a longer text (a huge tool output) is indexed whole, as several rows
+ * (parts, `textParts`), so every word of it is searchable (issue 34). Bounds each tsvector
+ * (PostgreSQL refuses one over 1 MB, and counts word positions only up to 16,383) and the work of a snippet.
  * @default 65536
  */
 export const MAX_SEARCH_TEXT_CHARS = 65_536;
 
+/** Characters a part repeats of the one before it, so that a phrase across the cut is found whole. @default 1024 */
+export const PART_OVERLAP_CHARS = 1024;
+
+/** `text` as the parts it is indexed in (one when it is short), never cut inside a surrogate pair. Pure. */
+export function textParts(text: string): string[] {
+  if (text.length <= MAX_SEARCH_TEXT_CHARS) return [text];
+  const parts: string[] = [];
+  let start = 0;
+  for (;;) {
+    let end = Math.min(text.length, start + MAX_SEARCH_TEXT_CHARS);
+    if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+    parts.push(text.slice(start, end));
+    if (end >= text.length) return parts;
+    start = end - PART_OVERLAP_CHARS;
+    if (/[\udc00-\udfff]/.test(text[start]!)) start--;
+  }
+}
+
 /** The searchable text of one entry for one role. */
 export interface SearchText {
   role: SearchRole;
-  /** At most MAX_SEARCH_TEXT_CHARS, storable as `text` (no NUL, no lone surrogate). */
+  /** Storable as `text` (no NUL, no lone surrogate); whole (indexed in parts, `textParts`). */
   text: string;
   /** The session's model in effect at this entry (the last one named up to it), else null. */
   model: string | null;
@@ -112,7 +130,7 @@ export function searchEntryOf(line: string, current: string | null = null): Sear
   for (const role of SEARCH_ROLES) {
     const joined = parts.get(role)?.join("\n");
     if (joined === undefined || joined.trim().length === 0) continue;
-    texts.push({ role, text: columnText(cut(joined)), model, timestamp, at });
+    texts.push({ role, text: columnText(joined), model, timestamp, at });
   }
   return { texts, model: named === null ? null : model, malformed: false };
 }
@@ -120,11 +138,4 @@ export function searchEntryOf(line: string, current: string | null = null): Sear
 /** The texts of `line` alone (no model in effect before it). */
 export function searchTextsOf(line: string): SearchText[] {
   return searchEntryOf(line).texts;
-}
-
-/** `text` cut to MAX_SEARCH_TEXT_CHARS, never inside a surrogate pair. */
-function cut(text: string): string {
-  if (text.length <= MAX_SEARCH_TEXT_CHARS) return text;
-  const end = /[\ud800-\udbff]/.test(text[MAX_SEARCH_TEXT_CHARS - 1]!) ? MAX_SEARCH_TEXT_CHARS - 1 : MAX_SEARCH_TEXT_CHARS;
-  return text.slice(0, end);
 }

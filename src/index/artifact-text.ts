@@ -1,19 +1,22 @@
 import { join } from "node:path";
-import { listEntries, readHeadGuarded } from "../artifacts/artifact-files.ts";
+import { listEntries, readHeadGuarded, regularFileSize } from "../artifacts/artifact-files.ts";
 import { agentOutputFileName, isAgentOutputId, isArtifactId } from "../artifacts/artifact-names.ts";
 import { artifactsDirOf } from "../session/paths.ts";
 import type { EntryText } from "./entry-text.ts";
 
-/** Bytes read from the head of one spilled tool output (artifact) to index it. @default 65536 */
-export const MAX_ARTIFACT_BYTES = 64 * 1024;
+/**
+ * Bytes of one spilled tool output (artifact) indexed: the whole of it up to this bound, the bound of
+ * a session line (`MAX_INDEXED_LINE_BYTES`); only a larger output's rest is not searchable. @default 16 MiB
+ */
+export const MAX_ARTIFACT_BYTES = 16 << 20;
 
-/** Reads the head of a session's spilled tool outputs (`<id>.<tool>.log` in its artifacts directory), bounded. */
+/** Reads a session's spilled tool outputs (`<id>.<tool>.log` in its artifacts directory), each up to `MAX_ARTIFACT_BYTES`. */
 export class ArtifactReader {
   private names: string[] | null = null;
 
   constructor(private readonly sessionPath: string) {}
 
-  /** The text with the head of each artifact it points to appended (bytes read added to `counter`). */
+  /** The text with each artifact it points to appended (bytes read added to `counter`). */
   withArtifacts(text: EntryText, counter: { artifactBytesRead: number }): string {
     let body = text.text;
     for (const url of text.artifacts) {
@@ -25,7 +28,7 @@ export class ArtifactReader {
     return body;
   }
 
-  /** The head of the output an `artifact://<n>` or `agent://<id>` URL names, or null (absent, unsafe, no such id). */
+  /** The output an `artifact://<n>` or `agent://<id>` URL names (up to `MAX_ARTIFACT_BYTES`), or null (absent, unsafe, no such id). */
   read(url: string): { text: string; bytes: number } | null {
     const dir = artifactsDirOf(this.sessionPath);
     this.names ??= listEntries(dir)
@@ -33,7 +36,8 @@ export class ArtifactReader {
       .map((e) => e.name);
     const name = this.fileOf(url);
     if (name === undefined) return null;
-    const head = readHeadGuarded(join(dir, name), MAX_ARTIFACT_BYTES);
+    const path = join(dir, name);
+    const head = readHeadGuarded(path, Math.min(MAX_ARTIFACT_BYTES, Math.max(0, regularFileSize(path) ?? 0)));
     if (head === null || head === "unsafe") return null;
     return { text: head.toString("utf8"), bytes: head.length };
   }

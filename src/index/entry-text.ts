@@ -4,44 +4,36 @@ import { isRecord, type RawRecord } from "../format/types.ts";
 export const SEARCH_ROLES = ["user", "assistant", "toolResult", "thinking"] as const;
 export type SearchRole = (typeof SEARCH_ROLES)[number];
 
-/** Characters of one entry's text (per role) kept in the index; the rest is not searchable. @default 65536 */
-export const MAX_INDEXED_CHARS = 64 * 1024;
-
 /** One searchable text of an entry: an assistant message gives one for its text and one for its thinking. */
 export interface EntryText {
   role: SearchRole;
   text: string;
-  /** Spilled outputs the text points to (`artifact://<n>`, `agent://<id>`): their content is indexed too (bounded). */
+  /** Spilled outputs the text points to (`artifact://<n>`, `agent://<id>`): their content is indexed too. */
   artifacts: string[];
 }
 
 const OUTPUT_URL = /(?:artifact:\/\/\d{1,15}|agent:\/\/[A-Za-z0-9_.-]{1,200})/g;
 
-/** Appends `part` to `parts` while the total stays within the bound. */
-function push(parts: string[], part: string, used: { chars: number }): void {
-  if (part.length === 0 || used.chars >= MAX_INDEXED_CHARS) return;
-  const room = MAX_INDEXED_CHARS - used.chars;
-  const kept = part.length > room ? part.slice(0, room) : part;
-  parts.push(kept);
-  used.chars += kept.length + 1;
+/** Appends `part` to `parts` (whole: every word of a text is searchable, issue 34). */
+function push(parts: string[], part: string): void {
+  if (part.length > 0) parts.push(part);
 }
 
 /** Text blocks (and a string content) of a message, plus tool calls' names and arguments for an assistant. */
 function contentTexts(content: unknown, wanted: "text" | "thinking", withToolCalls: boolean): string[] {
   const parts: string[] = [];
-  const used = { chars: 0 };
   if (typeof content === "string") {
-    if (wanted === "text") push(parts, content, used);
+    if (wanted === "text") push(parts, content);
     return parts;
   }
   if (!Array.isArray(content)) return parts;
   for (const block of content) {
     if (!isRecord(block)) continue;
-    if (wanted === "text" && block.type === "text" && typeof block.text === "string") push(parts, block.text, used);
-    else if (wanted === "thinking" && block.type === "thinking" && typeof block.thinking === "string") push(parts, block.thinking, used);
+    if (wanted === "text" && block.type === "text" && typeof block.text === "string") push(parts, block.text);
+    else if (wanted === "thinking" && block.type === "thinking" && typeof block.thinking === "string") push(parts, block.thinking);
     else if (wanted === "text" && withToolCalls && block.type === "toolCall") {
-      if (typeof block.name === "string") push(parts, block.name, used);
-      if (block.arguments !== undefined) push(parts, stringifyBounded(block.arguments), used);
+      if (typeof block.name === "string") push(parts, block.name);
+      if (block.arguments !== undefined) push(parts, stringifyBounded(block.arguments));
     }
   }
   return parts;
@@ -67,8 +59,8 @@ function entryText(role: SearchRole, parts: string[]): EntryText | null {
  * The searchable texts of one entry record (pure): a user message's text; an assistant message's
  * text with its tool calls (name and arguments), and apart its thinking; a tool result's text; a
  * shell execution (`bashExecution`, pi) as a tool result (command and output). Other entries
- * (model changes, labels, compactions' derived summaries) hold nothing to search. Each text is cut
- * at `MAX_INDEXED_CHARS`.
+ * (model changes, labels, compactions' derived summaries) hold nothing to search. Each text is
+ * whole (a line is at most `MAX_INDEXED_LINE_BYTES`).
  */
 export function entryTexts(record: RawRecord): EntryText[] {
   if (record.type !== "message" || !isRecord(record.message)) return [];
@@ -87,9 +79,8 @@ export function entryTexts(record: RawRecord): EntryText[] {
       break;
     case "bashExecution": {
       const parts: string[] = [];
-      const used = { chars: 0 };
-      if (typeof message.command === "string") push(parts, message.command, used);
-      if (typeof message.output === "string") push(parts, message.output, used);
+      if (typeof message.command === "string") push(parts, message.command);
+      if (typeof message.output === "string") push(parts, message.output);
       out.push(entryText("toolResult", parts));
       break;
     }

@@ -3,12 +3,15 @@ import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
 import { sessionFilePaths } from "../session/discovery.ts";
 import { codedIndexError, isCorruptionError, openIndexDatabase, removeIndexFiles } from "./index-db.ts";
-import { parseQuery, toFtsMatch } from "./index-query.ts";
+import { parseQuery, toStemmedMatch } from "./index-query.ts";
+import { holdsExactForms } from "./exact-forms.ts";
+import { distinctHits } from "./hit-copies.ts";
+import { sessionTitles } from "./hit-titles.ts";
 import type { ArtifactReader } from "./artifact-text.ts";
 import { readHitText } from "./hit-text.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, makeSnippet } from "./snippet.ts";
 import { searchFilters } from "./search-filters.ts";
-import { COUNT_MATCHES_SQL, searchSql } from "./search-sql.ts";
+import { blendedScore, COUNT_MATCHES_SQL, searchSql } from "./search-sql.ts";
 import { KnownFiles } from "./known-files.ts";
 import { SessionCatchUp, unchangedFile } from "./session-catch-up.ts";
 import type {
@@ -23,6 +26,7 @@ import { emptyRefreshReport } from "./refresh-report.ts";
 import { ListingCache } from "./listing-cache.ts";
 import { eraseDeleted } from "./index-erasure.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
+import { TEXT_TABLES } from "./text-tables.ts";
 import { loadSqlite, type SqliteDatabase, type SqliteOpen, type SqliteStatement } from "./sqlite.ts";
 
 /** The file tree's index: an SQLite file with an FTS5 table, caught up from the session files. */
@@ -278,7 +282,8 @@ export class FileSessionIndex implements SessionIndex {
     return this.guarded(() => {
       this.db.exec("BEGIN IMMEDIATE");
       try {
-        this.db.exec("DELETE FROM entries_text; DELETE FROM entries; DELETE FROM sessions;");
+        for (const table of TEXT_TABLES) this.db.exec(`DELETE FROM ${table}`);
+        this.db.exec("DELETE FROM entries; DELETE FROM sessions;");
         for (const table of LISTING_TABLES) this.db.exec(`DELETE FROM ${table}`);
         this.db.exec("COMMIT");
         this.knownFiles.invalidate();
@@ -297,9 +302,10 @@ export class FileSessionIndex implements SessionIndex {
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const terms = parseQuery(query);
-    const { where, params, limit } = searchFilters(options);
-    const match = toFtsMatch(terms);
-    const rows = this.guarded(() => {
+    const { where, params, limit, sort, now } = searchFilters(options);
+    const stemmed = toStemmedMatch(terms);
+    const quoted = terms.some((t) => t.kind === "phrase");
+    const order = this.guarded(() => {
       if (options.refresh !== false) {
         this.refreshNow();
         this.eraseIfPending();
@@ -307,24 +313,61 @@ export class FileSessionIndex implements SessionIndex {
       // BM25 scores every match (about 2.5 µs each): a term in most texts would cost seconds on a
       // large store, so past `maxRankedMatches` the newest matches come first (FTS5 walks its
       // doclist newest first and stops at the limit; only the hits returned are scored).
-      const many = this.statement(COUNT_MATCHES_SQL).get(match, this.options.maxRankedMatches + 1);
-      const byRecency = Number(many?.n ?? 0) > this.options.maxRankedMatches;
-      return this.statement(searchSql(where, byRecency)).all(match, ...params, limit);
+      const many = this.statement(COUNT_MATCHES_SQL).get(stemmed, this.options.maxRankedMatches + 1);
+      return sort === "relevance" && Number(many?.n ?? 0) > this.options.maxRankedMatches ? "newest-indexed" : sort;
     });
-    // The index keeps no copy of the texts: each snippet is cut from the entry's line, read back.
+    const shape = searchSql(where, order);
+    // The index keeps no copy of the texts: each is read back from the entry's line (once per search),
+    // for its snippet, and for a quoted phrase's exact form (the one table is stemmed)
     const readers = new Map<string, ArtifactReader>();
+    const texts = new Map<number, string | null>();
+    const textOf = (r: { id: number; path: string; entryId: string; role: string; lineOffset: number; lineLength: number }) => {
+      if (!texts.has(r.id)) texts.set(r.id, readHitText(r, readers));
+      return texts.get(r.id)!;
+    };
+    const rows = await distinctHits(
+      (n) =>
+        this.guarded(() => {
+          const values = shape.params.flatMap((p) => (p === "match" ? [stemmed] : p === "now" ? [now] : p === "filters" ? params : [n]));
+          const found = this.statement(shape.sql)
+            .all(...values)
+            .map((r) => ({
+              id: Number(r.id),
+              sessionId: String(r.session_id),
+              entryId: String(r.entry_id),
+              role: String(r.role),
+              timestamp: String(r.ts),
+              path: String(r.path),
+              cwd: String(r.cwd),
+              rank: Number(r.rank),
+              tsMs: r.ts_ms === null ? null : Number(r.ts_ms),
+              lineOffset: Number(r.line_offset),
+              lineLength: Number(r.line_len),
+            }));
+          if (!quoted) return { rows: found, fetched: found.length };
+          const exact = found.filter((r) => {
+            const text = textOf(r);
+            return text !== null && holdsExactForms(text, terms);
+          });
+          return { rows: exact, fetched: found.length };
+        }),
+      limit,
+    );
+    const titles = this.guarded(() => sessionTitles(this.db, [...new Set(rows.map((r) => r.path))], Date.now()));
     return rows.map((r) => {
-      const hit = { path: String(r.path), entryId: String(r.entry_id), role: String(r.role) };
-      const text = readHitText({ ...hit, lineOffset: Number(r.line_offset), lineLength: Number(r.line_len) }, readers);
+      const hit = { path: r.path, entryId: r.entryId, role: r.role };
+      const text = textOf(r);
       return {
-        sessionId: String(r.session_id),
+        sessionId: r.sessionId,
         location: hit.path,
         entryId: hit.entryId,
         role: hit.role,
-        timestamp: String(r.ts),
+        timestamp: r.timestamp,
         snippet: text === null ? "" : makeSnippet(text, terms, HIGHLIGHT_START, HIGHLIGHT_END),
-        score: -Number(r.rank),
-        cwd: String(r.cwd),
+        score: order === "relevance" ? blendedScore(-r.rank, r.tsMs, now) : -r.rank,
+        cwd: r.cwd,
+        title: titles.get(hit.path) ?? "",
+        alsoIn: r.alsoIn,
       };
     });
   }

@@ -5,9 +5,10 @@ import { configureErasure, ensureFtsSecureDelete, hasFtsSecureDelete } from "./i
 import { claimIndexFile, proveOwnership, signIndex } from "./index-ownership.ts";
 import type { SqliteDatabase, SqliteOpen } from "./sqlite.ts";
 import { LISTING_SCHEMA, LISTING_TABLES } from "./listing-table.ts";
+import { FTS_SETTINGS, SEARCH_TEXT_TABLES, TEXT_TABLES } from "./text-tables.ts";
 
 /** The index schema's version (`PRAGMA user_version`); another version is dropped and rebuilt. */
-export const INDEX_SCHEMA_VERSION = 4;
+export const INDEX_SCHEMA_VERSION = 5;
 
 /** How long a refresh waits for another process's transaction on the index (then `STORE_BUSY`). @default 10000 */
 export const INDEX_BUSY_TIMEOUT_MS = 10_000;
@@ -43,17 +44,8 @@ CREATE TABLE IF NOT EXISTS entries (
   line_len INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS entries_sid ON entries(sid);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_text USING fts5(
-  text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
-);
+${SEARCH_TEXT_TABLES}
 `;
-
-/**
- * FTS5's own settings, kept in the index (schema version 3). `hashsize`: the terms FTS5 gathers in
- * memory before it writes a segment (default 1 MiB); a build then writes few large segments instead
- * of one per MiB of text, and merges them less (measured: about a quarter less CPU for a build).
- */
-const FTS_SETTINGS = "INSERT INTO entries_text (entries_text, rank) VALUES ('hashsize', 67108864);";
 
 /** SQLite's primary result code of a failed call, if it is one. */
 function sqliteCode(err: unknown): number | null {
@@ -104,7 +96,8 @@ function configure(db: SqliteDatabase, sessionsDir: string, busyTimeoutMs: numbe
   }
   if (state === "reset") {
     db.exec("BEGIN IMMEDIATE");
-    db.exec("DROP TABLE IF EXISTS entries_text; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS meta;");
+    for (const table of TEXT_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    db.exec("DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS meta;");
     for (const table of LISTING_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec("COMMIT");
   }

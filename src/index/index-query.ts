@@ -1,4 +1,5 @@
 import { TranscriptStoreError } from "../errors.ts";
+import { splitIdentifier } from "./word-forms.ts";
 
 /** One term of a query: a word, a word prefix (`word*`) or a phrase (`"two words"`). */
 export type QueryTerm = { kind: "word"; text: string } | { kind: "prefix"; text: string } | { kind: "phrase"; text: string };
@@ -62,7 +63,23 @@ function quote(text: string): string {
   return `"${text.replaceAll('"', '""')}"`;
 }
 
-/** The FTS5 MATCH expression of parsed terms (implicit AND). */
-export function toFtsMatch(terms: readonly QueryTerm[]): string {
-  return terms.map((t) => (t.kind === "prefix" ? `${quote(t.text)}*` : quote(t.text))).join(" ");
+/** A word or prefix as the phrase of its identifier parts (`parseStatement` → "parse Statement"). */
+function partsOf(text: string): string {
+  return text
+    .split(/[^\p{L}\p{N}\p{Co}]+/u)
+    .flatMap((w) => splitIdentifier(w))
+    .filter((w) => w.length > 0)
+    .join(" ");
+}
+
+/**
+ * The MATCH expression of a query for the stemmed table (pure): words and prefixes as the phrase of
+ * their identifier parts (src/index/word-forms.ts: "parseStatement" finds `parse_statement`), every
+ * term inflected. A quoted phrase is matched stemmed here and checked exact on the text read back
+ * (src/index/exact-forms.ts).
+ */
+export function toStemmedMatch(terms: readonly QueryTerm[]): string {
+  return terms
+    .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : quote(partsOf(t.text))))
+    .join(" ");
 }

@@ -60,6 +60,14 @@ export interface SearchOptions {
   /** @default 20 */
   limit?: number;
   /**
+   * `relevance`: BM25 (the file tree) or ts_rank (PostgreSQL) blended with recency, the relevance
+   * divided by `1 + age / 30 days` (docs/index.md, "Ranking"); `recent`: newest entry first.
+   * @default "relevance"
+   */
+  sort?: "relevance" | "recent";
+  /** The time the recency blend counts ages from. @default the time of the call */
+  now?: Date;
+  /**
    * False: answer from the index as it is, without catching up with the sessions first (no stat of
    * every session file, no read): hits can miss what was written since the last refresh, and hits of
    * a session removed since lead to a file no longer there. `status()` says how far behind it is.
@@ -83,6 +91,10 @@ export interface SearchHit {
   /** Higher is better. */
   score: number;
   cwd: string;
+  /** The session's title: its name, else its first user message (one line, cut); empty when it has neither. */
+  title: string;
+  /** Other sessions holding a copy of the same entry (forks of it): the hit stands for them too. */
+  alsoIn: string[];
 }
 
 /** A derived, rebuildable search index over a store's sessions: the session files stay the only truth. */

@@ -23,7 +23,13 @@ function textFilter(name: string, value: unknown): string {
 }
 
 /** The SQL conditions of the search options, validated once. */
-export function searchFilters(options: SearchOptions): { where: string[]; params: unknown[]; limit: number } {
+export function searchFilters(options: SearchOptions): {
+  where: string[];
+  params: unknown[];
+  limit: number;
+  sort: "relevance" | "recent";
+  now: number;
+} {
   if (typeof options !== "object" || options === null) throw invalidOption("search options must be an object");
   if (options.refresh !== undefined && typeof options.refresh !== "boolean") throw invalidOption("refresh must be a boolean");
   const where: string[] = [];
@@ -57,5 +63,8 @@ export function searchFilters(options: SearchOptions): { where: string[]; params
   }
   const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1) throw invalidOption("limit must be a positive integer");
-  return { where, params, limit };
+  const sort = options.sort ?? "relevance";
+  if (sort !== "relevance" && sort !== "recent") throw invalidOption('sort must be "relevance" or "recent"');
+  const now = options.now === undefined ? Date.now() : timeOf("now", options.now);
+  return { where, params, limit, sort, now };
 }

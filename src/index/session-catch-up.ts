@@ -9,6 +9,7 @@ import { ArtifactReader } from "./artifact-text.ts";
 import { entryModel, entryTexts } from "./entry-text.ts";
 import type { SqliteDatabase } from "./sqlite.ts";
 import { IndexStatements, type SessionRow } from "./index-statements.ts";
+import { insertSearchText } from "./text-tables.ts";
 
 export type { SessionRow } from "./index-statements.ts";
 
@@ -289,7 +290,7 @@ export class SessionCatchUp {
       const body = artifacts.withArtifacts(text, result);
       const ts_ms = Number.isNaN(ms) ? null : ms;
       const id = this.sql.insertEntry.run(row.sid, entryId, text.role, ts, ts_ms, row.model, offset, length).lastInsertRowid;
-      this.sql.insertText.run(id, body);
+      insertSearchText(this.sql, id, body);
       result.entries++;
     }
   }

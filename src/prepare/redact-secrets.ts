@@ -117,7 +117,7 @@ export class SecretRedactor {
     return keywords.scan(line, (start, k) => {
       const quote = line.indexOf('"', start + kw[k]!.length);
       if (quote === -1 || line.charCodeAt(quote + 1) !== 0x3a || line.charCodeAt(quote - 1) === 0x5c) return true;
-      // A key that names a secret (`"AWS_SECRET_ACCESS_KEY":"…"`) is a reason to look at its string value.
+      // A key that names a secret (`AWS_SECRET_ACCESS_KEY: "…"` in JSON) is a reason to look at its string value.
       return line.charCodeAt(quote + 2) === 0x22;
     });
   }

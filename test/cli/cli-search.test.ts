@@ -56,7 +56,7 @@ describe("transcript-store search / index", () => {
     expect((await cli(["--root", root, "index"])).code).toBe(0);
     append(path, message("user", "an okapi question", { id: "u2", timestamp: "2026-01-02T10:01:00.000Z" }));
     const stale = await cli(["--root", root, "search", "okapi", "--no-refresh"]);
-    expect(stale.code).toBe(0);
+    expect(stale.code).toBe(1); // nothing matched, as grep says it
     expect(stale.stdout).toBe("");
     expect(stale.stderr).toContain("--no-refresh");
     const fresh = await cli(["--root", root, "search", "okapi", "--json"]);
@@ -64,7 +64,7 @@ describe("transcript-store search / index", () => {
     expect(fresh.stderr).not.toContain("--no-refresh");
   });
 
-  it("says what is wrong with a flag (exit 2) or the query (INVALID_QUERY, exit 1)", async () => {
+  it("says what is wrong with a flag or the query (INVALID_QUERY), exit 2 for either as grep", async () => {
     const { root } = store();
     for (const flags of [
       ["--role", "system"],
@@ -75,8 +75,8 @@ describe("transcript-store search / index", () => {
       expect(out.code).toBe(2);
     }
     const bad = await cli(["--root", root, "search", '"rotate', "--json"]);
-    expect(bad.code).toBe(1);
-    expect(bad.records.at(-1)).toMatchObject({ type: "error", code: "INVALID_QUERY" });
+    expect(bad.code).toBe(2);
+    expect(bad.records.at(-1)).toMatchObject({ type: "error", code: "INVALID_QUERY", exitCode: 2 });
     expect((await cli(["--root", root, "search"])).code).toBe(2);
     // --index names a file of the file tree's index: with a database store it is a usage error, not ignored
     const pg = await cli(["--root", root, "--store", "postgres://127.0.0.1:1/none", "search", "rotate", "--index", "x.sqlite"]);

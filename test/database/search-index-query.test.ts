@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { isStoreError } from "../../src/errors.ts";
 import { PgStore } from "../../src/database/index.ts";
 import { compileQuery, MAX_QUERY_CHARS, parseQuery, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
-import { MAX_ARTIFACT_BYTES } from "../../src/database/search-artifacts.ts";
 import { MAX_SEARCH_TEXT_CHARS } from "../../src/database/search-text.ts";
 import { resolveSessionManagerOptions } from "../../src/session/session-options.ts";
 import { PostgresBackend } from "../../src/storage/postgres/pg-backend.ts";
@@ -85,7 +84,7 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => 
     expect((await db.query("SELECT count(*)::int AS n FROM entries WHERE session_id = $1", [s.id])).rows).toEqual([{ n: HOSTILE.length }]);
   });
 
-  it("indexes NUL and lone surrogates (as U+FFFD), the first MAX_SEARCH_TEXT_CHARS of a huge text; counts a torn line", async () => {
+  it("indexes NUL and lone surrogates (as U+FFFD), a huge text whole (in parts); counts a torn line", async () => {
     const { store } = await freshStore();
     const huge = `head ${"filler ".repeat(MAX_SEARCH_TEXT_CHARS / 7 + 10)} beyondthecut`;
     const lines = [message("user", "nul\u0000inside lone\ud800surrogate"), message("toolResult", huge)];
@@ -94,24 +93,24 @@ describe.skipIf(!pgCluster())("PostgreSQL search index: hostile queries", () => 
     expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, malformedLines: 1 }); // the torn line stays in entries
     expect((await index.search("inside surrogate")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]);
     expect((await index.search("head")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]);
-    expect(await index.search("beyondthecut")).toEqual([]);
+    expect((await index.search("beyondthecut")).map((h) => h.entryId)).toEqual([lines[1]!.entryId]); // past the first part: one hit
   });
 
-  it("finds a tool result by the head of the spilled output it points to (artifact://n), bounded per artifact", async () => {
+  it("finds a tool result by the whole spilled output it points to (artifact://n)", async () => {
     const { store, url } = await freshStore();
     const lines = [
       message("toolResult", "output cut; full output: artifact://007"),
       message("toolResult", "see artifact://9 (never stored)"),
     ];
     const s = await session(store, lines);
-    const content = `deepword at the head ${"pad ".repeat(MAX_ARTIFACT_BYTES / 4)} farword`;
+    const content = `deepword at the head ${"pad ".repeat((64 * 1024) / 4)} farword`;
     const small = track(await PgStore.connect(url, { artifactChunkBytes: 1000 })); // the head spans 66 chunk rows
     await small.artifacts.put(s.id, "7.bash.log", Buffer.from(content), {}, s.token);
     await store.artifacts.put(s.id, "70.bash.log", Buffer.from("wrongword"), {}, s.token);
     const index = await openIndex(store);
-    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, artifactBytesRead: MAX_ARTIFACT_BYTES });
+    expect(await index.refresh()).toMatchObject({ entriesIndexed: 2, artifactBytesRead: Buffer.byteLength(content) });
     expect((await index.search("deepword")).map((h) => [h.entryId, h.role])).toEqual([[lines[0]!.entryId, "toolResult"]]);
-    expect(await index.search("farword")).toEqual([]); // past the head
+    expect((await index.search("farword")).map((h) => h.entryId)).toEqual([lines[0]!.entryId]); // no cut (issue 34)
     expect(await index.search("wrongword")).toEqual([]); // artifact 70 is not artifact 7
   });
 

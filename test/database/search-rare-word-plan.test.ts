@@ -7,7 +7,18 @@ import { pgCluster } from "../support/postgres.ts";
 const SESSIONS = 100_000;
 const ENTRIES = 12;
 
-const FILTERS = { cwd: null, since: null, until: null, roles: null, model: null, session: null, limit: 20 };
+const FILTERS = {
+  cwd: null,
+  since: null,
+  until: null,
+  roles: null,
+  model: null,
+  session: null,
+  limit: 20,
+  sort: "relevance" as const,
+  exact: null,
+  now: null,
+};
 
 // Skipped only where no PostgreSQL can start: one loud SKIPPED line, and under CI=true a failed run instead (support/pg-global-setup.ts).
 describe.skipIf(!pgCluster())("PostgreSQL search: the plan of a rare word at fleet scale", () => {

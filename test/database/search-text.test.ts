@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_SEARCH_TEXT_CHARS, searchEntryOf, searchTextsOf } from "../../src/database/search-text.ts";
+import { MAX_SEARCH_TEXT_CHARS, PART_OVERLAP_CHARS, searchEntryOf, searchTextsOf, textParts } from "../../src/database/search-text.ts";
 
 const line = (message: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: "message", id: "a1", parentId: null, timestamp: "2026-11-20T10:00:00.000Z", message, ...extra });
@@ -61,14 +61,28 @@ describe("searchTextsOf: the searchable text of a stored line (pure)", () => {
     }
   });
 
-  it("makes text storable (NUL, lone surrogates → U+FFFD) and cuts it at MAX_SEARCH_TEXT_CHARS, never inside a pair", () => {
+  it("makes text storable (NUL, lone surrogates → U+FFFD), keeps it whole, and parts a long one never inside a pair", () => {
     expect(searchTextsOf(line({ role: "user", content: "a\u0000b\ud800c" }))[0]!.text).toBe("a\ufffdb\ufffdc");
     const long = `${"x".repeat(MAX_SEARCH_TEXT_CHARS - 1)}😀tail`;
-    const cut = searchTextsOf(line({ role: "user", content: long }))[0]!.text;
-    expect(cut).toBe("x".repeat(MAX_SEARCH_TEXT_CHARS - 1));
-    expect(searchTextsOf(line({ role: "user", content: "y".repeat(MAX_SEARCH_TEXT_CHARS + 10) }))[0]!.text).toHaveLength(
-      MAX_SEARCH_TEXT_CHARS,
-    );
+    const whole = searchTextsOf(line({ role: "user", content: long }))[0]!.text;
+    expect(whole).toBe(long);
+    const parts = textParts(whole);
+    expect(parts).toEqual([`${"x".repeat(MAX_SEARCH_TEXT_CHARS - 1)}`, `${"x".repeat(PART_OVERLAP_CHARS)}😀tail`]);
+    const huge = Array.from({ length: 60_000 }, (_, i) => `w${i}`).join(" ");
+    const cuts = textParts(huge);
+    expect(cuts.length).toBeGreaterThan(5);
+    // every part within the bound, each repeating the end of the one before: together they hold every word
+    for (const [i, part] of cuts.entries()) {
+      expect(part.length).toBeLessThanOrEqual(MAX_SEARCH_TEXT_CHARS);
+      if (i > 0) expect(cuts[i - 1]!.endsWith(part.slice(0, PART_OVERLAP_CHARS))).toBe(true);
+    }
+    expect(
+      cuts[0]! +
+        cuts
+          .slice(1)
+          .map((p) => p.slice(PART_OVERLAP_CHARS))
+          .join(""),
+    ).toBe(huge);
   });
 
   it("keeps a timestamp that does not parse, or lies outside years 1-9999, as text with no time", () => {

@@ -129,7 +129,7 @@ describe("SessionIndex catch-up", () => {
     expect(await index.refresh()).toMatchObject({ sessionsUpdated: 1, bytesRead: 0, entriesIndexed: 0 });
   });
 
-  it("indexes a spilled tool output's artifact and a subagent's output (their heads, bounded)", async () => {
+  it("indexes a spilled tool output's artifact and a subagent's output, whole", async () => {
     const { root, sessions } = store();
     const path = writeSession(
       sessions,
@@ -145,9 +145,10 @@ describe("SessionIndex catch-up", () => {
     writeFileSync(join(dir, "review.1.md"), "the subagent found a quokka");
     const index = await open({ root });
     const report = await index.refresh();
-    expect(report.artifactBytesRead).toBe(2 * 64 * 1024 + Buffer.byteLength("the subagent found a quokka"));
+    const artifact = statSync(join(dir, "7.bash.log")).size;
+    expect(report.artifactBytesRead).toBe(2 * artifact + Buffer.byteLength("the subagent found a quokka"));
     expect(await ids(index, "needle")).toEqual(["t1", "t2"]);
-    expect(await ids(index, "beyond")).toEqual([]);
+    expect(await ids(index, "beyond")).toEqual(["t1", "t2"]); // no cut (issue 34)
     expect(await ids(index, "quokka")).toEqual(["t2"]);
     expect((await index.search("quokka"))[0]!.snippet).toContain("«quokka»");
   });
@@ -238,7 +239,7 @@ describe("SessionIndex and giant lines", () => {
       timestamp: "2026-01-01T00:00:02.000Z",
       message: { role: "user", content: [{ type: "image", data: "A".repeat(17 << 20), mimeType: "image/png" }] },
     })}\n`;
-    // a 3 MiB line spans chunk reads and is indexed (its text cut at MAX_INDEXED_CHARS)
+    // a 3 MiB line spans chunk reads and is indexed whole
     const long = message("toolResult", `needle-start ${"y".repeat(3 << 20)}`, { id: "t1" });
     append(path, long + giant + message("user", "after the giant omega", { id: "u2" }));
     const index = await open({ root });

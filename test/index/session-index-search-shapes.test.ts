@@ -39,8 +39,9 @@ describe("SessionIndex search, with and without filters", () => {
       opened.push(index);
       for (const query of ["parser", "crash stack", '"empty input"', "reb*", "token query merge"]) {
         for (const limit of [1, 7, 200]) {
-          const plain = await index.search(query, { limit });
-          const filtered = await index.search(query, { limit, roles: [...ALL_ROLES] });
+          const now = new Date("2026-06-01T00:00:00Z");
+          const plain = await index.search(query, { limit, now });
+          const filtered = await index.search(query, { limit, now, roles: [...ALL_ROLES] });
           expect(plain.length, query).toBeGreaterThan(0);
           expect(shape(plain), `${query} limit ${limit} maxRanked ${maxRankedMatches}`).toEqual(shape(filtered));
         }

@@ -1,11 +1,21 @@
 import { resolve } from "node:path";
 import type { StoreWarning } from "../../errors.ts";
 import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
-import { type IndexRefreshReport, openSessionIndex, type SearchOptions, type SessionIndex } from "../../index/session-index.ts";
+import {
+  type IndexRefreshReport,
+  openSessionIndex,
+  type SearchHit,
+  type SearchOptions,
+  type SessionIndex,
+} from "../../index/session-index.ts";
 import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
 import { isWindowsOnlyAbsolute } from "../../session/paths.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { terminalText } from "../terminal-text.ts";
+import { contextCounts, entryWindow, formatWindow } from "../entry-context.ts";
+import { resolveArg } from "../resolve-session.ts";
+import { checkFormat, formatHit, hitText, printHitText, useColour } from "../search-output.ts";
+import { SessionManager } from "../../session/session-manager.ts";
 
 const DURATION = /^(\d+)(m|h|d|w)$/;
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -23,7 +33,11 @@ export function parseTimeOption(name: string, value: string, now: number): Date 
 }
 
 /** Opens the index of the CLI's store: the file tree's (`--index` names another file) or the database's own. */
-async function openIndex(ctx: CommandContext, onWarning: (w: StoreWarning) => void, progress?: IndexProgressOutput): Promise<SessionIndex> {
+export async function openIndex(
+  ctx: CommandContext,
+  onWarning: (w: StoreWarning) => void,
+  progress?: IndexProgressOutput,
+): Promise<SessionIndex> {
   const indexPath = ctx.values.index as string | undefined;
   if (ctx.store !== undefined) {
     if (indexPath !== undefined) throw new UsageError("--index names the file tree's index file; a database store keeps its index itself");
@@ -56,6 +70,11 @@ function searchOptions(ctx: CommandContext): SearchOptions {
   if (v.model !== undefined) options.model = v.model as string;
   if (v.session !== undefined) options.session = v.session as string;
   if (v["no-refresh"] === true) options.refresh = false;
+  if (v.sort !== undefined) {
+    if (v.sort !== "relevance" && v.sort !== "recent")
+      throw new UsageError(terminalText`--sort must be relevance or recent, got ${v.sort}`);
+    options.sort = v.sort;
+  }
   if (v.limit !== undefined) {
     const limit = Number(v.limit);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(terminalText`--limit must be a positive integer, got ${v.limit}`);
@@ -66,10 +85,13 @@ function searchOptions(ctx: CommandContext): SearchOptions {
 
 export const searchCommand: Command = {
   name: "search",
-  summary: 'search every session\'s messages: words, "phrases", prefix*; ranked hits with session, entry, role, time',
+  summary:
+    'search every session\'s messages: words (any form), "exact phrases", prefix*; hits ranked by relevance and recency ' +
+    "(exit 1: none)",
   usage:
     "search <query…> [--cwd <dir>] [--since <date|7d>] [--until <date|7d>] [--role <role>] [--model <m>] [--session <id>] " +
-    "[--limit <n>] [--progress] [--no-refresh]",
+    "[--limit <n>] [--sort relevance|recent] [-C <n>] [--format <template>] [--progress] [--no-refresh]",
+  errorExit: 2,
   options: {
     cwd: { type: "string" },
     since: { type: "string" },
@@ -81,10 +103,15 @@ export const searchCommand: Command = {
     index: { type: "string" },
     progress: { type: "boolean", default: false },
     "no-refresh": { type: "boolean", default: false },
+    sort: { type: "string" },
+    format: { type: "string" },
+    context: { type: "string", short: "C" },
   },
   minArgs: 1,
   async run(ctx) {
     const options = searchOptions(ctx);
+    const template = typeof ctx.values.format === "string" ? checkFormat(ctx.values.format) : null;
+    const { after: around } = contextCounts({ context: ctx.values.context });
     const progress = startIndexProgress(ctx, "indexing", false);
     const index = await openIndex(ctx, printWarning(ctx.io), progress);
     try {
@@ -94,16 +121,19 @@ export const searchCommand: Command = {
       } finally {
         progress.stop();
       }
+      const colour = useColour(ctx.io);
       for (const hit of hits) {
-        const time = hit.timestamp === "" ? "-" : hit.timestamp.slice(0, 16).replace("T", " ");
-        ctx.emit(
-          { type: "hit", ...hit },
-          terminalText`${hit.sessionId}  ${hit.entryId}  ${hit.role}  ${time}  ${hit.cwd}\n    ${hit.snippet}`,
-        );
+        if (template !== null && !ctx.json) {
+          ctx.io.stdout(`${formatHit(template, hit)}\n`);
+          continue;
+        }
+        if (ctx.json) ctx.emit({ type: "hit", ...hit }, "");
+        else printHitText(ctx.io, hitText(hit), colour);
+        if (around > 0) await printContext(ctx, hit, around);
       }
-      if (!ctx.json)
+      if (!ctx.json && template === null)
         ctx.io.stderr(
-          hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); continue from one: transcript-store fork <session> --at <entry>\n`,
+          hits.length === 0 ? "no hits\n" : `${hits.length} hit(s); read one: transcript-store show <session> --at <entry> -C 3\n`,
         );
       if (options.refresh === false)
         printWarning(ctx.io)({
@@ -111,12 +141,28 @@ export const searchCommand: Command = {
             "answered from the index as it is (--no-refresh): what was written since its last refresh is not searched; " +
             "`index --status` says how far behind it is",
         });
-      return 0;
+      // as grep and rg: 0 with hits, 1 without, 2 on an error (errorExit)
+      return hits.length > 0 ? 0 : 1;
     } finally {
       await index.close();
     }
   },
 };
+
+/** A hit's entry with `around` entries each side (`search -C`), read from its session (a fork or an archived one too). */
+async function printContext(ctx: CommandContext, hit: SearchHit, around: number): Promise<void> {
+  const info = await resolveArg(ctx, hit.sessionId);
+  const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+  try {
+    const window = entryWindow(m.getEntries(), hit.entryId, around, around);
+    if (ctx.json) {
+      for (const [i, entry] of window.entries.entries())
+        if (i !== window.at) ctx.emit({ type: "context", sessionId: hit.sessionId, of: hit.entryId, entry }, "");
+    } else ctx.io.stdout(`${formatWindow(window).replace(/^/gmu, "    ")}\n`);
+  } finally {
+    await m.close();
+  }
+}
 
 export const indexCommand: Command = {
   name: "index",

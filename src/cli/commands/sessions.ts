@@ -5,6 +5,7 @@ import { SessionManager } from "../../session/session-manager.ts";
 import { subagentOf } from "../../interchange/foreign-entry.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, type Command } from "../context.ts";
 import { resolveArg } from "../resolve-session.ts";
+import { CONTEXT_OPTIONS, contextCounts, entryWindow, formatWindow } from "../entry-context.ts";
 import { terminalSafe, terminalText } from "../terminal-text.ts";
 
 function infoRecord(info: SessionInfo) {
@@ -59,14 +60,27 @@ export const lsCommand: Command = {
 export const showCommand: Command = {
   name: "show",
   readOnly: true,
-  summary: "show a session's header, load report and entries",
-  usage: "show <id|path.jsonl>",
-  options: {},
+  summary: "show a session's header, load report and entries; --at <entry> that entry with -C/-A/-B neighbours",
+  usage: "show <id|path.jsonl> [--at <entryId> [-C <n>] [-A <n>] [-B <n>]]",
+  options: { at: { type: "string" }, ...CONTEXT_OPTIONS },
   minArgs: 1,
   maxArgs: 1,
   async run(ctx) {
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     const m = await SessionManager.open(info.path, { ...storeOptions(ctx), readOnly: true, rehydrate: "lazy" });
+    if (typeof ctx.values.at === "string") {
+      try {
+        const { before, after } = contextCounts(ctx.values);
+        const window = entryWindow(m.getEntries(), ctx.values.at, before, after);
+        if (ctx.json) {
+          for (const [i, entry] of window.entries.entries())
+            ctx.emit({ type: "entry", sessionId: m.sessionId, match: i === window.at, entry }, "");
+        } else ctx.io.stdout(`${formatWindow(window)}\n`);
+        return 0;
+      } finally {
+        await m.close();
+      }
+    }
     if (ctx.json) {
       ctx.emit(
         {

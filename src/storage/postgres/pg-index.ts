@@ -2,6 +2,7 @@ import { resolveRecordedCwd } from "../../session/paths.ts";
 import type { Pool } from "../../database/pg-client.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import type { SearchHit, SearchOptions, SessionIndex } from "../../index/index-types.ts";
+import { distinctHits, hitTitle } from "../../index/hit-copies.ts";
 import {
   ensureSearchTables,
   type PgIndexRefreshReport,
@@ -13,6 +14,7 @@ import {
 import {
   compileQuery,
   DEFAULT_SEARCH_LIMIT,
+  exactPatterns,
   MAX_SEARCH_LIMIT,
   parseQuery,
   type PgSearchFilters,
@@ -28,6 +30,13 @@ export interface PgSessionIndexOptions {
   name: string;
 }
 
+/** The `sort` option checked (INVALID_OPTION). */
+function searchSort(sort: unknown): "relevance" | "recent" {
+  if (sort === undefined) return "relevance";
+  if (sort !== "relevance" && sort !== "recent") throw new TranscriptStoreError("INVALID_OPTION", 'sort must be "relevance" or "recent"');
+  return sort;
+}
+
 const isDate = (d: unknown): d is Date => d instanceof Date && !Number.isNaN(d.getTime());
 
 /** `options` checked (INVALID_OPTION, one message per bad value), defaults applied. */
@@ -38,7 +47,7 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
     if (typeof v !== "string" || v.length === 0 || v.includes("\u0000")) throw bad(`${name} must be a non-empty string without NUL`);
     return v;
   };
-  for (const name of ["since", "until"] as const) {
+  for (const name of ["since", "until", "now"] as const) {
     if (options[name] !== undefined && !isDate(options[name])) throw bad(`${name} must be a valid Date`);
   }
   if (options.roles !== undefined) {
@@ -60,6 +69,9 @@ export function resolveSearchOptions(options: SearchOptions = {}): PgSearchFilte
     model: text("model", options.model),
     session: text("session", options.session),
     limit,
+    sort: searchSort(options.sort),
+    now: options.now ?? null,
+    exact: null,
   };
 }
 
@@ -98,11 +110,18 @@ export class PgSessionIndex implements SessionIndex {
   async search(query: string, options?: SearchOptions): Promise<SearchHit[]> {
     this.check();
     const terms = parseQuery(query);
-    const filters = resolveSearchOptions(options);
+    const filters = { ...resolveSearchOptions(options), exact: exactPatterns(terms) };
     const tsquery = await compileQuery(this.pool, terms);
     if (options?.refresh !== false) await this.refresh();
-    const rows = await searchEntries(this.pool, tsquery, filters);
-    return rows.map((r) => ({ ...r, location: `${this.options.name}#${r.sessionId}` }));
+    const rows = await distinctHits(
+      async (n) => {
+        const found = await searchEntries(this.pool, tsquery, { ...filters, limit: n });
+        return { rows: found, fetched: found.length };
+      },
+      filters.limit,
+      MAX_SEARCH_LIMIT,
+    );
+    return rows.map((r) => ({ ...r, title: hitTitle(r.title), location: `${this.options.name}#${r.sessionId}` }));
   }
 
   async status(): Promise<PgIndexStatus & { location: string }> {
