@@ -238,6 +238,11 @@ export const WARNING_ONLY_CODES = {
     use: "Opening a plain session with `encryption` but no `require`: a session never encrypted, or a plain file put in its place.",
     caller: "If every session should be encrypted, pass `encryption.require` (or set it in `<root>/config.json`) to refuse such a file.",
   },
+  EXPORT_INCOMPLETE: {
+    meaning: "An export to an agent's transcript (one path, no branches) left out entries on another branch than the one exported.",
+    use: "`export --to claude-code|codex` without `--branch` of a session with branches (a fork, or a continuation here beside the path).",
+    caller: "The CLI exits 1. Export the other branch too (`--branch <entry>`); the session itself is unchanged.",
+  },
 } as const satisfies Record<Exclude<WarningCode, ErrorCode>, ErrorCodeDoc>;
 
 /** Every code with its documentation, thrown codes first, each list in catalogue order. */

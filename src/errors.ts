@@ -49,7 +49,8 @@ export type WarningCode =
   | "INDEX_REBUILT"
   | "SECRET_REDACTED"
   | "EXTENSION_KEPT"
-  | "PLAIN_SESSION";
+  | "PLAIN_SESSION"
+  | "EXPORT_INCOMPLETE";
 
 export interface TranscriptStoreErrorOptions {
   path?: string;

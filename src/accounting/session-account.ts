@@ -5,6 +5,12 @@ import type { RawRecord } from "../format/types.ts";
 import { addByteKinds, classifyRecords, emptyByteKinds, type ByteKinds } from "./line-kinds.ts";
 import { followModel, usageRowOf, type ModelState, type UsageProblem, type UsageRow } from "./usage-rows.ts";
 
+/**
+ * The version of the rules that turn lines into an account (usage rows above all): a cache of
+ * accounts made by other rules is read again. 2: Codex `token_count` rows, `unpriced` rows.
+ */
+export const ACCOUNTING_RULES = 2;
+
 /** One line as a scanner hands it over (`LineSplitter`'s `ScannedLine` fits). */
 export interface AccountedLine {
   /** The line without its `\n` (for an over-long line, a prefix: see `fullLength`). */

@@ -21,7 +21,10 @@ export interface UsageGroup {
   deletedCalls: number;
   sessions: number;
   tokens: UsageTokens;
+  /** The cost of the priced calls (recorded by the agent, or from a price table). */
   cost: UsageCost;
+  /** Calls with no cost: the agent recorded none and no price table knows the model (never counted as $0). */
+  unpricedCalls: number;
 }
 
 /** A time window: rows with a timestamp in `[since, until)`. Rows without a timestamp are outside any window. */
@@ -113,6 +116,7 @@ export function groupUsage(
     sessions: 0,
     tokens: zeroTokens(),
     cost: zeroCost(),
+    unpricedCalls: 0,
     ids: new Set(),
   };
   for (const row of rows) {
@@ -120,12 +124,13 @@ export function groupUsage(
     const key = groupKey(row, by);
     let group = groups.get(key);
     if (group === undefined) {
-      group = { key, calls: 0, deletedCalls: 0, sessions: 0, tokens: zeroTokens(), cost: zeroCost(), ids: new Set() };
+      group = { key, calls: 0, deletedCalls: 0, sessions: 0, tokens: zeroTokens(), cost: zeroCost(), unpricedCalls: 0, ids: new Set() };
       groups.set(key, group);
     }
     for (const g of [group, total]) {
       g.calls++;
       if (row.deleted) g.deletedCalls++;
+      if (row.unpriced === true) g.unpricedCalls++;
       g.ids.add(row.sessionId);
       for (const k of Object.keys(g.tokens) as (keyof UsageTokens)[]) g.tokens[k] += row.tokens[k];
       for (const k of Object.keys(g.cost) as (keyof UsageCost)[]) g.cost[k] += row.cost[k];

@@ -20,8 +20,8 @@ export interface UsageCost {
   total: number;
 }
 
-/** Where a usage row came from. */
-export type UsageSource = "message" | "usage" | "compaction" | "branch_summary";
+/** Where a usage row came from (`token_count`: a Codex event kept whole by import). */
+export type UsageSource = "message" | "usage" | "compaction" | "branch_summary" | "token_count";
 
 /** One row of the usage ledger: one model call recorded in a session. */
 export interface UsageRow {
@@ -38,6 +38,13 @@ export interface UsageRow {
   kind: string | null;
   tokens: UsageTokens;
   cost: UsageCost;
+  /**
+   * Set when the agent recorded no cost for the call (an imported Claude Code or Codex call, a usage
+   * without `cost`): `cost` is 0 until a price table prices it (`priceRows`); reports show it unpriced.
+   */
+  unpriced?: true;
+  /** Set when `cost` comes from a price table (its date), not from the agent. */
+  pricedBy?: string;
 }
 
 /** A usage value that is not a number (or is negative): reported; the row counts it as 0. */
@@ -62,8 +69,50 @@ function amount(record: RawRecord, key: string, field: string, problems: string[
   return 0;
 }
 
+/** The record an imported entry keeps whole from `format`'s transcript (its `foreign.record`), or null. */
+function foreignRecord(record: RawRecord, format: string): RawRecord | null {
+  const f = record.foreign;
+  return isRecord(f) && f.format === format && isRecord(f.record) ? f.record : null;
+}
+
+/** A Codex token count's numbers (`input_tokens` includes the cached ones, `output_tokens` the reasoning ones). */
+function codexTokens(u: unknown): RawRecord | null {
+  if (!isRecord(u)) return null;
+  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+  const input = n(u.input_tokens);
+  const cached = Math.min(n(u.cached_input_tokens), input);
+  const output = n(u.output_tokens);
+  return { input: input - cached, cacheRead: cached, output, cacheWrite: 0, totalTokens: n(u.total_tokens) || input + output };
+}
+
+/**
+ * The usage of a Codex `token_count` event kept whole by import: its `last_token_usage` (else the
+ * growth of `total_token_usage` since the previous event), once per call: an event whose cumulative
+ * total did not move (Codex writes some twice) is no new call. Follows `model.codexTotal`.
+ */
+function codexUsageOf(record: RawRecord, model: ModelState): unknown {
+  const kept = foreignRecord(record, "codex");
+  const payload = kept !== null && kept.type === "event_msg" && isRecord(kept.payload) ? kept.payload : null;
+  if (payload === null || payload.type !== "token_count" || !isRecord(payload.info)) return null;
+  const total = codexTokens(payload.info.total_token_usage);
+  const totalSum = total === null ? null : Number(total.totalTokens);
+  if (totalSum !== null && totalSum === model.codexTotal) return null;
+  const previous = model.codexTotal ?? 0;
+  if (totalSum !== null) model.codexTotal = totalSum;
+  const last = codexTokens(payload.info.last_token_usage);
+  if (last !== null) return last;
+  if (total === null || totalSum === null || totalSum <= previous) return null;
+  // no last_token_usage: the growth of the total, all of it counted as input
+  return { input: totalSum - previous, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: totalSum - previous };
+}
+
 /** The usage of one record, if it carries one, and where it came from. */
-function usageOf(record: RawRecord): { usage: unknown; source: UsageSource; provider: unknown; model: unknown; field: string } | null {
+function usageOf(
+  record: RawRecord,
+  model: ModelState,
+): { usage: unknown; source: UsageSource; provider: unknown; model: unknown; field: string } | null {
+  const codex = codexUsageOf(record, model);
+  if (codex !== null) return { usage: codex, source: "token_count", provider: undefined, model: undefined, field: "foreign.record" };
   if (record.type === "message" && isRecord(record.message) && record.message.usage !== undefined) {
     const m = record.message;
     return { usage: m.usage, source: "message", provider: m.provider, model: m.model, field: "message.usage" };
@@ -79,10 +128,20 @@ function usageOf(record: RawRecord): { usage: unknown; source: UsageSource; prov
 export interface ModelState {
   provider: string | null;
   model: string | null;
+  /** The last cumulative total of an imported Codex rollout's `token_count` events. */
+  codexTotal?: number;
 }
 
-/** Follows the model in use: the header's `provider`/`modelId`, then each `model_change`. */
+/**
+ * Follows the model in use: the header's `provider`/`modelId`, then each `model_change`; in a
+ * session imported from Codex, its kept `session_meta` (`model_provider`) and `turn_context` (`model`).
+ */
 export function followModel(state: ModelState, record: RawRecord): void {
+  const codex = foreignRecord(record, "codex");
+  if (codex !== null && isRecord(codex.payload)) {
+    if (codex.type === "session_meta" && typeof codex.payload.model_provider === "string") state.provider = codex.payload.model_provider;
+    if (codex.type === "turn_context" && typeof codex.payload.model === "string") state.model = codex.payload.model;
+  }
   if (record.type === "session" || record.type === "model_change") {
     if (typeof record.provider === "string") state.provider = record.provider;
     const model = record.modelId ?? record.model;
@@ -99,14 +158,16 @@ function timeOf(value: unknown): string | null {
 
 /**
  * The usage row of one record (an assistant message's `usage`, a `usage` entry, a compaction's or
- * branch summary's `usage`), or null when it carries none. Pure. Malformed values (a string, a
- * negative number, a `usage` that is not an object) are returned as problems and count 0.
+ * branch summary's `usage`, a Codex `token_count` event kept by import), or null when it carries
+ * none. No I/O; `at.model` is followed (a Codex rollout's running total). Malformed values (a
+ * string, a negative number, a `usage` that is not an object) are returned as problems and count 0.
+ * A row whose cost the agent did not record is marked `unpriced` (see `priceRows`).
  */
 export function usageRowOf(
   record: RawRecord,
   at: { sessionId: string; cwd: string; line: number; model: ModelState },
 ): { row: UsageRow | null; problems: UsageProblem[] } {
-  const found = usageOf(record);
+  const found = usageOf(record, at.model);
   if (found === null) return { row: null, problems: [] };
   const key = typeof record.id === "string" && record.id !== "" ? record.id : `#${at.line}`;
   const raw: string[][] = [];
@@ -143,5 +204,7 @@ export function usageRowOf(
     tokens,
     cost,
   };
+  // an imported call carries no cost of the agent's (the importer writes none it could know): priced later, or unpriced
+  if (!isRecord(usage.cost) || isRecord(record.foreign)) row.unpriced = true;
   return { row, problems: raw.map(([field, reason]) => problem(field!, reason!)) };
 }

@@ -1,4 +1,4 @@
-import type { SessionAccount } from "../accounting/session-account.ts";
+import { ACCOUNTING_RULES, type SessionAccount } from "../accounting/session-account.ts";
 import { cacheKey, statOf } from "./listing-cache.ts";
 import { type ListingIndexOptions, openFactsDatabase, unavailable, writeBack } from "./listing-reader.ts";
 import { type ListingStat, statMatches } from "./listing-table.ts";
@@ -15,11 +15,13 @@ interface AccountingRow {
 
 /** A session's accounting as the index keeps it (JSON; the blob set as an array). */
 function encode(account: SessionAccount): string {
-  return JSON.stringify({ ...account, blobRefs: [...account.blobRefs] });
+  return JSON.stringify({ ...account, blobRefs: [...account.blobRefs], rules: ACCOUNTING_RULES });
 }
 
-function decode(text: string): SessionAccount {
-  const value = JSON.parse(text) as Omit<SessionAccount, "blobRefs"> & { blobRefs: string[] };
+/** The cached account, or null when it was made by other accounting rules (then the file is read again). */
+function decode(text: string): SessionAccount | null {
+  const { rules, ...value } = JSON.parse(text) as Omit<SessionAccount, "blobRefs"> & { blobRefs: string[]; rules?: number };
+  if ((rules ?? 1) !== ACCOUNTING_RULES) return null;
   return { ...value, blobRefs: new Set(value.blobRefs) };
 }
 
@@ -58,7 +60,8 @@ export async function openAccountingCache(options: ListingIndexOptions): Promise
       if (before !== null && !broken) {
         try {
           const row = byPath.get(path) as unknown as AccountingRow | undefined;
-          if (row !== undefined && statMatches(row.dev, row.ino, row.size, row.mtime_ms, before)) return decode(row.account);
+          const cached = row !== undefined && statMatches(row.dev, row.ino, row.size, row.mtime_ms, before) ? decode(row.account) : null;
+          if (cached !== null) return cached;
         } catch (err) {
           broken = true; // said once; the rest of the pass reads its files
           unavailable(options.onWarning, indexPath, err);

@@ -1,3 +1,5 @@
+import { SHIPPED_PRICES } from "../accounting/price-table-data.ts";
+import { priceRows } from "../accounting/price-table.ts";
 import { usageRowOf } from "../accounting/usage-rows.ts";
 import { isRecord, type SessionEntry } from "../format/types.ts";
 import { imageDataUrl } from "./html-text.ts";
@@ -51,15 +53,20 @@ function contentOf(parts: readonly MessagePart[]): string | Json[] {
 
 /** ATIF `metrics` from an assistant message's usage: prompt tokens count cached and uncached input. */
 function metricsOf(entry: SessionEntry, sessionId: string): Json | undefined {
-  const { row } = usageRowOf(entry, { sessionId, cwd: "", line: 0, model: { provider: null, model: null } });
-  if (row === null) return undefined;
-  const t = row.tokens;
+  const found = usageRowOf(entry, { sessionId, cwd: "", line: 0, model: { provider: null, model: null } }).row;
+  if (found === null) return undefined;
+  // a call whose cost the agent did not record (an imported one) is priced from the shipped table, else has no cost_usd
+  const [row] = priceRows([found], SHIPPED_PRICES);
+  const t = row!.tokens;
+  const extra: Json = { cache_write_tokens: t.cacheWrite, uncached_input_tokens: t.input };
+  if (row!.unpriced === true) extra.unpriced = true;
+  if (row!.pricedBy !== undefined) extra.priced_by = row!.pricedBy;
   return {
     prompt_tokens: t.input + t.cacheRead + t.cacheWrite,
     completion_tokens: t.output,
     cached_tokens: t.cacheRead,
-    cost_usd: row.cost.total,
-    extra: { cache_write_tokens: t.cacheWrite, uncached_input_tokens: t.input },
+    ...(row!.unpriced === true ? {} : { cost_usd: row!.cost.total }),
+    extra,
   };
 }
 
@@ -81,6 +88,8 @@ interface Totals {
   completion: number;
   cached: number;
   cost: number;
+  /** Agent steps whose call has no cost (none recorded, no price in the table). */
+  unpriced: number;
   steps: number;
 }
 
@@ -99,7 +108,7 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
   const head = JSON.stringify(root);
   yield `${head.slice(0, -1)},"steps":[\n`;
 
-  const totals: Totals = { prompt: 0, completion: 0, cached: 0, cost: 0, steps: 0 };
+  const totals: Totals = { prompt: 0, completion: 0, cached: 0, cost: 0, unpriced: 0, steps: 0 };
   // A Map: an entry's type may be "constructor" or "__proto__".
   const unmapped = new Map<string, number>();
   let pending: Json | null = null;
@@ -162,7 +171,8 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
         totals.prompt += metrics.prompt_tokens as number;
         totals.completion += metrics.completion_tokens as number;
         totals.cached += metrics.cached_tokens as number;
-        totals.cost += metrics.cost_usd as number;
+        if (typeof metrics.cost_usd === "number") totals.cost += metrics.cost_usd;
+        else totals.unpriced++;
       }
       step.llm_call_count = 1;
       const redacted = parts.filter((p) => p.kind === "thinking" && p.redacted).length;
@@ -187,8 +197,10 @@ export function* atifChunks(source: TranscriptSource, options: AtifOptions = {})
     total_prompt_tokens: totals.prompt,
     total_completion_tokens: totals.completion,
     total_cached_tokens: totals.cached,
-    total_cost_usd: totals.cost,
+    // a total over calls some of which have no price would understate: left out, and the count said
+    ...(totals.unpriced === 0 ? { total_cost_usd: totals.cost } : {}),
     total_steps: totals.steps,
+    ...(totals.unpriced === 0 ? {} : { extra: { unpriced_steps: totals.unpriced } }),
   };
   const extra: Json = {
     transcript_store: { leaf_id: source.leafId, cwd: source.header.cwd, unmapped_entries: Object.fromEntries(unmapped) },

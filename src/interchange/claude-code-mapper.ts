@@ -19,6 +19,14 @@ const KEPT_TYPES = new Set([
   "attachment",
   "permission-mode",
   "worktree-state",
+  // written by Claude Code 2.1.332 (seen in its own transcripts, test/interchange/real-agents.test.ts)
+  "api-request",
+  "api-request-blob",
+  "api-request-shape",
+  "atis-latch",
+  "cost-state",
+  "mode",
+  "tools-used",
   // ours: an entry a conversion to Claude Code could not express (to-claude-code.ts)
   "transcript-store",
 ]);

@@ -5,6 +5,9 @@ import type { ForeignMapper, ForeignParent, Placement } from "./foreign-mapper.t
 /** Codex rollout line types (the enveloped format, `{timestamp, type, payload}`). */
 const ENVELOPE_TYPES = new Set(["session_meta", "response_item", "event_msg", "turn_context", "compacted"]);
 
+/** Enveloped line types newer Codex versions write that carry nothing to map (0.171.0: kept whole, no problem). */
+const KEPT_ENVELOPE_TYPES = new Set(["world_state", "token_usage_record"]);
+
 /** Response item types (also bare lines in the pre-envelope format). */
 const ITEM_TYPES = new Set([
   "message",
@@ -76,6 +79,7 @@ export class CodexMapper implements ForeignMapper {
   recognizes(value: unknown): boolean {
     if (!isRecord(value)) return false;
     if (typeof value.type === "string" && ENVELOPE_TYPES.has(value.type) && isRecord(value.payload)) return true;
+    if (typeof value.type === "string" && KEPT_ENVELOPE_TYPES.has(value.type) && isRecord(value.payload)) return true;
     if (typeof value.record_type === "string") return true;
     return typeof value.type === "string" && ITEM_TYPES.has(value.type);
   }
@@ -105,6 +109,8 @@ export class CodexMapper implements ForeignMapper {
     const ms = millisOf(value.timestamp);
     if (ms !== undefined) this.lastTimestamp = ms;
     if (typeof value.type === "string" && ENVELOPE_TYPES.has(value.type) && isRecord(value.payload)) return this.enveloped(value);
+    if (typeof value.type === "string" && KEPT_ENVELOPE_TYPES.has(value.type) && isRecord(value.payload))
+      return { drafts: [keptDraft(this.format, value.type)], outcome: "kept" };
     if (value.type === undefined && typeof value.record_type === "string")
       return { drafts: [keptDraft(this.format, "state")], outcome: "kept" };
     if (value.type === undefined && typeof value.id === "string" && typeof value.timestamp === "string") {

@@ -2,22 +2,27 @@ import { TranscriptStoreError, type StoreWarning } from "../errors.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import { resolveSessionManagerOptions, type SessionManagerOptions } from "../session/session-options.ts";
 import { backendOf } from "../storage/backends.ts";
-import { isRecord, type RawRecord, type SessionHeader } from "../format/types.ts";
+import { isRecord, type RawRecord, type SessionEntry, type SessionHeader } from "../format/types.ts";
 import { describeCounts, type RedactionCounts } from "../prepare/redact-secrets.ts";
 import { sharingRedactorOf } from "../storage/sharing-key.ts";
 import { redactBytesForSharing, type SharingRedactionOptions } from "../session/redact-for-sharing.ts";
 import { foreignOf, type InterchangeFormat } from "./foreign-entry.ts";
-import { toClaudeCode } from "./to-claude-code.ts";
+import { toClaudeCode, type Continuation } from "./to-claude-code.ts";
 import { foreignRecordRedactor } from "./redact-foreign.ts";
 import { toCodex } from "./to-codex.ts";
 
 /** One line of the exported transcript: a record (a JSON value), or a damaged line's exact bytes. */
 export type ForeignExportLine = { line: number; record: unknown } | { line: number; raw: Buffer; terminated: boolean };
 
-/** What an export left out: entries the session gained outside the source format (appended after import). */
+/** What an export wrote, and what it left out. */
 export interface ForeignExportSummary {
   lines: number;
-  /** Entries not imported from the source (a continuation in this store): not written. */
+  /** Entries the session gained in this store after its import, converted and written after the source's records. */
+  continued: number;
+  /**
+   * Entries gained after the import that are not on the exported path (another branch made here):
+   * not written, and reported (`EXPORT_INCOMPLETE`); the CLI exits 1. Export each with `branch`.
+   */
   skipped: number;
   /** True when the session was converted (not imported from this format): the lines are new records. */
   converted: boolean;
@@ -39,6 +44,11 @@ export interface ForeignExportOptions extends SessionManagerOptions {
    * signatures stay. `false` gives the session's records exactly; an object names other rules or a key. @default true
    */
   redactOutput?: boolean | SharingRedactionOptions;
+  /**
+   * Codex: the `session_meta.model_provider` to write (a conversion's, or in place of the source's),
+   * so that Codex configured with that provider resumes the thread. @default the source's; "openai" for a conversion
+   */
+  codexProvider?: string;
 }
 
 /** An imported subagent's parent (header `parentSession`) and the source's fields about its spawn (`foreign.parent`), or null. */
@@ -66,7 +76,8 @@ export async function* exportForeign(
   idOrPath: string,
   options: ForeignExportOptions = {},
 ): AsyncGenerator<ForeignExportLine, ForeignExportSummary> {
-  const { branch, redactOutput: redact, ...storeOptions } = options;
+  const { branch, redactOutput: redact, codexProvider, ...storeOptions } = options;
+  const provider = format === "codex" && codexProvider !== undefined ? { codexProvider } : {};
   const ref = await refOf(idOrPath, storeOptions);
   const warn = storeOptions.onWarning ?? ((_: StoreWarning) => {});
   const m = await SessionManager.open(ref, { ...storeOptions, readOnly: true, rehydrate: "lazy", onWarning: warn });
@@ -82,14 +93,21 @@ export async function* exportForeign(
       const path = m.getBranch(branch).map((e) => m.rehydrate(e));
       let lines = 0;
       const subagentOf = subagentParent(m.header);
-      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf }))
+      for (const record of CONVERTERS[format](path, { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf, ...provider }))
         yield { line: ++lines, record: share(record) };
+      // the agent's transcript is one path: the other branches (forks of the path) are left out, and said so
+      const left = branch === undefined ? branchedOff(m.getEntries(), path) : [];
+      reportLeftOut(warn, m.sessionId, format, left);
       reportRedacted(warn, m.sessionId, format, counts);
-      return { lines, skipped: 0, converted: true };
+      return { lines, continued: 0, skipped: left.length, converted: true };
     }
     let lines = 0;
-    let skipped = 0;
+    let nextOrdinal: number | undefined;
     const entries = branch === undefined ? m.getEntries() : m.getBranch(branch);
+    // the turns added here since the import: those on the exported path are converted after the source's records
+    const path = m.getBranch(branch);
+    const continued = new Set(path.filter((e) => !isFrom(e, format)).map((e) => e.id));
+    const left = entries.filter((e) => !isFrom(e, format) && !continued.has(e.id));
     // A line torn at an earlier import and complete at a later one has two entries: the last one is the line.
     const lastOfLine = new Map<number, number>();
     entries.forEach((e, i) => {
@@ -98,10 +116,7 @@ export async function* exportForeign(
     });
     for (const [i, entry] of entries.entries()) {
       const f = foreignOf(entry);
-      if (f === null || f.format !== format) {
-        skipped++;
-        continue;
-      }
+      if (f === null || f.format !== format) continue;
       if (f.part !== undefined || lastOfLine.get(f.line) !== i) continue;
       lines++;
       if (f.damaged !== undefined) {
@@ -112,14 +127,98 @@ export async function* exportForeign(
           terminated: f.damaged.terminated,
         };
       } else {
-        yield { line: f.line, record: share(foreignOf(m.rehydrate(entry))!.record) };
+        const record = foreignOf(m.rehydrate(entry))!.record;
+        if (isRecord(record) && typeof record.ordinal === "number" && Number.isInteger(record.ordinal))
+          nextOrdinal = Math.max(nextOrdinal ?? 0, record.ordinal + 1);
+        yield { line: f.line, record: share(provider.codexProvider === undefined ? record : withProvider(record, provider.codexProvider)) };
       }
     }
+    if (continued.size > 0) {
+      const continuation: Continuation = {
+        entries: continued,
+        after: sourceRecordBefore(path, format),
+        ...(nextOrdinal === undefined ? {} : { ordinal: nextOrdinal }),
+      };
+      const rehydrated = path.map((e) => m.rehydrate(e));
+      const options = { sessionId: m.sessionId, cwd: m.header.cwd, warn, subagentOf: subagentParent(m.header), continuation };
+      for (const record of CONVERTERS[format](rehydrated, options)) yield { line: ++lines, record: share(record) };
+    }
+    reportLeftOut(warn, m.sessionId, format, left);
     reportRedacted(warn, m.sessionId, format, counts);
-    return { lines, skipped, converted: false };
+    return { lines, continued: continued.size, skipped: left.length, converted: false };
   } finally {
     await m.close();
   }
+}
+
+/** A Codex record with `model_provider` set, when it is a `session_meta` (the envelope's, or a pre-envelope meta line's). */
+function withProvider(record: unknown, provider: string): unknown {
+  if (!isRecord(record)) return record;
+  if (record.type === "session_meta" && isRecord(record.payload))
+    return { ...record, payload: { ...record.payload, model_provider: provider } };
+  return record;
+}
+
+/**
+ * The messages of `all` on another branch than `path`: not on it, but forking from it (their
+ * ancestors reach it). A separate root (a Claude Code transcript starts one at each compaction) is
+ * no branch: its entries are not counted.
+ */
+function branchedOff(all: readonly SessionEntry[], path: readonly SessionEntry[]): SessionEntry[] {
+  const onPath = new Set(path.map((e) => e.id));
+  const byId = new Map(all.map((e) => [e.id, e]));
+  const forks = new Map<string, boolean>();
+  const forksOff = (entry: SessionEntry): boolean => {
+    const walked: string[] = [];
+    let answer = false;
+    for (let e: SessionEntry | undefined = entry; e !== undefined; ) {
+      if (onPath.has(e.id)) {
+        answer = walked.length > 0;
+        break;
+      }
+      const known = forks.get(e.id);
+      if (known !== undefined) {
+        answer = known;
+        break;
+      }
+      walked.push(e.id);
+      e = e.parentId === null || e.parentId === undefined ? undefined : byId.get(e.parentId);
+    }
+    for (const id of walked) forks.set(id, answer);
+    return answer;
+  };
+  // turns: a kept record of an imported transcript hanging beside the path (Claude Code's bookkeeping lines) is none
+  return all.filter((e) => e.type === "message" && !onPath.has(e.id) && forksOff(e));
+}
+
+/** One `EXPORT_INCOMPLETE` warning naming what an export left out (another branch than the one exported). */
+function reportLeftOut(warn: (w: StoreWarning) => void, sessionId: string, format: InterchangeFormat, left: SessionEntry[]): void {
+  if (left.length === 0) return;
+  warn({
+    code: "EXPORT_INCOMPLETE",
+    message:
+      `export ${sessionId} --to ${format}: ${left.length} entr(y/ies) on another branch than the one exported ` +
+      `(first: ${left[0]!.id}) not written: export that branch too with --branch <entry>`,
+  });
+}
+
+/** True when the entry was imported from `format` (its record is written as it was). */
+function isFrom(entry: SessionEntry, format: InterchangeFormat): boolean {
+  return foreignOf(entry)?.format === format;
+}
+
+/**
+ * The source record a continuation goes on from: Claude Code's last record on the path that is in
+ * its `uuid` chain (the new records' parent); Codex's last `turn_context` (the model in use).
+ */
+function sourceRecordBefore(path: readonly SessionEntry[], format: InterchangeFormat): RawRecord | null {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const f = foreignOf(path[i]!);
+    if (f === null || f.format !== format || !isRecord(f.record)) continue;
+    if (format === "claude-code" && typeof f.record.uuid === "string") return f.record;
+    if (format === "codex" && f.record.type === "turn_context") return f.record;
+  }
+  return null;
 }
 
 /** One `SECRET_REDACTED` warning for an export in which something was redacted: rule ids and counts, never a secret. */

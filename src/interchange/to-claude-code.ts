@@ -25,6 +25,39 @@ export interface ConvertOptions {
   subagentOf?: { sessionId: string; spawn: RawRecord } | null;
   cwd: string;
   warn: (warning: StoreWarning) => void;
+  /**
+   * Set when the path continues a transcript imported from this agent: only these steps are written,
+   * after the source's own records (which `exportForeign` writes as they were). @default null (the whole path)
+   */
+  continuation?: Continuation | null;
+  /**
+   * Codex: the `session_meta.model_provider` written (Codex resumes only a thread of the provider it
+   * is configured with). @default "openai"
+   */
+  codexProvider?: string;
+}
+
+/**
+ * What writing a continuation needs: the entries the session gained after its import (the rest of
+ * the path is context only: compactions' kept ranges, context edits) and the source record they
+ * follow (Claude Code: the last record of its `uuid` chain on the path, whose `uuid` is the first
+ * new record's parent and whose `sessionId`, `cwd`, sidechain and agent id are kept; Codex: the last
+ * `turn_context`, whose model is the one in use).
+ */
+export interface Continuation {
+  entries: ReadonlySet<string>;
+  after: RawRecord | null;
+  /**
+   * Codex: the `ordinal` of the first line written, when the source numbers its lines (0.171.0 does,
+   * and refuses to resume a file whose last line has none). @default none written
+   */
+  ordinal?: number;
+}
+
+/** True when `step` is written: the whole path without a continuation, else only the continuation's entries (and replays they make). */
+export function writtenStep(step: ConvertStep, continuation: Continuation | null | undefined): boolean {
+  if (continuation == null) return true;
+  return continuation.entries.has(step.entry.id);
 }
 
 /** A Claude tool id has the API's shape (`[A-Za-z0-9_-]`); another id is rewritten and the original kept. */
@@ -91,12 +124,25 @@ function claudeBlocks(content: unknown, lost: RawRecord[], anthropic: boolean): 
  * warning (`EXTENSION_KEPT`) says so. Pure: ids derive from the session id and entry ids.
  */
 export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOptions): Generator<RawRecord> {
-  const { sessionId, cwd } = options;
+  const { sessionId } = options;
   const sub = options.subagentOf ?? null;
-  let parent: string | null = null;
+  const after = options.continuation?.after ?? null;
+  const cwd = typeof after?.cwd === "string" ? after.cwd : options.cwd;
+  // a continuation goes on from the source's chain, under the source's own session id
+  let parent: string | null = typeof after?.uuid === "string" ? after.uuid : null;
+  const ownSession = typeof after?.sessionId === "string" ? after.sessionId : (sub?.sessionId ?? sessionId);
   const uuidOf = (key: string) => derivedSessionId("claude-code", `${sessionId}:${key}`);
   // a subagent's records name its parent's session and its own agent id (the file goes in <parent>/subagents/agent-<id>.jsonl)
-  const agentId = sub === null ? null : typeof sub.spawn.agentId === "string" ? sub.spawn.agentId : claudeAgentId(sessionId);
+  const agentId =
+    after !== null
+      ? typeof after.agentId === "string"
+        ? after.agentId
+        : null
+      : sub === null
+        ? null
+        : typeof sub.spawn.agentId === "string"
+          ? sub.spawn.agentId
+          : claudeAgentId(sessionId);
   // the tool calls that spawned a subagent (imported links): their results name its agent id, as Claude Code's Task results do
   const spawned = new Map<string, string>();
   for (const e of path) {
@@ -105,10 +151,10 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
   }
   const base = (type: string): RawRecord => ({
     parentUuid: parent,
-    isSidechain: sub !== null,
+    isSidechain: after !== null ? after.isSidechain === true : sub !== null,
     userType: "external",
     cwd,
-    sessionId: sub?.sessionId ?? sessionId,
+    sessionId: ownSession,
     version: CLAUDE_CODE_VERSION,
     ...(agentId === null ? {} : { agentId }),
     type,
@@ -172,10 +218,11 @@ export function* toClaudeCode(path: readonly SessionEntry[], options: ConvertOpt
   };
 
   for (const step of convertSteps(path)) {
+    if (!writtenStep(step, options.continuation)) continue;
     if (step.kind === "kept") {
       warn(step.entry, `${step.why}, which Claude Code has no record for`, `a ${CLAUDE_EXTENSION_TYPE} record`);
       // outside the uuid chain: Claude Code's reader does not know the type
-      yield { type: CLAUDE_EXTENSION_TYPE, sessionId: sub?.sessionId ?? sessionId, timestamp: step.entry.timestamp, entry: step.entry };
+      yield { type: CLAUDE_EXTENSION_TYPE, sessionId: ownSession, timestamp: step.entry.timestamp, entry: step.entry };
     } else if (step.kind === "compaction") {
       const boundary = uuidOf(`${step.entry.id}:boundary`);
       const logical = parent;

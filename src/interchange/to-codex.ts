@@ -1,7 +1,7 @@
 import { isRecord, type RawRecord, type SessionEntry } from "../format/types.ts";
 import { convertSteps, entryRest, type ConvertStep } from "./convert-steps.ts";
 import { subagentOf } from "./foreign-entry.ts";
-import type { ConvertOptions } from "./to-claude-code.ts";
+import { writtenStep, type ConvertOptions } from "./to-claude-code.ts";
 
 /** The Codex version written in `session_meta.cli_version`: the newest whose rollout shapes our fixtures show. */
 export const CODEX_VERSION = "0.129.0";
@@ -30,25 +30,12 @@ function modelName(value: unknown): string | null {
  */
 export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions): Generator<RawRecord> {
   const first = path[0]?.timestamp ?? new Date(0).toISOString();
+  const continuation = options.continuation ?? null;
   let model: string | null = null;
-  for (const e of path) {
-    if (e.type === "message" && isRecord(e.message) && e.message.role === "assistant") {
-      model = modelName(e.message.model);
-      break;
-    }
-  }
-  const line = (timestamp: string, type: string, payload: RawRecord): RawRecord => ({ timestamp, type, payload });
-  yield line(first, "session_meta", {
-    id: options.sessionId,
-    timestamp: first,
-    cwd: options.cwd,
-    originator: "transcript-store",
-    cli_version: CODEX_VERSION,
-    // a sub-agent's rollout names the thread that spawned it
-    source: options.subagentOf == null ? "cli" : { subagent: { thread_spawn: threadSpawn(options.subagentOf) } },
-    // Codex's default provider: another agent's provider name means nothing to Codex; each message's own is in its extension item
-    model_provider: "openai",
-  });
+  // a source that numbers its lines is continued in its numbering
+  let ordinal = continuation?.ordinal;
+  const line = (timestamp: string, type: string, payload: RawRecord): RawRecord =>
+    ordinal === undefined ? { timestamp, type, payload } : { timestamp, ordinal: ordinal++, type, payload };
   const turnContext = (timestamp: string) =>
     line(timestamp, "turn_context", {
       cwd: options.cwd,
@@ -57,12 +44,17 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
       model: model ?? "unknown",
       summary: "auto",
     });
-  yield turnContext(first);
+  if (continuation !== null) {
+    // the source's session_meta and turn_context are written already: go on with the model its last turn_context names
+    const payload = continuation.after?.payload;
+    model = isRecord(payload) ? modelName(payload.model) : null;
+  } else yield* opening();
   const warn = (entry: SessionEntry, what: string) =>
     options.warn({ code: "EXTENSION_KEPT", message: `entry ${entry.id} (${entry.type}): ${what}; kept in a ${CODEX_EXTENSION_TYPE} item` });
   const extension = (ts: string, body: RawRecord) => line(ts, "response_item", { type: CODEX_EXTENSION_TYPE, ...body });
 
   for (const step of convertSteps(path)) {
+    if (!writtenStep(step, continuation)) continue;
     const ts = step.entry.timestamp;
     if (step.kind === "kept") {
       const changed = step.entry.type === "model_change" ? modelName(step.entry.model) : null;
@@ -86,6 +78,28 @@ export function* toCodex(path: readonly SessionEntry[], options: ConvertOptions)
     const ext: RawRecord = { entry: step.kind === "note" ? step.entry : entryRest(step.entry) };
     if (step.replay !== undefined) ext.replayOf = step.replay;
     yield extension(ts, ext);
+  }
+
+  function* opening() {
+    for (const e of path) {
+      if (e.type === "message" && isRecord(e.message) && e.message.role === "assistant") {
+        model = modelName(e.message.model);
+        break;
+      }
+    }
+    yield line(first, "session_meta", {
+      id: options.sessionId,
+      timestamp: first,
+      cwd: options.cwd,
+      originator: "transcript-store",
+      cli_version: CODEX_VERSION,
+      // a sub-agent's rollout names the thread that spawned it
+      source: options.subagentOf == null ? "cli" : { subagent: { thread_spawn: threadSpawn(options.subagentOf) } },
+      // the caller's (Codex refuses to resume a thread of another provider than its own), else Codex's default:
+      // another agent's provider name means nothing to Codex; each message's own is in its extension item
+      model_provider: options.codexProvider ?? "openai",
+    });
+    yield turnContext(first);
   }
 
   function* items(step: Exclude<ConvertStep, { kind: "kept" | "compaction" }>, ts: string, lose: (what: string) => void) {

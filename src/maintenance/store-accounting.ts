@@ -10,6 +10,8 @@ import {
   type UsageGrouping,
   type UsageWindow,
 } from "../accounting/usage-report.ts";
+import { SHIPPED_PRICES } from "../accounting/price-table-data.ts";
+import { priceRows, type PriceTable } from "../accounting/price-table.ts";
 import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
@@ -187,9 +189,17 @@ export async function storeLedger(
   return { rows, copies, problems, ledgerProblems: ledger.problems };
 }
 
-/** `usage`: tokens and cost by session, model, UTC day or cwd, inside a time window. */
-export async function storeUsage(options: AccountingOptions & UsageWindow & { by?: UsageGrouping } = {}): Promise<UsageReport> {
-  const { rows, copies, problems, ledgerProblems } = await storeLedger(options);
+/**
+ * `usage`: tokens and cost by session, model, UTC day or cwd, inside a time window. Calls whose cost
+ * the agent did not record (imported Claude Code and Codex calls) are priced from `prices` (default:
+ * the shipped, dated table; `overlayPrices` lays a file over it), else counted `unpricedCalls`.
+ */
+export async function storeUsage(
+  options: AccountingOptions & UsageWindow & { by?: UsageGrouping; prices?: PriceTable } = {},
+): Promise<UsageReport> {
+  const ledger = await storeLedger(options);
+  const { copies, problems, ledgerProblems } = ledger;
+  const rows = priceRows(ledger.rows, options.prices ?? SHIPPED_PRICES);
   const { groups, total } = groupUsage(rows, options.by ?? "session", { since: options.since, until: options.until });
   return { groups, total, copies, problems, ledgerProblems };
 }

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { BYTE_KINDS } from "../../accounting/line-kinds.ts";
 import type { SpaceGrouping, SpaceTotals } from "../../accounting/du-report.ts";
 import { parseTimeBound, type UsageGroup, type UsageGrouping } from "../../accounting/usage-report.ts";
@@ -5,6 +6,7 @@ import { accountStore, storeSpace, storeUsage, type AccountingOptions } from "..
 import { spaceTotals } from "../../accounting/du-report.ts";
 import type { StoreWarning } from "../../errors.ts";
 import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
+import { loadPriceTable } from "../../maintenance/price-file.ts";
 import { startProgress } from "../progress.ts";
 import { noteEncryptedSkipped } from "../encrypted-notice.ts";
 import { terminalText } from "../terminal-text.ts";
@@ -146,6 +148,13 @@ function alignLast(rows: string[][]): string[][] {
   return rows.map((r) => [...r.slice(0, -1), r.at(-1)!.padStart(width)]);
 }
 
+/** A group's cost: `unpriced` when no call has a price, else the sum and how many calls it leaves out. */
+function costCell(g: UsageGroup): string {
+  if (g.unpricedCalls === 0) return cost(g.cost.total);
+  if (g.unpricedCalls === g.calls) return "unpriced";
+  return `${cost(g.cost.total)} +${g.unpricedCalls} unpriced`;
+}
+
 function usageCells(g: UsageGroup): string[] {
   return [
     g.key,
@@ -155,7 +164,7 @@ function usageCells(g: UsageGroup): string[] {
     tokens(g.tokens.cacheRead),
     tokens(g.tokens.cacheWrite),
     tokens(g.tokens.totalTokens),
-    cost(g.cost.total),
+    costCell(g),
   ];
 }
 
@@ -165,8 +174,8 @@ export const usageCommand: Command = {
   summary:
     "tokens and cost of the model calls recorded in sessions (deleted sessions' rows included, flagged), " +
     "by session, model, UTC day or cwd; --since/--until: 30d, 12h, 2w or a date",
-  usage: "usage [--by session|model|day|cwd] [--since 30d] [--until <date|duration>]",
-  options: { by: { type: "string" }, since: { type: "string" }, until: { type: "string" } },
+  usage: "usage [--by session|model|day|cwd] [--since 30d] [--until <date|duration>] [--prices <file>]",
+  options: { by: { type: "string" }, since: { type: "string" }, until: { type: "string" }, prices: { type: "string" } },
   maxArgs: 0,
   async run(ctx) {
     const by = choice<UsageGrouping>(ctx, "by", ["session", "model", "day", "cwd"], "session");
@@ -181,7 +190,12 @@ export const usageCommand: Command = {
     };
     const since = bound("since");
     const until = bound("until");
-    const { result: report, incomplete } = await withStore(ctx, "usage", (options) => storeUsage({ ...options, by, since, until }));
+    // calls whose cost the agent did not record are priced from the shipped table, or from it with this file laid over it
+    const pricesFile = ctx.values.prices as string | undefined;
+    const prices = pricesFile === undefined ? undefined : loadPriceTable(resolve(ctx.io.cwd, pricesFile));
+    const { result: report, incomplete } = await withStore(ctx, "usage", (options) =>
+      storeUsage({ ...options, by, since, until, ...(prices === undefined ? {} : { prices }) }),
+    );
     for (const p of report.problems)
       ctx.io.stderr(terminalText`warning: session ${p.sessionId} entry ${p.key} (line ${p.line}): ${p.field} ${p.reason}; counted as 0\n`);
     for (const p of report.ledgerProblems) ctx.io.stderr(terminalText`warning: usage ledger line ${p.line}: ${p.reason} (${p.path})\n`);

@@ -1,8 +1,11 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { TranscriptStoreError, type StoreWarning } from "../../errors.ts";
+import { agentFilePath } from "../../interchange/agent-paths.ts";
+import { ensureDir } from "../../io.ts";
 import { exportForeign, foreignLineBytes, type ForeignExportSummary } from "../../interchange/export-foreign.ts";
 import type { InterchangeFormat } from "../../interchange/foreign-entry.ts";
 import { defaultForeignTree, foreignFiles } from "../../interchange/foreign-files.ts";
+import { followForeign, refused } from "../../interchange/follow-foreign.ts";
 import { importForeignFile, type ForeignImportReport } from "../../interchange/import-foreign.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { printWarning, storeOptions, UsageError, type CommandContext } from "../context.ts";
@@ -40,32 +43,34 @@ export async function runForeignImport(ctx: CommandContext, from: string): Promi
   if (files.length === 0) throw new TranscriptStoreError("NO_INPUT", terminalText`no *.jsonl file under ${paths.join(", ")}`);
   const options = { ...storeOptions(ctx), dryRun: ctx.values["dry-run"] === true, onWarning: printWarning(ctx.io) };
   let failed = 0;
-  for (const file of files) {
-    let report: ForeignImportReport;
-    try {
-      report = await importForeignFile(format, file, options);
-    } catch (err) {
-      if (!(err instanceof TranscriptStoreError)) throw err;
-      report = {
-        path: file,
-        format,
-        id: "",
-        sourceId: null,
-        status: "refused",
-        location: null,
-        entries: 0,
-        artifacts: 0,
-        counts: { records: 0, mapped: 0, kept: 0, damaged: 0 },
-        problems: [],
-        error: { code: err.code, message: err.message },
-      };
-    }
+  const print = (report: ForeignImportReport) => {
     if (report.status === "refused") failed++;
     ctx.emit({ type: "foreign_import", ...report }, report.error ? terminalText`refused: ${report.error.message}` : reportText(report));
     if (!ctx.json && report.status !== "refused") {
       for (const p of report.problems.slice(0, PROBLEMS_SHOWN)) ctx.io.stderr(terminalText`  line ${p.line}: ${p.code}: ${p.reason}\n`);
       if (report.problems.length > PROBLEMS_SHOWN) ctx.io.stderr(`  … and ${report.problems.length - PROBLEMS_SHOWN} more problem(s)\n`);
     }
+  };
+  if (ctx.values.follow === true) {
+    if (options.dryRun) throw new UsageError("import: --follow writes; it does not go with --dry-run");
+    // until Ctrl-C / SIGTERM: each file imported when it changes; a refusal is reported and the follow goes on
+    await followForeign(format, paths, {
+      ...options,
+      cwd: ctx.io.cwd,
+      signal: ctx.io.signal ?? new AbortController().signal,
+      onReport: print,
+    });
+    return 0;
+  }
+  for (const file of files) {
+    let report: ForeignImportReport;
+    try {
+      report = await importForeignFile(format, file, options);
+    } catch (err) {
+      if (!(err instanceof TranscriptStoreError)) throw err;
+      report = refused(format, file, err);
+    }
+    print(report);
   }
   return failed > 0 ? 1 : 0;
 }
@@ -88,12 +93,20 @@ export function foreignExport(format: InterchangeFormat) {
     let kept = 0;
     const onWarning = (w: StoreWarning) => {
       if (w.code === "SECRET_REDACTED") return print({ ...w, message: `${w.message}; --no-redact keeps them` });
+      if (w.code === "EXPORT_INCOMPLETE") return print({ ...w, message: `${w.code}: ${w.message}` });
       if (w.code !== "EXTENSION_KEPT") return print(w);
       if (kept++ < KEPT_SHOWN) print({ ...w, message: `${w.code}: ${w.message}` });
     };
     const redactOutput = ctx.values["no-redact"] !== true;
-    const lines = exportForeign(format, id, { ...storeOptions(ctx), onWarning, redactOutput, ...(branch === undefined ? {} : { branch }) });
-    const summary: ForeignExportSummary = { lines: 0, skipped: 0, converted: false };
+    const codexProvider = ctx.values["codex-provider"] as string | undefined;
+    const lines = exportForeign(format, id, {
+      ...storeOptions(ctx),
+      onWarning,
+      redactOutput,
+      ...(branch === undefined ? {} : { branch }),
+      ...(codexProvider === undefined ? {} : { codexProvider }),
+    });
+    const summary: ForeignExportSummary = { lines: 0, continued: 0, skipped: 0, converted: false };
     async function* bytes(): AsyncIterable<Buffer> {
       let step = await lines.next();
       while (step.done !== true) {
@@ -102,7 +115,27 @@ export function foreignExport(format: InterchangeFormat) {
       }
       Object.assign(summary, step.value);
     }
-    if (output !== undefined) {
+    if (ctx.values.install === true) {
+      // filed where the agent resumes it from: the path depends on the records (session id, cwd, time)
+      const records: unknown[] = [];
+      const chunks: Buffer[] = [];
+      let step = await lines.next();
+      while (step.done !== true) {
+        if ("record" in step.value) records.push(step.value.record);
+        chunks.push(foreignLineBytes(step.value));
+        step = await lines.next();
+      }
+      Object.assign(summary, step.value);
+      const target = agentFilePath(format, records, ctx.io.env);
+      if (target === null)
+        throw new TranscriptStoreError(
+          "INVALID_OPTION",
+          `export --install: the ${format} records name no session the agent could resume (no message)`,
+        );
+      ensureDir(dirname(target));
+      await writeNewOutput(target, chunks);
+      ctx.emit({ type: "foreign_export", format, path: target, lines: summary.lines }, terminalText`${target}`);
+    } else if (output !== undefined) {
       await writeNewOutput(resolve(ctx.io.cwd, output), bytes(), { force: ctx.values.force === true });
     } else {
       // gathered first, so that a failure leaves stdout empty rather than short
@@ -112,9 +145,7 @@ export function foreignExport(format: InterchangeFormat) {
       for (const c of chunks) write(c.toString("utf8"));
     }
     if (kept > KEPT_SHOWN) ctx.io.stderr(`… ${kept} EXTENSION_KEPT warning(s) in all: kept in the export's extension records\n`);
-    if (summary.skipped > 0) {
-      ctx.io.stderr(`${summary.skipped} entr(y/ies) added in this store after the import are not in the source format; not exported\n`);
-    }
-    return 0;
+    // a turn left out (another branch than the one exported) is never a success: the warning above named it
+    return summary.skipped > 0 ? 1 : 0;
   };
 }

@@ -34,7 +34,9 @@ export const exportCommand: Command = {
   summary:
     "write a session as NDJSON to stdout (secrets redacted unless --no-redact; images inlined unless --refs; " +
     "damaged lines as raw records), or --to another format",
-  usage: `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file> [--force]] [--branch <entryId>]]`,
+  usage:
+    `export <id> [--refs] [--no-redact] [--to ${Object.keys(EXPORT_TARGETS).join("|")} [-o <file> [--force]] [--branch <entryId>]] ` +
+    "[--install] [--codex-provider <name>]",
   options: {
     refs: { type: "boolean", default: false },
     "no-redact": { type: "boolean", default: false },
@@ -42,6 +44,8 @@ export const exportCommand: Command = {
     output: { type: "string", short: "o" },
     force: { type: "boolean", default: false },
     branch: { type: "string" },
+    install: { type: "boolean", default: false },
+    "codex-provider": { type: "string" },
   },
   minArgs: 1,
   maxArgs: 1,
@@ -53,6 +57,10 @@ export const exportCommand: Command = {
     if (to === undefined && output !== undefined) throw new UsageError("export: -o needs --to (the NDJSON export writes to stdout)");
     if (to === undefined && ctx.values.branch !== undefined) throw new UsageError("export: --branch needs --to");
     if (output === undefined && ctx.values.force === true) throw new UsageError("export: --force needs -o (it replaces that file)");
+    if (ctx.values.install === true && to !== "claude-code" && to !== "codex")
+      throw new UsageError("export: --install needs --to claude-code or --to codex");
+    if (ctx.values.install === true && output !== undefined) throw new UsageError("export: --install and -o name two places: give one");
+    if (ctx.values["codex-provider"] !== undefined && to !== "codex") throw new UsageError("export: --codex-provider needs --to codex");
     const info = await resolveArg(ctx, ctx.positionals[0]!);
     if (to !== undefined) return EXPORT_TARGETS[to]!(ctx, info.path, output);
     let notInlined = 0;
@@ -165,13 +173,19 @@ export const importCommand: Command = {
   summary:
     "read a session as NDJSON from a file or stdin into the store (ids kept; raw records to quarantine), " +
     "or --from claude-code|codex transcripts",
-  usage: "import [file|-] [--redact] | import --from claude-code|codex [--dry-run] [paths…]",
+  usage: "import [file|-] [--redact] | import --from claude-code|codex [--dry-run | --follow] [paths…]",
   createsStore: true,
-  options: { from: { type: "string" }, "dry-run": { type: "boolean", default: false }, redact: { type: "boolean", default: false } },
+  options: {
+    from: { type: "string" },
+    "dry-run": { type: "boolean", default: false },
+    redact: { type: "boolean", default: false },
+    follow: { type: "boolean", default: false },
+  },
   async run(ctx) {
     const from = ctx.values.from as string | undefined;
     if (from !== undefined) return runForeignImport(ctx, from);
     if (ctx.values["dry-run"] === true) throw new UsageError("import: --dry-run goes with --from");
+    if (ctx.values.follow === true) throw new UsageError("import: --follow goes with --from");
     if (ctx.positionals.length > 1) throw new UsageError("import: too many arguments (usage: transcript-store import [file|-])");
     const input = await readNdjson(commandInput(ctx, ctx.positionals[0]));
     if (input.length === 0)
