@@ -1,7 +1,6 @@
 import { createReadStream, openSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import ndjson from "ndjson";
 import type { Readable } from "node:stream";
 import { TranscriptStoreError } from "../errors.ts";
 import { isStoreUrl, storeFromUrl } from "../storage/store-url.ts";
@@ -89,7 +88,7 @@ export interface CommandContext {
   values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   positionals: string[];
   /**
-   * Writes one record: an NDJSON line with `--json` (through `ndjson`), else the text line. Build
+   * Writes one record: an NDJSON line with `--json`, else the text line. Build
    * a text that holds transcript or file-system text with `terminalText` (one value, one line).
    */
   emit: (record: unknown, text: string) => void;
@@ -256,21 +255,15 @@ export function commandInput(ctx: CommandContext, file: string | undefined): Rea
   return ctx.io.stdin;
 }
 
-/** An `ndjson` stringify stream into the CLI's stdout. */
+/**
+ * The record stream into the CLI's stdout: one JSON line per record, written at once (no stream
+ * library at start-up: issue 34). Records are plain data (no cycles, no BigInt).
+ */
 function recordStream(io: CliIo): { write: (record: unknown) => void; close: () => Promise<void> } {
-  const stream = ndjson.stringify();
   const write = io.records ?? io.stdout;
-  stream.on("data", (line: string) => write(line));
-  const ended = new Promise<void>((resolve, reject) => {
-    stream.on("end", resolve);
-    stream.on("error", reject);
-  });
   return {
-    write: (record) => void stream.write(record),
-    close: () => {
-      stream.end();
-      return ended;
-    },
+    write: (record) => write(`${JSON.stringify(record)}\n`),
+    close: async () => {},
   };
 }
 

@@ -11,33 +11,7 @@ import {
   type CliIo,
   type Command,
 } from "./context.ts";
-import { duCommand, usageCommand } from "./commands/accounting.ts";
-import { bundleCommand, unbundleCommand } from "./commands/bundle.ts";
-import { demoCommand } from "./commands/demo.ts";
-import { rekeyCommand } from "./commands/rekey.ts";
-import { decryptCommand, encryptCommand } from "./commands/privacy.ts";
-import { gcCommand } from "./commands/gc.ts";
-import {
-  archiveCommand,
-  pinCommand,
-  pruneCommand,
-  purgeCommand,
-  restoreCommand,
-  rmCommand,
-  trashCommand,
-  unarchiveCommand,
-  unpinCommand,
-} from "./commands/lifecycle.ts";
-import { inlineImagesCommand } from "./commands/inline-images.ts";
-import { migrateCommand } from "./commands/migrate.ts";
-import { redactCommand } from "./commands/redact.ts";
-import { forkCommand, lsCommand, mvCommand, showCommand } from "./commands/sessions.ts";
-import { serveCommand } from "./commands/serve.ts";
-import { statsCommand } from "./commands/stats.ts";
-import { indexCommand, searchCommand } from "./commands/search.ts";
-import { mcpCommand } from "./commands/mcp.ts";
-import { exportCommand, importCommand } from "./commands/transfer.ts";
-import { verifyCommand } from "./commands/verify.ts";
+import { COMMAND_TABLE } from "./command-table.ts";
 import { flagLines } from "./flag-help.ts";
 import { stopProgressBars } from "./progress.ts";
 import { terminalIo, terminalText } from "./terminal-text.ts";
@@ -45,42 +19,10 @@ import { askedForVersion, packageVersion } from "./version.ts";
 
 export type { CliIo };
 
-/** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [
-  migrateCommand,
-  verifyCommand,
-  gcCommand,
-  lsCommand,
-  showCommand,
-  exportCommand,
-  importCommand,
-  bundleCommand,
-  unbundleCommand,
-  inlineImagesCommand,
-  redactCommand,
-  forkCommand,
-  mvCommand,
-  statsCommand,
-  duCommand,
-  usageCommand,
-  searchCommand,
-  indexCommand,
-  serveCommand,
-  mcpCommand,
-  pinCommand,
-  unpinCommand,
-  archiveCommand,
-  unarchiveCommand,
-  rmCommand,
-  trashCommand,
-  restoreCommand,
-  purgeCommand,
-  pruneCommand,
-  demoCommand,
-  encryptCommand,
-  decryptCommand,
-  rekeyCommand,
-];
+/** Every command, loaded (for tests and tools that inspect them all; the CLI loads only the one that runs). */
+export async function loadCommands(): Promise<Command[]> {
+  return Promise.all(COMMAND_TABLE.map((c) => c.load()));
+}
 
 /** Wraps `text` to `width` columns, each line after the first indented by `indent` spaces. */
 function wrap(text: string, width: number, indent: number, first = 0): string {
@@ -98,20 +40,25 @@ function wrap(text: string, width: number, indent: number, first = 0): string {
 }
 
 /** `--store`'s help, from the registered backends (storage/backend-registry.ts). */
-const STORE_HELP =
+const storeHelp = () =>
   "a store instead of the file tree (default $TRANSCRIPT_STORE_URL): every command works on it; " +
   registeredBackends()
     .map((b) => `${b.schemes[0]}://… ${b.description}`)
     .join("; ");
 
-/** The one help text: every line fits 80 columns. */
-export const HELP = `transcript-store — keep coding-agent sessions small, safe and movable
+/**
+ * The one help text: every line fits 80 columns. The built-in backends are registered first (their
+ * lines in `--store`'s help); no command module is loaded.
+ */
+export async function helpText(): Promise<string> {
+  await import("../storage/builtin-backends.ts");
+  return `transcript-store — keep coding-agent sessions small, safe and movable
 
 Usage: transcript-store [global options] <command> [options]
        transcript-store <command> --help    (a command's arguments)
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(15)} ${wrap(c.summary, 80, 18, 18)}`).join("\n")}
+${COMMAND_TABLE.map((c) => `  ${c.name.padEnd(15)} ${wrap(c.summary, 80, 18, 18)}`).join("\n")}
 
 Global options (before or after the command):
   --root <dir>          store root (default $TRANSCRIPT_STORE_HOME or
@@ -123,7 +70,7 @@ Global options (before or after the command):
   --layout omp|pi       cwd bucket names: omp's -<home-relative> or pi's
                         --<absolute path>-- (default: what the sessions tree
                         shows, else omp)
-  --store <url>         ${wrap(STORE_HELP, 80, 24, 24)}
+  --store <url>         ${wrap(storeHelp(), 80, 24, 24)}
   --key-file <file>     the store key (32 bytes or 64 hex characters; default
                         the file $TRANSCRIPT_STORE_KEY_FILE names): encrypted
                         sessions open, new ones are encrypted. Never a key on
@@ -141,6 +88,7 @@ Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage error,
   130 interrupted (Ctrl-C; 143 on SIGTERM); search as grep: 0 hits, 1 none,
   2 an error.
 `;
+}
 
 /** A command's own help: its usage, summary and each of its flags with what it does, wrapped to 80 columns. */
 export function commandHelp(command: Command): string {
@@ -219,23 +167,24 @@ export async function main(argv: string[], streams: CliIo): Promise<number> {
   }
   if (name === undefined || name === "help") {
     if (leading.includes("--help") || leading.includes("-h") || name === "help") {
-      io.stdout(HELP);
+      io.stdout(await helpText());
       return 0;
     }
     if (leading.length === 0) {
-      io.stderr(HELP);
+      io.stderr(await helpText());
       return 2;
     }
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  let command: Command | undefined;
   try {
+    command = await COMMAND_TABLE.find((c) => c.name === name)?.load();
     // Before the name only global options: a mistyped one is named as such, not taken for the command.
     parseOptions(undefined, leading, { ...GLOBAL_OPTIONS, version: { type: "boolean", short: "V" } });
     if (command === undefined) {
       if (name === undefined) throw new UsageError("missing command (try --help)");
       const guess = didYouMean(
         name,
-        COMMANDS.map((c) => c.name),
+        COMMAND_TABLE.map((c) => c.name),
       );
       throw new UsageError(terminalText`unknown command ${JSON.stringify(name)} (${guess ? `did you mean "${guess}"?` : "try --help"})`);
     }

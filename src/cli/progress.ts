@@ -1,6 +1,13 @@
-import cliProgress from "cli-progress";
+import { createRequire } from "node:module";
 import { InterruptedError, type CliIo } from "./context.ts";
 import { terminalSafe } from "./terminal-text.ts";
+
+/** `cli-progress`, loaded when a bar is first drawn (not at start-up: issue 34). */
+let cliProgressModule: typeof import("cli-progress") | null = null;
+function cliProgress(): typeof import("cli-progress") {
+  cliProgressModule ??= createRequire(import.meta.url)("cli-progress") as typeof import("cli-progress");
+  return cliProgressModule;
+}
 
 /** Progress over a known number of files: a bar on a TTY's stderr, else one line per file. */
 export interface Progress {
@@ -40,9 +47,9 @@ export interface DrawnBar {
  * `tick` (the work has no place to stop in between; the run ends once it returns).
  */
 export function startDrawnBar(verb: string, total: number): DrawnBar {
-  const bar = new cliProgress.SingleBar(
+  const bar = new (cliProgress().SingleBar)(
     { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
-    cliProgress.Presets.shades_classic,
+    cliProgress().Presets.shades_classic,
   );
   bar.start(total, 0, { label: "" });
   const stop = () => {
@@ -98,9 +105,9 @@ export function startProgress(io: CliIo, total: number, verb: string, quiet: boo
   // The bar draws with its own control sequences, so it writes to the process's stderr itself; the
   // label (a file name) is the only text it shows that is not ours. It hides the cursor and turns
   // line wrap off until `stop`, which every way out of a run reaches (`stopProgressBars`).
-  const bar = new cliProgress.SingleBar(
+  const bar = new (cliProgress().SingleBar)(
     { stream: process.stderr, format: `${verb} [{bar}] {value}/{total} {label}`, hideCursor: true, clearOnComplete: true },
-    cliProgress.Presets.shades_classic,
+    cliProgress().Presets.shades_classic,
   );
   bar.start(total, 0, { label: "" });
   return track(

@@ -3,6 +3,7 @@ import type { QueryTerm } from "./index-query.ts";
 /** A token as FTS5's unicode61 keeps one (letters, digits, private use). */
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
 const MARKS = /\p{M}/gu;
+const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** A token as unicode61 compares it: lower case, diacritics removed (ASCII: lower case alone). */
 function fold(token: string): string {
@@ -21,7 +22,8 @@ export function holdsPhrase(text: string, phrase: string): boolean {
   if (wanted.length === 0) return true;
   // a match starts at a token equal to the first word: nothing before the first place it appears
   let start = 0;
-  if (/^[a-z0-9]+$/.test(wanted[0]!)) {
+  // (only where the text is ASCII too: "ea" is how "Éa" folds, and lower-casing alone keeps its accent)
+  if (/^[a-z0-9]+$/.test(wanted[0]!) && !NON_ASCII.test(text)) {
     start = text.toLowerCase().indexOf(wanted[0]!);
     if (start === -1) return false;
     while (start > 0 && /[\p{L}\p{N}\p{Co}\p{M}]/u.test(text[start - 1]!)) start--;

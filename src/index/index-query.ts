@@ -73,13 +73,23 @@ function partsOf(text: string): string {
 }
 
 /**
- * The MATCH expression of a query for the stemmed table (pure): words and prefixes as the phrase of
- * their identifier parts (src/index/word-forms.ts: "parseStatement" finds `parse_statement`), every
- * term inflected. A quoted phrase is matched stemmed here and checked exact on the text read back
- * (src/index/exact-forms.ts).
+ * A word or prefix as FTS5 expression: the phrase of its tokens as written (what the text itself
+ * holds: unicode61 splits the query as it split the text, so a token searched verbatim is always
+ * found), or the phrase of its identifier parts (what the parts lines hold: "parseStatement" finds
+ * `parse_statement`). The index adds parts per token (word-forms.ts), so a word joining tokens with
+ * `_` or `-` whose parts split further (`ghp_wWPw5k…`) is found by the first phrase only.
+ */
+function wordMatch(text: string, star: string): string {
+  const asWritten = `${quote(text)}${star}`;
+  const parts = partsOf(text);
+  return parts === text ? asWritten : `(${asWritten} OR ${quote(parts)}${star})`;
+}
+
+/**
+ * The MATCH expression of a query for the stemmed table (pure): words and prefixes as written or as
+ * the phrase of their identifier parts (wordMatch), every term inflected. A quoted phrase is matched
+ * stemmed here and checked exact on the text read back (src/index/exact-forms.ts).
  */
 export function toStemmedMatch(terms: readonly QueryTerm[]): string {
-  return terms
-    .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : quote(partsOf(t.text))))
-    .join(" ");
+  return terms.map((t) => (t.kind === "phrase" ? quote(t.text) : wordMatch(t.text, t.kind === "prefix" ? "*" : ""))).join(" AND ");
 }

@@ -39,13 +39,19 @@ function tokenOf(word: string, start: number): Token {
   return { start, end: start + word.length, norm: normalizeToken(word), parts: parts.length > 1 ? parts.map(normalizeToken) : null };
 }
 
-/** The token sequence each term must match (a quoted phrase as written; a word as its identifier parts). */
+/**
+ * The token sequences each term may match, as the index matches it (index-query.ts, wordMatch): a
+ * quoted phrase as written; a word as written or as its identifier parts (`ghp_wWPw5k…` as written
+ * only: its parts split further than the text's tokens do).
+ */
 function termPatterns(terms: readonly QueryTerm[]): Pattern[] {
   return terms
-    .map((t) => {
+    .flatMap((t) => {
       const words = Array.from(t.text.matchAll(TOKEN), (m) => m[0]);
-      const tokens = t.kind === "phrase" ? words.map(normalize) : words.flatMap((w) => splitIdentifier(w)).map(normalize);
-      return { tokens, prefix: t.kind === "prefix", exact: t.kind === "phrase" };
+      const asWritten = { tokens: words.map(normalize), prefix: t.kind === "prefix", exact: t.kind === "phrase" };
+      if (t.kind === "phrase") return [asWritten];
+      const parts = words.flatMap((w) => splitIdentifier(w));
+      return parts.length === words.length ? [asWritten] : [asWritten, { ...asWritten, tokens: parts.map(normalize) }];
     })
     .filter((p) => p.tokens.length > 0);
 }

@@ -14,6 +14,15 @@ describe("makeSnippet", () => {
     expect(snip("see foo-bar and foo bar", "foo-bar")).toBe("see [foo-bar] and [foo bar]");
   });
 
+  it("marks a token searched verbatim that mixes `_`/`-` with case and digits (issue 34, as the index finds it)", () => {
+    const text = "key 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 then sk-ant-abc123XYZ end";
+    expect(snip(text, "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")).toBe(
+      "key [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] then sk-ant-abc123XYZ end",
+    );
+    expect(snip(text, "sk-ant-abc123XYZ")).toBe("key 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 then [sk-ant-abc123XYZ] end");
+    expect(snip(text, "sk-ant-abc123*")).toBe("key 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 then [sk-ant-abc123XYZ] end");
+  });
+
   it("shows about SNIPPET_TOKENS tokens around the first match, whitespace collapsed, … where cut", () => {
     const words = Array.from({ length: 200 }, (_, i) => `w${i}`);
     words[100] = "needle";
