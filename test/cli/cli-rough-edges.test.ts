@@ -166,7 +166,8 @@ describe("per-flag help (issue 36 #16)", () => {
       const help = run.stdout.toString();
       for (const [name, spec] of Object.entries(command.options)) {
         // the flag's line: `--name [<value>]` then at least two words of text, on it or the next line
-        const line = new RegExp(`^  (-\\w, )?--${name}( <[^>]+>)?(\\s+|\\n\\s+)\\S+ \\S+`, "m");
+        // (the text is not the next flag's line: an empty text must not borrow it)
+        const line = new RegExp(`^  (-\\w, )?--${name}( <[^>]+>)?[ \\t]*(\\n[ \\t]+)?(?!-)\\S+ \\S+`, "m");
         if (!line.test(help)) missing.push(`${command.name} --${name}${spec.type === "string" ? " <…>" : ""}`);
       }
     }
