@@ -174,3 +174,18 @@ describe("per-flag help (issue 36 #16)", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("ls where there is nothing (a new user's first command)", () => {
+  it("says on stderr that the cwd has no sessions and how to list every cwd, instead of an empty table", async () => {
+    const root = tempDir();
+    await twins(root, ["elsewhere"]);
+    const run = await cliProcess(["ls", "/nothing-here", "--root", root]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.toString()).toBe("");
+    expect(run.stderr.toString()).toBe("no sessions of /nothing-here; ls --all lists every cwd's\n");
+    const all = await cliProcess(["ls", "--all", "--root", tempDir()]);
+    expect(all.code).toBe(0);
+    expect(all.stdout.toString()).toBe("");
+    expect(all.stderr.toString()).toMatch(/^no sessions in the store \(.+\)\n$/);
+  });
+});

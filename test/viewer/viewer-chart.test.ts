@@ -35,14 +35,15 @@ describe.skipIf(binary === null)("a bar chart in headless Chromium", () => {
     ];
     const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
     await page.setContent(`<!doctype html><style>${VIEWER_CSS}</style><main>${barChart("Cost per day", rows)}</main>`);
-    const overflow = await page.evaluate(() => {
-      const svg = document.querySelector("svg")!;
+    // (a string: the test's types have no DOM) each text's box, and the picture's width
+    const overflow = (await page.evaluate(`(() => {
+      const svg = document.querySelector("svg");
       const width = svg.viewBox.baseVal.width;
       return [...svg.querySelectorAll("text")].map((t) => {
-        const box = (t as SVGTextElement).getBBox();
+        const box = t.getBBox();
         return { text: t.textContent, left: box.x, right: box.x + box.width, width };
       });
-    });
+    })()`)) as Array<{ text: string | null; left: number; right: number; width: number }>;
     await page.close();
     expect(overflow.length).toBe(4);
     for (const t of overflow) {
