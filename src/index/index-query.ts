@@ -80,6 +80,20 @@ function partsOf(text: string): string {
  */
 export function toStemmedMatch(terms: readonly QueryTerm[]): string {
   return terms
-    .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : quote(partsOf(t.text))))
+    .map((t) => (t.kind === "phrase" ? quote(t.text) : t.kind === "prefix" ? `${quote(partsOf(t.text))}*` : wordMatch(t.text)))
     .join(" ");
+}
+
+/**
+ * A word: the phrase of its identifier parts, or of its tokens as written. The index keeps a
+ * compound's parts on a line of their own, so a word whose punctuation joins a compound to other
+ * tokens (`old_parseStatement`, a pasted `ghp_…` token) is found only as written in the text.
+ */
+function wordMatch(text: string): string {
+  const parts = partsOf(text);
+  const written = text
+    .split(/[^\p{L}\p{N}\p{Co}]+/u)
+    .filter((w) => w.length > 0)
+    .join(" ");
+  return written === parts ? quote(parts) : `(${quote(parts)} OR ${quote(written)})`;
 }
