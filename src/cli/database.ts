@@ -57,7 +57,7 @@ export async function statsDatabase(ctx: CommandContext): Promise<number> {
 export async function verifyDatabase(ctx: CommandContext): Promise<number> {
   const store = maintenanceOf(ctx, "verify");
   const findings: StoreFinding[] = [];
-  const sessions = await SessionManager.listAll(storeOptions(ctx));
+  const sessions = await SessionManager.listAll({ ...storeOptions(ctx), includeArchived: true });
   let entries = 0;
   for (const info of sessions) {
     let m: SessionManager;

@@ -97,7 +97,7 @@ export async function accountStore(options: AccountingOptions = {}): Promise<Sto
     onWarning: options.onWarning,
   });
   try {
-    await accountFiles(await SessionManager.listAll(options), options, cache, namesIn, spaces, accounts);
+    await accountFiles(await SessionManager.listAll({ ...options, includeArchived: true }), options, cache, namesIn, spaces, accounts);
   } finally {
     cache?.close();
   }

@@ -20,7 +20,7 @@ export function pageHtml(title: string, body: string, options: { redacted: boole
 /** A money figure at one fixed precision (four decimals under a dollar, two above), or "unpriced". */
 export function money(cost: number | null): string {
   if (cost === null) return "unpriced";
-  return `$${cost.toFixed(4)}`;
+  return `$${cost.toFixed(Math.abs(cost) < 1 ? 4 : 2)}`;
 }
 
 /** Human bytes. */
@@ -46,6 +46,8 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
   const max = Math.max(1e-12, ...rows.map((r) => r.value));
   const rowHeight = 22;
   const height = rows.length * rowHeight + 8;
+  // the picture is as wide as its longest value text needs after the longest bar (12px text: under 7.5px a character)
+  const width = Math.max(820, Math.ceil(336 + 380 + 8 + Math.max(0, ...rows.map((r) => r.text.length)) * 7.5));
   const bars = rows
     .map((r, i) => {
       const w = Math.max(1, Math.round((r.value / max) * 380));
@@ -59,7 +61,7 @@ export function barChart(title: string, rows: Array<{ label: string; value: numb
     .join("");
   return (
     `<figure class="chart"><figcaption>${e(title)}</figcaption>` +
-    `<svg role="img" aria-label="${e(title)}" viewBox="0 0 820 ${height}" width="100%" preserveAspectRatio="xMinYMin meet">` +
+    `<svg role="img" aria-label="${e(title)}" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">` +
     `${bars}</svg></figure>`
   );
 }

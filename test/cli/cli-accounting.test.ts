@@ -117,6 +117,22 @@ describe("transcript-store du / usage on a file store", () => {
     expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
   });
 
+  it("an archived session still counts in usage and du; prune then restore --last-prune leaves the totals as they were", async () => {
+    const root = tempDir();
+    const { a, b } = await twoSessions({ root });
+    expect((await cli(["archive", b.sessionId, "--root", root])).code).toBe(0);
+    const total = async () => (await cli(["usage", "--root", root, "--json"])).records.at(-1);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 0, cost: { total: 2.5 } });
+    const du = await cli(["du", "--root", root, "--json"]);
+    expect(du.records.filter((r) => r.type === "session").map((r) => r.id)).toEqual([a.sessionId, b.sessionId]);
+    expect((await cli(["stats", "--root", root])).stdout).toMatch(/^sessions: 2 /m);
+    // prune trashes the archived, 40-day-old one; the undo brings it back: counted once, not deleted
+    expect((await cli(["prune", "--older-than", "30d", "--root", root])).code).toBe(0);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 1, cost: { total: 2.5 } });
+    expect((await cli(["restore", "--last-prune", "--root", root])).code).toBe(0);
+    expect(await total()).toMatchObject({ type: "total", calls: 2, deletedCalls: 0, cost: { total: 2.5 } });
+  });
+
   it("usage --since 30d leaves out older calls; --by model; a deleted session's rows stay, flagged", async () => {
     const root = tempDir();
     const { a, b } = await twoSessions({ root });

@@ -30,6 +30,19 @@ async function fileTree(root: string) {
 }
 
 describe.skipIf(!pgCluster())("the CLI against a PostgreSQL store", () => {
+  it("verify and stats count an archived session (archive hides it from listings only)", async () => {
+    const root = tempDir();
+    const url = await freshDatabase();
+    const sessions = await fileTree(root);
+    expect((await cli(["migrate", "--root", root, "--to", url])).code).toBe(0);
+    const env = { TRANSCRIPT_STORE_URL: url };
+    expect((await cli(["archive", sessions[0]!.sessionId], { env })).code).toBe(0);
+    const verify = await cli(["verify", "--json"], { env });
+    expect(verify.code).toBe(0);
+    expect(verify.records.at(-1)).toMatchObject({ sessions: 3, findings: 0 });
+    expect((await cli(["stats", "--json"], { env })).records[0]).toMatchObject({ sessions: 3, references: 4 });
+  });
+
   it("migrate --to imports a file tree (ids kept, blobs once), re-runs as unchanged, and every command works on it", async () => {
     const root = tempDir();
     const url = await freshDatabase();

@@ -166,10 +166,26 @@ describe("per-flag help (issue 36 #16)", () => {
       const help = run.stdout.toString();
       for (const [name, spec] of Object.entries(command.options)) {
         // the flag's line: `--name [<value>]` then at least two words of text, on it or the next line
-        const line = new RegExp(`^  (-\\w, )?--${name}( <[^>]+>)?(\\s+|\\n\\s+)\\S+ \\S+`, "m");
+        // (the text is not the next flag's line: an empty text must not borrow it)
+        const line = new RegExp(`^  (-\\w, )?--${name}( <[^>]+>)?[ \\t]*(\\n[ \\t]+)?(?!-)\\S+ \\S+`, "m");
         if (!line.test(help)) missing.push(`${command.name} --${name}${spec.type === "string" ? " <…>" : ""}`);
       }
     }
     expect(missing).toEqual([]);
+  });
+});
+
+describe("ls where there is nothing (a new user's first command)", () => {
+  it("says on stderr that the cwd has no sessions and how to list every cwd, instead of an empty table", async () => {
+    const root = tempDir();
+    await twins(root, ["elsewhere"]);
+    const run = await cliProcess(["ls", "/nothing-here", "--root", root]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.toString()).toBe("");
+    expect(run.stderr.toString()).toBe("no sessions of /nothing-here; ls --all lists every cwd's\n");
+    const all = await cliProcess(["ls", "--all", "--root", tempDir()]);
+    expect(all.code).toBe(0);
+    expect(all.stdout.toString()).toBe("");
+    expect(all.stderr.toString()).toMatch(/^no sessions in the store \(.+\)\n$/);
   });
 });

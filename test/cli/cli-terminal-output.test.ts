@@ -219,6 +219,7 @@ describe("no transcript text reaches the terminal raw", () => {
       `lost ${CLIPBOARD}${CSI8}`,
       "ls",
       "--all",
+      "--json", // an empty store's ls says so on stderr; --json keeps stderr the uncaught report's alone
       "--root",
       tempDir(),
     ]);

@@ -58,6 +58,24 @@ describeBackends("SessionIndex word forms, copies and ranking (issue 34)", { nee
     }
   });
 
+  it("finds a pasted token or identifier whose snake_case joins a camelCase part, unquoted as rg would", async () => {
+    const options = await backend.options();
+    const s = await SessionManager.create("/work/tokens", { ...options, now: clock(NOW) });
+    const token = s.appendMessage({ role: "user", content: "push with 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 please", timestamp: 1 });
+    const mixed = s.appendMessage({ role: "user", content: "then call old_parseStatement once", timestamp: 2 });
+    await s.flush();
+    const index = await openSessionIndex(options);
+    try {
+      expect(await ids(index, "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")).toEqual([token]);
+      expect(await ids(index, "old_parseStatement")).toEqual([mixed]);
+      expect(await ids(index, "parseStatement")).toEqual([mixed]);
+      expect(await ids(index, "old parse statement")).toEqual([mixed]);
+    } finally {
+      await index.close();
+      await s.close();
+    }
+  });
+
   it("gives one hit per entry: copies in forks fold into it (alsoIn), the limit counts entries", async () => {
     const options = await backend.options();
     const s = await SessionManager.create("/work/forks", { ...options, now: clock(NOW) });

@@ -36,6 +36,15 @@ export const lsCommand: Command = {
       for (const info of list) ctx.emit(infoRecord(info), "");
       return unreadable ? 1 : 0;
     }
+    if (list.length === 0) {
+      // nothing to tabulate: say where nothing was found, and where to look (stdout stays empty)
+      ctx.io.stderr(
+        ctx.values.all
+          ? terminalText`no sessions in the store (${ctx.store === undefined ? ctx.dirs.sessionsDir : "its database"})\n`
+          : terminalText`no sessions of ${resolve(ctx.io.cwd, ctx.positionals[0] ?? ".")}; ls --all lists every cwd's\n`,
+      );
+      return unreadable ? 1 : 0;
+    }
     const rows = list.map((s) => [
       s.id,
       s.modified.toISOString().slice(0, 16).replace("T", " "),

@@ -17,12 +17,12 @@ export const statsCommand: Command = {
   maxArgs: 0,
   async run(ctx) {
     if (ctx.store !== undefined) return statsDatabase(ctx);
-    // Sessions are what `ls --all` lists (one rule): a file without a session header (a Claude
+    // Sessions are what `ls --all --archived` lists (one rule): a file without a session header (a Claude
     // Code or Codex transcript, a damaged file) is counted apart, not as a session.
     let notSessions = 0;
     const warn = printWarning(ctx.io);
     const onWarning = (w: StoreWarning) => (w.code === "BAD_HEADER" ? notSessions++ : warn(w));
-    const sessions = await SessionManager.listAll({ ...storeOptions(ctx), onWarning });
+    const sessions = await SessionManager.listAll({ ...storeOptions(ctx), onWarning, includeArchived: true });
     const counter = new RefCounter();
     let sessionBytes = 0;
     for (const s of sessions) {
