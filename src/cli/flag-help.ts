@@ -19,13 +19,6 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
     also: "<sessions-root> another sessions tree sharing these blobs: its references count too (repeatable)",
     forget: "<registered-place> stop counting a sessions tree registered earlier (repeatable)",
   },
-  serve: {
-    port: "<n> the port to listen on (default: a free one)",
-    host: "<addr> the address to bind (default 127.0.0.1; another one is reachable by others: a warning says so)",
-    open: "open the printed URL in the desktop's browser",
-    write: "allow actions (pin, archive, rm/restore, purge, fork, redact), each behind a confirmation page",
-    redact: "show the sharing view: secrets as markers, as export shares them",
-  },
   ls: { all: "every cwd, not only the current directory's", archived: "include archived sessions" },
   fork: { at: "<entryId> fork at this entry (the branch up to it) instead of the whole session", cwd: "<dir> the fork's cwd" },
   export: {
