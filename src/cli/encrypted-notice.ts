@@ -18,13 +18,14 @@ export function encryptedSessionCount(ctx: CommandContext): number {
 
 /**
  * Says on stderr how many encrypted sessions a command did not count (`usage`, `du`, `search`,
- * `index --status`), never a silent omission: "3 encrypted sessions not counted; pass --key-file",
- * or, with a key given, that this command does not decrypt them yet. Returns the count.
+ * `index --status`), never a silent omission: "3 encrypted sessions not counted: usage does not read
+ * encrypted sessions yet (…)". A key does not change that (these commands do not decrypt), so the line
+ * never tells the user to pass one. Returns the count.
  */
 export function noteEncryptedSkipped(ctx: CommandContext, command: string): number {
   const count = encryptedSessionCount(ctx);
   if (count === 0) return 0;
   const sessions = `${count} encrypted session${count === 1 ? "" : "s"} not counted`;
-  ctx.io.stderr(ctx.key() === null ? `${sessions}; pass --key-file\n` : `${sessions}: ${command} reads no encrypted text yet\n`);
+  ctx.io.stderr(`${sessions}: ${command} does not read encrypted sessions yet (show, export and fork do, with --key-file)\n`);
   return count;
 }

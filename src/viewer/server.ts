@@ -15,7 +15,7 @@ import { admit, csrfOk, csrfTokenFor, newToken, securityHeaders, tokenCookie } f
 import { filtersOf, listHtml, trashHtml } from "./list-view.ts";
 import { money, pageHtml, sessionHref } from "./page.ts";
 import { openSessionView, type SessionView } from "./session-data.ts";
-import { branchPageHtml, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
+import { branchPageHtml, pageTitle, sessionHtml, shownBranch, statsOf } from "./session-view.ts";
 import { sharedHits } from "./sharing-search.ts";
 import { usageHtml } from "./usage-view.ts";
 import { type SessionCost, ViewerStore, type ViewerStoreOptions, withCosts } from "./viewer-store.ts";
@@ -326,7 +326,7 @@ export async function startViewer(options: ViewerOptions = {}): Promise<RunningV
       const last = latest[latest.length - 1]?.id;
       const live = `${sessionHref(info.id)}/events?from=${latest.length}${last === undefined ? "" : `&last=${encodeURIComponent(last)}`}`;
       const actions = write ? actionFormHtml(info.id, shownLeaf) : "";
-      const title = typeof v.header.title === "string" && v.header.title !== "" ? v.header.title : `Session ${info.id}`;
+      const title = pageTitle(v);
       return page(title, sessionHtml(v, leaf, forks, actions), live);
     });
     return html(res, body);

@@ -110,7 +110,7 @@ export function sessionHtml(
   actions: string,
 ): string {
   const h = v.header;
-  const title = typeof h.title === "string" && h.title !== "" ? h.title : `Session ${h.id}`;
+  const title = pageTitle(v);
   const { leaf: shownLeaf, branch } = shownBranch(v, leaf);
   const stats = `${sessionHref(v.info.id)}/stats`;
   const facts: Array<[string, string]> = [
@@ -150,6 +150,14 @@ export function sessionHtml(
     `${actions}</header>` +
     `<section id="transcript" aria-label="Transcript" data-follow="${follow}">${html}</section>${more}${artifactList}</div></div>`
   );
+}
+
+/** A session's title as the list shows it: its name, else its first user message, else its id. */
+export function pageTitle(v: SessionView): string {
+  const h = v.header;
+  if (typeof h.title === "string" && h.title !== "") return h.title;
+  const listed = v.info.title ?? v.info.firstMessage;
+  return listed !== null && listed !== "" ? v.share(listed) : `Session ${h.id}`;
 }
 
 /** The stats the page fills in after its first screen: models and cost, as `usage` counts them. */

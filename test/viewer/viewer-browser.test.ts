@@ -196,6 +196,6 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     await page.locator("a", { hasText: "restore…" }).click();
     await page.locator("button", { hasText: "restore" }).click();
     await page.waitForURL(new RegExp(`/s/${s.m.sessionId}`));
-    expect(await page.locator("h1").first().innerText()).toContain("Session");
+    expect(await page.locator("h1").first().innerText()).toContain("Please look.");
   });
 });
