@@ -162,7 +162,12 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "connection-string-password",
     // ADO.NET / ODBC (`…;Password=…;`) and `password=` in text. After a `;` the string is a
     // connection string, so any literal counts; elsewhere a wordy identifier is code (`password=userPassword;`).
-    pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
+    // A quoted value (`"…"`, `'…'`, ODBC's `{…}`, which may hold `;`) counts after a `;` only.
+    pattern: new RegExp(
+      String.raw`(?:^|[;\s"'])(?:password|pwd)\s*=\s*(?:(?<=;\s*(?:password|pwd)\s*=\s*)` +
+        String.raw`(?:"([^"\r\n]{1,200})"|'([^'\r\n]{1,200})'|\{([^}\r\n]{1,200})\})|([^;"'\s]{1,200}))`,
+      "gi",
+    ),
     keywords: ["password", "pwd"],
     back: 1,
     check: (secret, match) => {
@@ -176,7 +181,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // A libpq conninfo: `password=` among its other `key=value` words (host, port, dbname, user…).
     pattern: new RegExp(
       String.raw`(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)` +
-        String.raw`password=([^\s"',()]{1,200})(?![,(])` +
+        String.raw`password=(?:'((?:[^'\\\r\n]|\\.){1,200})'|([^\s"',()]{1,200})(?![,(]))` +
         String.raw`|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)`,
       "g",
     ),

@@ -66,3 +66,25 @@ describe("a PEM private key inside a JSON or .env string (line breaks as \\n esc
     expect(redact(text).out).toBe(text);
   });
 });
+
+describe("a quoted password in a connection string (ADO.NET/ODBC quoting, libpq quoting)", () => {
+  it.each([
+    ['Server=x;Database=db;User ID=u;Password="Zq8;kLm2pW9xR";', "connection-string-password"],
+    ["Server=x;Database=db;User ID=u;Password='Zq8kLm2pW9xR';", "connection-string-password"],
+    ["Driver={ODBC Driver 18};Server=x;UID=u;PWD={Zq8;kLm2pW9xR};", "connection-string-password"],
+    ["host=db.internal user=app password='Zq8 kLm2pW9xR' dbname=app", "libpq-password"],
+  ])("%j loses its password", (text, rule) => {
+    const { out, counts } = redact(text);
+    expect(out).not.toContain("kLm2pW9xR");
+    expect(counts.get(rule)).toBe(1);
+  });
+
+  it.each([
+    "Server=x;Database=db;User ID=u;Password={your_password};",
+    'Server=x;Database=db;User ID=u;Password="";',
+    'Server=x;Database=db;User ID=u;Password="$DB_PASSWORD";',
+    "host=db.internal user=app password='' dbname=app",
+  ])("near miss %j is kept", (text) => {
+    expect(redact(text).out).toBe(text);
+  });
+});
