@@ -80,21 +80,34 @@ export function bytesUnder(path: string): number {
 /** The names that travel with a session file (those present), the session file last. */
 export function sessionParts(file: string): string[] {
   const names = [artifactsDirOf(file), quarantinePathOf(file), `${file}.bak`].filter(exists).map((p) => basename(p));
-  return [...names, ...numberedBackups(file), basename(file)];
+  const beside = namesBeside(file);
+  return [...names, ...numberedBackups(file, beside), ...rewriteTemps(file, beside), basename(file)];
 }
 
-/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
-function numberedBackups(file: string): string[] {
-  const base = basename(file);
-  let names: string[];
+function namesBeside(file: string): string[] {
   try {
-    names = io.readdirSync(dirname(file)) as string[];
+    return io.readdirSync(dirname(file)) as string[];
   } catch {
     return [];
   }
-  return names
+}
+
+/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
+function numberedBackups(file: string, beside: readonly string[]): string[] {
+  const base = basename(file);
+  return beside
     .filter((n) => n.startsWith(`${base}.`) && /^\d+\.bak$/.test(n.slice(base.length + 1)))
     .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+}
+
+/**
+ * The temp files of rewrites of `file` (`.<name>.<pid>.<random>.tmp`, io.ts `tempPathFor`) beside
+ * it: with the session's lock held, a killed process's (the whole transcript, which must not stay
+ * behind a purge). The lock's own declaration temps are the lock's.
+ */
+function rewriteTemps(file: string, beside: readonly string[]): string[] {
+  const own = `.${basename(file)}.`;
+  return beside.filter((n) => n.startsWith(own) && isTempFileName(n) && !n.startsWith(`${own}lock`)).sort();
 }
 
 function entryOf(trashId: string, j: TrashJournal): TrashEntry {
