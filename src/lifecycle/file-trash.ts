@@ -264,9 +264,10 @@ export async function restoreTrashEntry(entry: TrashEntry, options: FileTrashOpt
 }
 
 function restoreLocked(entry: TrashEntry, dir: string, options: FileTrashOptions, at: Date): string {
-  const journal = readJournal(dir);
-  if (journal === null || journal.state !== "trashed")
+  const listed = readJournal(dir);
+  if (listed === null || listed.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+  const journal = withPartsIn(dir, listed);
   const source = dirname(journal.from);
   for (const name of journal.parts)
     if (exists(join(source, name)))
@@ -299,9 +300,10 @@ export async function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptio
   if (first === null || first.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
   await withEntryLock(first, options, () => {
-    const journal = readJournal(dir);
-    if (journal === null || journal.state !== "trashed")
+    const listed = readJournal(dir);
+    if (listed === null || listed.state !== "trashed")
       throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+    const journal = withPartsIn(dir, listed);
     writeJournal(dir, { ...journal, state: "purging" });
     record(options, "purge", entry.trashId, journal, at);
     finishPurge(dir, journal);
@@ -321,6 +323,26 @@ async function withEntryLock<T>(journal: TrashJournal, options: FileTrashOptions
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * The journal with every part the entry holds now: what `rm` moved, and what was made in the entry
+ * since (`redact --backup` of a trashed session writes `<file>.bak` there), before the session
+ * file. Not the journal, temp files or a lock's leftovers.
+ */
+function withPartsIn(dir: string, journal: TrashJournal): TrashJournal {
+  const file = basename(journal.from);
+  let names: string[];
+  try {
+    names = io.readdirSync(dir) as string[];
+  } catch {
+    return journal;
+  }
+  const extra = names
+    .filter((n) => n !== JOURNAL && n !== file && !journal.parts.includes(n) && !isTempFileName(n) && !n.startsWith(`${file}.lock`))
+    .sort();
+  if (extra.length === 0) return journal;
+  return { ...journal, parts: [...journal.parts.slice(0, -1), ...extra, file] };
 }
 
 function finishPurge(dir: string, journal: TrashJournal): void {

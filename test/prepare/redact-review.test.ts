@@ -38,7 +38,7 @@ describe("a database client's password variable in every usual form (issue 32 #1
   });
 
   it.each([
-    '"PGPASSWORD": "${DB_PASSWORD}"',
+    `"PGPASSWORD": "\${DB_PASSWORD}"`,
     '"PGPASSWORD": ""',
     "POSTGRES_PASSWORD: example\n",
     "PGPASSWORD: the variable psql reads its password from\n",
