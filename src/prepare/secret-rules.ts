@@ -53,7 +53,8 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // follow, their breaks real or `\n` escapes (a key inside a JSON or .env string).
     pattern: new RegExp(
       "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----" +
-        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*)?)+)`,
+        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|` +
+        String.raw`(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*)?)+)`,
       "g",
     ),
     keywords: ["PRIVATE KEY"],

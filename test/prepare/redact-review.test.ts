@@ -51,7 +51,9 @@ describe("a database client's password variable in every usual form (issue 32 #1
 });
 
 describe("a PEM private key inside a JSON or .env string (line breaks as \\n escapes)", () => {
-  const body = String.raw`MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu`;
+  const body =
+    String.raw`MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n` +
+    "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu";
 
   it("cut off before its END line, its body is redacted", () => {
     const text = `PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\\n${body}`;
