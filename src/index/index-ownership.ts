@@ -21,6 +21,7 @@ const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
  * session file, `lifecycle.jsonl`, a directory, a link) → `OUTPUT_EXISTS`, untouched.
  */
 export function claimIndexFile(path: string): "created" | "ours" | "check" {
+  for (const suffix of SIBLINGS) checkSibling(path, suffix);
   let stat = io.lstatSync(path, { throwIfNoEntry: false });
   if (stat === undefined) {
     if (createExclusive(path)) return "created";
@@ -42,6 +43,39 @@ export function claimIndexFile(path: string): "created" | "ours" | "check" {
   tightenMode(path);
   return "ours";
 }
+
+/** The files SQLite keeps beside a database and takes as its own (a WAL it cannot read is discarded). */
+const SIBLINGS = ["-wal", "-shm", "-journal"] as const;
+
+/**
+ * A file at `<path>-wal`, `-shm` or `-journal` must be SQLite's (empty, or its header's magic),
+ * else `OUTPUT_EXISTS`: SQLite would discard, rewrite or delete it.
+ */
+function checkSibling(path: string, suffix: (typeof SIBLINGS)[number]): void {
+  const stat = io.lstatSync(path + suffix, { throwIfNoEntry: false });
+  if (stat === undefined) return;
+  if (!stat.isFile()) refuse(path + suffix, `${suffix} beside it is no regular file`);
+  if (stat.size === 0) return;
+  const head = Buffer.alloc(8);
+  let fd: number | undefined;
+  let read = 0;
+  try {
+    fd = io.openSync(path + suffix, constants.O_RDONLY | constants.O_NOFOLLOW);
+    read = io.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeQuietly(fd);
+  }
+  if (read < head.length || !sqliteSibling(suffix, head)) refuse(path + suffix, `${suffix} beside it is no SQLite file`);
+}
+
+/** A WAL's magic, a shared-memory file's version (either byte order) or a rollback journal's magic; or a zeroed header. */
+function sqliteSibling(suffix: (typeof SIBLINGS)[number], head: Buffer): boolean {
+  if (suffix === "-wal") return (head.readUInt32BE(0) & ~1) === 0x377f0682;
+  if (suffix === "-shm") return head.readUInt32LE(0) === 3007000 || head.readUInt32BE(0) === 3007000 || head.every((b) => b === 0);
+  return head.equals(JOURNAL_MAGIC) || head.every((b) => b === 0);
+}
+
+const JOURNAL_MAGIC = Buffer.from("d9d505f920a163d7", "hex");
 
 /**
  * Proves, once SQLite has opened it and before anything is written, that the database at `path` is

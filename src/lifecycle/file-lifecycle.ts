@@ -72,13 +72,13 @@ export class FileLifecycle implements LifecycleDriver {
   }
 
   async restore(entry: TrashEntry, at: Date): Promise<SessionInfo> {
-    const path = restoreTrashEntry(entry, this.places, at);
+    const path = await restoreTrashEntry(entry, this.places, at);
     const info = readSessionInfo(path);
     if (info === null) throw new TranscriptStoreError("BAD_HEADER", `Restored ${path}, which lists as no session`, { path });
     return info;
   }
 
   async purge(entry: TrashEntry, at: Date): Promise<void> {
-    purgeTrashEntry(entry, this.places, at);
+    await purgeTrashEntry(entry, this.places, at);
   }
 }

@@ -80,21 +80,34 @@ export function bytesUnder(path: string): number {
 /** The names that travel with a session file (those present), the session file last. */
 export function sessionParts(file: string): string[] {
   const names = [artifactsDirOf(file), quarantinePathOf(file), `${file}.bak`].filter(exists).map((p) => basename(p));
-  return [...names, ...numberedBackups(file), basename(file)];
+  const beside = namesBeside(file);
+  return [...names, ...numberedBackups(file, beside), ...rewriteTemps(file, beside), basename(file)];
 }
 
-/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
-function numberedBackups(file: string): string[] {
-  const base = basename(file);
-  let names: string[];
+function namesBeside(file: string): string[] {
   try {
-    names = io.readdirSync(dirname(file)) as string[];
+    return io.readdirSync(dirname(file)) as string[];
   } catch {
     return [];
   }
-  return names
+}
+
+/** `<file>.2.bak`, `<file>.3.bak`, … beside `file` (what `backupSessionFile` makes once `.bak` is taken). */
+function numberedBackups(file: string, beside: readonly string[]): string[] {
+  const base = basename(file);
+  return beside
     .filter((n) => n.startsWith(`${base}.`) && /^\d+\.bak$/.test(n.slice(base.length + 1)))
     .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+}
+
+/**
+ * The temp files of rewrites of `file` (`.<name>.<pid>.<random>.tmp`, io.ts `tempPathFor`) beside
+ * it: with the session's lock held, a killed process's (the whole transcript, which must not stay
+ * behind a purge). The lock's own declaration temps are the lock's.
+ */
+function rewriteTemps(file: string, beside: readonly string[]): string[] {
+  const own = `.${basename(file)}.`;
+  return beside.filter((n) => n.startsWith(own) && isTempFileName(n) && !n.startsWith(`${own}lock`)).sort();
 }
 
 function entryOf(trashId: string, j: TrashJournal): TrashEntry {
@@ -241,11 +254,20 @@ function namesIn(dir: string): string[] {
  * Puts a trash entry back where it was. Anything already at one of its names (a new session at
  * the same path) makes it refuse with `MOVE_FAILED`, nothing moved.
  */
-export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): string {
+export async function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): Promise<string> {
   const dir = join(trashDirOf(options.root), entry.trashId);
-  const journal = readJournal(dir);
-  if (journal === null || journal.state !== "trashed")
+  const first = readJournal(dir);
+  if (first === null || first.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+  // Under the session's lock: another process's recovery (or restore, or purge) leaves the entry alone meanwhile.
+  return withEntryLock(first, options, () => restoreLocked(entry, dir, options, at));
+}
+
+function restoreLocked(entry: TrashEntry, dir: string, options: FileTrashOptions, at: Date): string {
+  const listed = readJournal(dir);
+  if (listed === null || listed.state !== "trashed")
+    throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+  const journal = withPartsIn(dir, listed);
   const source = dirname(journal.from);
   for (const name of journal.parts)
     if (exists(join(source, name)))
@@ -272,14 +294,55 @@ export function restoreTrashEntry(entry: TrashEntry, options: FileTrashOptions, 
 }
 
 /** Deletes a trash entry for good (journaled: a crash mid-way is finished by the next recovery). */
-export function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): void {
+export async function purgeTrashEntry(entry: TrashEntry, options: FileTrashOptions, at = new Date()): Promise<void> {
   const dir = join(trashDirOf(options.root), entry.trashId);
-  const journal = readJournal(dir);
-  if (journal === null || journal.state !== "trashed")
+  const first = readJournal(dir);
+  if (first === null || first.state !== "trashed")
     throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
-  writeJournal(dir, { ...journal, state: "purging" });
-  record(options, "purge", entry.trashId, journal, at);
-  finishPurge(dir, journal);
+  await withEntryLock(first, options, () => {
+    const listed = readJournal(dir);
+    if (listed === null || listed.state !== "trashed")
+      throw new TranscriptStoreError("SESSION_NOT_FOUND", `No trash entry ${entry.trashId}`, { path: dir });
+    const journal = withPartsIn(dir, listed);
+    writeJournal(dir, { ...journal, state: "purging" });
+    record(options, "purge", entry.trashId, journal, at);
+    finishPurge(dir, journal);
+  });
+}
+
+/**
+ * Runs `step` holding the lock of the session path an entry came from: the one lock `rm` holds
+ * while it moves the session in, so a step in progress (its journal mid-way) is never taken for a
+ * crashed one by another process's recovery. A live holder is `SESSION_LOCKED`, nothing done.
+ */
+async function withEntryLock<T>(journal: TrashJournal, options: FileTrashOptions, step: () => T): Promise<T> {
+  ensureDir(dirname(journal.from), true);
+  const lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+  try {
+    return step();
+  } finally {
+    await lock.release();
+  }
+}
+
+/**
+ * The journal with every part the entry holds now: what `rm` moved, and what was made in the entry
+ * since (`redact --backup` of a trashed session writes `<file>.bak` there), before the session
+ * file. Not the journal, temp files or a lock's leftovers.
+ */
+function withPartsIn(dir: string, journal: TrashJournal): TrashJournal {
+  const file = basename(journal.from);
+  let names: string[];
+  try {
+    names = io.readdirSync(dir) as string[];
+  } catch {
+    return journal;
+  }
+  const extra = names
+    .filter((n) => n !== JOURNAL && n !== file && !journal.parts.includes(n) && !isTempFileName(n) && !n.startsWith(`${file}.lock`))
+    .sort();
+  if (extra.length === 0) return journal;
+  return { ...journal, parts: [...journal.parts.slice(0, -1), ...extra, file] };
 }
 
 function finishPurge(dir: string, journal: TrashJournal): void {
@@ -313,62 +376,75 @@ export async function recoverTrash(options: FileTrashOptions): Promise<void> {
       continue;
     }
     if (journal.state === "trashed") continue;
-    if (journal.state === "purging") {
-      record(options, "purge", trashId, journal);
-      finishPurge(dir, journal);
-      continue;
+    // A step mid-way in a live process holds the session's lock: only a dead one's is finished or undone.
+    let lock: SessionLock;
+    try {
+      ensureDir(dirname(journal.from), true);
+      lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
+    } catch (err) {
+      if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") {
+        options.onWarning?.({
+          code: "SESSION_LOCKED",
+          message: "A trash step in progress (or its session's writer) holds the session",
+          path: dir,
+        });
+        continue;
+      }
+      throw err;
     }
-    const source = dirname(journal.from);
-    const file = basename(journal.from);
-    if (journal.state === "trashing") {
-      if (exists(join(dir, file))) {
-        // Committed: bring over what the crash left behind.
-        moveRest(source, dir, journal.parts);
-        fsyncDir(source);
-        writeJournal(dir, { ...journal, state: "trashed" });
-      } else await undoTrashing(trashId, dir, journal, options);
-      continue;
+    try {
+      const again = readJournal(dir);
+      if (again !== null && again.state !== "trashed") await recoverEntry(trashId, dir, again, options);
+    } finally {
+      await lock.release();
     }
-    // restoring
-    if (!exists(join(dir, file))) {
-      record(options, "restore", trashId, journal);
-      removeEntryDir(dir);
-      continue;
-    }
-    for (const name of journal.parts)
-      if (!exists(join(dir, name)) && exists(join(source, name))) io.renameSync(join(source, name), join(dir, name));
-    writeJournal(dir, { ...journal, state: "trashed" });
   }
 }
 
-async function undoTrashing(trashId: string, dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
-  let lock: SessionLock;
-  try {
-    lock = await acquireSessionLock(journal.from, { staleMs: options.lockStaleMs, onCompromised: () => {} });
-  } catch (err) {
-    if (err instanceof TranscriptStoreError && err.code === "SESSION_LOCKED") {
-      options.onWarning?.({ code: "SESSION_LOCKED", message: "An interrupted removal waits for the session's writer", path: dir });
-      return;
-    }
-    throw err;
+/** Finishes or undoes one entry's interrupted step (its session's lock held). */
+async function recoverEntry(trashId: string, dir: string, journal: TrashJournal, options: FileTrashOptions): Promise<void> {
+  if (journal.state === "purging") {
+    record(options, "purge", trashId, journal);
+    finishPurge(dir, journal);
+    return;
   }
-  try {
-    const source = dirname(journal.from);
-    for (const name of journal.parts) {
-      if (!exists(join(dir, name))) continue;
-      if (exists(join(source, name))) {
-        options.onWarning?.({
-          code: "MOVE_FAILED",
-          message: `Both ${join(source, name)} and its trashed copy exist: kept both`,
-          path: dir,
-        });
-        return;
-      }
-      io.renameSync(join(dir, name), join(source, name));
-    }
+  const source = dirname(journal.from);
+  const file = basename(journal.from);
+  if (journal.state === "trashing") {
+    if (exists(join(dir, file))) {
+      // Committed: bring over what the crash left behind.
+      moveRest(source, dir, journal.parts);
+      fsyncDir(source);
+      writeJournal(dir, { ...journal, state: "trashed" });
+    } else undoTrashing(trashId, dir, journal, options);
+    return;
+  }
+  // restoring
+  if (!exists(join(dir, file))) {
     record(options, "restore", trashId, journal);
     removeEntryDir(dir);
-  } finally {
-    await lock.release();
+    return;
   }
+  for (const name of journal.parts)
+    if (!exists(join(dir, name)) && exists(join(source, name))) io.renameSync(join(source, name), join(dir, name));
+  writeJournal(dir, { ...journal, state: "trashed" });
+}
+
+/** Undoes an uncommitted removal (the session file still in place), its session's lock held. */
+function undoTrashing(trashId: string, dir: string, journal: TrashJournal, options: FileTrashOptions): void {
+  const source = dirname(journal.from);
+  for (const name of journal.parts) {
+    if (!exists(join(dir, name))) continue;
+    if (exists(join(source, name))) {
+      options.onWarning?.({
+        code: "MOVE_FAILED",
+        message: `Both ${join(source, name)} and its trashed copy exist: kept both`,
+        path: dir,
+      });
+      return;
+    }
+    io.renameSync(join(dir, name), join(source, name));
+  }
+  record(options, "restore", trashId, journal);
+  removeEntryDir(dir);
 }

@@ -46,12 +46,16 @@ export async function redactSessionFile(file: string, options: RedactFileOptions
   const artifactsFound: RedactionCounts = new Map();
   let artifacts = 0;
   const dir = artifactsDirOf(file);
-  if (migrate.status !== "failed" && migrate.status !== "conflict" && io.existsSync(dir)) {
+  const hasArtifacts = io.existsSync(dir);
+  // A killed rewrite's temp beside the session holds it as it was: removed whether or not it has artifacts.
+  if (migrate.status !== "failed" && migrate.status !== "conflict" && (hasArtifacts || options.dryRun !== true)) {
     const lock = options.dryRun ? null : await acquireSessionLock(file, { onCompromised: () => {} });
     try {
       if (lock !== null) reclaimDeadSessionTemps(file);
-      const store = new ArtifactStore(dir, { fsync: options.fsync === true });
-      artifacts = scrubArtifacts(store, redactor, artifactsFound, options.dryRun === true).changed;
+      if (hasArtifacts) {
+        const store = new ArtifactStore(dir, { fsync: options.fsync === true });
+        artifacts = scrubArtifacts(store, redactor, artifactsFound, options.dryRun === true).changed;
+      }
     } finally {
       await lock?.release();
     }

@@ -30,6 +30,9 @@ function realPassword(secret: string): boolean {
   return literalPassword(secret, 6);
 }
 
+/** The environment variables database clients read their password from. */
+const ENV_PASSWORD_NAMES = "PGPASSWORD|MYSQL_PWD|MYSQL_PASSWORD|MYSQL_ROOT_PASSWORD|POSTGRES_PASSWORD|REDISCLI_AUTH";
+
 const PEM_BODY = /[A-Za-z0-9+/=]{40,}/;
 
 /** A JWT's first segment decodes to a JSON object (its header). */
@@ -46,10 +49,12 @@ function jwtHeader(token: string): boolean {
 export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   {
     id: "pem-private-key",
-    // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that follow.
+    // With its END line, or cut off before it (a `head`, a truncated output): then the body lines that
+    // follow, their breaks real or `\n` escapes (a key inside a JSON or .env string).
     pattern: new RegExp(
       "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----" +
-        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?)+)`,
+        String.raw`(?:[\s\S]{40,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|` +
+        String.raw`(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*)?)+)`,
       "g",
     ),
     keywords: ["PRIVATE KEY"],
@@ -158,7 +163,12 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     id: "connection-string-password",
     // ADO.NET / ODBC (`…;Password=…;`) and `password=` in text. After a `;` the string is a
     // connection string, so any literal counts; elsewhere a wordy identifier is code (`password=userPassword;`).
-    pattern: /(?:^|[;\s"'])(?:password|pwd)\s*=\s*([^;"'\s]{1,200})/gi,
+    // A quoted value (`"…"`, `'…'`, ODBC's `{…}`, which may hold `;`) counts after a `;` only.
+    pattern: new RegExp(
+      String.raw`(?:^|[;\s"'])(?:password|pwd)\s*=\s*(?:(?<=;\s*(?:password|pwd)\s*=\s*)` +
+        String.raw`(?:"([^"\r\n]{1,200})"|'([^'\r\n]{1,200})'|\{([^}\r\n]{1,200})\})|([^;"'\s]{1,200}))`,
+      "gi",
+    ),
     keywords: ["password", "pwd"],
     back: 1,
     check: (secret, match) => {
@@ -172,7 +182,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
     // A libpq conninfo: `password=` among its other `key=value` words (host, port, dbname, user…).
     pattern: new RegExp(
       String.raw`(?<=\b(?:host|hostaddr|port|dbname|user|sslmode)=[^\s"'=,()]+\s+(?:[a-z_]+=[^\s"'=,()]+\s+)*)` +
-        String.raw`password=([^\s"',()]{1,200})(?![,(])` +
+        String.raw`password=(?:'((?:[^'\\\r\n]|\\.){1,200})'|([^\s"',()]{1,200})(?![,(]))` +
         String.raw`|\bpassword=([^\s"',()]{1,200})(?=(?:\s+[a-z_]+=[^\s"'=,()]+)*\s+(?:host|hostaddr|port|dbname|user|sslmode)=)`,
       "g",
     ),
@@ -182,9 +192,15 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
   },
   {
     id: "env-password",
-    // The password variables of database clients: even a short value is the password.
-    pattern: /\b(?:PGPASSWORD|MYSQL_PWD|MYSQL_PASSWORD|MYSQL_ROOT_PASSWORD|POSTGRES_PASSWORD|REDISCLI_AUTH)=["']?([^\s"';&|]{1,200})/g,
-    keywords: ["PGPASSWORD=", "MYSQL_PWD=", "MYSQL_PASSWORD=", "MYSQL_ROOT_PASSWORD=", "POSTGRES_PASSWORD=", "REDISCLI_AUTH="],
+    // The password variables of database clients: even a short value is the password. Assigned with
+    // an equals sign, or a key with its value: quoted (JSON, an object's key) or a YAML line's key
+    // (at its start), the value then all that follows on its line.
+    pattern: new RegExp(
+      String.raw`\b(?:${ENV_PASSWORD_NAMES})(?:=["']?|(?<=(?:^[ \t]*(?:-[ \t]+)?|["'])(?:${ENV_PASSWORD_NAMES}))["']?[ \t]*:[ \t]*["']?` +
+        String.raw`(?=[^\s"';&|]{1,200}["']?[ \t]*(?:[,}\r\n]|$)))([^\s"';&|]{1,200})`,
+      "gm",
+    ),
+    keywords: ["PGPASSWORD", "MYSQL_PWD", "MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "POSTGRES_PASSWORD", "REDISCLI_AUTH"],
     back: 0,
     check: (secret) => literalPassword(secret, 3),
   },

@@ -7,7 +7,8 @@
  *   or its header changed): leave it alone;
  * - `sourceAhead`: the incoming copy holds every entry line of the store copy and more, under the
  *   same header (the source grew): appending the rest loses nothing;
- * - `diverged`: each has lines the other lacks: a conflict, nothing may be written.
+ * - `diverged`: each has lines the other lacks, or the headers name two sessions (two ids that
+ *   meet at one file name): a conflict, nothing may be written.
  */
 export type SessionRelation = "same" | "storeAhead" | "sourceAhead" | "diverged";
 
@@ -16,6 +17,24 @@ type Line = string | Uint8Array;
 function equal(a: Line, b: Line): boolean {
   if (typeof a === "string" && typeof b === "string") return a === b;
   return Buffer.from(a).equals(Buffer.from(b));
+}
+
+/** The `id` a header line names, or undefined (not a JSON object with a string id). */
+function headerId(line: Line): string | undefined {
+  try {
+    const value = JSON.parse(typeof line === "string" ? line : Buffer.from(line).toString("utf8")) as { id?: unknown } | null;
+    return typeof value?.id === "string" ? value.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Two headers of two sessions: each names an id, and they differ (never one session's copies). */
+function otherSession(a: Line | null, b: Line | null): boolean {
+  if (a === null || b === null) return false;
+  const idA = headerId(a);
+  const idB = headerId(b);
+  return idA !== undefined && idB !== undefined && idA !== idB;
 }
 
 /** The relation once one pair of lines (null: that side ended) is read; undefined: read on. */
@@ -34,6 +53,7 @@ export function relateSessions(incoming: Iterator<Line>, stored: Iterator<Line>)
   };
   const headerA = next(incoming);
   const headerB = next(stored);
+  if (otherSession(headerA, headerB)) return "diverged";
   const sameHeader = headerA !== null && headerB !== null && equal(headerA, headerB);
   for (;;) {
     const found = step(sameHeader, next(incoming), next(stored));
@@ -52,6 +72,7 @@ export async function relateSessionStreams(incoming: AsyncIterable<Line>, stored
   try {
     const headerA = await next(a);
     const headerB = await next(b);
+    if (otherSession(headerA, headerB)) return "diverged";
     const sameHeader = headerA !== null && headerB !== null && equal(headerA, headerB);
     for (;;) {
       const found = step(sameHeader, await next(a), await next(b));

@@ -80,6 +80,7 @@ describe("a crash (SIGKILL) in the middle of rm or restore loses nothing", () =>
       const run = await runTs(CHILD, ["restore", root, id, String(n)]);
       if (run.code === 0) break;
       expect(run.code).toBe(null);
+      ageLock(path); // restore holds the session's lock too (a concurrent recovery leaves it alone)
       outcomes.push(await expectInPlaceOrTrash(root, id, path, before));
     }
     expect(outcomes[0]).toBe("trash");
@@ -87,11 +88,13 @@ describe("a crash (SIGKILL) in the middle of rm or restore loses nothing", () =>
   });
 
   it("purge killed once its journal says purging: the next lifecycle command finishes it", { timeout: 60_000 }, async () => {
-    const { root, id } = await fixture();
+    const { root, id, path } = await fixture();
     await Lifecycle.open({ root }).rm(id);
     const [entry] = readdirSync(join(root, "trash"));
-    const run = await runTs(CHILD, ["purge", root, id, "1"]);
+    // rename 1 declares the session's lock (purge holds it), rename 2 writes the journal "purging"
+    const run = await runTs(CHILD, ["purge", root, id, "2"]);
     expect(run.code).toBe(null);
+    ageLock(path); // purge holds the session's lock too
     expect(JSON.parse(readFileSync(join(root, "trash", entry!, "trash.json"), "utf8")).state).toBe("purging");
     expect(await Lifecycle.open({ root }).listTrash()).toEqual([]);
     expect(readdirSync(join(root, "trash"))).toEqual([]);

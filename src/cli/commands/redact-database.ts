@@ -7,16 +7,19 @@ import { describeCounts, SecretRedactor, type RedactionCounts } from "../../prep
 import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
-import { defaultRoot } from "../../session/paths.ts";
+import { defaultRoot, fileSafeId } from "../../session/paths.ts";
 import type { StoreRedactReport } from "../../storage/store-drivers.ts";
 import { storedRewritesOf } from "../../storage/stored-rewrites.ts";
 import { storeOptions, UsageError, type CommandContext } from "../context.ts";
 import { writeNewOutput } from "../output-file.ts";
 import { terminalText } from "../terminal-text.ts";
 
-/** The file `--backup` writes a session's pre-image to: in the current directory, never replacing one. */
+/**
+ * The file `--backup` writes a session's pre-image to: in the current directory, never replacing one.
+ * The id comes from a transcript: only its file-safe form names the file (no `/` or `..` leaves the directory).
+ */
 export function backupNameOf(id: string): string {
-  return `${id}.pre-redact.jsonl`;
+  return `${fileSafeId(id)}.pre-redact.jsonl`;
 }
 
 /**

@@ -67,12 +67,14 @@ export const redactCommand: Command = {
     let rewritten = 0;
     for (const r of reports) {
       for (const [rule, n] of [...r.found, ...r.artifactsFound]) total.set(rule, (total.get(rule) ?? 0) + n);
-      const status = r.migrate.status;
+      // An encrypted session's lines are ciphertext: reported `encrypted`, not scanned (as on PostgreSQL).
+      const encrypted = r.migrate.status === "failed" && r.migrate.error?.code === "KEY_REQUIRED";
+      const status = encrypted ? "encrypted" : r.migrate.status;
       if (status === "failed" || status === "conflict") failed++;
       if (status === "migrated" || status === "planned") rewritten++;
       const found = r.found.size === 0 ? "nothing found" : describeCounts(r.found);
       const inArtifacts = r.artifacts === 0 ? "" : `; artifacts: ${describeCounts(r.artifactsFound)}`;
-      const error = r.migrate.error === undefined ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
+      const error = r.migrate.error === undefined || encrypted ? "" : ` ${r.migrate.error.code}: ${r.migrate.error.message}`;
       const kept = r.migrate.backup === undefined ? "" : `  (original kept in ${r.migrate.backup})`;
       ctx.emit(
         {
@@ -84,7 +86,7 @@ export const redactCommand: Command = {
           artifacts: r.artifacts,
           artifactsFound: Object.fromEntries(r.artifactsFound),
           ...(r.migrate.backup !== undefined ? { backup: r.migrate.backup } : {}),
-          error: r.migrate.error,
+          error: encrypted ? undefined : r.migrate.error,
         },
         terminalText`${status}  ${found}${inArtifacts}${error}  ${r.migrate.source}${kept}`,
       );

@@ -39,4 +39,19 @@ describe("two ids of one file-safe name (issue 32 #4)", () => {
     expect(second.stderr).toContain("IMPORT_CONFLICT");
     expect(files(sessions).map((f) => [f, readFileSync(join(sessions, f), "utf8")])).toEqual(before);
   });
+
+  it("two ids of one file-safe name and the same entries are a conflict too, never the other session 'unchanged'", async () => {
+    // outside review: the header's id differs, the entries are equal (a copy of a transcript under
+    // another id): the second import said "unchanged" and imported nothing
+    const root = tempDir();
+    const work = tempDir();
+    writeFileSync(join(work, "one.jsonl"), sessionText("run.1", "same words"));
+    writeFileSync(join(work, "two.jsonl"), sessionText("run_1", "same words"));
+    expect((await cli(["import", join(work, "one.jsonl"), "--root", root])).code).toBe(0);
+    const sessions = join(root, "sessions");
+    const before = files(sessions).map((f) => [f, readFileSync(join(sessions, f), "utf8")]);
+    const second = await cli(["import", join(work, "two.jsonl"), "--root", root]);
+    expect([second.code, second.stderr]).toEqual([1, expect.stringContaining("IMPORT_CONFLICT")]);
+    expect(files(sessions).map((f) => [f, readFileSync(join(sessions, f), "utf8")])).toEqual(before);
+  });
 });
