@@ -22,6 +22,8 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
   ls: { all: "every cwd, not only the current directory's", archived: "include archived sessions" },
   fork: { at: "<entryId> fork at this entry (the branch up to it) instead of the whole session", cwd: "<dir> the fork's cwd" },
   export: {
+    install: "with --to claude-code|codex: write the file where the agent resumes it (~/.claude/projects, $CODEX_HOME/sessions)",
+    "codex-provider": "<name> with --to codex: the model_provider the rollout names (default: the source's, else openai)",
     refs: "keep images as blob refs instead of inlining their bytes",
     "no-redact": "export secrets as they are (default: redacted, as shared output)",
     to: "<format> write another format instead of NDJSON: atif, markdown, html, claude-code, codex",
@@ -30,6 +32,7 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
     branch: "<entryId> with --to: export the branch ending at this entry",
   },
   import: {
+    follow: "with --from: keep importing as the agent writes, until interrupted (only changed files are read)",
     from: "<claude-code|codex> import another agent's transcripts (paths, or its default directory)",
     "dry-run": "with --from: say what would be imported; write nothing",
     redact: "redact secrets as the session is written (also when config.json has redact: true)",
@@ -50,6 +53,7 @@ export const FLAG_HELP: Record<string, Record<string, string>> = {
   },
   du: { by: "<session|cwd> group by session (default) or by cwd", top: "<N> show only the N largest" },
   usage: {
+    prices: "<file> a price table (JSON) laid over the shipped one, for calls whose cost the agent did not record",
     by: "<session|model|day|cwd> group by this (default: session)",
     since: "<date|duration> only calls at or after this (30d, 12h, 2w, 90m, or a date)",
     until: "<date|duration> only calls before this",
