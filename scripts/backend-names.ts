@@ -22,9 +22,9 @@ export const REGISTRY = [
 
 /**
  * Folders a backend owns besides `src/storage/<backend>/`, until they move into it
- * (the rename script of issue 33 moves `src/database/` to `src/storage/postgres/db/`).
+ * (the rename script of issue 33 moves `src/storage/postgres/db/` to `src/storage/postgres/db/`).
  */
-export const EXTRA_FOLDERS: Record<string, string[]> = { postgres: ["src/database/"] };
+export const EXTRA_FOLDERS: Record<string, string[]> = {};
 
 export interface Backend {
   name: string;

@@ -5,8 +5,7 @@
  * two layers import each other (scripts/import-rules.ts checks both). A folder of `src/` without a
  * row is a violation: add one when you add a folder.
  *
- * Rows that carve files out of a folder mark a split still to be made on disk (the rename script of
- * issue 33 moves the crypto out of session/, renames database/ and index/).
+ * Rows that carve files out of a folder name what that folder holds besides its own layer.
  */
 
 export interface Layer {
@@ -83,12 +82,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "crypto",
-    paths: [
-      "src/session/line-cipher.ts",
-      "src/session/keyed-lines.ts",
-      "src/session/redaction-key.ts",
-      "src/session/redaction-key-slot.ts",
-    ],
+    paths: ["src/crypto/"],
     owns: "encryption of lines and blobs, the store's keys and redaction keys",
     mayImport: ["errors", "format", "blob-ref", "prepare", "blob", "io"],
   },
@@ -101,13 +95,13 @@ export const LAYERS: Layer[] = [
   {
     name: "index-api",
     paths: [
-      "src/index/index-types.ts",
-      "src/index/refresh-report.ts",
-      "src/index/entry-text.ts",
+      "src/search/index-types.ts",
+      "src/search/refresh-report.ts",
+      "src/search/entry-text.ts",
       // pure query text helpers both indexes use (word forms, the query parser, one hit per entry)
-      "src/index/word-forms.ts",
-      "src/index/search-sql.ts",
-      "src/index/hit-copies.ts",
+      "src/search/word-forms.ts",
+      "src/search/search-sql.ts",
+      "src/search/hit-copies.ts",
     ],
     owns: "the search index as the seam names it",
     mayImport: ["errors", "format"],
@@ -126,7 +120,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "index",
-    paths: ["src/index/"],
+    paths: ["src/search/"],
     owns: "the file tree's search and listing index (SQLite), openSessionIndex",
     mayImport: ["errors", "format", "io", "artifacts", "accounting", "session", "index-api", "seam"],
   },
@@ -155,7 +149,7 @@ export const LAYERS: Layer[] = [
   },
   {
     name: "database",
-    paths: ["src/database/"],
+    paths: ["src/storage/postgres/db/"],
     owns: "the PostgreSQL layer (PgStore): rows, no disk, no sessions",
     mayImport: ["errors", "format", "blob-ref", "accounting", "index-api"],
     builtins: PURE_BUILTINS,

@@ -77,8 +77,8 @@ export type { AccountingDriver, MaintenanceDriver, StoreFinding, StoreStats } fr
 export type { StoreRedactOptions, StoreRedactReport, StoreRekeyReport } from "./storage/store-drivers.ts";
 export { type StoredLine, prepareStoredLine, entriesOf, parseHeader, storedLineRow } from "./storage/stored-lines.ts";
 export { verifiedSnapshotBlob } from "./storage/session-snapshot.ts";
-export { PgStore } from "./database/index.ts";
-export type { PgStoreOptions } from "./database/index.ts";
+export { PgStore } from "./storage/postgres/db/index.ts";
+export type { PgStoreOptions } from "./storage/postgres/db/index.ts";
 export type { ForkOptions } from "./session/session-manager.ts";
 export { bundle, type BundleOptions } from "./bundle/bundle-pack.ts";
 export { unbundle, type UnbundleOptions, type UnbundleReport, type UnbundledSession } from "./bundle/bundle-restore.ts";
@@ -90,8 +90,8 @@ export { verifySessionFile } from "./maintenance/verify.ts";
 export type { Finding, VerifyFileResult } from "./maintenance/verify.ts";
 export { rekeySessionFile } from "./maintenance/rekey.ts";
 export type { RekeyOptions, RekeyReport } from "./maintenance/rekey.ts";
-export { keyIdOf } from "./session/line-cipher.ts";
-export type { StoreKey } from "./session/line-cipher.ts";
+export { keyIdOf } from "./crypto/line-cipher.ts";
+export type { StoreKey } from "./crypto/line-cipher.ts";
 export { collectGarbage, DEFAULT_GC_GRACE_MS } from "./maintenance/gc.ts";
 export { forgetReferrers, readReferrers } from "./blob/blob-referrers.ts";
 export type { Referrer } from "./blob/blob-referrers.ts";
@@ -115,7 +115,7 @@ export type { AccountingOptions, RecordedUsage, StoreAccounting, UsageReport } f
 export { accountSessionFile } from "./maintenance/file-accounting.ts";
 export { USAGE_LEDGER_FILE } from "./maintenance/usage-ledger-file.ts";
 export type { LedgerProblem } from "./maintenance/usage-ledger-file.ts";
-export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./index/session-index.ts";
+export { openSessionIndex, HIGHLIGHT_START, HIGHLIGHT_END } from "./search/session-index.ts";
 export type {
   SessionIndex,
   SessionIndexOptions,
@@ -125,9 +125,9 @@ export type {
   IndexRefreshReport,
   SearchRole,
   IndexProgress,
-} from "./index/session-index.ts";
+} from "./search/session-index.ts";
 export type { ListIndexMode } from "./session/discovery.ts";
-export { SEARCH_ROLES } from "./index/entry-text.ts";
+export { SEARCH_ROLES } from "./search/entry-text.ts";
 export { Lifecycle } from "./lifecycle/lifecycle.ts";
 export type { LifecycleOptions, PurgeInfo, PurgeOptions, PurgeReport, PruneReport } from "./lifecycle/lifecycle.ts";
 export type { LifecycleDriver, TrashEntry } from "./lifecycle/lifecycle-driver.ts";

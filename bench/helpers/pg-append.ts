@@ -3,7 +3,7 @@
 // `flushEvery` and at the end), and the raw baseline — the same messages as JSONL rows written by
 // one batched INSERT per batch, in the batch sizes the manager's own commits used.
 import type pg from "pg";
-import type { PgStore } from "../../src/database/index.ts";
+import type { PgStore } from "../../src/storage/postgres/db/index.ts";
 import type { SessionManager } from "../../src/session/session-manager.ts";
 import { agentMessage, prng } from "../workload.ts";
 

@@ -1,14 +1,14 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the statements behind the fleet bench's reads, with the parameters
 // the library sends: what docs/postgres.md ("Plans at fleet scale") shows.
 import type pg from "pg";
-import { FRESH_SINCE_SQL, FRESH_SQL } from "../../src/database/search-index.ts";
-import { compileQuery, parseQuery, SEARCH_SETTINGS, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
-import { INFO_COLUMNS } from "../../src/database/rows.ts";
+import { FRESH_SINCE_SQL, FRESH_SQL } from "../../src/storage/postgres/db/search-index.ts";
+import { compileQuery, parseQuery, SEARCH_SETTINGS, SEARCH_SQL, searchParams } from "../../src/storage/postgres/db/search-query.ts";
+import { INFO_COLUMNS } from "../../src/storage/postgres/db/rows.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
 import { PAGE, PROBE } from "./fleet-ops.ts";
 import { fleetCwd, fleetId, fleetToken } from "./fleet-seed.ts";
 
-/** The gc candidate statement of a dry run (src/database/gc.ts), with the default grace of one hour. */
+/** The gc candidate statement of a dry run (src/storage/postgres/db/gc.ts), with the default grace of one hour. */
 const GC_DRY_RUN = `SELECT c.sha256, b.size::float8 AS size FROM (SELECT b.sha256 FROM blobs b
   WHERE b.touched < now() - $1 * interval '1 millisecond'
     AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)) c JOIN blobs b USING (sha256) ORDER BY c.sha256`;
@@ -58,7 +58,7 @@ export async function fleetStatements(raw: pg.Pool): Promise<Array<{ name: strin
       sql: FRESH_SQL,
       params: [],
     },
-    // in a transaction with the settings the library's search sets (src/database/search-query.ts)
+    // in a transaction with the settings the library's search sets (src/storage/postgres/db/search-query.ts)
     { name: "search one session's word", sql: SEARCH_SQL, params: await search(fleetToken(PROBE)), settings: SEARCH_SETTINGS },
     { name: "search a word of every session", sql: SEARCH_SQL, params: await search("assertion"), settings: SEARCH_SETTINGS },
   ];

@@ -1,9 +1,9 @@
 // The reads `bench/postgres/fleet.ts` times at each fleet size: each through the library and as the
 // raw SQL that does the same reads on the same server (the baseline of its ratio).
 import type pg from "pg";
-import type { PgStore } from "../../src/database/index.ts";
-import { compileQuery, parseQuery, SEARCH_SQL, searchParams } from "../../src/database/search-query.ts";
-import type { SessionIndex } from "../../src/index/session-index.ts";
+import type { PgStore } from "../../src/storage/postgres/db/index.ts";
+import { compileQuery, parseQuery, SEARCH_SQL, searchParams } from "../../src/storage/postgres/db/search-query.ts";
+import type { SessionIndex } from "../../src/search/session-index.ts";
 import { resolveSearchOptions } from "../../src/storage/postgres/pg-index.ts";
 import { readThroughCursor } from "./cursor-read.ts";
 import { fleetCwd, fleetId, fleetToken } from "./fleet-seed.ts";

@@ -3,7 +3,7 @@
 // `INSERT … SELECT … generate_series` into sessions, entries, blobs and blob_refs.
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import type { PgLine, PgStore } from "../../src/database/index.ts";
+import type { PgLine, PgStore } from "../../src/storage/postgres/db/index.ts";
 import { blobRefsIn } from "../../src/blob/blob-ref.ts";
 import { previewOfLine } from "../../src/storage/postgres/pg-lines.ts";
 import { agentMessage, prng } from "../workload.ts";

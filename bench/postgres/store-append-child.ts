@@ -3,7 +3,7 @@
 // barrier), appends, and prints `{"ms": …}`.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { PgStore } from "../../src/database/index.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
 
 const args = JSON.parse(process.argv[2]!) as { url: string; mode: "ours" | "raw"; rows: number; batch: number };
 const store = await PgStore.connect(args.url, { maxConnections: 1, migrate: false });

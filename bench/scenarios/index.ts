@@ -15,9 +15,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { entryTexts } from "../../src/index/entry-text.ts";
-import { stemmedText } from "../../src/index/word-forms.ts";
-import { openSessionIndex } from "../../src/index/session-index.ts";
+import { entryTexts } from "../../src/search/entry-text.ts";
+import { stemmedText } from "../../src/search/word-forms.ts";
+import { openSessionIndex } from "../../src/search/session-index.ts";
 import { appendedLines, type IndexCorpus, vocabulary, writeIndexCorpus } from "../index-corpus.ts";
 import { runChild } from "../helpers/child.ts";
 import { median, quantile } from "../stats.ts";

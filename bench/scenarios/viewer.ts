@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { cwdBucket } from "../../src/session/paths.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { openSessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex } from "../../src/search/session-index.ts";
 import { findChromium } from "../../test/support/chromium.ts";
 import { median, quantile } from "../stats.ts";
 import type { BenchContext, BenchRow } from "../types.ts";

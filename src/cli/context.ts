@@ -10,7 +10,7 @@ import { displayWidth, truncateTo } from "./table-width.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
 import { missingTypedDir } from "./typed-paths.ts";
 import { keySourceOf } from "./key-source.ts";
-import type { StoreKey } from "../session/line-cipher.ts";
+import type { StoreKey } from "../crypto/line-cipher.ts";
 
 /**
  * Where the CLI reads and writes; tests pass their own. `main` wraps `stdout` and `stderr` with

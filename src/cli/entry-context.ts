@@ -1,9 +1,9 @@
 import type { SessionEntry } from "../format/types.ts";
-import { windowText } from "../index/entry-window.ts";
+import { windowText } from "../search/entry-window.ts";
 import { UsageError } from "./context.ts";
 import { terminalLines } from "./terminal-text.ts";
 
-export { entryWindow } from "../index/entry-window.ts";
+export { entryWindow } from "../search/entry-window.ts";
 
 /** The options of a command that prints entries in context (`-C`, `-A`, `-B`, as grep has them). */
 export const CONTEXT_OPTIONS = {
@@ -26,7 +26,7 @@ export function contextCounts(values: Record<string, unknown>): { before: number
   return { before: count("before") ?? around, after: count("after") ?? around };
 }
 
-/** An entry with its neighbours as `show --at` prints it (src/index/entry-window.ts), terminal-safe. */
+/** An entry with its neighbours as `show --at` prints it (src/search/entry-window.ts), terminal-safe. */
 export function formatWindow(window: { entries: SessionEntry[]; at: number }): string {
   return terminalLines(windowText(window));
 }

@@ -1,4 +1,4 @@
-import type { IndexLocation } from "../index/index-notify.ts";
+import type { IndexLocation } from "../search/index-notify.ts";
 import type { CommandContext } from "./context.ts";
 
 /** Where the CLI's file store keeps its search index (as `search` and `index` open it without `--index`). */

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { type IndexProgress, resolveSessionIndexOptions } from "../index/session-index.ts";
+import { type IndexProgress, resolveSessionIndexOptions } from "../search/session-index.ts";
 import type { CommandContext } from "./context.ts";
 import { type DrawnBar, startDrawnBar } from "./progress.ts";
 import { terminalSafe } from "./terminal-text.ts";

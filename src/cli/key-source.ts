@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { keyIdOf, type StoreKey } from "../session/line-cipher.ts";
+import { keyIdOf, type StoreKey } from "../crypto/line-cipher.ts";
 import { terminalText } from "./terminal-text.ts";
 
 /** The env var naming the store key's file when `--key-file` is not given. Never the key itself. */

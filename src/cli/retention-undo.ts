@@ -5,7 +5,7 @@ import type { TrashEntry } from "../lifecycle/lifecycle-driver.ts";
 import type { Lifecycle } from "../lifecycle/lifecycle.ts";
 import { newPruneId, type PruneRecord, readPrunes, recordPrune } from "../lifecycle/prune-log.ts";
 import { defaultRoot } from "../session/paths.ts";
-import { catchUpIndex } from "../index/index-notify.ts";
+import { catchUpIndex } from "../search/index-notify.ts";
 import { type CommandContext, formatBytes, printWarning } from "./context.ts";
 import { indexLocationOf } from "./index-location.ts";
 import { terminalText } from "./terminal-text.ts";

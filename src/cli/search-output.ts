@@ -1,4 +1,4 @@
-import type { SearchHit } from "../index/session-index.ts";
+import type { SearchHit } from "../search/session-index.ts";
 import { type CliIo, UsageError } from "./context.ts";
 import { terminalSafe, terminalText } from "./terminal-text.ts";
 

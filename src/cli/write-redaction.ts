@@ -3,7 +3,7 @@ import type { PrepareStage } from "../prepare/pipeline.ts";
 import { describeCounts, type RedactionCounts, redactSecretsStage, SecretRedactor } from "../prepare/redact-secrets.ts";
 import { BUILTIN_SECRET_RULES } from "../prepare/secret-rules.ts";
 import { defaultRoot } from "../session/paths.ts";
-import { RedactionKeySlot } from "../session/redaction-key-slot.ts";
+import { RedactionKeySlot } from "../crypto/redaction-key-slot.ts";
 import { readStoreSettings } from "../session/store-settings.ts";
 import type { CommandContext } from "./context.ts";
 import { TranscriptStoreError } from "../errors.ts";

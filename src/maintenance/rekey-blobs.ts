@@ -2,8 +2,8 @@ import { BlobStore } from "../blob/blob-store.ts";
 import { KeyedBlobs } from "../blob/keyed-blobs.ts";
 import { keyedBlobRefsIn, toKeyedBlobRef } from "../blob/keyed-blob-ref.ts";
 import { TranscriptStoreError } from "../errors.ts";
-import { keyedBlobCipherOf } from "../session/keyed-lines.ts";
-import type { StoreKey } from "../session/line-cipher.ts";
+import { keyedBlobCipherOf } from "../crypto/keyed-lines.ts";
+import type { StoreKey } from "../crypto/line-cipher.ts";
 
 /**
  * The keyed blobs of a session being rekeyed, moved to the new key: every keyed ref its lines hold

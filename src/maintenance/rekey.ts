@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { TranscriptStoreError } from "../errors.ts";
 import type { RawRecord, SessionHeader } from "../format/types.ts";
-import { openLineText, sealLine } from "../session/keyed-lines.ts";
-import { cipherFor, ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../session/line-cipher.ts";
+import { openLineText, sealLine } from "../crypto/keyed-lines.ts";
+import { cipherFor, ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../crypto/line-cipher.ts";
 import { scanSessionFile } from "../session/session-file-reader.ts";
 import { writeSessionFileAtomic } from "../session/session-file.ts";
 import { acquireSessionLock } from "../session/session-lock.ts";

@@ -15,7 +15,7 @@ import { priceRows, type PriceTable } from "../accounting/price-table.ts";
 import type { UsageProblem, UsageRow } from "../accounting/usage-rows.ts";
 import { TranscriptStoreError } from "../errors.ts";
 import { io } from "../io.ts";
-import { type AccountingCache, openAccountingCache } from "../index/accounting-cache.ts";
+import { type AccountingCache, openAccountingCache } from "../search/accounting-cache.ts";
 import type { ListIndexMode } from "../session/discovery.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { SessionManager } from "../session/session-manager.ts";
@@ -36,7 +36,7 @@ export interface AccountingOptions extends SessionManagerOptions {
   onSession?: (id: string) => void | Promise<void>;
   /**
    * Whether each session's accounting (and the listing) comes from the index, while its file's stat
-   * is unchanged (src/index/accounting-cache.ts): as `DiscoveryOptions.listIndex`. @default "auto"
+   * is unchanged (src/search/accounting-cache.ts): as `DiscoveryOptions.listIndex`. @default "auto"
    */
   listIndex?: ListIndexMode;
   /** The index file. @default the one `openSessionIndex` uses for the same tree */

@@ -2,8 +2,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
-import { entryWindow, windowText } from "../index/entry-window.ts";
-import type { SessionIndex } from "../index/session-index.ts";
+import { entryWindow, windowText } from "../search/entry-window.ts";
+import type { SessionIndex } from "../search/session-index.ts";
 import { type McpStore, searchOptionsOf, searchResult } from "./mcp-tools.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { SearchHit, SearchOptions, SessionIndex } from "../index/session-index.ts";
+import type { SearchHit, SearchOptions, SessionIndex } from "../search/session-index.ts";
 import type { SessionEntry } from "../format/types.ts";
 
 /** What the tools read through: the store's index, its sessions, its usage; given by the caller (the CLI). */

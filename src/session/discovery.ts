@@ -16,7 +16,7 @@ export interface DiscoveryOptions {
   layout?: SessionLayout;
   onWarning?: WarningHandler;
   /**
-   * Whether a listing answers from the store's index (src/index/listing-reader.ts) when it is
+   * Whether a listing answers from the store's index (src/search/listing-reader.ts) when it is
    * fresh, checked file by file by stat: "auto" when an index file exists (none is created),
    * "create" building one when missing, "off" never. @default "auto"
    */

@@ -1,6 +1,6 @@
 import { TranscriptStoreError } from "../errors.ts";
 import { isRecord } from "../format/types.ts";
-import { ENCRYPTION_SCHEME, headerEncryption, keyIdOf, type HeaderEncryption, type StoreKey } from "./line-cipher.ts";
+import { ENCRYPTION_SCHEME, headerEncryption, keyIdOf, type HeaderEncryption, type StoreKey } from "../crypto/line-cipher.ts";
 import { readSessionHeader } from "./session-file-reader.ts";
 
 /** `encryption` of SessionManagerOptions: a 32-byte key, or a callback that returns the key of a key id (a KMS). */

@@ -2,7 +2,7 @@ import { TranscriptStoreError, type WarningHandler } from "../errors.ts";
 import type { SessionHeader } from "../format/types.ts";
 import { readStoreSettings } from "./store-settings.ts";
 import type { ResolvedEncryption } from "./encryption-options.ts";
-import { headerEncryption } from "./line-cipher.ts";
+import { headerEncryption } from "../crypto/line-cipher.ts";
 
 /**
  * The store-wide setting: `{"encryption": {"require": true}}` in the store's config

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { resolveRedactRules, SecretRedactor, type RedactionCounts, type RedactOption } from "../prepare/redact-secrets.ts";
 import { defaultRoot } from "./paths.ts";
-import { readRedactionKey } from "./redaction-key.ts";
-import { REDACTION_KEY_FILE_ENV, readRedactionKeyFile } from "./redaction-key-slot.ts";
+import { readRedactionKey } from "../crypto/redaction-key.ts";
+import { REDACTION_KEY_FILE_ENV, readRedactionKeyFile } from "../crypto/redaction-key-slot.ts";
 
 /** How shared output (export, views, bundles) is redacted. */
 export interface SharingRedactionOptions {

@@ -9,7 +9,7 @@ import { DEFAULT_LOCK_STALE_MS } from "./session-lock.ts";
 import { DEFAULT_CHUNK_SIZE } from "./session-file-reader.ts";
 import { describeCounts, redactSecretsStage, resolveRedactRules, SecretRedactor, type RedactOption } from "../prepare/redact-secrets.ts";
 import type { PrepareStage } from "../prepare/pipeline.ts";
-import { RedactionKeySlot } from "./redaction-key-slot.ts";
+import { RedactionKeySlot } from "../crypto/redaction-key-slot.ts";
 import { readStoreSettings, settingsPath } from "./store-settings.ts";
 import { defaultRoot } from "./paths.ts";
 import { resolve } from "node:path";

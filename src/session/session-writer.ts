@@ -6,8 +6,8 @@ import { isRecord, type SessionEntry, type SessionHeader } from "../format/types
 import { linesToQuarantine } from "../format/session-parser.ts";
 import type { PreparedLine, ResolvedPrepareOptions } from "../prepare/pipeline.ts";
 import { KeyedBlobs } from "../blob/keyed-blobs.ts";
-import { keyedBlobCipherOf, sealLine, toKeyedEntry, type KeyedWrite } from "./keyed-lines.ts";
-import { cipherFor, type LineCipher, type StoreKey } from "./line-cipher.ts";
+import { keyedBlobCipherOf, sealLine, toKeyedEntry, type KeyedWrite } from "../crypto/keyed-lines.ts";
+import { cipherFor, type LineCipher, type StoreKey } from "../crypto/line-cipher.ts";
 import type { SessionFile } from "./session-file.ts";
 import type { LoadedSession } from "./session-loader.ts";
 import type { RehydrateMode } from "./rehydrate.ts";

@@ -10,7 +10,7 @@ import type { ResolvedSessionManagerOptions } from "../session/session-options.t
 import type { DiscoveryOptions } from "../session/discovery.ts";
 import type { EntrySource } from "../session/entry-tree.ts";
 import type { ImportOutcome, SessionSnapshot } from "./session-snapshot.ts";
-import type { SessionIndex } from "../index/index-types.ts";
+import type { SessionIndex } from "../search/index-types.ts";
 import type { Supports } from "./capabilities.ts";
 import type { AccountingDriver, MaintenanceDriver } from "./store-drivers.ts";
 

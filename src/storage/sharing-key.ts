@@ -1,6 +1,6 @@
 import type { SecretRedactor } from "../prepare/redact-secrets.ts";
 import { type SharingRedactionOptions, sharingRedactor } from "../session/redact-for-sharing.ts";
-import { REDACTION_KEY_FILE_ENV } from "../session/redaction-key-slot.ts";
+import { REDACTION_KEY_FILE_ENV } from "../crypto/redaction-key-slot.ts";
 import type { StorageBackend } from "./session-storage.ts";
 
 /** A backend that keeps its own redaction key (a database): shared output is redacted with it. */

@@ -3,7 +3,7 @@ import type { SessionAccount } from "../accounting/session-account.ts";
 import type { LedgerRow } from "../accounting/usage-report.ts";
 import type { UsageRow } from "../accounting/usage-rows.ts";
 import type { RedactionCounts, SecretRedactor } from "../prepare/redact-secrets.ts";
-import type { StoreKey } from "../session/line-cipher.ts";
+import type { StoreKey } from "../crypto/line-cipher.ts";
 
 /**
  * The optional drivers of the storage seam beyond `lifecycle()` and `index()` (docs/architecture.md,

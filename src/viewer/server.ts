@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TranscriptStoreError } from "../errors.ts";
-import { HIGHLIGHT_END, HIGHLIGHT_START } from "../index/snippet.ts";
+import { HIGHLIGHT_END, HIGHLIGHT_START } from "../search/snippet.ts";
 import { escapeHtml as e } from "../interchange/html-text.ts";
 import { viewOf } from "../interchange/message-parts.ts";
 import { redactForSharing } from "../session/redact-for-sharing.ts";

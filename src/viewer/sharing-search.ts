@@ -1,4 +1,4 @@
-import type { SearchHit } from "../index/session-index.ts";
+import type { SearchHit } from "../search/session-index.ts";
 
 /** Words of a query that the index matches on (its operators and syntax left out), lower-cased. */
 export function queryWords(query: string): string[] {

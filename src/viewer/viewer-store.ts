@@ -5,7 +5,7 @@ import type { UsageGrouping } from "../accounting/usage-report.ts";
 import type { SpaceGrouping } from "../accounting/du-report.ts";
 import { Lifecycle } from "../lifecycle/lifecycle.ts";
 import type { TrashEntry } from "../lifecycle/lifecycle-driver.ts";
-import { openSessionIndex, type SearchHit, type SessionIndex } from "../index/session-index.ts";
+import { openSessionIndex, type SearchHit, type SessionIndex } from "../search/session-index.ts";
 import type { SessionInfo } from "../session/session-info.ts";
 import { SessionManager } from "../session/session-manager.ts";
 import type { SessionManagerOptions } from "../session/session-options.ts";

@@ -81,7 +81,7 @@ describe("the import rules", () => {
   });
 
   it("keep the database layer (PostgreSQL's PgStore) below sessions and off the disk", () => {
-    // wherever its row puts it (src/database/, or inside its backend's folder once moved)
+    // wherever its row puts it (src/storage/postgres/db/, or inside its backend's folder once moved)
     const db = LAYERS.find((l) => l.name === "database")!.paths[0]!;
     const from = (to: string) => posix.relative(db, to);
     const at = (name: string) => `^${(db + name).replace(/[./]/g, "\\$&")}`;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { closeUrlStores, isStoreUrl } from "../../src/storage/store-url.ts";
 import "./memory/memory-register.ts";
-import { openSessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex } from "../../src/search/session-index.ts";
 import { Lifecycle } from "../../src/lifecycle/lifecycle.ts";
 import { storeSpace, storeUsage } from "../../src/maintenance/store-accounting.ts";
 import { storedRewritesOf } from "../../src/storage/stored-rewrites.ts";

@@ -12,7 +12,7 @@ import {
   TEMPLATES,
   writeTemplates,
 } from "../../bench/postgres/fleet-seed.ts";
-import { PgStore } from "../../src/database/index.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { PgSessionIndex } from "../../src/storage/postgres/pg-index.ts";
 import { blobRefsIn } from "../../src/blob/blob-ref.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";

@@ -6,7 +6,7 @@ import { bundle, SessionManager, unbundle } from "../../src/index.ts";
 import type { StoreWarning } from "../../src/errors.ts";
 import { quarantinePathOf } from "../../src/session/paths.ts";
 import { quarantineRecord } from "../../src/session/quarantine-record.ts";
-import { REDACTION_KEY_FILE } from "../../src/session/redaction-key.ts";
+import { REDACTION_KEY_FILE } from "../../src/crypto/redaction-key.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { bytesOf, treeOf } from "./helpers/bundle-fixtures.ts";

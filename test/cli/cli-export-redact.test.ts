@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/session/session-manager.ts";
-import { REDACTION_KEY_FILE } from "../../src/session/redaction-key.ts";
+import { REDACTION_KEY_FILE } from "../../src/crypto/redaction-key.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { message, writeSession } from "../index/helpers/sessions.ts";
+import { message, writeSession } from "../search/helpers/sessions.ts";
 import { REPO_ROOT } from "../support/child.ts";
 import { cliProcess } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../support/temp-dir.ts";
-import { message, writeSession } from "../index/helpers/sessions.ts";
+import { message, writeSession } from "../search/helpers/sessions.ts";
 
 const BIN = join(import.meta.dirname, "../../bin/transcript-store.mjs");
 const ID = "aaaa1111-0000-4000-8000-000000000001";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../src/index.ts";
-import { PgStore } from "../../src/database/index.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { cli } from "../support/cli.ts";
 import { prng, spawnTs } from "../support/child.ts";
 import { expectWholeOrAbsent, TREE_ENTRIES, untilWriting, writeImportTree } from "../support/pg-import-tree.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
-import { migrateSchema } from "../../src/database/schema.ts";
+import { migrateSchema } from "../../src/storage/postgres/db/schema.ts";
 import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { cli } from "../support/cli.ts";
 import { psql } from "../support/pg-cluster.ts";

@@ -8,7 +8,7 @@ import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { useColour } from "../../src/cli/search-output.ts";
 import { cli } from "../support/cli.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { message, writeSession } from "../index/helpers/sessions.ts";
+import { message, writeSession } from "../search/helpers/sessions.ts";
 
 const ID = "aaaa1111-0000-4000-8000-000000000001";
 

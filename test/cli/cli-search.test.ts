@@ -6,7 +6,7 @@ import { closeUrlStores } from "../../src/storage/store-url.ts";
 import { cli, cliProcess } from "../support/cli.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { append, message, writeSession } from "../index/helpers/sessions.ts";
+import { append, message, writeSession } from "../search/helpers/sessions.ts";
 
 function store() {
   const root = tempDir("ts-cli-search-");

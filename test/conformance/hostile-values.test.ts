@@ -15,7 +15,7 @@ import { type Outcome, runCase } from "./hostile-run.ts";
  *
  * Each backend meets the rule its own way in one place: a cwd holding NUL is refused by the file
  * tree (no path holds one) and stored exactly by PostgreSQL (a row holds it; its listing column maps
- * it, see src/database/column-text.ts).
+ * it, see src/storage/postgres/db/column-text.ts).
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_2011);

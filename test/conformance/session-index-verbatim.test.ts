@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
-import { openSessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex } from "../../src/search/session-index.ts";
 import { describeBackends } from "./backends.ts";
 
 const NOW = new Date("2026-06-01T12:00:00.000Z");

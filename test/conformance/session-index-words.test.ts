@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
-import { openSessionIndex, type SessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex, type SessionIndex } from "../../src/search/session-index.ts";
 import { describeBackends } from "./backends.ts";
 
 const DAY = 86_400_000;

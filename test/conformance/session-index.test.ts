@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { SessionManager, type SessionManagerOptions } from "../../src/index.ts";
-import { openSessionIndex, type SessionIndex } from "../../src/index/session-index.ts";
+import { openSessionIndex, type SessionIndex } from "../../src/search/session-index.ts";
 import { expectCode } from "../support/error-code.ts";
 import { describeBackends } from "./backends.ts";
 

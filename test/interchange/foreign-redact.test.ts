@@ -7,7 +7,7 @@ import { exportForeign, foreignLineBytes, type ForeignExportLine } from "../../s
 import type { InterchangeFormat } from "../../src/interchange/foreign-entry.ts";
 import { importForeignFile } from "../../src/interchange/import-foreign.ts";
 import { redactForSharing } from "../../src/session/redact-for-sharing.ts";
-import { loadRedactionKey } from "../../src/session/redaction-key.ts";
+import { loadRedactionKey } from "../../src/crypto/redaction-key.ts";
 import { cli } from "../support/cli.ts";
 import { expectCode } from "../support/error-code.ts";
 import { tempDir } from "../support/temp-dir.ts";

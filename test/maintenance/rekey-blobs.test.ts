@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ArtifactCipher } from "../../src/artifacts/artifact-cipher.ts";
 import type { StoreWarning } from "../../src/errors.ts";
 import { rekeySessionFile } from "../../src/maintenance/rekey.ts";
-import { keyIdOf } from "../../src/session/line-cipher.ts";
+import { keyIdOf } from "../../src/crypto/line-cipher.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { cli } from "../support/cli.ts";
 import { expectCode } from "../support/error-code.ts";

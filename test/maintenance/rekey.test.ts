@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { rekeySessionFile } from "../../src/maintenance/rekey.ts";
-import { keyIdOf } from "../../src/session/line-cipher.ts";
+import { keyIdOf } from "../../src/crypto/line-cipher.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { expectCode } from "../support/error-code.ts";
 import { tempDir } from "../support/temp-dir.ts";

@@ -7,7 +7,7 @@ import { redactSessionFile } from "../../src/maintenance/redact-file.ts";
 import { rekeySessionFile } from "../../src/maintenance/rekey.ts";
 import { SecretRedactor } from "../../src/prepare/redact-secrets.ts";
 import { BUILTIN_SECRET_RULES } from "../../src/prepare/secret-rules.ts";
-import { keyIdOf } from "../../src/session/line-cipher.ts";
+import { keyIdOf } from "../../src/crypto/line-cipher.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { runTs } from "../support/child.ts";
 import { tempDir } from "../support/temp-dir.ts";

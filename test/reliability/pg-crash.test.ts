@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { PostgresBackend } from "../../src/index.ts";
-import type { PgStore } from "../../src/database/index.ts";
+import type { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { prng } from "../support/child.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PgStore } from "../../src/database/index.ts";
+import type { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import { pgCluster } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../src/index.ts";
-import { PgStore } from "../../src/database/index.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../src/session/session-manager.ts";
 import type { PgCluster } from "../support/pg-cluster.ts";
 import { cli } from "../support/cli.ts";

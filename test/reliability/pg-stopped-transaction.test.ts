@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PgStore } from "../../src/database/index.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
 import { onLines, spawnTs } from "../support/child.ts";
 import { freshDatabase, pgCluster } from "../support/postgres.ts";
 import { entryLine, headerLine, track } from "../support/pg-sessions.ts";

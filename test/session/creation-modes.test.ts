@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getDefaultSessionDir } from "../../src/pi/file-entries.ts";
 import { linkTree } from "../../src/session/artifact-dir-copy.ts";
-import { loadRedactionKey, REDACTION_KEY_FILE } from "../../src/session/redaction-key.ts";
+import { loadRedactionKey, REDACTION_KEY_FILE } from "../../src/crypto/redaction-key.ts";
 import { backupSessionFile } from "../../src/session/session-file.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

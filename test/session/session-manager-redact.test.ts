@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionManager } from "../../src/index.ts";
 import type { StoreWarning } from "../../src/errors.ts";
-import { loadRedactionKey, REDACTION_KEY_FILE } from "../../src/session/redaction-key.ts";
+import { loadRedactionKey, REDACTION_KEY_FILE } from "../../src/crypto/redaction-key.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { codeOf } from "../support/error-code.ts";
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { PgLine, PgStore } from "../../src/database/index.ts";
+import type { PgLine, PgStore } from "../../src/storage/postgres/db/index.ts";
 import { PgSessionIndex } from "../../src/storage/postgres/pg-index.ts";
 import { headerLine } from "./pg-sessions.ts";
 

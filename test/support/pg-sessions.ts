@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll } from "vitest";
-import { PgStore } from "../../src/database/index.ts";
-import type { PgBlobWrite, PgLine } from "../../src/database/types.ts";
+import { PgStore } from "../../src/storage/postgres/db/index.ts";
+import type { PgBlobWrite, PgLine } from "../../src/storage/postgres/db/types.ts";
 import { freshDatabase } from "./postgres.ts";
 import { sha } from "./sha.ts";
 

@@ -8,7 +8,7 @@ import { formatBytes, formatTable, printWarning, storeOptions, UsageError, type 
 import { terminalText } from "../terminal-text.ts";
 import { resolveArg } from "../resolve-session.ts";
 import { indexLocationOf } from "../index-location.ts";
-import { catchUpIndex } from "../../index/index-notify.ts";
+import { catchUpIndex } from "../../search/index-notify.ts";
 import { confirm, entriesOfPrune, expireTrash, findPrune, logPrune, pruneOfTrash, trashRecord } from "../retention-undo.ts";
 
 /**

@@ -4,7 +4,7 @@ import { scrubArtifacts } from "../../artifacts/artifact-scrub.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { BUILTIN_SECRET_RULES } from "../../prepare/secret-rules.ts";
 import { describeCounts, SecretRedactor, type RedactionCounts } from "../../prepare/redact-secrets.ts";
-import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
+import { RedactionKeySlot } from "../../crypto/redaction-key-slot.ts";
 import { SessionManager } from "../../session/session-manager.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";
 import { defaultRoot, fileSafeId } from "../../session/paths.ts";

@@ -8,11 +8,11 @@ import { redactSessionFile, type RedactFileReport } from "../../maintenance/reda
 import { BUILTIN_SECRET_RULES } from "../../prepare/secret-rules.ts";
 import { describeCounts, SecretRedactor, type RedactionCounts } from "../../prepare/redact-secrets.ts";
 import { defaultRoot } from "../../session/paths.ts";
-import { readRedactionKey } from "../../session/redaction-key.ts";
-import { RedactionKeySlot } from "../../session/redaction-key-slot.ts";
+import { readRedactionKey } from "../../crypto/redaction-key.ts";
+import { RedactionKeySlot } from "../../crypto/redaction-key-slot.ts";
 import { redactDatabase } from "./redact-database.ts";
 import { type Command, type CommandContext, printWarning, storeOptions } from "../context.ts";
-import { reindexChanged } from "../../index/index-notify.ts";
+import { reindexChanged } from "../../search/index-notify.ts";
 import { indexLocationOf } from "../index-location.ts";
 import { findSessionFiles } from "../find-files.ts";
 import { startProgress } from "../progress.ts";

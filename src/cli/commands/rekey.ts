@@ -1,5 +1,5 @@
 import { rekeySessionFile } from "../../maintenance/rekey.ts";
-import type { StoreKey } from "../../session/line-cipher.ts";
+import type { StoreKey } from "../../crypto/line-cipher.ts";
 import { readKeyFile } from "../key-source.ts";
 import { storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";
 import { resolveSessionManagerOptions } from "../../session/session-options.ts";

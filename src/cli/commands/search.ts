@@ -1,13 +1,13 @@
 import { resolve } from "node:path";
 import type { StoreWarning } from "../../errors.ts";
-import { SEARCH_ROLES, type SearchRole } from "../../index/entry-text.ts";
+import { SEARCH_ROLES, type SearchRole } from "../../search/entry-text.ts";
 import {
   type IndexRefreshReport,
   openSessionIndex,
   type SearchHit,
   type SearchOptions,
   type SessionIndex,
-} from "../../index/session-index.ts";
+} from "../../search/session-index.ts";
 import { type IndexProgressOutput, startIndexProgress } from "../index-progress.ts";
 import { isWindowsOnlyAbsolute } from "../../session/paths.ts";
 import { formatBytes, printWarning, storeOptions, UsageError, type Command, type CommandContext } from "../context.ts";

@@ -11,7 +11,7 @@ import { forkFileByCopy } from "./fork-copy.ts";
 import { exportFile, locateFile } from "./file-export.ts";
 import { importFile } from "./file-import.ts";
 import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
-import { openListingReader } from "../../index/listing-reader.ts";
+import { openListingReader } from "../../search/listing-reader.ts";
 import { FileLifecycle } from "../../lifecycle/file-lifecycle.ts";
 import type { LifecycleDriver } from "../../lifecycle/lifecycle-driver.ts";
 import { supporting } from "../capabilities.ts";

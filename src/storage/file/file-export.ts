@@ -9,7 +9,7 @@ import type { ResolvedSessionManagerOptions } from "../../session/session-option
 import { hashesOfLines, type SessionSnapshot, type SnapshotArtifact, type SnapshotBytes, snapshotOfEntries } from "../session-snapshot.ts";
 import type { StorageHooks } from "../session-storage.ts";
 import { openFile } from "./file-start.ts";
-import { headerEncryption } from "../../session/line-cipher.ts";
+import { headerEncryption } from "../../crypto/line-cipher.ts";
 import { checkSealedLines } from "./sealed-export.ts";
 import { fileBytes, rawLines, skipFirst, streamableFile } from "../session-file-lines.ts";
 

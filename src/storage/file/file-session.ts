@@ -1,4 +1,4 @@
-import { headerEncryption } from "../../session/line-cipher.ts";
+import { headerEncryption } from "../../crypto/line-cipher.ts";
 import { basename, join } from "node:path";
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealArtifacts } from "../../artifacts/artifact-reseal.ts";

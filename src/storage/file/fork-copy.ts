@@ -9,7 +9,7 @@
  * lazy read takes out) is settled when the fork is read: its file is rewritten from memory, as the
  * open-and-fork path writes such a fork.
  */
-import { headerEncryption } from "../../session/line-cipher.ts";
+import { headerEncryption } from "../../crypto/line-cipher.ts";
 import { constants } from "node:fs";
 import { resolve } from "node:path";
 import { BLOB_REF_PREFIX } from "../../blob/blob-ref.ts";

@@ -7,7 +7,7 @@ import { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { decodeMeta } from "../../artifacts/metadata.ts";
 import { errnoCode, type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { ensureDir, FILE_MODE, io, isTempFileName, removeQuietly, tempPathFor, writeFully } from "../../io.ts";
-import { isStorableArtifactId, type PgStore } from "../../database/index.ts";
+import { isStorableArtifactId, type PgStore } from "./db/index.ts";
 import { makeWorkingDir, removeWorkingDir } from "./pg-working-dirs.ts";
 import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
 import type { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";

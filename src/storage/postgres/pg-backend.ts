@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { resolveRecordedCwd } from "../../session/paths.ts";
-import type { Pool } from "../../database/pg-client.ts";
+import type { Pool } from "./db/pg-client.ts";
 import { type StoreWarning, TranscriptStoreError } from "../../errors.ts";
 import { emptyLoadReport } from "../../format/load-report.ts";
 import type { SessionEntry, SessionHeader } from "../../format/types.ts";
@@ -12,20 +12,20 @@ import {
   type PgSession,
   type PgSessionInfo,
   type PgStoreOptions,
-} from "../../database/index.ts";
+} from "./db/index.ts";
 import { rehydrateValue } from "../../session/rehydrate.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { DiscoveryOptions } from "../../session/discovery.ts";
 import type { ForkRequest, OpenedSession, StorageBackend, StorageHooks, StoreGcOptions, StoreGcReport } from "../session-storage.ts";
 import { redactUrl } from "../redact-url.ts";
-import type { SessionIndex } from "../../index/index-types.ts";
+import type { SessionIndex } from "../../search/index-types.ts";
 import { PgArtifactMirror } from "./pg-artifacts.ts";
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealContent } from "../../artifacts/artifact-reseal.ts";
 import { blobsView, PgBlobCache } from "./pg-blob-cache.ts";
 import { PgSessionIndex } from "./pg-index.ts";
-import { reindexSearchSessions } from "../../database/search-index.ts";
+import { reindexSearchSessions } from "./db/search-index.ts";
 import { entriesOf, parseHeader, prepareRow, previewOfLine } from "./pg-lines.ts";
 import { type ForkSource, PgSessionStorage } from "./pg-session.ts";
 import { exportPg, importPg } from "./pg-transfer.ts";
@@ -33,7 +33,7 @@ import type { ImportOutcome, SessionSnapshot } from "../session-snapshot.ts";
 import { PgLifecycle } from "./pg-lifecycle.ts";
 import { leaseHolder } from "./pg-lease-holder.ts";
 import { openRows, pgCipher, sealRow, withSessionKey } from "./pg-cipher.ts";
-import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
+import type { LineCipher, StoreKey } from "../../crypto/line-cipher.ts";
 import type { SecretRedactor } from "../../prepare/redact-secrets.ts";
 import { rekeyPgSession, type PgRekeyReport } from "./pg-rekey.ts";
 import { redactPgSession, type PgRedactOptions, type PgRedactReport } from "./pg-redact.ts";

@@ -1,6 +1,6 @@
 import { parseBlobRef, toBlobRef, blobHashOf } from "../../blob/blob-ref.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { PgBlobs } from "../../database/index.ts";
+import type { PgBlobs } from "./db/index.ts";
 import type { Blobs } from "../session-storage.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { TranscriptStoreError } from "../../errors.ts";
 import type { RawRecord, SessionHeader } from "../../format/types.ts";
-import type { PgEntry, PgLine } from "../../database/index.ts";
-import { cipherFor, headerEncryption, type LineCipher, type StoreKey } from "../../session/line-cipher.ts";
+import type { PgEntry, PgLine } from "./db/index.ts";
+import { cipherFor, headerEncryption, type LineCipher, type StoreKey } from "../../crypto/line-cipher.ts";
 import { withProvidedKey } from "../../session/encryption-options.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 

@@ -1,6 +1,6 @@
-import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "../../database/accounting.ts";
-import type { PgStore } from "../../database/index.ts";
-import { withClient } from "../../database/transaction.ts";
+import { accountPgSession, accountPgStore, appendPgLedger, readPgLedger } from "./db/accounting.ts";
+import type { PgStore } from "./db/index.ts";
+import { withClient } from "./db/transaction.ts";
 import { blobHashOf } from "../../blob/blob-ref.ts";
 import type { AccountingDriver, StoreFinding, StoreStats } from "../store-drivers.ts";
 

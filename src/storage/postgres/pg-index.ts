@@ -1,8 +1,8 @@
 import { resolveRecordedCwd } from "../../session/paths.ts";
-import type { Pool } from "../../database/pg-client.ts";
+import type { Pool } from "./db/pg-client.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import type { SearchHit, SearchOptions, SessionIndex } from "../../index/index-types.ts";
-import { distinctHits, hitTitle } from "../../index/hit-copies.ts";
+import type { SearchHit, SearchOptions, SessionIndex } from "../../search/index-types.ts";
+import { distinctHits, hitTitle } from "../../search/hit-copies.ts";
 import {
   ensureSearchTables,
   type PgIndexRefreshReport,
@@ -10,7 +10,7 @@ import {
   rebuildSearchIndex,
   refreshSearchIndex,
   searchIndexStatus,
-} from "../../database/search-index.ts";
+} from "./db/search-index.ts";
 import {
   compileQuery,
   DEFAULT_SEARCH_LIMIT,
@@ -20,7 +20,7 @@ import {
   type PgSearchFilters,
   SEARCHABLE_ROLES,
   searchEntries,
-} from "../../database/search-query.ts";
+} from "./db/search-query.ts";
 
 /** How the backend opens its index. */
 export interface PgSessionIndexOptions {

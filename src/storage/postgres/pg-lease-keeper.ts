@@ -1,5 +1,5 @@
 import { TranscriptStoreError } from "../../errors.ts";
-import type { PgLeases } from "../../database/index.ts";
+import type { PgLeases } from "./db/index.ts";
 
 /**
  * Keeps one session's lease: renews it every third of its period while started, and tells whether

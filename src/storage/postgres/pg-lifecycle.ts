@@ -9,7 +9,7 @@ import {
   setLifecycleFlag,
   trashSessionRow,
   type PgLifecycleRow,
-} from "../../database/lifecycle-rows.ts";
+} from "./db/lifecycle-rows.ts";
 import type { SessionInfo } from "../../session/session-info.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { PostgresBackend } from "./pg-backend.ts";

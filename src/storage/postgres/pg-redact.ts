@@ -1,7 +1,7 @@
-import type { PgEntry, PgStore } from "../../database/index.ts";
+import type { PgEntry, PgStore } from "./db/index.ts";
 import type { SessionHeader } from "../../format/types.ts";
 import type { RedactionCounts, SecretRedactor } from "../../prepare/redact-secrets.ts";
-import { headerEncryption } from "../../session/line-cipher.ts";
+import { headerEncryption } from "../../crypto/line-cipher.ts";
 import { parseHeader, storedLineRow } from "./pg-lines.ts";
 import { withLeasedSession } from "./pg-rewrite.ts";
 import type { StoreRedactOptions, StoreRedactReport } from "../store-drivers.ts";

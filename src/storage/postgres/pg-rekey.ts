@@ -1,8 +1,8 @@
 import { ArtifactCipher } from "../../artifacts/artifact-cipher.ts";
 import { resealContent } from "../../artifacts/artifact-reseal.ts";
-import type { PgStore } from "../../database/index.ts";
+import type { PgStore } from "./db/index.ts";
 import { TranscriptStoreError } from "../../errors.ts";
-import { ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../../session/line-cipher.ts";
+import { ENCRYPTION_SCHEME, headerEncryption, LineCipher, type StoreKey } from "../../crypto/line-cipher.ts";
 import { openRows, pgCipher, sealRow } from "./pg-cipher.ts";
 import { withLeasedSession } from "./pg-rewrite.ts";
 import type { StoreRekeyReport } from "../store-drivers.ts";

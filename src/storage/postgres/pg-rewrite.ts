@@ -1,4 +1,4 @@
-import type { PgEntry, PgSession, PgStore } from "../../database/index.ts";
+import type { PgEntry, PgSession, PgStore } from "./db/index.ts";
 import type { SessionHeader } from "../../format/types.ts";
 import { leaseHolder } from "./pg-lease-holder.ts";
 import { parseHeader } from "./pg-lines.ts";

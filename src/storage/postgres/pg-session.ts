@@ -1,7 +1,7 @@
 import type { ArtifactStore } from "../../artifacts/artifact-store.ts";
 import { TranscriptStoreError } from "../../errors.ts";
 import { isRecord, type SessionEntry, type SessionHeader } from "../../format/types.ts";
-import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "../../database/index.ts";
+import { checkBlobSize, checkLineSize, type PgBlobWrite, type PgLine, type PgStore } from "./db/index.ts";
 import type { BlobReader } from "../../session/rehydrate.ts";
 import type { ResolvedSessionManagerOptions } from "../../session/session-options.ts";
 import type { Blobs, ForkRequest, OpenedSession, SessionStorage, StorageHooks } from "../session-storage.ts";
@@ -10,7 +10,7 @@ import type { PgBlobCache } from "./pg-blob-cache.ts";
 import { LeaseKeeper } from "./pg-lease-keeper.ts";
 import { prepareRow } from "./pg-lines.ts";
 import { sealRow } from "./pg-cipher.ts";
-import type { LineCipher, StoreKey } from "../../session/line-cipher.ts";
+import type { LineCipher, StoreKey } from "../../crypto/line-cipher.ts";
 import { reconnecting } from "./pg-reconnect.ts";
 
 /**

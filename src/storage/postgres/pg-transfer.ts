@@ -1,6 +1,6 @@
 import { TranscriptStoreError } from "../../errors.ts";
-import type { PgImportBatch, PgImportSource, PgStore } from "../../database/index.ts";
-import { SessionCreatedMeanwhile, type PgImportResult } from "../../database/session-import.ts";
+import type { PgImportBatch, PgImportSource, PgStore } from "./db/index.ts";
+import { SessionCreatedMeanwhile, type PgImportResult } from "./db/session-import.ts";
 import { relateSessionStreams, type SessionRelation } from "../session-relation.ts";
 import {
   bytesSource,

@@ -4,9 +4,9 @@
 // locked), prints "fenced <token> <lastSeq>" and waits for SIGCONT (the parent stops it right there with
 // SIGSTOP). Resumed, it writes its entry and commits in that same transaction, printing
 // "insert <ok|connection-lost|code>", then retries the entry as a new fenced append: "retry <ok|code>".
-import { PgStore } from "../../../src/database/index.ts";
-import { fenceSession } from "../../../src/database/lease.ts";
-import { isConnectionError } from "../../../src/database/pg-errors.ts";
+import { PgStore } from "../../../src/storage/postgres/db/index.ts";
+import { fenceSession } from "../../../src/storage/postgres/db/lease.ts";
+import { isConnectionError } from "../../../src/storage/postgres/db/pg-errors.ts";
 
 const [url, id, ttl] = process.argv.slice(2) as [string, string, string];
 const line = JSON.stringify({

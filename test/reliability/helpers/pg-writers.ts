@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { PostgresBackend } from "../../../src/storage/postgres/pg-backend.ts";
-import { PgStore, type PgEntry } from "../../../src/database/index.ts";
+import { PgStore, type PgEntry } from "../../../src/storage/postgres/db/index.ts";
 import { freshDatabase } from "../../support/postgres.ts";
 import { onLines, spawnTs } from "../../support/child.ts";
 

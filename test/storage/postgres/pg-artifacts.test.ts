@@ -2,7 +2,7 @@ import { existsSync, readdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend, SessionManager } from "../../../src/index.ts";
-import type { PgStore } from "../../../src/database/index.ts";
+import type { PgStore } from "../../../src/storage/postgres/db/index.ts";
 import { workingDirsRoot } from "../../../src/storage/postgres/pg-working-dirs.ts";
 import { injectFault } from "../../support/fault.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";

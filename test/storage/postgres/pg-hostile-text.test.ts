@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
-import { columnText } from "../../../src/database/column-text.ts";
+import { columnText } from "../../../src/storage/postgres/db/column-text.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { freshStore, headerLine, rawPool } from "../../support/pg-sessions.ts";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
-import type { PgLimits } from "../../../src/database/index.ts";
+import type { PgLimits } from "../../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { tempDir } from "../../support/temp-dir.ts";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
 import { TranscriptStoreError } from "../../../src/errors.ts";
-import type { PgStore } from "../../../src/database/index.ts";
+import type { PgStore } from "../../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { EntriesNotStored } from "../../../src/storage/postgres/pg-session.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";

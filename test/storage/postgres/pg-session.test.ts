@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../../../src/index.ts";
 import { TranscriptStoreError } from "../../../src/errors.ts";
-import type { PgStore } from "../../../src/database/index.ts";
+import type { PgStore } from "../../../src/storage/postgres/db/index.ts";
 import { SessionManager } from "../../../src/session/session-manager.ts";
 import { freshDatabase, pgCluster } from "../../support/postgres.ts";
 import { tempDir } from "../../support/temp-dir.ts";

@@ -1,5 +1,5 @@
 // `pg-gc-child.ts <url>`: one database gc with no grace period; prints the hashes it deleted (JSON).
-import { PgStore } from "../../../../src/database/index.ts";
+import { PgStore } from "../../../../src/storage/postgres/db/index.ts";
 
 const store = await PgStore.connect(process.argv[2]!);
 try {
