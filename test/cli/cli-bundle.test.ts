@@ -14,6 +14,7 @@ const BIN = join(import.meta.dirname, "../../bin/transcript-store.mjs");
 const contentOf = (root: string) => {
   const tree = treeOf(root);
   delete tree["blobs/.referrers.jsonl"];
+  delete tree["blobs/.proven"]; // the blob store's proof cache, written at each put
   return tree;
 };
 
