@@ -200,7 +200,7 @@ export const BUILTIN_SECRET_RULES: readonly SecretRule[] = [
         String.raw`(?=[^\s"';&|]{1,200}["']?[ \t]*(?:[,}\r\n]|$)))([^\s"';&|]{1,200})`,
       "gm",
     ),
-    keywords: ["PGPASSWORD", "MYSQL_PWD", "MYSQL_PASSWORD", "MYSQL_ROOT_PASSWORD", "POSTGRES_PASSWORD", "REDISCLI_AUTH"],
+    keywords: ENV_PASSWORD_NAMES.split("|"),
     back: 0,
     check: (secret) => literalPassword(secret, 3),
   },

@@ -70,8 +70,16 @@ describe("importing the library", () => {
         "let out = ''; const code = await main(['--help'], { stdout: (t) => (out += t), stderr: () => {} });" +
         "if (code !== 0 || !out.includes('transcript-store')) process.exit(3);",
     );
-    expect(cli.packages).toEqual(expect.arrayContaining(["cli-progress", "ndjson", "fast-glob"]));
+    // `--help` loads the CLI's entry and no command (src/cli/command-table.ts); no CLI package it does not need
     expect(cli.dist).toContain("cli/main.js");
+    expect(cli.packages).not.toContain("cli-progress");
+    const ls = loadedBy(
+      `const { main } = await import(${INDEX});` +
+        "const io = { stdout: () => {}, stderr: () => {}, env: {}, cwd: process.cwd(), stdin: process.stdin, isTTY: false };" +
+        "const code = await main(['ls', '--all', '--root', '/nonexistent-root-for-this-test'], io);" +
+        "if (code !== 2) process.exit(3);",
+    );
+    expect(ls.dist).toContain("cli/commands/sessions.js");
 
     // nothing listens on port 1: the connect fails, after the driver was loaded to try
     const pg = loadedBy(

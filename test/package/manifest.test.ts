@@ -50,8 +50,11 @@ describe("package.json", () => {
     expect(listed.filter((path) => path.endsWith("binding.gyp"))).toEqual([]);
     // nothing builds dist/ at `npm ci` any more: the quick start's `npm start` and `npm test` (through the
     // fast gate, `npm run check`) build it first
-    expect(packed.scripts?.start).toMatch(/^npm run build && /);
-    expect(packed.scripts?.test).toMatch(/^npm run check && /);
+    // (on a Node older than engines they first fetch the pinned Node 22: scripts/engine-node.mjs)
+    expect(packed.scripts?.start).toBe("node scripts/engine-node.mjs npm run start:here");
+    expect(packed.scripts?.["start:here"]).toMatch(/^npm run build && /);
+    expect(packed.scripts?.test).toBe("node scripts/engine-node.mjs npm run test:here");
+    expect(packed.scripts?.["test:here"]).toMatch(/^npm run check && /);
     expect(packed.scripts?.check).toMatch(/^npm run build && /);
   });
 });
