@@ -78,4 +78,27 @@ describe.skipIf(!pgCluster() || binary === null)("serve over a PostgreSQL store"
     expect((await http(`${base}/s/${id}`, { cookie, host: "rebind.example" })).status).toBe(421);
     expect((await http(`${base}/s/${id}`, { cookie })).status).toBe(200);
   });
+
+  it("follows a database session live as another writer appends, and pins it through a confirmed action", async () => {
+    const rw = await startViewer({ store: backend, write: true });
+    const page = await browser.newPage();
+    try {
+      await page.goto(rw.url);
+      await page.goto(`http://127.0.0.1:${rw.port}/s/${id}`);
+      await page.locator(".live-status").waitFor();
+      const writer = await SessionManager.open(id, { store: backend });
+      writer.appendMessage({ role: "user", content: "appended to the database while the page follows it", timestamp: 4 });
+      await writer.close();
+      await page.locator("#transcript", { hasText: "appended to the database while the page follows it" }).waitFor({ timeout: 20_000 });
+      await page.getByRole("link", { name: "pin…", exact: true }).click();
+      await page.locator("h1", { hasText: "Confirm: pin" }).waitFor();
+      await page.getByRole("button", { name: "pin", exact: true }).click();
+      await page.waitForURL(new RegExp(`/s/${id}$`));
+      const listed = (await SessionManager.listAll({ store: backend })).find((x) => x.id === id);
+      expect(listed?.pinned).toBe(true);
+    } finally {
+      await page.close();
+      await rw.close();
+    }
+  });
 });
