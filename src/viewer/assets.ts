@@ -157,7 +157,13 @@ export const VIEWER_JS = `"use strict";
       el.classList.add("target");
       return;
     }
-    if (more) loadMore(reveal);
+    if (more) { loadMore(reveal); return; }
+    // Not on the branch shown: show the branch that leads to it (once), the fragment kept.
+    var params = new URLSearchParams(location.search);
+    if (params.get("leaf") !== id) {
+      params.set("leaf", id);
+      location.replace(location.pathname + "?" + params.toString() + location.hash);
+    }
   }
   window.addEventListener("hashchange", reveal);
   reveal();

@@ -75,7 +75,7 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
   it("lists every session with its title, cwd, messages and cost; the token left the address bar", async () => {
     expect(new URL(page.url()).search).toBe("");
     const rows = page.locator("table.sessions tbody tr");
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(2);
     const text = await page.locator("table.sessions").innerText();
     expect(text).toContain("Please look.");
     expect(text).toContain("$0.7500");
@@ -95,7 +95,15 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     await hit.click();
     await page.waitForURL(/\/s\//);
     const entry = decodeURIComponent(href!.split("#")[1]!);
-    await expect.poll(() => page.evaluate(`document.getElementById(${JSON.stringify(`e-${entry}`)}) !== null`)).toBe(true);
+    // the hit may be on a branch the page does not show first: the page then shows the branch leading to it
+    await page.locator(`[id="e-${entry}"]`).waitFor({ state: "visible" });
+  });
+
+  it("a deep link to an entry on another branch shows that branch", async () => {
+    await page.goto(`http://127.0.0.1:${viewer.port}/s/${s.m.sessionId}#${s.ids.otherLeaf}`);
+    await page.locator(`[id="e-${s.ids.otherLeaf}"]`).waitFor({ state: "visible" });
+    expect(new URL(page.url()).searchParams.get("leaf")).toBe(s.ids.otherLeaf);
+    expect(await page.locator("#transcript").innerText()).toContain("Other branch answer.");
   });
 
   it("renders a session readably: Markdown, tool calls by what they did, folded output, images from the blob store, branches", async () => {
@@ -106,7 +114,7 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     expect(await transcript.locator("details.thinking").count()).toBe(1);
     const img = transcript.locator("img").first();
     await img.scrollIntoViewIfNeeded();
-    await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(24);
+    await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), { timeout: 30_000 }).toBe(24);
     expect(await page.locator("article.role-compaction").count()).toBe(1);
     // the sidebar lists both branches, the shown one marked; the other branch is a link away
     const branches = page.locator("aside.tree li");
@@ -147,7 +155,7 @@ describe.skipIf(binary === null)("serve in headless Chromium", () => {
     const showAll = page.locator("a.show-all");
     expect(await showAll.innerText()).toMatch(/^show all \(101 lines, \d+ characters\)$/);
     await showAll.click();
-    await expect.poll(() => output.innerText()).toContain("output line 99");
+    await expect.poll(() => output.innerText(), { timeout: 30_000 }).toContain("output line 99");
     expect(await pwned()).toBeUndefined();
   });
 

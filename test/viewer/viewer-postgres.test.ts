@@ -64,7 +64,7 @@ describe.skipIf(!pgCluster() || binary === null)("serve over a PostgreSQL store"
       await page.waitForURL(new RegExp(`/s/${id}#`));
       expect(await page.locator("article.role-toolResult h3").innerText()).toBe("↳ $ npm test -- parser");
       const img = page.locator("#transcript img").first();
-      await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(24);
+      await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), { timeout: 30_000 }).toBe(24);
       expect(await page.evaluate("window.__pwned")).toBeUndefined();
     } finally {
       await page.close();
